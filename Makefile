@@ -1,0 +1,22 @@
+# The two entry points of README.md. Both run the whole set-up first
+# (scripts/setup.sh is idempotent), so each works on a fresh machine.
+PYTHON ?= .venv/bin/python
+NP ?= 2
+RESULTS ?= results
+
+# Open MPI refuses root without these; CI and containers run as root.
+export OMPI_ALLOW_RUN_AS_ROOT = 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
+
+.PHONY: setup suite test bench
+setup:
+	scripts/setup.sh
+
+suite: setup
+	mpirun -np $(NP) --oversubscribe $(PYTHON) -m fpgacomm suite $(RESULTS)
+
+test: setup
+	$(PYTHON) -m pytest -q
+
+bench: setup
+	$(PYTHON) bench/pt2pt.py

@@ -1,0 +1,1 @@
+"""fpgacomm: measure and model communication between accelerators."""

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Everything a fresh Debian 12 machine needs, idempotent: the system packages
+# (OpenCL ICD loader and headers, PoCL, Open MPI, Debian's mpi4py/NumPy/
+# Matplotlib/pytest built for /usr/bin/python3), a virtual environment in
+# .venv that sees them, and the build of fpgacomm into it.
+#
+# mpi4py comes from Debian on purpose: it is built against Debian's Open MPI,
+# the same library fpgacomm._core links, which a wheel from PyPI is not.
+#
+# FPGACOMM_PYTHON=/path/to/python uses an existing interpreter that already
+# has mpi4py, NumPy, Matplotlib, pytest, pybind11 and scikit-build-core (as on
+# machines without a package registry) and skips the system packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake git pkg-config
+          ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
+          openmpi-bin libopenmpi-dev
+          python3-dev python3-venv python3-pip python3-mpi4py python3-numpy
+          python3-matplotlib python3-pytest pybind11-dev python3-pybind11)
+
+if [ -n "${FPGACOMM_PYTHON:-}" ]; then
+  python="$FPGACOMM_PYTHON"
+else
+  missing=()
+  for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+      || missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    echo "setup: installing ${missing[*]}"
+    $sudo apt-get update -q
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+  if [ ! -x .venv/bin/python ]; then
+    /usr/bin/python3 -m venv --system-site-packages .venv
+  fi
+  python=.venv/bin/python
+  if ! "$python" -c "import scikit_build_core" 2>/dev/null; then
+    "$python" -m pip install -q "scikit-build-core>=0.8"
+  fi
+fi
+
+# --no-build-isolation: CMake must see the environment's mpi4py (its C API
+# header) and pybind11. The build tree under build/ makes a rebuild incremental.
+"$python" -m pip install -q --no-build-isolation --no-deps .

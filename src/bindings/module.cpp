@@ -1,0 +1,11 @@
+// fpgacomm._core: conversions only; the logic lives in the core library.
+#include <pybind11/pybind11.h>
+
+#include "bindings/bindings.hpp"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "fpgacomm's C++ core (OpenCL devices, buffers, MPI transfers, benchmark loops)";
+  m.attr("__version__") = FPGACOMM_VERSION;
+  m.attr("git_revision") = FPGACOMM_GIT_REVISION;
+  fpgacomm::bindings::bind_errors(m);
+}
