@@ -1,0 +1,343 @@
+"""The record every benchmark returns, and its JSON and CSV files.
+
+Measuring and reporting are kept apart (as google/benchmark keeps its Run
+apart from its reporters): a benchmark fills a Result with plain SI numbers
+(bytes, seconds, bytes/second) and never formats text; report.py, the writers
+here and the plotting code all read the same Result.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+import secrets
+from typing import Any, Callable
+
+import numpy as np
+
+SCHEMA = "fpgacomm.result/1"
+
+# Types a row cell may hold: what JSON and our CSV carry without loss.
+_CELL_TYPES = (int, float, str, type(None))
+
+# A CSV header cell "key[unit]"; the unit may be empty ("validation[]").
+_HEADER_CELL = re.compile(r"^(?P<key>.+)\[(?P<unit>[^\[\]]*)\]$")
+_INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _plain_cell(value: Any, where: str) -> Any:
+    """Return value as a plain Python int/float/str/None, or raise.
+
+    NumPy scalars are unwrapped because the core and user code produce them
+    naturally and json cannot write them. bool is refused: it is an int in
+    Python but would come back from CSV as the string "True".
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, _CELL_TYPES):
+        raise TypeError(f"{where}: a row value must be int, float, str or None, "
+                        f"got {type(value).__name__} {value!r}")
+    return value
+
+
+class Result:
+    """Outcome of one benchmark run: what ran, where, and a table of rows.
+
+    benchmark: name such as "osu_latency".
+    params: every parameter of the run (JSON types only).
+    env: where it ran: hosts, ranks, MPI, OpenCL device, fpgacomm version.
+    rows: one dict per message size, all with the same keys in the same
+        order; values int, float, str or None, in SI units.
+    units: unit of each column ("B", "s", "B/s", "1/s", "" for counts and
+        strings); exactly one entry per column, so files can name the unit
+        of every column they hold.
+    samples: raw per-iteration samples per size, keyed by str(size)
+        (latencies in s, per-window bandwidths in B/s); JSON keeps them,
+        CSV does not.
+    """
+
+    def __init__(self, benchmark: str, params: dict, env: dict, rows: list,
+                 units: dict, samples: dict | None = None):
+        if not isinstance(benchmark, str) or not benchmark:
+            raise ValueError(f"benchmark must be a non-empty name, got {benchmark!r}")
+        self.benchmark = benchmark
+        self.params = dict(params)
+        self.env = dict(env)
+        self.units = {str(k): str(v) for k, v in units.items()}
+        self.rows = self._checked_rows(rows)
+        if samples is None:
+            self.samples = None
+        else:
+            self.samples = {str(k): [float(x) for x in v] for k, v in samples.items()}
+
+    def _checked_rows(self, rows: list) -> list:
+        """Copy rows with plain cell values, checking they form one table."""
+        checked = []
+        columns = list(rows[0].keys()) if rows else list(self.units)
+        for i, row in enumerate(rows):
+            if list(row.keys()) != columns:
+                raise ValueError(f"{self.benchmark}: row {i} has columns {list(row.keys())}, "
+                                 f"row 0 has {columns}; all rows must have the same keys "
+                                 f"in the same order")
+            checked.append({k: _plain_cell(v, f"{self.benchmark} row {i} column {k!r}")
+                            for k, v in row.items()})
+        missing = [c for c in columns if c not in self.units]
+        extra = [u for u in self.units if u not in columns]
+        if missing or extra:
+            raise ValueError(f"{self.benchmark}: units must name every column and nothing "
+                             f"else; missing {missing}, not a column {extra}")
+        return checked
+
+    # ------------------------------------------------------------------ table
+
+    @property
+    def columns(self) -> list:
+        """Column keys in row order (the units' order when there are no rows)."""
+        return list(self.rows[0].keys()) if self.rows else list(self.units)
+
+    def column(self, name: str) -> np.ndarray:
+        """One column as a NumPy array (numeric columns: None becomes NaN)."""
+        if name not in self.columns:
+            raise KeyError(f"{self.benchmark} has no column {name!r}; columns: {self.columns}")
+        return self.to_numpy()[name]
+
+    def to_numpy(self) -> np.ndarray:
+        """The rows as a structured array, one field per column.
+
+        A column of ints stays int64 unless it holds a None, in which case it
+        becomes float64 so the gap can be NaN; any float makes it float64;
+        strings become fixed-width unicode with None as "". A column with no
+        values at all is float64 NaN.
+        """
+        fields = []
+        for name in self.columns:
+            values = [row[name] for row in self.rows]
+            present = [v for v in values if v is not None]
+            if any(isinstance(v, str) for v in present):
+                if not all(isinstance(v, str) for v in present):
+                    raise TypeError(f"{self.benchmark}: column {name!r} mixes strings "
+                                    f"and numbers; it has no NumPy type")
+                width = max([len(v) for v in present] + [1])
+                fields.append((name, f"<U{width}"))
+            elif values and all(isinstance(v, int) for v in values):
+                fields.append((name, np.int64))
+            else:
+                fields.append((name, np.float64))
+        table = np.zeros(len(self.rows), dtype=fields)
+        for name, dtype in fields:
+            values = [row[name] for row in self.rows]
+            if dtype == np.float64:
+                table[name] = [math.nan if v is None else v for v in values]
+            elif dtype == np.int64:
+                table[name] = values
+            else:
+                table[name] = ["" if v is None else v for v in values]
+        return table
+
+    def __repr__(self) -> str:
+        return f"Result({self.benchmark!r}, {len(self.rows)} rows, {len(self.columns)} columns)"
+
+    # ------------------------------------------------------------------- JSON
+
+    def to_dict(self) -> dict:
+        """Plain dict (JSON types) with the schema tag; from_dict reverses it."""
+        return {
+            "schema": SCHEMA,
+            "benchmark": self.benchmark,
+            "params": self.params,
+            "env": self.env,
+            "units": self.units,
+            "rows": self.rows,
+            "samples": self.samples,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Result":
+        """Rebuild a Result from to_dict's output, refusing other schemas."""
+        if not isinstance(d, dict) or "schema" not in d:
+            raise ValueError(f"not an fpgacomm result: no 'schema' field "
+                             f"(expected {SCHEMA!r})")
+        if d["schema"] != SCHEMA:
+            raise ValueError(f"unsupported result schema {d['schema']!r}; "
+                             f"this fpgacomm reads {SCHEMA!r}")
+        missing = [k for k in ("benchmark", "params", "env", "units", "rows") if k not in d]
+        if missing:
+            raise ValueError(f"{SCHEMA} result lacks field(s) {missing}")
+        return cls(d["benchmark"], d["params"], d["env"], d["rows"], d["units"],
+                   d.get("samples"))
+
+    def write_json(self, path) -> None:
+        """Write the whole Result, samples included, atomically as JSON.
+
+        Floats are written by the json module with repr, so they read back
+        bit for bit.
+        """
+        _atomic_write(path, lambda f: json.dump(self.to_dict(), f, indent=1), newline=None)
+
+    @classmethod
+    def read_json(cls, path) -> "Result":
+        with open(path, encoding="utf-8") as f:
+            try:
+                d = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}: not valid JSON: {e}") from None
+        return cls.from_dict(d)
+
+    # -------------------------------------------------------------------- CSV
+
+    def write_csv(self, path) -> None:
+        """Write the table atomically as CSV, for spreadsheets and plain tools.
+
+        Layout: comment lines "# key: <JSON>" carrying schema, benchmark,
+        params and env; a header row of "key[unit]" cells; then the rows.
+        Cells: ints as digits, floats as repr (exact round trip), strings as
+        themselves, None as an empty cell. read_csv infers the type from the
+        text, so a string that would read back as a number or as None (an
+        empty string, "12", "nan") cannot be written; JSON carries those.
+        Samples are not written.
+        """
+        for i, row in enumerate(self.rows):
+            for key, value in row.items():
+                if isinstance(value, str) and _parse_cell(value) != value:
+                    raise ValueError(f"{self.benchmark} row {i} column {key!r}: the string "
+                                     f"{value!r} would read back from CSV as "
+                                     f"{_parse_cell(value)!r}; write JSON instead")
+
+        def write(f):
+            for key, value in (("schema", SCHEMA), ("benchmark", self.benchmark),
+                               ("params", self.params), ("env", self.env)):
+                f.write(f"# {key}: {json.dumps(value)}\n")
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow([f"{c}[{self.units[c]}]" for c in self.columns])
+            for row in self.rows:
+                writer.writerow([_format_cell(v) for v in row.values()])
+
+        _atomic_write(path, write, newline="")
+
+    @classmethod
+    def read_csv(cls, path) -> "Result":
+        """Read a file written by write_csv (samples come back as None)."""
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+        lines = text.splitlines(keepends=True)
+        meta = {}
+        n_comments = 0
+        for line in lines:
+            if not line.startswith("# "):
+                break
+            key, sep, value = line[2:].partition(": ")
+            if not sep:
+                raise ValueError(f"{path}: comment line {n_comments + 1} is not "
+                                 f"'# key: <JSON>': {line.rstrip()!r}")
+            meta[key] = json.loads(value)
+            n_comments += 1
+        table = list(csv.reader(io.StringIO("".join(lines[n_comments:]))))
+        if not table:
+            raise ValueError(f"{path}: no header row after the comment lines")
+        keys, units = [], {}
+        for cell in table[0]:
+            m = _HEADER_CELL.match(cell)
+            if not m:
+                raise ValueError(f"{path}: header cell {cell!r} is not 'key[unit]'")
+            keys.append(m["key"])
+            units[m["key"]] = m["unit"]
+        rows = []
+        for line_no, cells in enumerate(table[1:], start=n_comments + 2):
+            if len(cells) != len(keys):
+                raise ValueError(f"{path}: line {line_no} has {len(cells)} cells, "
+                                 f"the header has {len(keys)}")
+            rows.append({k: _parse_cell(c) for k, c in zip(keys, cells)})
+        d = dict(meta)
+        d.setdefault("params", {})
+        d.setdefault("env", {})
+        d.update(units=units, rows=rows, samples=None)
+        try:
+            return cls.from_dict(d)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+
+    # ---------------------------------------------------------------- either
+
+    _WRITERS = {".json": "write_json", ".csv": "write_csv"}
+
+    def write(self, path) -> None:
+        """Write JSON or CSV, chosen by the file's suffix."""
+        suffix = os.path.splitext(os.fspath(path))[1].lower()
+        if suffix not in self._WRITERS:
+            raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its suffix "
+                             f"{suffix!r}; use one of {sorted(self._WRITERS)}")
+        getattr(self, self._WRITERS[suffix])(path)
+
+
+def _format_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _parse_cell(text: str) -> Any:
+    """Inverse of _format_cell: empty -> None, digits -> int, float text -> float."""
+    if text == "":
+        return None
+    if _INT_TEXT.match(text):
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _atomic_write(path, write: Callable, newline: str | None) -> None:
+    """Write a file so that `path` holds either its old content or the new
+    content in full, never a fragment: a crash or an exception while
+    serialising a result at the end of a long run must not destroy the
+    previous good file.
+
+    The data goes to a temporary file in the same directory (os.replace is
+    atomic only within one file system), is flushed and fsynced, then
+    replaces `path`. The temporary file is created with O_EXCL and mode 0o666
+    so the umask applies, as for any file the user writes.
+    """
+    path = os.fspath(path)
+    directory, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        f = open(fd, "w", encoding="utf-8", newline=newline)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    try:
+        with f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory: str) -> None:
+    """Make the rename itself durable; best effort, as not every system allows it."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

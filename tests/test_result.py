@@ -1,0 +1,210 @@
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from fpgacomm.result import SCHEMA, Result
+
+
+def latency_result():
+    rows = [
+        {"size": 1, "latency_avg": 3.34e-06, "latency_p99": 0.1 + 0.2,
+         "iterations": 10000, "validation": "pass"},
+        {"size": 8, "latency_avg": 1.5e-06, "latency_p99": None,
+         "iterations": 10000, "validation": None},
+        {"size": 4194304, "latency_avg": 1.234567890123e-3, "latency_p99": 2e-3,
+         "iterations": 1000, "validation": "fail"},
+    ]
+    units = {"size": "B", "latency_avg": "s", "latency_p99": "s",
+             "iterations": "", "validation": ""}
+    params = {"test": "latency", "send_kind": "D", "recv_kind": "H", "validate": True,
+              "window": None, "sizes": [1, 8, 4194304]}
+    env = {"hosts": ["n01", "n02"], "ranks": 2, "mpi": "Open MPI 4.1.4",
+           "fpgacomm_version": "0.1.0", "device": "pocl cpu \u00e9"}
+    samples = {"1": [3.3e-6, 3.4e-6], "8": [1.5e-6], "4194304": [1.2e-3, 1.3e-3]}
+    return Result("osu_latency", params, env, rows, units, samples)
+
+
+def assert_same(a, b, samples=True):
+    assert a.benchmark == b.benchmark
+    assert a.params == b.params
+    assert a.env == b.env
+    assert a.units == b.units
+    assert list(a.units) == list(b.units)
+    assert a.columns == b.columns
+    assert a.rows == b.rows
+    for ra, rb in zip(a.rows, b.rows):
+        for k in ra:
+            assert type(ra[k]) is type(rb[k]), k  # 1 must not come back as 1.0
+    if samples:
+        assert a.samples == b.samples
+
+
+def test_columns_in_row_order():
+    r = latency_result()
+    assert r.columns == ["size", "latency_avg", "latency_p99", "iterations", "validation"]
+
+
+def test_dict_round_trip():
+    r = latency_result()
+    d = r.to_dict()
+    assert d["schema"] == SCHEMA == "fpgacomm.result/1"
+    assert_same(Result.from_dict(d), r)
+
+
+def test_json_round_trip_exact(tmp_path):
+    r = latency_result()
+    path = tmp_path / "lat.json"
+    r.write_json(path)
+    back = Result.read_json(path)
+    assert_same(back, r)
+    assert back.rows[0]["latency_p99"] == 0.1 + 0.2  # bit-exact float
+    assert json.loads(path.read_text())["schema"] == SCHEMA
+
+
+def test_csv_round_trip(tmp_path):
+    r = latency_result()
+    path = tmp_path / "lat.csv"
+    r.write_csv(path)
+    back = Result.read_csv(path)
+    assert_same(back, r, samples=False)
+    assert back.samples is None
+
+
+def test_csv_layout(tmp_path):
+    path = tmp_path / "lat.csv"
+    latency_result().write_csv(path)
+    lines = path.read_text().splitlines()
+    comments = [l for l in lines if l.startswith("# ")]
+    assert len(comments) == 4
+    assert lines[1] == '# benchmark: "osu_latency"'
+    assert lines[4] == "size[B],latency_avg[s],latency_p99[s],iterations[],validation[]"
+    assert lines[5] == "1,3.34e-06,0.30000000000000004,10000,pass"
+    assert lines[6] == "8,1.5e-06,,10000,"
+
+
+def test_csv_refuses_strings_that_would_read_back_as_numbers(tmp_path):
+    r = Result("x", {}, {}, [{"name": "12"}], {"name": ""})
+    path = tmp_path / "x.csv"
+    with pytest.raises(ValueError, match="'12'"):
+        r.write_csv(path)
+    assert not path.exists()
+
+
+def test_empty_table_round_trips(tmp_path):
+    r = Result("osu_bw", {"window": 64}, {}, [], {"size": "B", "bandwidth": "B/s"})
+    assert r.columns == ["size", "bandwidth"]
+    for name in ("e.csv", "e.json"):
+        r.write(tmp_path / name)
+        read = Result.read_csv if name.endswith("csv") else Result.read_json
+        back = read(tmp_path / name)
+        assert back.columns == ["size", "bandwidth"]
+        assert back.rows == [] and back.params == {"window": 64}
+
+
+def test_to_numpy_dtypes_and_values():
+    a = latency_result().to_numpy()
+    assert a.dtype.names == ("size", "latency_avg", "latency_p99", "iterations", "validation")
+    assert a.dtype["size"] == np.int64
+    assert a.dtype["latency_avg"] == np.float64
+    assert a.dtype["latency_p99"] == np.float64
+    assert a.dtype["iterations"] == np.int64
+    assert a.dtype["validation"].kind == "U"
+    assert list(a["size"]) == [1, 8, 4194304]
+    assert a["latency_avg"][1] == 1.5e-06
+    assert math.isnan(a["latency_p99"][1])
+    assert list(a["validation"]) == ["pass", "", "fail"]
+
+
+def test_int_column_with_none_becomes_float_nan():
+    r = Result("x", {}, {}, [{"n": 1}, {"n": None}], {"n": ""})
+    col = r.column("n")
+    assert col.dtype == np.float64
+    assert col[0] == 1.0 and math.isnan(col[1])
+
+
+def test_column_unknown_name():
+    with pytest.raises(KeyError, match="bandwidth"):
+        latency_result().column("bandwidth")
+
+
+def test_numpy_scalars_are_unwrapped():
+    r = Result("x", {}, {}, [{"size": np.int64(8), "t": np.float64(1.5e-6)}],
+               {"size": "B", "t": "s"})
+    assert type(r.rows[0]["size"]) is int and type(r.rows[0]["t"]) is float
+
+
+def test_rows_must_share_keys_and_units():
+    with pytest.raises(ValueError, match="row 1"):
+        Result("x", {}, {}, [{"a": 1, "b": 2}, {"b": 2, "a": 1}], {"a": "", "b": ""})
+    with pytest.raises(ValueError, match="missing \\['b'\\]"):
+        Result("x", {}, {}, [{"a": 1, "b": 2}], {"a": ""})
+    with pytest.raises(TypeError, match="bool"):
+        Result("x", {}, {}, [{"a": True}], {"a": ""})
+
+
+def test_rows_keep_given_order():
+    rows = [{"size": s} for s in (64, 1, 8)]
+    assert [row["size"] for row in Result("x", {}, {}, rows, {"size": "B"}).rows] == [64, 1, 8]
+
+
+def test_schema_errors(tmp_path):
+    d = latency_result().to_dict()
+    del d["schema"]
+    with pytest.raises(ValueError, match="no 'schema' field"):
+        Result.from_dict(d)
+    d["schema"] = "fpgacomm.result/99"
+    with pytest.raises(ValueError, match="unsupported result schema 'fpgacomm.result/99'"):
+        Result.from_dict(d)
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"benchmarks": []}))
+    with pytest.raises(ValueError, match="schema"):
+        Result.read_json(path)
+    path = tmp_path / "other.csv"
+    path.write_text("size,latency\n1,2\n")
+    with pytest.raises(ValueError, match="key\\[unit\\]"):
+        Result.read_csv(path)
+
+
+def test_failed_write_leaves_no_file(tmp_path):
+    r = latency_result()
+    r.params["comm"] = object()  # not JSON-serialisable: fails mid-way
+    for name in ("bad.json", "bad.csv"):
+        with pytest.raises(TypeError):
+            r.write(tmp_path / name)
+    assert os.listdir(tmp_path) == []  # neither the target nor a temporary file
+
+
+def test_failed_write_keeps_previous_file(tmp_path):
+    good = latency_result()
+    for name in ("keep.json", "keep.csv"):
+        path = tmp_path / name
+        good.write(path)
+        before = path.read_bytes()
+        bad = latency_result()
+        bad.env["handle"] = {1, 2}  # a set: not JSON
+        with pytest.raises(TypeError):
+            bad.write(path)
+        assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["keep.csv", "keep.json"]
+
+
+def test_write_replaces_existing_file(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("old")
+    latency_result().write(path)
+    assert Result.read_json(path).benchmark == "osu_latency"
+
+
+def test_write_dispatch_by_suffix(tmp_path):
+    r = latency_result()
+    r.write(tmp_path / "a.JSON")
+    assert Result.read_json(tmp_path / "a.JSON").rows == r.rows
+    with pytest.raises(ValueError, match=r"'\.txt'.*\.csv.*\.json"):
+        r.write(tmp_path / "a.txt")
+
+
+def test_repr_is_short():
+    assert repr(latency_result()) == "Result('osu_latency', 3 rows, 5 columns)"
