@@ -1,0 +1,287 @@
+"""Text reports of a Result, kept apart from the measuring.
+
+The OSU point-to-point formats reproduce OMB 7.x's text byte for byte where
+OMB has the same column (header strings, "%-10d" sizes, "%20.2f" values,
+microseconds, MB = 10^6 bytes), so parsers written for OMB output read ours.
+A formatter takes (result, full) and returns the text without a trailing
+newline; FORMATTERS maps each benchmark name to its formatter, so a new
+benchmark adds one entry here and touches nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from .result import Result
+
+# ------------------------------------------------------------------ units
+
+_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+_SECOND_UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
+# Decimal, as OMB's MB/s: a bandwidth in GB/s matches what the OSU table says.
+_BANDWIDTH_UNITS = (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3), ("B/s", 1.0))
+_RATE_UNITS = (("G msg/s", 1e9), ("M msg/s", 1e6), ("k msg/s", 1e3), ("msg/s", 1.0))
+
+
+def human_bytes(n: float) -> str:
+    """Size with binary units: 512 -> "512 B", 1536 -> "1.5 KiB", 4<<20 -> "4 MiB".
+
+    Binary because message sizes are powers of two; whole values print
+    without decimals, others with at most two.
+    """
+    value = float(n)
+    unit = 0
+    while abs(value) >= 1024 and unit < len(_BINARY_UNITS) - 1:
+        value /= 1024
+        unit += 1
+    if value.is_integer():
+        text = str(int(value))
+    else:
+        text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"{text} {_BINARY_UNITS[unit]}"
+
+
+def _three_digits(value: float, units: tuple) -> str:
+    """value (in the base unit) with three significant digits in the largest
+    unit that keeps it at least 1 ("12.3 us", "1.23 ms", "2.00 s")."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    # Round first so that 0.9997 s becomes "1.00 s", not "1000 ms".
+    magnitude = abs(float(f"{value:.3g}"))
+    name, scale = units[-1]
+    for name, scale in units:
+        if magnitude >= scale:
+            break
+    scaled = value / scale
+    if abs(scaled) >= 100:
+        text = f"{scaled:.0f}"
+    elif abs(scaled) >= 10:
+        text = f"{scaled:.1f}"
+    else:
+        text = f"{scaled:.2f}"
+    return f"{text} {name}"
+
+
+def human_seconds(s: float) -> str:
+    """Time with three significant digits: "12.3 us", "1.23 ms", "2.00 s"."""
+    return _three_digits(s, _SECOND_UNITS)
+
+
+def human_bandwidth(bytes_per_second: float) -> str:
+    """Bandwidth in decimal units, as OMB counts MB: "12.3 GB/s"."""
+    return _three_digits(bytes_per_second, _BANDWIDTH_UNITS)
+
+
+def human_rate(per_second: float) -> str:
+    """Message rate: "3.20 M msg/s"."""
+    return _three_digits(per_second, _RATE_UNITS)
+
+
+# ------------------------------------------------------------ OSU tables
+
+_FIELD_WIDTH = 20  # OMB's FIELD_WIDTH
+_SIZE_WIDTH = 10
+
+# OMB's names for where a buffer lives, extended with OMB-FPGA's kinds.
+KIND_NAMES = {
+    "H": "HOST (H)",
+    "H!": "PINNED HOST (H!)",
+    "D": "DEVICE (D)",
+    "B": "HBM (B)",
+    "P": "PLRAM (P)",
+}
+_HOST_KINDS = {"H", "H!"}
+
+_US = 1e6       # s -> us
+_MB = 1e-6      # B/s -> MB/s (MB = 10^6 bytes)
+
+# (header, row key, factor from the SI value to the printed number)
+_LATENCY_MAIN = [("Avg Latency(us)", "latency_avg", _US)]
+_LATENCY_FULL = [
+    ("Min Latency(us)", "latency_min", _US),
+    ("Max Latency(us)", "latency_max", _US),
+    ("Stdev(us)", "latency_stdev", _US),
+    ("P50 Tail Lat(us)", "latency_p50", _US),
+    ("P90 Tail Lat(us)", "latency_p90", _US),
+    ("P99 Tail Lat(us)", "latency_p99", _US),
+]
+_BANDWIDTH_MAIN = [("Bandwidth (MB/s)", "bandwidth", _MB)]
+_MBW_MR_MAIN = [("MB/s", "bandwidth", _MB), ("Messages/s", "message_rate", 1.0)]
+_BANDWIDTH_FULL = [
+    ("Min BW(MB/s)", "bandwidth_min", _MB),
+    ("Max BW(MB/s)", "bandwidth_max", _MB),
+    ("Stdev(MB/s)", "bandwidth_stdev", _MB),
+    ("P50 Tail BW(MB/s)", "bandwidth_p50", _MB),
+    ("P90 Tail BW(MB/s)", "bandwidth_p90", _MB),
+    ("P99 Tail BW(MB/s)", "bandwidth_p99", _MB),
+]
+
+
+def _param(result: Result, name: str):
+    try:
+        return result.params[name]
+    except KeyError:
+        raise ValueError(f"{result.benchmark}: params lack {name!r}, needed for the "
+                         f"OSU text header") from None
+
+
+def _buffer_kinds(result: Result) -> tuple:
+    kinds = (_param(result, "send_kind"), _param(result, "recv_kind"))
+    for kind in kinds:
+        if kind not in KIND_NAMES:
+            raise ValueError(f"{result.benchmark}: unknown buffer kind {kind!r}; "
+                             f"kinds are {list(KIND_NAMES)}")
+    return kinds
+
+
+def _value_cell(value, factor: float) -> str:
+    # A missing statistic prints as one token so column-splitting parsers
+    # still find the following columns.
+    if value is None:
+        return f"{'N/A':>{_FIELD_WIDTH}}"
+    return f"{value * factor:{_FIELD_WIDTH}.2f}"
+
+
+def _validation_cell(value) -> str:
+    text = {"pass": "Pass", "fail": "Fail"}.get(str(value).lower(), "N/A")
+    return f"{text:>{_FIELD_WIDTH}}"
+
+
+def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
+               preamble: list = ()) -> str:
+    """OMB's header, then one line per size.
+
+    Column order: the measured values, then Validation (where OMB puts it),
+    then the full statistics, which OMB lacks except for its tail-latency
+    columns, which it also prints after Validation. Parsers that read OMB's
+    columns by position therefore still find them.
+    """
+    send, recv = _buffer_kinds(result)
+    on_device = send not in _HOST_KINDS or recv not in _HOST_KINDS
+    validate = bool(result.params.get("validate", False))
+    version = result.env.get("fpgacomm_version", "unknown")
+
+    lines = [f"# OSU MPI{'-OpenCL' if on_device else ''} {title} v{version} (fpgacomm)"]
+    if on_device:
+        lines.append(f"# Send Buffer on {KIND_NAMES[send]} "
+                     f"and Receive Buffer on {KIND_NAMES[recv]}")
+    lines.extend(preamble)
+    lines.append(f"# Datatype: {result.params.get('datatype', 'MPI_CHAR')}.")
+
+    extra = list(extra) if full else []
+    needed = ["size"] + [key for _, key, _ in main + extra] + (["validation"] if validate else [])
+    missing = [key for key in needed if key not in result.columns]
+    if missing and result.rows:
+        raise ValueError(f"{result.benchmark}: rows lack column(s) {missing} needed "
+                         f"for the OSU text")
+
+    headers = [header for header, _, _ in main]
+    if validate:
+        headers.append("Validation")
+    headers += [header for header, _, _ in extra]
+    lines.append(f"{'# Size':<{_SIZE_WIDTH}}" + "".join(f"{h:>{_FIELD_WIDTH}}" for h in headers))
+
+    for row in result.rows:
+        cells = [_value_cell(row[key], factor) for _, key, factor in main]
+        if validate:
+            cells.append(_validation_cell(row["validation"]))
+        cells += [_value_cell(row[key], factor) for _, key, factor in extra]
+        lines.append(f"{row['size']:<{_SIZE_WIDTH}d}" + "".join(cells))
+    return "\n".join(lines)
+
+
+def format_osu_latency(result: Result, full: bool = False) -> str:
+    return _osu_table(result, full, "Latency Test", _LATENCY_MAIN, _LATENCY_FULL)
+
+
+def format_osu_multi_lat(result: Result, full: bool = False) -> str:
+    return _osu_table(result, full, "Multi Latency Test", _LATENCY_MAIN, _LATENCY_FULL)
+
+
+def format_osu_bw(result: Result, full: bool = False) -> str:
+    return _osu_table(result, full, "Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL)
+
+
+def format_osu_bibw(result: Result, full: bool = False) -> str:
+    return _osu_table(result, full, "Bi-Directional Bandwidth Test", _BANDWIDTH_MAIN,
+                      _BANDWIDTH_FULL)
+
+
+def format_osu_mbw_mr(result: Result, full: bool = False) -> str:
+    pairs_line = (f"# [ pairs: {_param(result, 'pairs')} ] "
+                  f"[ window size: {_param(result, 'window')} ]")
+    return _osu_table(result, full, "Multiple Bandwidth / Message Rate Test", _MBW_MR_MAIN,
+                      _BANDWIDTH_FULL, preamble=[pairs_line])
+
+
+FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
+    "osu_latency": format_osu_latency,
+    "osu_bw": format_osu_bw,
+    "osu_bibw": format_osu_bibw,
+    "osu_multi_lat": format_osu_multi_lat,
+    "osu_mbw_mr": format_osu_mbw_mr,
+}
+
+
+def format_text(result: Result, full: bool = False) -> str:
+    """The benchmark's own text report (no trailing newline).
+
+    full adds min, max, stdev and percentile columns.
+    """
+    try:
+        formatter = FORMATTERS[result.benchmark]
+    except KeyError:
+        raise ValueError(f"no text format for benchmark {result.benchmark!r}; "
+                         f"known: {sorted(FORMATTERS)}") from None
+    return formatter(result, full)
+
+
+# ------------------------------------------------------------ summaries
+
+# 8 B (one double) is the customary small-message latency figure.
+_HEADLINE_SIZE = 8
+
+
+def summary_line(result: Result) -> str:
+    """One line per run for a suite summary, e.g.
+    "osu_latency D D: 1 B .. 4 MiB, 8 B 12.3 us, 4 MiB 1.23 ms" or
+    "osu_bw D H: 1 B .. 4 MiB, peak 12.3 GB/s at 1 MiB".
+    Any failed validation is stated, since a fast wrong transfer is no result.
+    """
+    name = result.benchmark
+    if "send_kind" in result.params and "recv_kind" in result.params:
+        name += f" {result.params['send_kind']} {result.params['recv_kind']}"
+    rows = [row for row in result.rows if row.get("size") is not None]
+    if not rows:
+        return f"{name}: no rows"
+
+    sizes = [row["size"] for row in rows]
+    low, high = min(sizes), max(sizes)
+    parts = [human_bytes(low) if low == high else f"{human_bytes(low)} .. {human_bytes(high)}"]
+
+    columns = result.columns
+    if "latency_avg" in columns:
+        small = next((row for row in rows if row["size"] == _HEADLINE_SIZE),
+                     min(rows, key=lambda row: row["size"]))
+        large = max(rows, key=lambda row: row["size"])
+        for row in (small, large) if large is not small else (small,):
+            parts.append(f"{human_bytes(row['size'])} {human_seconds(row['latency_avg'])}")
+    if "bandwidth" in columns:
+        measured = [row for row in rows if row["bandwidth"] is not None]
+        if measured:
+            peak = max(measured, key=lambda row: row["bandwidth"])
+            parts.append(f"peak {human_bandwidth(peak['bandwidth'])} "
+                         f"at {human_bytes(peak['size'])}")
+    if "message_rate" in columns:
+        measured = [row for row in rows if row["message_rate"] is not None]
+        if measured:
+            peak = max(measured, key=lambda row: row["message_rate"])
+            parts.append(f"peak {human_rate(peak['message_rate'])} "
+                         f"at {human_bytes(peak['size'])}")
+
+    failed = [row["size"] for row in rows if str(row.get("validation")).lower() == "fail"]
+    if failed:
+        parts.append(f"VALIDATION FAILED at {len(failed)} of {len(rows)} sizes "
+                     f"(first {human_bytes(min(failed))})")
+    return f"{name}: " + ", ".join(parts)
