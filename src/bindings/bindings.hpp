@@ -1,7 +1,17 @@
 // One function per part of the core; module.cpp calls them in order.
 #pragma once
+#include <mpi.h>
 #include <pybind11/pybind11.h>
 
 namespace fpgacomm::bindings {
+
 void bind_errors(pybind11::module_& m);
-}
+void bind_core(pybind11::module_& m);
+void bind_cl(pybind11::module_& m);
+void bind_comm(pybind11::module_& m);
+void bind_bench(pybind11::module_& m);
+
+// The MPI_Comm inside an mpi4py communicator (mpi4py owns it).
+MPI_Comm mpi_comm(pybind11::handle communicator);
+
+}  // namespace fpgacomm::bindings

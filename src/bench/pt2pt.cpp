@@ -1,0 +1,294 @@
+#include "bench/pt2pt.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "core/error.hpp"
+
+namespace fpgacomm {
+namespace {
+
+constexpr int kDataTag = 100, kAckTag = 101;  // OMB's tags
+// Validation fills and checks big messages piecewise, so it never holds
+// another message-sized copy in memory.
+constexpr std::uint64_t kValidationPiece = std::uint64_t(16) << 20;
+// Streams of the reply in a ping-pong and of the second half in bibw, so a
+// buffer that still holds its own outgoing data cannot pass.
+constexpr int kReplyStream = 1000;
+
+enum class Shape { PingPong, Window, BiWindow };
+
+struct TestSpec {
+  Shape shape;
+  bool multi_pair;  // any even number of ranks, else exactly two
+};
+
+TestSpec spec_of(const std::string& test) {
+  if (test == "latency") return {Shape::PingPong, false};
+  if (test == "multi_lat") return {Shape::PingPong, true};
+  if (test == "bw") return {Shape::Window, false};
+  if (test == "mbw_mr") return {Shape::Window, true};
+  if (test == "bibw") return {Shape::BiWindow, false};
+  throw UsageError("unknown point-to-point test '" + test + "'; choose latency, bw, bibw, multi_lat or mbw_mr");
+}
+
+void check_ranks(const std::string& test, const TestSpec& spec, int ranks) {
+  if (!spec.multi_pair && ranks != 2)
+    throw UsageError("osu " + test + " needs exactly 2 ranks, and this run has " + std::to_string(ranks) +
+                     "; run it with mpirun -np 2 (multi_lat and mbw_mr take any even number)");
+  if (spec.multi_pair && (ranks < 2 || ranks % 2 != 0))
+    throw UsageError("osu " + test + " pairs rank i with rank i+N/2 and needs an even number of ranks, and this run has " +
+                     std::to_string(ranks) + "; run it with an even -np");
+}
+
+void fill_pattern(Buffer& buffer, std::uint64_t size, int iteration, int stream) {
+  std::vector<std::uint8_t> piece(std::min(size, kValidationPiece));
+  for (std::uint64_t offset = 0; offset < size; offset += piece.size()) {
+    const std::uint64_t n = std::min<std::uint64_t>(piece.size(), size - offset);
+    for (std::uint64_t i = 0; i < n; ++i) piece[i] = pattern_byte(offset + i, size, iteration, stream);
+    buffer.write(piece.data(), n, offset);
+  }
+}
+
+// Counts wrong bytes, reading through a staging buffer allocated for this
+// check alone (seed 002 section 3.4), so no buffer of the transfer path can
+// make a wrong message look right.
+std::uint64_t count_errors(const Buffer& buffer, std::uint64_t size, int iteration, int stream) {
+  std::vector<std::uint8_t> staging(std::min(size, kValidationPiece));
+  std::uint64_t errors = 0;
+  for (std::uint64_t offset = 0; offset < size; offset += staging.size()) {
+    const std::uint64_t n = std::min<std::uint64_t>(staging.size(), size - offset);
+    buffer.read(staging.data(), n, offset);
+    for (std::uint64_t i = 0; i < n; ++i) errors += staging[i] != pattern_byte(offset + i, size, iteration, stream);
+  }
+  return errors;
+}
+
+using Buffers = std::vector<std::unique_ptr<Buffer>>;
+
+Buffers allocate(Device* device, MemKind kind, std::uint64_t bytes, int count, int bank) {
+  if (device && is_device_kind(kind) && bytes * count > device->info().global_mem_bytes)
+    throw UsageError(std::to_string(count) + " buffers of " + std::to_string(bytes) + " bytes need more than the " +
+                     std::to_string(device->info().global_mem_bytes) + " bytes of global memory of " +
+                     device->info().label() + "; use -b single or smaller messages (-m)");
+  Buffers buffers;
+  for (int i = 0; i < count; ++i) buffers.push_back(std::make_unique<Buffer>(device, kind, bytes, bank));
+  return buffers;
+}
+
+// One rank's part in a test.
+struct Role {
+  int pairs;
+  bool first_half;  // rank < pairs: initiates, sends in bw, and keeps time
+  int peer;
+  MemKind kind;
+};
+
+class Runner {
+ public:
+  Runner(const Communicator& comm, Device* device, const Pt2ptOptions& options)
+      : comm_(comm), device_(device), options_(options), spec_(spec_of(options.test)),
+        transfers_(comm, device, options.transfer) {
+    check_ranks(options.test, spec_, comm.size());
+    if (options.window < 1) throw UsageError("window size -W must be at least 1");
+    if (options.iterations < 1 || options.iterations_large < 1) throw UsageError("iterations -i must be at least 1");
+    if (options.warmup < 0 || options.warmup_large < 0) throw UsageError("warm-up -x must not be negative");
+    if (options.sizes.empty()) throw UsageError("no message sizes to run");
+    const int pairs = comm.size() / 2;
+    const bool first = comm.rank() < pairs;
+    role_ = {pairs, first, first ? comm.rank() + pairs : comm.rank() - pairs,
+             first ? options.send_kind : options.recv_kind};
+  }
+
+  Pt2ptRun run() {
+    Pt2ptRun result;
+    result.pairs = role_.pairs;
+    std::exception_ptr failure;
+    try {
+      my_route_ = choose_route(role_.kind, device_, options_.transfer.path);
+      if (my_route_ != Route::Direct && !device_)
+        throw UsageError(mem_kind_name(role_.kind) + " needs an OpenCL device, and none was opened");
+      if (!options_.multiple_buffers) allocate_for(*std::max_element(options_.sizes.begin(), options_.sizes.end()));
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    comm_.agree(failure);
+    peer_route_ = exchange_route(comm_, role_.peer, my_route_);
+    const Route rank0 = role_.first_half ? my_route_ : peer_route_;
+    const Route rank1 = role_.first_half ? peer_route_ : my_route_;
+    result.send_route = route_name(rank0);
+    result.recv_route = route_name(rank1);
+
+    for (std::uint64_t size : options_.sizes) {
+      if (options_.multiple_buffers) {
+        std::exception_ptr allocation_failure;
+        try {
+          send_.clear();
+          recv_.clear();
+          allocate_for(size);
+        } catch (...) {
+          allocation_failure = std::current_exception();
+        }
+        comm_.agree(allocation_failure);
+      }
+      result.sizes.push_back(measure(size));
+      if (result.sizes.back().errors > 0) break;  // as OMB: a failing size ends the sweep
+    }
+    return result;
+  }
+
+ private:
+  bool sends() const { return spec_.shape != Shape::Window || role_.first_half; }
+  bool receives() const { return spec_.shape != Shape::Window || !role_.first_half; }
+  int buffers_per_size() const {
+    return options_.multiple_buffers && spec_.shape != Shape::PingPong ? options_.window : 1;
+  }
+
+  void allocate_for(std::uint64_t bytes) {
+    if (sends()) send_ = allocate(device_, role_.kind, bytes, buffers_per_size(), options_.bank);
+    if (receives()) recv_ = allocate(device_, role_.kind, bytes, buffers_per_size(), options_.bank);
+  }
+
+  // The stream a buffer's data belongs to: its window slot, offset for the
+  // second half's replies and bibw messages.
+  int stream(int slot, bool from_first_half) const {
+    return (send_.size() > 1 || recv_.size() > 1 ? slot : 0) + (from_first_half ? 0 : kReplyStream);
+  }
+
+  void prepare(std::uint64_t size, int iteration) {
+    if (options_.validate) {
+      for (std::size_t j = 0; j < send_.size(); ++j)
+        fill_pattern(*send_[j], size, iteration, stream(static_cast<int>(j), role_.first_half));
+      for (auto& buffer : recv_) buffer->fill_zero();
+    }
+    if (options_.touch && is_device_kind(role_.kind)) {
+      for (auto* set : {&send_, &recv_})
+        for (auto& buffer : *set) device_->touch(buffer->mem());
+    }
+    // Untimed work on one rank must not land in the other's timed region.
+    if (options_.validate || options_.touch) comm_.barrier();
+  }
+
+  std::uint64_t check(std::uint64_t size, int iteration) {
+    std::uint64_t errors = 0;
+    for (std::size_t j = 0; j < recv_.size(); ++j)
+      errors += count_errors(*recv_[j], size, iteration, stream(static_cast<int>(j), !role_.first_half));
+    return errors;
+  }
+
+  void exchange(std::uint64_t size) {
+    const int peer = role_.peer;
+    switch (spec_.shape) {
+      case Shape::PingPong:
+        if (role_.first_half) {
+          transfers_.send(*send_[0], size, peer, kDataTag, peer_route_);
+          transfers_.recv(*recv_[0], size, peer, kDataTag, peer_route_);
+        } else {
+          transfers_.recv(*recv_[0], size, peer, kDataTag, peer_route_);
+          transfers_.send(*send_[0], size, peer, kDataTag, peer_route_);
+        }
+        break;
+      case Shape::Window: {
+        char ack = 0;
+        if (role_.first_half) {
+          for (int j = 0; j < options_.window; ++j)
+            transfers_.post_send(*send_[j % send_.size()], 0, size, peer, kDataTag, peer_route_);
+          transfers_.wait_all();
+          comm_.check(MPI_Recv(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw(), MPI_STATUS_IGNORE), "MPI_Recv",
+                      "waiting for the window's acknowledgement");
+        } else {
+          for (int j = 0; j < options_.window; ++j)
+            transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_);
+          transfers_.wait_all();
+          comm_.check(MPI_Send(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw()), "MPI_Send",
+                      "acknowledging the window");
+        }
+        break;
+      }
+      case Shape::BiWindow:
+        for (int j = 0; j < options_.window; ++j)
+          transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_);
+        for (int j = 0; j < options_.window; ++j)
+          transfers_.post_send(*send_[j % send_.size()], 0, size, peer, kDataTag, peer_route_);
+        transfers_.wait_all();
+        break;
+    }
+  }
+
+  SizeTiming measure(std::uint64_t size) {
+    const bool large = size > options_.large_threshold;
+    const int iterations = large ? options_.iterations_large : options_.iterations;
+    const int warmup = large ? options_.warmup_large : options_.warmup;
+    std::vector<double> times(static_cast<std::size_t>(iterations), 0.0);
+    std::uint64_t errors = 0;
+    comm_.barrier();
+    for (int i = 0; i < warmup + iterations; ++i) {
+      prepare(size, i);
+      const double start = MPI_Wtime();
+      exchange(size);
+      const double stop = MPI_Wtime();
+      if (i >= warmup && role_.first_half) times[i - warmup] = stop - start;
+      if (options_.validate) errors += check(size, i);
+    }
+    // The first half keeps time; the others add zeros, so the sum over ranks
+    // divided by the pairs is the mean over timing ranks, per iteration.
+    std::vector<double> mean = comm_.sum(times);
+    for (double& t : mean) t /= role_.pairs;
+    double total = 0;
+    for (double t : mean) total += t;
+
+    SizeTiming timing;
+    timing.size = size;
+    timing.iterations = iterations;
+    timing.errors = comm_.sum(errors);
+    if (spec_.shape == Shape::PingPong) {
+      timing.value = total / (2.0 * iterations);
+      for (double t : mean) timing.samples.push_back(t / 2.0);
+    } else {
+      // Bytes per window of all pairs together; bibw counts both directions.
+      const double bytes = static_cast<double>(size) * options_.window * role_.pairs *
+                           (spec_.shape == Shape::BiWindow ? 2.0 : 1.0);
+      timing.value = bytes * iterations / total;
+      for (double t : mean) timing.samples.push_back(bytes / t);
+    }
+    return timing;
+  }
+
+  const Communicator& comm_;
+  Device* device_;
+  const Pt2ptOptions& options_;
+  TestSpec spec_;
+  Transfers transfers_;
+  Role role_{};
+  Route my_route_ = Route::Direct, peer_route_ = Route::Direct;
+  Buffers send_, recv_;
+};
+
+}  // namespace
+
+std::uint8_t pattern_byte(std::uint64_t index, std::uint64_t size, int iteration, int stream) {
+  // A mix of the byte's index with the message size, iteration and stream:
+  // a chunk landing at the wrong offset, or data from another iteration,
+  // slot or direction, does not match (a linear pattern would repeat every
+  // 256 bytes and let a misplaced chunk pass).
+  std::uint64_t x = index * 0x9E3779B97F4A7C15ull ^
+                    (size + (static_cast<std::uint64_t>(iteration) << 24) + (static_cast<std::uint64_t>(stream) << 48));
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  return static_cast<std::uint8_t>(x);
+}
+
+Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options) {
+  std::unique_ptr<Runner> runner;
+  std::exception_ptr failure;
+  try {
+    runner = std::make_unique<Runner>(comm, device, options);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  comm.agree(failure);
+  return runner->run();
+}
+
+}  // namespace fpgacomm

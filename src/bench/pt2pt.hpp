@@ -1,0 +1,57 @@
+// The OSU point-to-point loops (OMB's method, docs/METHODS.md): ping-pong
+// latency, windowed bandwidth and bidirectional bandwidth, and their
+// multi-pair forms. They return raw timings; reporting is Python's.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cl/buffer.hpp"
+#include "comm/communicator.hpp"
+#include "comm/transfer.hpp"
+
+namespace fpgacomm {
+
+struct Pt2ptOptions {
+  std::string test = "latency";  // latency | bw | bibw | multi_lat | mbw_mr
+  MemKind send_kind = MemKind::Host;  // the buffers of rank 0 (of the first half in multi-pair tests)
+  MemKind recv_kind = MemKind::Host;  // the buffers of rank 1 (of the second half)
+  std::vector<std::uint64_t> sizes;
+  // OMB switches to the large-message counts above large_threshold bytes.
+  int iterations = 10000, warmup = 100;
+  int iterations_large = 1000, warmup_large = 10;
+  std::uint64_t large_threshold = 8192;
+  int window = 64;
+  bool validate = false;
+  bool multiple_buffers = false;  // -b multiple: fresh buffers per size, one per window slot
+  bool touch = false;             // placeholder kernel on device buffers before each measured operation
+  int bank = 0;                   // memory bank for B and P
+  TransferOptions transfer;
+};
+
+struct SizeTiming {
+  std::uint64_t size = 0;
+  int iterations = 0;
+  // OMB's number: latency in seconds (half a round trip) or bandwidth in B/s,
+  // averaged over the timing ranks (the senders).
+  double value = 0;
+  // Per timed iteration, averaged over the timing ranks: half round trips
+  // (s) or window bandwidths (B/s).
+  std::vector<double> samples;
+  std::uint64_t errors = 0;  // bytes that failed validation, summed over ranks
+};
+
+struct Pt2ptRun {
+  std::vector<SizeTiming> sizes;  // stops after the first size that failed validation
+  int pairs = 1;
+  std::string send_route, recv_route;  // how rank 0's and rank `pairs`' buffers moved
+};
+
+// Collective over `comm`; every rank gets the same Pt2ptRun.
+Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options);
+
+// The validation pattern: byte `index` of a message of `size` bytes sent in
+// `iteration` on `stream` (the window slot, or the direction of a reply).
+std::uint8_t pattern_byte(std::uint64_t index, std::uint64_t size, int iteration, int stream);
+
+}  // namespace fpgacomm

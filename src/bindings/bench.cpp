@@ -1,0 +1,65 @@
+#include <pybind11/stl.h>
+
+#include "bench/pt2pt.hpp"
+#include "bindings/bindings.hpp"
+
+namespace py = pybind11;
+
+namespace fpgacomm::bindings {
+
+void bind_bench(py::module_& m) {
+  m.def(
+      "run_pt2pt",
+      [](py::object communicator, Device* device, const std::string& test, const std::string& send_kind,
+         const std::string& recv_kind, const std::vector<std::uint64_t>& sizes, int iterations, int warmup,
+         int iterations_large, int warmup_large, std::uint64_t large_threshold, int window, bool validate,
+         bool multiple_buffers, bool touch, int bank, const std::string& path, std::uint64_t chunk_bytes, int slots) {
+        Pt2ptOptions options;
+        options.test = test;
+        options.send_kind = parse_mem_kind(send_kind);
+        options.recv_kind = parse_mem_kind(recv_kind);
+        options.sizes = sizes;
+        options.iterations = iterations;
+        options.warmup = warmup;
+        options.iterations_large = iterations_large;
+        options.warmup_large = warmup_large;
+        options.large_threshold = large_threshold;
+        options.window = window;
+        options.validate = validate;
+        options.multiple_buffers = multiple_buffers;
+        options.touch = touch;
+        options.bank = bank;
+        options.transfer = {parse_path(path), chunk_bytes, slots};
+        const Communicator comm(mpi_comm(communicator));
+        Pt2ptRun run;
+        {
+          py::gil_scoped_release release;  // no Python in the timed loop; watchdogs may run
+          run = run_pt2pt(comm, device, options);
+        }
+        py::list sizes_out;
+        for (const SizeTiming& t : run.sizes) {
+          py::dict row;
+          row["size"] = t.size;
+          row["iterations"] = t.iterations;
+          row["value"] = t.value;
+          row["samples"] = t.samples;
+          row["errors"] = t.errors;
+          sizes_out.append(row);
+        }
+        py::dict out;
+        out["sizes"] = sizes_out;
+        out["pairs"] = run.pairs;
+        out["send_route"] = run.send_route;
+        out["recv_route"] = run.recv_route;
+        return out;
+      },
+      py::arg("comm"), py::arg("device"), py::arg("test"), py::arg("send_kind"), py::arg("recv_kind"),
+      py::arg("sizes"), py::arg("iterations"), py::arg("warmup"), py::arg("iterations_large"),
+      py::arg("warmup_large"), py::arg("large_threshold"), py::arg("window"), py::arg("validate"),
+      py::arg("multiple_buffers"), py::arg("touch"), py::arg("bank"), py::arg("path"), py::arg("chunk_bytes"),
+      py::arg("slots"),
+      "One OSU point-to-point sweep; collective over comm. Every rank gets the same timings.");
+  m.def("pattern_byte", &pattern_byte, py::arg("index"), py::arg("size"), py::arg("iteration"), py::arg("stream"));
+}
+
+}  // namespace fpgacomm::bindings

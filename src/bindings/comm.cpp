@@ -1,0 +1,103 @@
+#include <mpi4py/mpi4py.h>
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.hpp"
+#include "comm/transfer.hpp"
+#include "core/error.hpp"
+
+namespace py = pybind11;
+
+namespace fpgacomm::bindings {
+
+MPI_Comm mpi_comm(py::handle communicator) {
+  static const bool imported = [] {
+    if (import_mpi4py() < 0) throw py::error_already_set();
+    return true;
+  }();
+  (void)imported;
+  if (!PyObject_TypeCheck(communicator.ptr(), &PyMPIComm_Type))
+    throw UsageError("expected an mpi4py communicator (mpi4py.MPI.Comm)");
+  return *PyMPIComm_Get(communicator.ptr());
+}
+
+namespace {
+
+// A Python-facing endpoint for sending buffers between ranks. Each call
+// first tells the peer how its buffer moves (one small message), so both
+// sides cut the wire the same way; the benchmarks do this once per run.
+class PyTransfers {
+ public:
+  PyTransfers(py::object communicator, Device* device, const std::string& path, std::uint64_t chunk, int slots)
+      : communicator_(communicator), comm_(mpi_comm(communicator)),
+        transfers_(comm_, device, TransferOptions{parse_path(path), chunk, slots}) {}
+
+  void send(Buffer& buffer, int dest, int tag, std::int64_t nbytes) {
+    const std::uint64_t bytes = nbytes < 0 ? buffer.bytes() : static_cast<std::uint64_t>(nbytes);
+    const Route peer = exchange_route(comm_, dest, transfers_.route_of(buffer));
+    transfers_.send(buffer, bytes, dest, tag, peer);
+  }
+
+  void recv(Buffer& buffer, int source, int tag, std::int64_t nbytes) {
+    const std::uint64_t bytes = nbytes < 0 ? buffer.bytes() : static_cast<std::uint64_t>(nbytes);
+    const Route peer = exchange_route(comm_, source, transfers_.route_of(buffer));
+    transfers_.recv(buffer, bytes, source, tag, peer);
+  }
+
+  std::string route(const Buffer& buffer) const { return route_name(transfers_.route_of(buffer)); }
+
+ private:
+  py::object communicator_;  // keeps the mpi4py communicator alive
+  Communicator comm_;
+  Transfers transfers_;
+};
+
+}  // namespace
+
+void bind_comm(py::module_& m) {
+  m.def(
+      "host_names", [](py::object communicator) { return Communicator(mpi_comm(communicator)).host_names(); },
+      py::arg("comm"));
+  m.def(
+      "agree",
+      [](py::object communicator, const std::string& failure, bool usage) {
+        const Communicator comm(mpi_comm(communicator));
+        std::exception_ptr error;
+        if (!failure.empty())
+          error = usage ? std::make_exception_ptr(UsageError(failure)) : std::make_exception_ptr(Error(failure));
+        py::gil_scoped_release release;
+        comm.agree(error);
+      },
+      py::arg("comm"), py::arg("failure") = "", py::arg("usage") = true,
+      "Collective verdict: if any rank passes a failure, every rank raises the lowest failing rank's error.");
+
+  py::class_<PyTransfers>(m, "Transfers")
+      .def(py::init<py::object, Device*, std::string, std::uint64_t, int>(), py::arg("comm"), py::arg("device"),
+           py::arg("path") = "auto", py::arg("chunk_bytes") = TransferOptions{}.chunk_bytes,
+           py::arg("slots") = TransferOptions{}.slots, py::keep_alive<1, 3>())
+      .def("send", &PyTransfers::send, py::arg("buffer"), py::arg("dest"), py::arg("tag") = 0,
+           py::arg("nbytes") = -1, py::call_guard<py::gil_scoped_release>())
+      .def("recv", &PyTransfers::recv, py::arg("buffer"), py::arg("source"), py::arg("tag") = 0,
+           py::arg("nbytes") = -1, py::call_guard<py::gil_scoped_release>())
+      .def("route", &PyTransfers::route, py::arg("buffer"));
+  m.attr("DEFAULT_CHUNK_BYTES") = TransferOptions{}.chunk_bytes;
+
+  m.def(
+      "set_receive_hook",
+      [](py::object hook) {
+        if (hook.is_none()) {
+          set_receive_hook(nullptr);
+          return;
+        }
+        set_receive_hook([hook](Buffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
+          py::gil_scoped_acquire acquire;
+          hook(py::cast(&buffer, py::return_value_policy::reference), offset, bytes);
+        });
+      },
+      py::arg("hook"),
+      "Test hook: hook(buffer, offset, nbytes) runs after every receive completes. None removes it.");
+  // Drop the hook (a Python object) while the interpreter still exists.
+  m.add_object("_hook_cleanup", py::capsule([]() { set_receive_hook(nullptr); }));
+}
+
+}  // namespace fpgacomm::bindings

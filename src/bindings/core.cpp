@@ -1,0 +1,29 @@
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.hpp"
+#include "core/mapping.hpp"
+#include "core/sizes.hpp"
+
+namespace py = pybind11;
+
+namespace fpgacomm::bindings {
+
+void bind_core(py::module_& m) {
+  m.def("parse_size", &parse_size, py::arg("text"));
+  m.def(
+      "parse_size_range",
+      [](const std::string& spec, std::uint64_t min, std::uint64_t max) {
+        const SizeRange range = parse_size_range(spec, {min, max});
+        return py::make_tuple(range.min, range.max);
+      },
+      py::arg("spec"), py::arg("default_min"), py::arg("default_max"));
+  m.def(
+      "doubling_sizes", [](std::uint64_t min, std::uint64_t max) { return doubling_sizes({min, max}); },
+      py::arg("min"), py::arg("max"));
+  m.def("parse_device_map", &parse_device_map, py::arg("spec"), py::arg("source"));
+  m.def("node_local_rank", &node_local_rank, py::arg("hosts"), py::arg("rank"));
+  m.def("device_index", &device_index, py::arg("local_rank"), py::arg("device_count"), py::arg("map"),
+        py::arg("source"));
+}
+
+}  // namespace fpgacomm::bindings

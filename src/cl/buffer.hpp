@@ -1,0 +1,62 @@
+// Buffers of every memory kind fpgacomm measures, as OMB-FPGA spells them:
+// H pageable host, H! pinned host, D device global memory (DDR), B HBM and
+// P PLRAM. A kind the device cannot give is an error naming both.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "cl/device.hpp"
+
+namespace fpgacomm {
+
+enum class MemKind { Host, PinnedHost, Device, Hbm, Plram };
+
+// "H", "H!", "D", "B", "P" -> kind; anything else is a UsageError listing them.
+MemKind parse_mem_kind(const std::string& code);
+std::string mem_kind_code(MemKind kind);
+std::string mem_kind_name(MemKind kind);  // "device global memory (D)"
+// Device memory: reached only through OpenCL copies or mappings.
+bool is_device_kind(MemKind kind);
+
+// Can `device` give `kind`? Decided by extension queries and a trial
+// allocation with a write and read-back, never assumed. `reason` says why not.
+struct KindSupport {
+  bool supported;
+  std::string reason;
+};
+KindSupport probe_kind(Device& device, MemKind kind, int bank = 0);
+
+class Buffer {
+ public:
+  // `device` may be null for kind H. `bank` selects the HBM/PLRAM bank (B, P).
+  // Throws UsageError when the size is out of the device's range or the kind
+  // is missing; the new buffer holds zeros.
+  Buffer(Device* device, MemKind kind, std::uint64_t bytes, int bank = 0);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  MemKind kind() const { return kind_; }
+  std::uint64_t bytes() const { return bytes_; }
+  Device* device() const { return device_; }
+  // Host memory of H and H! buffers (no copy); null for device kinds.
+  std::uint8_t* host_data() const { return host_; }
+  // The OpenCL object of H!, D, B and P buffers; null for H.
+  cl_mem mem() const { return mem_; }
+
+  // Blocking copies between this buffer and host memory, any kind.
+  void write(const void* source, std::uint64_t bytes, std::uint64_t offset = 0);
+  void read(void* destination, std::uint64_t bytes, std::uint64_t offset = 0) const;
+  void fill_zero();
+
+ private:
+  void check_range(std::uint64_t bytes, std::uint64_t offset) const;
+
+  Device* device_;
+  MemKind kind_;
+  std::uint64_t bytes_;
+  std::uint8_t* host_ = nullptr;
+  cl_mem mem_ = nullptr;
+};
+
+}  // namespace fpgacomm

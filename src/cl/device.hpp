@@ -1,0 +1,49 @@
+// One OpenCL device opened for use: its context, its command queues and the
+// programs loaded on it (kernels/*.cl from source, or a vendor binary).
+#pragma once
+#include <map>
+#include <string>
+
+#include "cl/platform.hpp"
+
+namespace fpgacomm {
+
+class Device {
+ public:
+  // `kernel_dir` holds kernels/*.cl; `binary_path` (.aocx, .xclbin), when
+  // given, is programmed at once, as FPGAs need a bitstream before buffers.
+  Device(DeviceInfo info, std::string kernel_dir, std::string binary_path = "");
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  cl_context context() const { return context_; }
+  // Two in-order queues so that host-to-device and device-to-host copies
+  // can run at once where the hardware has two copy engines.
+  cl_command_queue to_device_queue() const { return to_device_; }
+  cl_command_queue to_host_queue() const { return to_host_; }
+
+  // A kernel from kernels/<file>.cl (or from the binary), built once.
+  cl_kernel kernel(const std::string& file, const std::string& name);
+
+  // Launches the empty placeholder kernel on `buffer` and waits, so the
+  // runtime must assume the device changed it (seed 002 section 3.1.2).
+  void touch(cl_mem buffer);
+
+  void finish();
+
+ private:
+  cl_program program(const std::string& file);
+
+  DeviceInfo info_;
+  std::string kernel_dir_;
+  std::string binary_path_;
+  cl_context context_ = nullptr;
+  cl_command_queue to_device_ = nullptr;
+  cl_command_queue to_host_ = nullptr;
+  std::map<std::string, cl_program> programs_;
+  std::map<std::string, cl_kernel> kernels_;
+};
+
+}  // namespace fpgacomm

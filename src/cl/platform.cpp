@@ -1,0 +1,138 @@
+#include "cl/platform.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.hpp"
+
+namespace fpgacomm {
+namespace {
+
+std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+  std::size_t size = 0;
+  cl_check(clGetPlatformInfo(platform, what, 0, nullptr, &size), "clGetPlatformInfo");
+  std::string value(size, '\0');
+  cl_check(clGetPlatformInfo(platform, what, size, value.data(), nullptr), "clGetPlatformInfo");
+  while (!value.empty() && value.back() == '\0') value.pop_back();
+  return value;
+}
+
+std::string device_string(cl_device_id device, cl_device_info what) {
+  std::size_t size = 0;
+  cl_check(clGetDeviceInfo(device, what, 0, nullptr, &size), "clGetDeviceInfo");
+  std::string value(size, '\0');
+  cl_check(clGetDeviceInfo(device, what, size, value.data(), nullptr), "clGetDeviceInfo");
+  while (!value.empty() && value.back() == '\0') value.pop_back();
+  return value;
+}
+
+template <class T>
+T device_value(cl_device_id device, cl_device_info what) {
+  T value{};
+  cl_check(clGetDeviceInfo(device, what, sizeof(value), &value, nullptr), "clGetDeviceInfo");
+  return value;
+}
+
+std::string type_name(cl_device_type type) {
+  if (type & CL_DEVICE_TYPE_ACCELERATOR) return "fpga";  // FPGAs report themselves as accelerators
+  if (type & CL_DEVICE_TYPE_GPU) return "gpu";
+  if (type & CL_DEVICE_TYPE_CPU) return "cpu";
+  return "other";
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+bool is_index(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+std::string choices(const std::vector<DeviceInfo>& devices) {
+  std::string text;
+  for (const auto& d : devices) text += "\n  " + d.label() + " on '" + d.platform_name + "' (" + d.type + ")";
+  return text.empty() ? " none (is an OpenCL ICD installed? see README.md)" : text;
+}
+
+}  // namespace
+
+bool DeviceInfo::has_extension(const std::string& extension) const {
+  const std::string padded = " " + extensions + " ";
+  return padded.find(" " + extension + " ") != std::string::npos;
+}
+
+std::string DeviceInfo::label() const {
+  return "platform " + std::to_string(platform_index) + " device " + std::to_string(device_index) + " '" + name + "'";
+}
+
+std::vector<DeviceInfo> all_devices() {
+  cl_uint platform_count = 0;
+  const cl_int status = clGetPlatformIDs(0, nullptr, &platform_count);
+  if (status == -1001 /* CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no driver */) return {};
+  cl_check(status, "clGetPlatformIDs", "listing OpenCL platforms");
+  std::vector<cl_platform_id> platforms(platform_count);
+  cl_check(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs");
+
+  std::vector<DeviceInfo> devices;
+  for (cl_uint p = 0; p < platform_count; ++p) {
+    cl_uint device_count = 0;
+    const cl_int found = clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, nullptr, &device_count);
+    if (found == CL_DEVICE_NOT_FOUND) continue;
+    cl_check(found, "clGetDeviceIDs", "listing the devices of platform " + std::to_string(p));
+    std::vector<cl_device_id> ids(device_count);
+    cl_check(clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, device_count, ids.data(), nullptr), "clGetDeviceIDs");
+    for (cl_uint d = 0; d < device_count; ++d) {
+      DeviceInfo info;
+      info.platform_index = static_cast<int>(p);
+      info.device_index = static_cast<int>(d);
+      info.platform = platforms[p];
+      info.id = ids[d];
+      info.platform_name = platform_string(platforms[p], CL_PLATFORM_NAME);
+      info.platform_vendor = platform_string(platforms[p], CL_PLATFORM_VENDOR);
+      info.platform_version = platform_string(platforms[p], CL_PLATFORM_VERSION);
+      info.name = device_string(ids[d], CL_DEVICE_NAME);
+      info.vendor = device_string(ids[d], CL_DEVICE_VENDOR);
+      info.version = device_string(ids[d], CL_DEVICE_VERSION);
+      info.driver_version = device_string(ids[d], CL_DRIVER_VERSION);
+      info.extensions = device_string(ids[d], CL_DEVICE_EXTENSIONS);
+      info.type = type_name(device_value<cl_device_type>(ids[d], CL_DEVICE_TYPE));
+      info.global_mem_bytes = device_value<cl_ulong>(ids[d], CL_DEVICE_GLOBAL_MEM_SIZE);
+      info.max_alloc_bytes = device_value<cl_ulong>(ids[d], CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+      info.host_unified_memory = device_value<cl_bool>(ids[d], CL_DEVICE_HOST_UNIFIED_MEMORY) == CL_TRUE;
+      devices.push_back(std::move(info));
+    }
+  }
+  return devices;
+}
+
+std::vector<DeviceInfo> select_devices(const DeviceSelection& selection) {
+  const std::string type = lower(selection.type.empty() ? "all" : selection.type);
+  if (type != "all" && type != "fpga" && type != "gpu" && type != "cpu")
+    throw UsageError("unknown device type '" + selection.type + "'; choose fpga, gpu, cpu or all");
+  const auto everything = all_devices();
+
+  std::vector<DeviceInfo> by_platform;
+  for (const auto& d : everything) {
+    const bool match = selection.platform.empty() ||
+                       (is_index(selection.platform) ? d.platform_index == std::stoi(selection.platform)
+                                                     : lower(d.platform_name + " " + d.platform_vendor)
+                                                               .find(lower(selection.platform)) != std::string::npos);
+    if (match && (type == "all" || d.type == type)) by_platform.push_back(d);
+  }
+  std::vector<DeviceInfo> chosen;
+  if (is_index(selection.device)) {
+    const auto index = static_cast<std::size_t>(std::stoul(selection.device));
+    if (index < by_platform.size()) chosen.push_back(by_platform[index]);
+  } else {
+    for (const auto& d : by_platform)
+      if (selection.device.empty() || lower(d.name).find(lower(selection.device)) != std::string::npos)
+        chosen.push_back(d);
+  }
+  if (chosen.empty())
+    throw UsageError("no OpenCL device matches platform='" + selection.platform + "' device='" + selection.device +
+                     "' type=" + type + "; the devices are:" + choices(everything));
+  return chosen;
+}
+
+}  // namespace fpgacomm

@@ -1,0 +1,42 @@
+// Discovery and selection of OpenCL platforms and devices. Nothing here
+// prompts: a selection that matches nothing is an error naming the choices.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cl/check.hpp"
+
+namespace fpgacomm {
+
+struct DeviceInfo {
+  int platform_index = 0;  // position among all platforms
+  int device_index = 0;    // position among the platform's devices
+  cl_platform_id platform = nullptr;
+  cl_device_id id = nullptr;
+  std::string platform_name, platform_vendor, platform_version;
+  std::string name, vendor, type, version, driver_version, extensions;
+  std::uint64_t global_mem_bytes = 0;
+  std::uint64_t max_alloc_bytes = 0;
+  bool host_unified_memory = false;
+
+  bool has_extension(const std::string& extension) const;
+  // "platform 0 device 1 'name'", for messages.
+  std::string label() const;
+};
+
+// Every device of every platform, in platform then device order.
+std::vector<DeviceInfo> all_devices();
+
+// Which devices a run may use: platform and device by index or by a
+// case-insensitive name substring (empty = any), type fpga|gpu|cpu|all.
+struct DeviceSelection {
+  std::string platform;
+  std::string device;
+  std::string type = "all";
+};
+
+// The devices that match, in discovery order; throws UsageError when none do.
+std::vector<DeviceInfo> select_devices(const DeviceSelection& selection);
+
+}  // namespace fpgacomm

@@ -1,0 +1,42 @@
+// A checked view of an MPI communicator that someone else (mpi4py) owns.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace fpgacomm {
+
+class Communicator {
+ public:
+  explicit Communicator(MPI_Comm comm);
+
+  MPI_Comm raw() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // Every MPI return code goes through here (mpi4py sets MPI_ERRORS_RETURN).
+  void check(int code, const char* routine, const std::string& context = "") const;
+
+  void barrier() const;
+  std::vector<std::string> host_names() const;
+  std::uint64_t sum(std::uint64_t value) const;
+  double max(double value) const;
+  // Element-wise sum across ranks.
+  std::vector<double> sum(const std::vector<double>& values) const;
+
+  // A collective verdict. Every rank passes what it caught (or nothing);
+  // if any rank failed, every rank throws the same error: the message of
+  // the lowest failing rank, prefixed with that rank, as a UsageError when
+  // it was one. This keeps one rank's bad device from hanging the others.
+  void agree(std::exception_ptr failure) const;
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace fpgacomm

@@ -1,0 +1,339 @@
+#include "comm/transfer.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "comm/pipeline.hpp"
+#include "core/error.hpp"
+
+namespace fpgacomm {
+namespace {
+
+ReceiveHook& receive_hook() {
+  static ReceiveHook hook;
+  return hook;
+}
+
+}  // namespace
+
+Path parse_path(const std::string& name) {
+  if (name == "auto") return Path::Auto;
+  if (name == "staged") return Path::Staged;
+  if (name == "mapped") return Path::Mapped;
+  throw UsageError("unknown transfer path '" + name + "'; choose staged, mapped or auto");
+}
+
+std::string path_name(Path path) {
+  switch (path) {
+    case Path::Auto: return "auto";
+    case Path::Staged: return "staged";
+    case Path::Mapped: return "mapped";
+  }
+  return "?";
+}
+
+std::string route_name(Route route) {
+  switch (route) {
+    case Route::Direct: return "direct";
+    case Route::Staged: return "staged";
+    case Route::Mapped: return "mapped";
+  }
+  return "?";
+}
+
+Route choose_route(MemKind kind, const Device* device, Path path) {
+  if (!is_device_kind(kind)) return Route::Direct;
+  if (path == Path::Staged) return Route::Staged;
+  if (path == Path::Mapped) return Route::Mapped;
+  return device && device->info().host_unified_memory ? Route::Mapped : Route::Staged;
+}
+
+bool chunked_wire(Route local, Route remote) { return local == Route::Staged || remote == Route::Staged; }
+
+Route exchange_route(const Communicator& comm, int peer, Route mine) {
+  int theirs = 0;
+  const int own = static_cast<int>(mine);
+  comm.check(MPI_Sendrecv(&own, 1, MPI_INT, peer, 0x7f00, &theirs, 1, MPI_INT, peer, 0x7f00, comm.raw(),
+                          MPI_STATUS_IGNORE),
+             "MPI_Sendrecv", "exchanging transfer routes with rank " + std::to_string(peer));
+  return static_cast<Route>(theirs);
+}
+
+void set_receive_hook(ReceiveHook hook) { receive_hook() = std::move(hook); }
+
+Transfers::Transfers(const Communicator& comm, Device* device, TransferOptions options)
+    : comm_(comm), device_(device), options_(options) {
+  if (options_.chunk_bytes == 0 || options_.chunk_bytes > kMaxWireChunk)
+    throw UsageError("pipeline chunk size " + std::to_string(options_.chunk_bytes) + " is out of range; use 1 to " +
+                     std::to_string(kMaxWireChunk) + " bytes");
+  if (options_.slots < 1 || options_.slots > 64)
+    throw UsageError("staging slots " + std::to_string(options_.slots) + " is out of range; use 1 to 64");
+}
+
+Transfers::~Transfers() {
+  for (auto* steps : {&sends_, &recvs_})
+    for (auto& step : *steps)
+      if (step.event) clReleaseEvent(step.event);
+}
+
+std::uint8_t* Transfers::map(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, bool for_send) {
+  for (const auto& m : mappings_)
+    if (m.buffer == &buffer && m.offset == offset && m.bytes == bytes && m.for_send == for_send) return m.host;
+  cl_int status = CL_SUCCESS;
+  // A receive overwrites the region, so the runtime need not copy it in first.
+  const cl_map_flags flags = for_send ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
+  cl_command_queue queue = for_send ? device_->to_host_queue() : device_->to_device_queue();
+  auto* host = static_cast<std::uint8_t*>(
+      clEnqueueMapBuffer(queue, buffer.mem(), CL_TRUE, flags, offset, bytes ? bytes : 1, 0, nullptr, nullptr, &status));
+  cl_check(status, "clEnqueueMapBuffer", "mapping " + std::to_string(bytes) + " bytes for MPI");
+  mappings_.push_back({&buffer, offset, bytes, for_send, host});
+  return host;
+}
+
+void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer,
+                     int tag, Route peer_route, bool for_send) {
+  if (offset > buffer.bytes() || bytes > buffer.bytes() - offset)
+    throw UsageError("a transfer of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                     " does not fit a buffer of " + std::to_string(buffer.bytes()) + " bytes");
+  const Route route = route_of(buffer);
+  if (route != Route::Direct && !device_)
+    throw UsageError(mem_kind_name(buffer.kind()) + " needs an OpenCL device, and none was opened");
+  const bool chunked = chunked_wire(route, peer_route);
+  const std::uint64_t piece = chunked ? options_.chunk_bytes : kMaxWireChunk;
+  std::uint8_t* base = route == Route::Direct   ? buffer.host_data() + offset
+                       : route == Route::Mapped ? map(buffer, offset, bytes, for_send)
+                                                : nullptr;
+  for (const Chunk& chunk : plan_chunks(bytes, piece, chunked || bytes > kMaxWireChunk)) {
+    Step step{&buffer, offset + chunk.offset, chunk.bytes, peer, tag, route == Route::Staged};
+    if (base) step.host = base + chunk.offset;
+    steps.push_back(step);
+  }
+  if (!for_send) received_.push_back({&buffer, offset, bytes});
+}
+
+void Transfers::post_send(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
+                          Route peer_route) {
+  post(sends_, buffer, offset, bytes, peer, tag, peer_route, true);
+}
+
+void Transfers::post_recv(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
+                          Route peer_route) {
+  post(recvs_, buffer, offset, bytes, peer, tag, peer_route, false);
+}
+
+bool Transfers::is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_route) const {
+  const Route route = route_of(buffer);
+  return route == Route::Direct && !chunked_wire(route, peer_route) && bytes <= kMaxWireChunk &&
+         bytes <= buffer.bytes();
+}
+
+void Transfers::send(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route) {
+  // Host memory to an unchunked wire is one MPI call, as in OMB: no engine on the latency path.
+  if (is_plain(buffer, bytes, peer_route)) {
+    comm_.check(MPI_Send(buffer.host_data(), static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_.raw()), "MPI_Send",
+                "sending " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer));
+    return;
+  }
+  post_send(buffer, 0, bytes, peer, tag, peer_route);
+  wait_all();
+}
+
+void Transfers::recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route) {
+  if (is_plain(buffer, bytes, peer_route)) {
+    comm_.check(MPI_Recv(buffer.host_data(), static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_.raw(),
+                         MPI_STATUS_IGNORE),
+                "MPI_Recv", "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer));
+    if (const ReceiveHook& hook = receive_hook()) hook(buffer, 0, bytes);
+    return;
+  }
+  post_recv(buffer, 0, bytes, peer, tag, peer_route);
+  wait_all();
+}
+
+std::uint8_t* Transfers::slot_memory(std::vector<std::unique_ptr<Buffer>>& slots, int slot) {
+  if (slots.size() < static_cast<std::size_t>(options_.slots)) slots.resize(options_.slots);
+  if (!slots[slot]) slots[slot] = std::make_unique<Buffer>(device_, MemKind::PinnedHost, options_.chunk_bytes);
+  return slots[slot]->host_data();
+}
+
+bool Transfers::event_done(cl_event event, const char* what) const {
+  cl_int status = CL_QUEUED;
+  cl_check(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
+           "clGetEventInfo", what);
+  if (status < 0) throw ClError("clGetEventInfo", status, std::string(what) + " (the command failed)");
+  return status == CL_COMPLETE;
+}
+
+bool Transfers::advance_sends() {
+  bool progressed = false;
+  send_slot_owner_.resize(options_.slots, -1);
+  // Stage chunks into free slots, in order: a slot is free once the send
+  // that used it last has left.
+  while (send_next_stage_ < sends_.size()) {
+    Step& step = sends_[send_next_stage_];
+    if (!step.staged) {
+      ++send_next_stage_;
+      continue;
+    }
+    const int slot = static_cast<int>(send_staged_ % options_.slots);
+    const long owner = send_slot_owner_[slot];
+    if (owner >= 0 && sends_[owner].state != State::Done) break;
+    step.slot = slot;
+    step.host = slot_memory(send_slots_, slot);
+    cl_check(clEnqueueReadBuffer(device_->to_host_queue(), step.buffer->mem(), CL_FALSE, step.offset, step.bytes,
+                                 step.host, 0, nullptr, &step.event),
+             "clEnqueueReadBuffer", "staging a chunk to the host");
+    cl_check(clFlush(device_->to_host_queue()), "clFlush");
+    send_slot_owner_[slot] = static_cast<long>(send_next_stage_);
+    step.state = State::Staging;
+    ++device_copies_;
+    ++send_staged_;
+    ++send_next_stage_;
+    progressed = true;
+  }
+  // Put chunks on the wire in posting order, each once it is in host memory.
+  while (send_next_wire_ < sends_.size()) {
+    Step& step = sends_[send_next_wire_];
+    if (step.staged) {
+      if (step.state != State::Staging || !event_done(step.event, "staging a chunk to the host")) break;
+      clReleaseEvent(step.event);
+      step.event = nullptr;
+      --device_copies_;
+    }
+    comm_.check(MPI_Isend(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(),
+                          &step.request),
+                "MPI_Isend", "sending " + std::to_string(step.bytes) + " bytes to rank " + std::to_string(step.peer));
+    step.state = State::OnWire;
+    ++on_wire_;
+    ++send_next_wire_;
+    progressed = true;
+  }
+  return progressed;
+}
+
+bool Transfers::advance_recvs() {
+  bool progressed = false;
+  recv_slot_owner_.resize(options_.slots, -1);
+  // Post receives in order; a staged one waits for a slot whose last chunk
+  // has been copied on to the device.
+  while (recv_next_post_ < recvs_.size()) {
+    Step& step = recvs_[recv_next_post_];
+    if (step.staged) {
+      const int slot = static_cast<int>(recv_staged_ % options_.slots);
+      const long owner = recv_slot_owner_[slot];
+      if (owner >= 0 && recvs_[owner].state != State::Done) break;
+      step.slot = slot;
+      step.host = slot_memory(recv_slots_, slot);
+      recv_slot_owner_[slot] = static_cast<long>(recv_next_post_);
+      ++recv_staged_;
+    }
+    comm_.check(MPI_Irecv(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(),
+                          &step.request),
+                "MPI_Irecv", "receiving " + std::to_string(step.bytes) + " bytes from rank " + std::to_string(step.peer));
+    step.state = State::OnWire;
+    ++on_wire_;
+    ++recv_next_post_;
+    progressed = true;
+  }
+  // Copies to the device finish in the order they were queued.
+  while (recv_next_unstage_ < recvs_.size()) {
+    Step& step = recvs_[recv_next_unstage_];
+    if (step.state == State::Done) {
+      ++recv_next_unstage_;
+      continue;
+    }
+    if (step.state != State::Unstaging || !event_done(step.event, "copying a chunk to the device")) break;
+    clReleaseEvent(step.event);
+    step.event = nullptr;
+    step.state = State::Done;
+    --device_copies_;
+    ++recv_next_unstage_;
+    progressed = true;
+  }
+  return progressed;
+}
+
+bool Transfers::complete_requests(bool block) {
+  requests_.clear();
+  request_steps_.clear();
+  for (auto* steps : {&sends_, &recvs_})
+    for (auto& step : *steps)
+      if (step.state == State::OnWire) {
+        requests_.push_back(step.request);
+        request_steps_.push_back(&step);
+      }
+  const int n = static_cast<int>(requests_.size());
+  completed_.resize(requests_.size());
+  int count = 0;
+  if (block)
+    comm_.check(MPI_Waitsome(n, requests_.data(), &count, completed_.data(), MPI_STATUSES_IGNORE), "MPI_Waitsome");
+  else
+    comm_.check(MPI_Testsome(n, requests_.data(), &count, completed_.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
+  if (count == MPI_UNDEFINED) return false;
+  for (int i = 0; i < count; ++i) {
+    Step& step = *request_steps_[completed_[i]];
+    step.request = MPI_REQUEST_NULL;
+    --on_wire_;
+    const bool is_recv = &step >= recvs_.data() && &step < recvs_.data() + recvs_.size();
+    if (is_recv && step.staged) {
+      cl_check(clEnqueueWriteBuffer(device_->to_device_queue(), step.buffer->mem(), CL_FALSE, step.offset,
+                                    step.bytes, step.host, 0, nullptr, &step.event),
+               "clEnqueueWriteBuffer", "copying a received chunk to the device");
+      cl_check(clFlush(device_->to_device_queue()), "clFlush");
+      step.state = State::Unstaging;
+      ++device_copies_;
+    } else {
+      step.state = State::Done;
+    }
+  }
+  return count > 0;
+}
+
+void Transfers::wait_all() {
+  // Only MPI can move a batch with no device copies in flight, so such a
+  // batch blocks in MPI_Waitsome; with copies in flight it polls both,
+  // yielding the core to the OpenCL runtime's threads between polls.
+  while (true) {
+    bool progressed = advance_sends();
+    progressed |= advance_recvs();
+    if (send_next_wire_ == sends_.size() && recv_next_post_ == recvs_.size() && on_wire_ == 0 && device_copies_ == 0)
+      break;
+    if (on_wire_ > 0) {
+      progressed |= complete_requests(device_copies_ == 0 && !progressed);
+    } else if (device_copies_ > 0 && !progressed) {
+      cl_event oldest = nullptr;
+      if (send_next_wire_ < sends_.size() && sends_[send_next_wire_].state == State::Staging)
+        oldest = sends_[send_next_wire_].event;
+      else if (recv_next_unstage_ < recvs_.size() && recvs_[recv_next_unstage_].state == State::Unstaging)
+        oldest = recvs_[recv_next_unstage_].event;
+      if (oldest) cl_check(clWaitForEvents(1, &oldest), "clWaitForEvents", "waiting for a staging copy");
+      continue;
+    }
+    if (!progressed) sched_yield();
+  }
+  finish_batch();
+}
+
+void Transfers::finish_batch() {
+  for (const auto& m : mappings_) {
+    cl_command_queue queue = m.for_send ? device_->to_host_queue() : device_->to_device_queue();
+    cl_check(clEnqueueUnmapMemObject(queue, m.buffer->mem(), m.host, 0, nullptr, nullptr), "clEnqueueUnmapMemObject");
+  }
+  if (!mappings_.empty()) device_->finish();
+  const ReceiveHook& hook = receive_hook();
+  if (hook)
+    for (const auto& r : received_) hook(*r.buffer, r.offset, r.bytes);
+  sends_.clear();
+  recvs_.clear();
+  mappings_.clear();
+  received_.clear();
+  on_wire_ = device_copies_ = 0;
+  send_next_stage_ = send_next_wire_ = send_staged_ = 0;
+  recv_next_post_ = recv_next_unstage_ = recv_staged_ = 0;
+  std::fill(send_slot_owner_.begin(), send_slot_owner_.end(), -1);
+  std::fill(recv_slot_owner_.begin(), recv_slot_owner_.end(), -1);
+}
+
+}  // namespace fpgacomm

@@ -1,0 +1,130 @@
+// Moving buffers of any kind between ranks over MPI (docs/METHODS.md,
+// "Transfer protocols"). Host memory goes to MPI as it is. Device memory is
+// either staged through pinned host slots, chunk by chunk, so device-host
+// copies overlap the MPI transfers of earlier chunks, or mapped, where the
+// device shares memory with the host, so MPI reads and writes it in place.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cl/buffer.hpp"
+#include "comm/communicator.hpp"
+
+namespace fpgacomm {
+
+// What the user asks for (--path).
+enum class Path { Auto, Staged, Mapped };
+Path parse_path(const std::string& name);
+std::string path_name(Path path);
+
+// How one rank's buffer actually moves.
+enum class Route { Direct, Staged, Mapped };
+std::string route_name(Route route);
+
+// Host kinds go direct; device kinds are staged or mapped as `path` says,
+// where auto maps only on devices that share memory with the host
+// (CL_DEVICE_HOST_UNIFIED_MEMORY).
+Route choose_route(MemKind kind, const Device* device, Path path);
+
+// Both ends cut the wire into chunks when either end stages, so that the
+// receives one side posts match the sends of the other. Messages above
+// kMaxWireChunk are always cut, as MPI counts are ints.
+bool chunked_wire(Route local, Route remote);
+constexpr std::uint64_t kMaxWireChunk = std::uint64_t(1) << 30;
+
+// Exchanges routes with `peer` (both ranks call it), so each side knows
+// how the other's buffer moves.
+Route exchange_route(const Communicator& comm, int peer, Route mine);
+
+struct TransferOptions {
+  Path path = Path::Auto;
+  // Measured default (bench/RESULTS.md, "chunk size").
+  std::uint64_t chunk_bytes = std::uint64_t(1) << 20;
+  int slots = 4;  // staging buffers per direction: chunks in flight
+};
+
+// Tests corrupt received data through this hook, called after every receive
+// completes; the validation code does not know it exists. Empty: no hook.
+using ReceiveHook = std::function<void(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes)>;
+void set_receive_hook(ReceiveHook hook);
+
+// A batch of non-blocking sends and receives of one rank, driven to
+// completion together by wait_all(): sends leave in posting order and
+// receives are posted in posting order, as MPI matching needs.
+class Transfers {
+ public:
+  Transfers(const Communicator& comm, Device* device, TransferOptions options);
+  ~Transfers();
+  Transfers(const Transfers&) = delete;
+  Transfers& operator=(const Transfers&) = delete;
+
+  void post_send(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag, Route peer_route);
+  void post_recv(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag, Route peer_route);
+  void wait_all();
+
+  void send(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route);
+  void recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route);
+
+  const TransferOptions& options() const { return options_; }
+  Route route_of(const Buffer& buffer) const { return choose_route(buffer.kind(), device_, options_.path); }
+
+ private:
+  enum class State { Waiting, Staging, OnWire, Unstaging, Done };
+  struct Step {
+    Buffer* buffer;
+    std::uint64_t offset;  // in the buffer
+    std::uint64_t bytes;
+    int peer;
+    int tag;
+    bool staged;
+    std::uint8_t* host = nullptr;  // where MPI reads or writes
+    int slot = -1;
+    cl_event event = nullptr;
+    MPI_Request request = MPI_REQUEST_NULL;
+    State state = State::Waiting;
+  };
+  struct Mapping {
+    Buffer* buffer;
+    std::uint64_t offset;
+    std::uint64_t bytes;
+    bool for_send;
+    std::uint8_t* host;
+  };
+  struct Received {
+    Buffer* buffer;
+    std::uint64_t offset;
+    std::uint64_t bytes;
+  };
+
+  bool is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_route) const;
+  void post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
+            Route peer_route, bool for_send);
+  std::uint8_t* map(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, bool for_send);
+  std::uint8_t* slot_memory(std::vector<std::unique_ptr<Buffer>>& slots, int slot);
+  bool advance_sends();
+  bool advance_recvs();
+  bool complete_requests(bool block);
+  bool event_done(cl_event event, const char* what) const;
+  void finish_batch();
+
+  const Communicator& comm_;
+  Device* device_;
+  TransferOptions options_;
+  std::vector<Step> sends_, recvs_;
+  std::size_t send_next_stage_ = 0, send_next_wire_ = 0, send_staged_ = 0;
+  std::size_t recv_next_post_ = 0, recv_next_unstage_ = 0, recv_staged_ = 0;
+  std::vector<std::unique_ptr<Buffer>> send_slots_, recv_slots_;
+  std::vector<long> send_slot_owner_, recv_slot_owner_;
+  std::vector<Mapping> mappings_;
+  std::vector<Received> received_;
+  int on_wire_ = 0;         // MPI requests in flight
+  int device_copies_ = 0;   // staging copies in flight
+  std::vector<MPI_Request> requests_;  // reused by complete_requests()
+  std::vector<Step*> request_steps_;
+  std::vector<int> completed_;
+};
+
+}  // namespace fpgacomm
