@@ -176,7 +176,7 @@ class Result:
         Floats are written by the json module with repr, so they read back
         bit for bit.
         """
-        _atomic_write(path, lambda f: json.dump(self.to_dict(), f, indent=1), newline=None)
+        atomic_write(path, lambda f: json.dump(self.to_dict(), f, indent=1), newline=None)
 
     @classmethod
     def read_json(cls, path) -> "Result":
@@ -216,7 +216,7 @@ class Result:
             for row in self.rows:
                 writer.writerow([_format_cell(v) for v in row.values()])
 
-        _atomic_write(path, write, newline="")
+        atomic_write(path, write, newline="")
 
     @classmethod
     def read_csv(cls, path) -> "Result":
@@ -293,7 +293,7 @@ def _parse_cell(text: str) -> Any:
         return text
 
 
-def _atomic_write(path, write: Callable, newline: str | None) -> None:
+def atomic_write(path, write: Callable, newline: str | None) -> None:
     """Write a file so that `path` holds either its old content or the new
     content in full, never a fragment: a crash or an exception while
     serialising a result at the end of a long run must not destroy the

@@ -37,6 +37,9 @@ void bind_cl(py::module_& m) {
       .def("label", &DeviceInfo::label)
       .def("__repr__", [](const DeviceInfo& d) { return "<DeviceInfo " + d.label() + ">"; });
 
+  m.def(
+      "mem_kind_name", [](const std::string& code) { return mem_kind_name(parse_mem_kind(code)); },
+      py::arg("code"), "The kind's name; raises UsageError for an unknown code.");
   m.def("all_devices", &all_devices, "Every device of every OpenCL platform.");
   m.def(
       "select_devices",

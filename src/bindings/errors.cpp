@@ -5,6 +5,16 @@
 namespace py = pybind11;
 
 namespace fpgacomm::bindings {
+namespace {
+
+// Raises `type(message)` with the attribute `agreed` (see Error::agreed).
+void raise(PyObject* type, const Error& error) {
+  py::object instance = py::reinterpret_borrow<py::object>(type)(error.what());
+  instance.attr("agreed") = error.agreed();
+  PyErr_SetObject(type, instance.ptr());
+}
+
+}  // namespace
 
 void bind_errors(py::module_& m) {
   // pybind11 tries the newest translator first, so the base class comes first.
@@ -18,15 +28,15 @@ void bind_errors(py::module_& m) {
     try {
       if (failure) std::rethrow_exception(failure);
     } catch (const UsageError& e) {
-      usage(e.what());
+      raise(usage.ptr(), e);
     } catch (const ClError& e) {
-      cl(e.what());
+      raise(cl.ptr(), e);
     } catch (const MpiError& e) {
-      mpi(e.what());
+      raise(mpi.ptr(), e);
     } catch (const ValidationError& e) {
-      validation(e.what());
+      raise(validation.ptr(), e);
     } catch (const Error& e) {
-      error(e.what());
+      raise(error.ptr(), e);
     }
   });
 }

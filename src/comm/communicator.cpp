@@ -87,8 +87,14 @@ void Communicator::agree(std::exception_ptr failure) const {
   message.resize(static_cast<std::size_t>(length));
   check(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm_), "MPI_Bcast");
   const std::string text = "rank " + std::to_string(first) + ": " + message;
-  if (kind == 1) throw UsageError(text);
-  throw Error(text);
+  if (kind == 1) {
+    UsageError error(text);
+    error.set_agreed();
+    throw error;
+  }
+  Error error(text);
+  error.set_agreed();
+  throw error;
 }
 
 }  // namespace fpgacomm

@@ -10,6 +10,14 @@ namespace fpgacomm {
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  // True when every rank of the communicator raised this same error (see
+  // Communicator::agree), so a front end may report it once and exit
+  // without aborting the others.
+  bool agreed() const { return agreed_; }
+  void set_agreed() { agreed_ = true; }
+
+ private:
+  bool agreed_ = false;
 };
 
 // Bad input: a parameter, an environment variable or a request the device

@@ -1,0 +1,166 @@
+"""OSU-style point-to-point benchmarks with buffers in any memory kind.
+
+Each is a function taking a communicator (COMM_WORLD by default) and keyword
+parameters and returning a Result; the loops run in C++ (no Python in a timed
+region). The methods are OMB's and are stated in docs/METHODS.md.
+
+    mpirun -np 2 python -c "import fpgacomm.osu as o; print(o.latency(mem=('D', 'D')))"
+"""
+
+from __future__ import annotations
+
+from . import _core, environment, mpi, stats
+from .devices import DeviceOptions, needs_device, open_device
+from .result import Result
+
+# OMB's defaults: timed iterations and warm-up, below and above LARGE_MESSAGE.
+ITERATIONS = {
+    "latency": (10000, 100, 1000, 10),
+    "multi_lat": (10000, 100, 1000, 10),
+    "bw": (100, 10, 20, 2),
+    "bibw": (100, 10, 20, 2),
+    "mbw_mr": (100, 10, 20, 2),
+}
+LARGE_MESSAGE = 8192
+DEFAULT_SIZES = (1, 4 << 20)
+DEFAULT_WINDOW = 64
+LATENCY_TESTS = ("latency", "multi_lat")
+
+
+def usage_error(message: str) -> Exception:
+    """A UsageError that every rank raises identically (it depends on the
+    parameters alone), so front ends may report it once."""
+    error = _core.UsageError(message)
+    error.agreed = True
+    return error
+
+
+def resolve_sizes(sizes) -> list[int]:
+    """None (OMB's 1 B .. 4 MiB), an OMB -m string "[MIN:]MAX", one size, or a list."""
+    if sizes is None:
+        return _core.doubling_sizes(*DEFAULT_SIZES)
+    if isinstance(sizes, str):
+        return _core.doubling_sizes(*_core.parse_size_range(sizes, *DEFAULT_SIZES))
+    if isinstance(sizes, int):
+        sizes = [sizes]
+    sizes = [int(size) for size in sizes]
+    if not sizes or min(sizes) < 1:
+        raise usage_error(f"message sizes must be at least 1 byte, got {sizes}")
+    return sizes
+
+
+def _check_parameters(mem, buffers: str, path: str, window: int) -> tuple[str, str]:
+    if len(mem) != 2:
+        raise usage_error(f"mem takes two memory kinds (send, receive), got {mem!r}")
+    for kind in mem:
+        try:
+            _core.mem_kind_name(kind)
+        except _core.UsageError as error:
+            raise usage_error(str(error)) from None
+    if buffers not in ("single", "multiple"):
+        raise usage_error(f"unknown buffer reuse '{buffers}'; choose single or multiple (-b)")
+    if path not in ("auto", "staged", "mapped"):
+        raise usage_error(f"unknown transfer path '{path}'; choose staged, mapped or auto")
+    if window < 1:
+        raise usage_error(f"window size must be at least 1, got {window}")
+    return mem[0], mem[1]
+
+
+def _rows(test: str, raw: dict, validate: bool) -> tuple[list, dict, dict]:
+    key = "latency" if test in LATENCY_TESTS else "bandwidth"
+    unit = "s" if key == "latency" else "B/s"
+    rows, samples = [], {}
+    for timing in raw["sizes"]:
+        summary = stats.summarize(timing["samples"])
+        row = {"size": timing["size"]}
+        # The headline is OMB's number: total time over iterations (latency,
+        # half a round trip) or bytes over total time (bandwidth).
+        row["latency_avg" if key == "latency" else "bandwidth"] = timing["value"]
+        for stat in ("min", "max", "stdev", "p50", "p90", "p99"):
+            row[f"{key}_{stat}"] = summary[stat]
+        if test == "mbw_mr":
+            row["message_rate"] = timing["value"] / timing["size"]
+        row["iterations"] = timing["iterations"]
+        row["validation"] = ("fail" if timing["errors"] else "pass") if validate else None
+        row["validation_errors"] = timing["errors"] if validate else None
+        rows.append(row)
+        samples[str(timing["size"])] = timing["samples"]
+    units = {column: unit for column in rows[0]} if rows else {}
+    units.update(size="B", iterations="", validation="", validation_errors="B")
+    if test == "mbw_mr":
+        units["message_rate"] = "1/s"
+    return rows, units, samples
+
+
+def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | None = None,
+        warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
+        buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
+        slots: int = 4, device: DeviceOptions | None = None) -> Result:
+    """One OSU point-to-point test; collective over comm.
+
+    mem: (kind of rank 0's buffers, kind of rank 1's) -- H, H!, D, B or P; in
+    multi-pair tests the first and second half of the ranks. iterations and
+    warmup, when given, hold for every size (OMB's -i and -x); otherwise OMB's
+    defaults switch above 8192 bytes. buffers "multiple" allocates fresh
+    buffers per size, one per window slot. touch launches the placeholder
+    kernel on device buffers before each measured operation (untimed). path
+    chooses staged or mapped transfers for device memory.
+    """
+    if test not in ITERATIONS:
+        raise usage_error(f"unknown point-to-point test '{test}'; choose {', '.join(ITERATIONS)}")
+    comm = mpi.resolve(comm)
+    send_kind, recv_kind = _check_parameters(tuple(mem), buffers, path, window)
+    size_list = resolve_sizes(sizes)
+    small, small_warmup, large, large_warmup = ITERATIONS[test]
+    if iterations is not None:
+        small = large = iterations
+    if warmup is not None:
+        small_warmup = large_warmup = warmup
+    device_options = device or DeviceOptions()
+    chunk = chunk_bytes or _core.DEFAULT_CHUNK_BYTES
+
+    hosts = _core.host_names(comm)
+    dev = open_device(comm, device_options, hosts) if needs_device(mem) else None
+    raw = _core.run_pt2pt(comm, dev, test, send_kind, recv_kind, size_list, small, small_warmup, large,
+                          large_warmup, LARGE_MESSAGE, window, validate, buffers == "multiple", touch,
+                          device_options.bank, path, chunk, slots)
+    rows, units, samples = _rows(test, raw, validate)
+    params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
+              "iterations": small, "warmup": small_warmup, "iterations_large": large,
+              "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
+              "validate": validate, "buffers": buffers, "touch": touch, "path": path,
+              "chunk_bytes": chunk, "slots": slots, "send_route": raw["send_route"],
+              "recv_route": raw["recv_route"], "pairs": raw["pairs"], **device_options.params()}
+    if test in LATENCY_TESTS:
+        del params["window"]
+    return Result(f"osu_{test}", params, environment.collect(comm, dev, hosts), rows, units, samples)
+
+
+def latency(comm=None, **options) -> Result:
+    """Ping-pong between two ranks: half the round-trip time per size."""
+    return run("latency", comm, **options)
+
+
+def bw(comm=None, **options) -> Result:
+    """Rank 0 streams windows of non-blocking sends to rank 1, closed by an acknowledgement."""
+    return run("bw", comm, **options)
+
+
+def bibw(comm=None, **options) -> Result:
+    """Both ranks stream windows to each other at once; bytes of both directions count."""
+    return run("bibw", comm, **options)
+
+
+def multi_lat(comm=None, **options) -> Result:
+    """Ping-pong in N/2 pairs (rank i with i+N/2) at once; latency averaged over pairs."""
+    return run("multi_lat", comm, **options)
+
+
+def mbw_mr(comm=None, **options) -> Result:
+    """Windows streamed in N/2 pairs at once: aggregate bandwidth and message rate."""
+    return run("mbw_mr", comm, **options)
+
+
+def failed_sizes(result: Result) -> list[int]:
+    """Message sizes whose validation failed."""
+    return [row["size"] for row in result.rows if row.get("validation") == "fail"]

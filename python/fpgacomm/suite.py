@@ -1,0 +1,56 @@
+"""The main job: the standard set of benchmarks, every Result and a summary in one folder.
+
+Each later part of fpgacomm adds its entries to STANDARD_SET.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import mpi, osu
+from .report import format_text, summary_line
+from .result import atomic_write
+
+# (file name, benchmark function, its keyword arguments)
+STANDARD_SET = [
+    ("osu_latency_H_H", osu.latency, {"mem": ("H", "H")}),
+    ("osu_latency_D_D", osu.latency, {"mem": ("D", "D")}),
+    ("osu_bw_H_H", osu.bw, {"mem": ("H", "H")}),
+    ("osu_bw_D_D", osu.bw, {"mem": ("D", "D")}),
+]
+
+
+def run(outdir: str, comm=None, **parameters) -> list:
+    """Runs STANDARD_SET with `parameters` (sizes, iterations, device, ...)
+    and writes NAME.json per Result and summary.txt into outdir (rank 0)."""
+    comm = mpi.resolve(comm)
+    if comm.Get_rank() == 0:
+        os.makedirs(outdir, exist_ok=True)
+    results = []
+    for name, benchmark, arguments in STANDARD_SET:
+        result = benchmark(comm, **arguments, validate=True, **parameters)
+        results.append((name, result))
+        if comm.Get_rank() == 0:
+            result.write_json(os.path.join(outdir, f"{name}.json"))
+            print(f"{summary_line(result)}    -> {name}.json", flush=True)
+    if comm.Get_rank() == 0:
+        atomic_write(os.path.join(outdir, "summary.txt"), lambda f: f.write(summary([r for _, r in results])),
+                     newline=None)
+    return [result for _, result in results]
+
+
+def summary(results: list) -> str:
+    """One page: where it ran, a line per benchmark, then the OMB tables."""
+    env = results[0].env if results else {}
+    opencl = env.get("opencl", {})
+    lines = [f"fpgacomm {env.get('fpgacomm_version', '?')} ({env.get('git_revision', '?')}) suite, "
+             f"{env.get('time_utc', '')}",
+             f"hosts {', '.join(env.get('hosts', []))}; {env.get('ranks', '?')} ranks; "
+             f"MPI {env.get('mpi_library', '?').splitlines()[0] if env.get('mpi_library') else '?'}; "
+             f"thread level {env.get('mpi_thread_level', {}).get('provided', '?')}",
+             f"OpenCL device {opencl.get('device', 'none')} on {opencl.get('platform', '-')} "
+             f"({opencl.get('device_type', '-')})", ""]
+    lines += [summary_line(result) for result in results]
+    for result in results:
+        lines += ["", format_text(result)]
+    return "\n".join(lines) + "\n"
