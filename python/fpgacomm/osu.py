@@ -35,12 +35,23 @@ def usage_error(message: str) -> Exception:
     return error
 
 
+def parse_size(text: str) -> int:
+    """Bytes with K/M/G suffixes; errors are the same on every rank."""
+    try:
+        return _core.parse_size(text)
+    except _core.UsageError as error:
+        raise usage_error(str(error)) from None
+
+
 def resolve_sizes(sizes) -> list[int]:
     """None (OMB's 1 B .. 4 MiB), an OMB -m string "[MIN:]MAX", one size, or a list."""
     if sizes is None:
         return _core.doubling_sizes(*DEFAULT_SIZES)
     if isinstance(sizes, str):
-        return _core.doubling_sizes(*_core.parse_size_range(sizes, *DEFAULT_SIZES))
+        try:
+            return _core.doubling_sizes(*_core.parse_size_range(sizes, *DEFAULT_SIZES))
+        except _core.UsageError as error:
+            raise usage_error(str(error)) from None
     if isinstance(sizes, int):
         sizes = [sizes]
     sizes = [int(size) for size in sizes]

@@ -47,11 +47,11 @@ def add_common_options(parser) -> None:
 
 
 def common_parameters(args) -> dict:
-    from . import _core
+    from .osu import parse_size
 
     return {"sizes": args.message_size, "iterations": args.iterations, "warmup": args.warmup,
             "buffers": args.buffer_num, "touch": args.touch, "path": args.path,
-            "chunk_bytes": _core.parse_size(args.chunk) if args.chunk else None, "slots": args.slots,
+            "chunk_bytes": parse_size(args.chunk) if args.chunk else None, "slots": args.slots,
             "device": device_options(args)}
 
 

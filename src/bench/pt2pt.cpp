@@ -67,7 +67,7 @@ std::uint64_t count_errors(const Buffer& buffer, std::uint64_t size, int iterati
 using Buffers = std::vector<std::unique_ptr<Buffer>>;
 
 Buffers allocate(Device* device, MemKind kind, std::uint64_t bytes, int count, int bank) {
-  if (device && is_device_kind(kind) && bytes * count > device->info().global_mem_bytes)
+  if (count > 1 && device && is_device_kind(kind) && bytes * count > device->info().global_mem_bytes)
     throw UsageError(std::to_string(count) + " buffers of " + std::to_string(bytes) + " bytes need more than the " +
                      std::to_string(device->info().global_mem_bytes) + " bytes of global memory of " +
                      device->info().label() + "; use -b single or smaller messages (-m)");

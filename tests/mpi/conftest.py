@@ -1,0 +1,34 @@
+"""Tests that run inside every rank of an mpirun (tests/test_mpi.py starts them).
+
+Pass/fail is collective: a check that fails on one rank fails on all, so no
+rank runs ahead into the next test's communication and hangs.
+"""
+
+import pytest
+
+from fpgacomm import mpi
+
+
+@pytest.fixture(scope="session")
+def comm():
+    return mpi.world()
+
+
+def assert_all(comm, ok: bool, message: str = "") -> None:
+    """Fails on every rank when `ok` is false on any rank."""
+    failing = comm.allgather(bool(ok))
+    bad = [rank for rank, good in enumerate(failing) if not good]
+    assert not bad, f"failed on ranks {bad}: {message}"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skips tests written for another rank count, saying so."""
+    size = mpi.world().Get_size()
+    for item in items:
+        marker = item.get_closest_marker("ranks")
+        if marker and size not in marker.args:
+            item.add_marker(pytest.mark.skip(reason=f"needs {marker.args} ranks, this run has {size}"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "ranks(*counts): run only under these rank counts")

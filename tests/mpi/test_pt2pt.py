@@ -1,0 +1,132 @@
+"""OSU point-to-point tests under mpirun -np 2 and -np 4, validation on."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fpgacomm import _core, osu
+from fpgacomm.devices import DeviceOptions, open_device
+
+from conftest import assert_all
+
+KINDS = ("H", "H!", "D")
+PAIRS = list(itertools.product(KINDS, KINDS))
+# Sizes that cross the 8 KiB iteration switch and, with a 64 KiB chunk, the
+# pipelining (several chunks, a short last one).
+SIZES = [1, 8, 8192, 65536 + 4096, 300000]
+FAST = dict(sizes=SIZES, iterations=4, warmup=1, validate=True, chunk_bytes=65536, window=8)
+
+
+@pytest.mark.ranks(2)
+@pytest.mark.parametrize("test", ["latency", "bw", "bibw"])
+@pytest.mark.parametrize("path", ["staged", "mapped"])
+@pytest.mark.parametrize("send_kind,recv_kind", PAIRS)
+def test_two_rank_tests_deliver_intact_data(comm, test, path, send_kind, recv_kind):
+    result = osu.run(test, comm, mem=(send_kind, recv_kind), path=path, **FAST)
+    assert [row["size"] for row in result.rows] == SIZES
+    assert all(row["validation"] == "pass" and row["validation_errors"] == 0 for row in result.rows)
+    value = "latency_avg" if test == "latency" else "bandwidth"
+    assert all(row[value] > 0 for row in result.rows)
+    routes = {"H": "direct", "H!": "direct", "D": path}
+    assert result.params["send_route"] == routes[send_kind]
+    assert result.params["recv_route"] == routes[recv_kind]
+    assert result.env["ranks"] == 2
+
+
+@pytest.mark.ranks(2)
+@pytest.mark.parametrize("test", ["latency", "bw"])
+def test_multiple_buffers_and_touch(comm, test):
+    result = osu.run(test, comm, mem=("D", "D"), buffers="multiple", touch=True, path="staged", **FAST)
+    assert all(row["validation"] == "pass" for row in result.rows)
+
+
+@pytest.mark.ranks(2)
+def test_latency_statistics_come_from_the_samples(comm):
+    result = osu.latency(comm, sizes=[8], iterations=50, warmup=5)
+    row, samples = result.rows[0], np.array(result.samples["8"])
+    assert len(samples) == 50
+    assert row["latency_avg"] == pytest.approx(samples.mean(), rel=1e-9)
+    assert row["latency_min"] == samples.min() and row["latency_max"] == samples.max()
+    assert row["latency_min"] <= row["latency_p50"] <= row["latency_p99"] <= row["latency_max"]
+
+
+@pytest.mark.ranks(2)
+def test_bandwidth_is_bytes_over_time(comm):
+    result = osu.bw(comm, sizes=[65536], iterations=5, warmup=1, window=4)
+    row, samples = result.rows[0], np.array(result.samples["65536"])
+    # OMB: size * window * iterations / total time; the samples are per-window bandwidths.
+    total_time = (65536 * 4 / samples).sum()
+    assert row["bandwidth"] == pytest.approx(65536 * 4 * 5 / total_time, rel=1e-9)
+
+
+@pytest.mark.ranks(2)
+@pytest.mark.parametrize("test", ["latency", "bw", "bibw"])
+def test_corruption_after_transfer_fails_validation(comm, test):
+    """A hook changes one byte of rank 1's destination after each receive;
+    the validation code knows nothing of it and must see it. (Adding rather
+    than flipping: a window of receives into one buffer would flip back.)"""
+    def corrupt(buffer, offset, nbytes):
+        byte = buffer.read(1, offset + nbytes // 2)
+        buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
+
+    _core.set_receive_hook(corrupt if comm.Get_rank() == 1 else None)
+    try:
+        result = osu.run(test, comm, mem=("D", "D"), path="staged", **FAST)
+    finally:
+        _core.set_receive_hook(None)
+    assert result.rows[0]["validation"] == "fail"
+    assert osu.failed_sizes(result) == [SIZES[0]]
+    assert len(result.rows) == 1  # the sweep stops at the first failing size
+
+
+@pytest.mark.ranks(4)
+@pytest.mark.parametrize("test", ["multi_lat", "mbw_mr"])
+@pytest.mark.parametrize("send_kind,recv_kind", PAIRS)
+def test_multi_pair_tests_deliver_intact_data(comm, test, send_kind, recv_kind):
+    result = osu.run(test, comm, mem=(send_kind, recv_kind), **FAST)
+    assert result.params["pairs"] == 2
+    assert all(row["validation"] == "pass" for row in result.rows)
+    if test == "mbw_mr":
+        assert all(row["message_rate"] == pytest.approx(row["bandwidth"] / row["size"]) for row in result.rows)
+
+
+@pytest.mark.ranks(4)
+@pytest.mark.parametrize("test", ["latency", "bw", "bibw"])
+def test_two_rank_tests_refuse_four_ranks(comm, test):
+    with pytest.raises(_core.UsageError, match="needs exactly 2 ranks, and this run has 4") as caught:
+        osu.run(test, comm, sizes=[8])
+    assert caught.value.agreed
+
+
+@pytest.mark.parametrize("chunk", [1000, 65536])
+@pytest.mark.parametrize("path", ["staged", "mapped"])
+def test_transfers_move_every_kind_pair_intact(comm, chunk, path):
+    """Rank r sends to rank r^1 (pairs), every kind to every kind, sizes that
+    are not multiples of the chunk."""
+    rank = comm.Get_rank()
+    peer = rank ^ 1
+    if peer >= comm.Get_size():
+        pytest.skip("odd rank count")
+    device = open_device(comm, DeviceOptions())
+    transfers = _core.Transfers(comm, device, path=path, chunk_bytes=chunk)
+    rng = np.random.default_rng(7)
+    ok = True
+    for send_kind, recv_kind in PAIRS:
+        for size in (1, 4099, 3 * chunk + 17):
+            data = rng.integers(0, 256, size, dtype=np.uint8)
+            if rank % 2 == 0:
+                buffer = _core.Buffer(device, send_kind, size)
+                buffer.write(data)
+                transfers.send(buffer, peer, tag=3)
+            else:
+                buffer = _core.Buffer(device, recv_kind, size)
+                transfers.recv(buffer, peer, tag=3)
+                ok &= bool(np.array_equal(buffer.read(size), data))
+    assert_all(comm, ok, "received data differs from what was sent")
+
+
+def test_device_map_names_missing_device_on_every_rank(comm):
+    with pytest.raises(_core.UsageError, match="maps node-local rank 0 to device 5") as caught:
+        open_device(comm, DeviceOptions(device_map="5:5:5:5"))
+    assert caught.value.agreed

@@ -1,0 +1,104 @@
+"""The fpgacomm command in one process and, where MPI is needed, under mpirun."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fpgacomm import Result
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
+def fpgacomm(*args, ranks=None, timeout=300, cwd=None):
+    command = [sys.executable, "-m", "fpgacomm", *args]
+    if ranks:
+        command = ["mpirun", "-np", str(ranks), "--oversubscribe", *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=ENV, cwd=cwd)
+
+
+def test_devices_lists_pocl_with_kinds(tmp_path):
+    run = fpgacomm("devices", "--json", str(tmp_path / "devices.json"))
+    assert run.returncode == 0, run.stderr
+    assert "Portable Computing Language" in run.stdout
+    assert "memory kinds: H H! D" in run.stdout
+    table = json.loads((tmp_path / "devices.json").read_text())
+    assert any(row["kinds"] == ["H", "H!", "D"] for row in table)
+
+
+def test_console_script_and_version():
+    script = Path(sys.executable).parent / "fpgacomm"
+    run = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.startswith("fpgacomm ")
+
+
+def test_bad_arguments_exit_2_with_one_message():
+    run = fpgacomm("osu", "nosuch")
+    assert run.returncode == 2 and "invalid choice: 'nosuch'" in run.stderr
+    run = fpgacomm("osu", "bw", "D", ranks=2)
+    assert run.returncode == 2
+    assert run.stderr.count("give both memory kinds") == 1
+
+
+def test_osu_bw_prints_omb_text_and_writes_json_and_csv(tmp_path):
+    run = fpgacomm("osu", "bw", "H", "D", "-m", "1K:64K", "-i", "3", "-x", "1", "-W", "4", "-c",
+                   "--json", str(tmp_path / "bw.json"), "--csv", str(tmp_path / "bw.csv"), ranks=2)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("# OSU MPI-OpenCL Bandwidth Test v")
+    assert lines[1] == "# Send Buffer on HOST (H) and Receive Buffer on DEVICE (D)"
+    assert "Bandwidth (MB/s)" in lines[3] and "Validation" in lines[3]
+    assert [line.split()[0] for line in lines[4:]] == ["1024", "2048", "4096", "8192", "16384", "32768", "65536"]
+    assert all(line.split()[-1] == "Pass" for line in lines[4:])
+    result = Result.read_json(tmp_path / "bw.json")
+    assert result.benchmark == "osu_bw" and result.params["send_kind"] == "H"
+    assert result.env["mpi_thread_level"]["provided"] in ("funneled", "serialized", "multiple")
+    assert result.env["mpi_thread_level"]["requested"] == "funneled"
+    assert Result.read_csv(tmp_path / "bw.csv").rows == result.rows
+
+
+def test_errors_are_clear_and_leave_no_json(tmp_path):
+    target = tmp_path / "out.json"
+    cases = [
+        (("osu", "latency", "D", "X"), 2, "unknown memory kind 'X'"),
+        (("osu", "latency", "D", "B"), 2, "HBM (B) needs"),
+        (("osu", "latency", "-m", "1:2X"), 2, "unknown suffix"),
+        (("osu", "bw", "D", "D", "-m", "4G"), 2, "largest allocation is"),
+    ]
+    for args, status, message in cases:
+        run = fpgacomm(*args, "--json", str(target), ranks=2)
+        assert run.returncode == status, (args, run.stderr)
+        assert message in run.stderr and run.stderr.count(message) == 1, (args, run.stderr)
+        assert "Traceback" not in run.stderr
+        assert not target.exists()
+
+
+def test_mapping_errors_under_mpirun():
+    env_run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "D", "D"],
+                             capture_output=True, text=True, timeout=120, env=dict(ENV, FPGA_MAPPING="0:7"))
+    assert env_run.returncode == 2
+    assert "FPGA_MAPPING maps node-local rank 1 to device 7, but only 1 device(s) match" in env_run.stderr
+    run = fpgacomm("osu", "latency", "D", "D", "--device-map", "0:x", ranks=2)
+    assert run.returncode == 2 and "--device-map='0:x' has a non-numeric entry 'x'" in run.stderr
+
+
+def test_wrong_rank_counts_are_refused():
+    run = fpgacomm("osu", "latency", "-m", "8", ranks=3)
+    assert run.returncode == 2 and "needs exactly 2 ranks, and this run has 3" in run.stderr
+    run = fpgacomm("osu", "mbw_mr", "-m", "8", ranks=3)
+    assert run.returncode == 2 and "needs an even number of ranks" in run.stderr
+
+
+def test_suite_writes_every_result_and_a_summary(tmp_path):
+    out = tmp_path / "results"
+    run = fpgacomm("suite", str(out), "-m", "1:4K", "-i", "3", "-x", "1", ranks=2)
+    assert run.returncode == 0, run.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["osu_bw_D_D.json", "osu_bw_H_H.json", "osu_latency_D_D.json", "osu_latency_H_H.json",
+                     "summary.txt"]
+    summary = (out / "summary.txt").read_text()
+    assert "osu_latency D D" in summary and "# OSU MPI-OpenCL Bandwidth Test" in summary
+    for name in names[:-1]:
+        result = Result.read_json(out / name)
+        assert all(row["validation"] == "pass" for row in result.rows)

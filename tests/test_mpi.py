@@ -1,0 +1,41 @@
+"""Starts the MPI test modules under mpirun, once per rank count, and the
+fault scenarios where one rank fails or hangs while the others wait."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PYTHON = sys.executable
+
+
+def mpirun(np_: int, *command, timeout: float, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                    OMPI_MCA_rmaps_base_oversubscribe="1", **(env or {}))
+    return subprocess.run(["mpirun", "-np", str(np_), *command], capture_output=True, text=True,
+                          timeout=timeout, env=full_env, cwd=HERE)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_mpi_modules(ranks):
+    run = mpirun(ranks, PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(HERE / "mpi"),
+                 timeout=900)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    assert " passed" in run.stdout
+
+
+def test_one_rank_failing_ends_the_job_with_its_error():
+    run = mpirun(2, PYTHON, str(HERE / "mpi" / "fault.py"), "raise", timeout=120)
+    assert run.returncode != 0
+    assert "fpgacomm: error on rank 1" in run.stderr or "internal error on rank 1" in run.stderr, run.stderr
+    assert "injected fault" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_a_hanging_rank_is_ended_by_the_time_limit():
+    run = mpirun(2, PYTHON, str(HERE / "mpi" / "fault.py"), "hang", timeout=120)
+    assert run.returncode != 0
+    assert "time limit of 5 s exceeded" in run.stderr, run.stderr
