@@ -1,7 +1,9 @@
 #include <pybind11/stl.h>
 
+#include "bench/devbw.hpp"
 #include "bench/pt2pt.hpp"
 #include "bindings/bindings.hpp"
+#include "core/error.hpp"
 
 namespace py = pybind11;
 
@@ -59,6 +61,18 @@ void bind_bench(py::module_& m) {
       py::arg("multiple_buffers"), py::arg("touch"), py::arg("bank"), py::arg("path"), py::arg("chunk_bytes"),
       py::arg("slots"),
       "One OSU point-to-point sweep; collective over comm. Every rank gets the same timings.");
+  m.def(
+      "copy_time",
+      [](Device& device, const std::string& direction, const std::string& host_kind, std::uint64_t nbytes,
+         std::uint64_t chunk, int repetitions) {
+        if (direction != "h2d" && direction != "d2h")
+          throw UsageError("copy direction must be h2d or d2h, got '" + direction + "'");
+        py::gil_scoped_release release;
+        return copy_time(device, direction == "h2d", parse_mem_kind(host_kind), nbytes, chunk, repetitions);
+      },
+      py::arg("device"), py::arg("direction"), py::arg("host_kind"), py::arg("nbytes"), py::arg("chunk"),
+      py::arg("repetitions") = 5,
+      "Best seconds to copy nbytes host<->device in blocking chunks (the serial staging of one message).");
   m.def("pattern_byte", &pattern_byte, py::arg("index"), py::arg("size"), py::arg("iteration"), py::arg("stream"));
 }
 

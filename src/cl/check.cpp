@@ -76,8 +76,8 @@ const char* cl_error_name(cl_int code) {
   }
 }
 
-void cl_check(cl_int code, const char* routine, const std::string& context) {
-  if (code != CL_SUCCESS) throw ClError(routine, code, context);
+void cl_fail(cl_int code, const char* routine, const std::string& context) {
+  throw ClError(routine, code, context);
 }
 
 ClError::ClError(const std::string& routine, int code, const std::string& context)

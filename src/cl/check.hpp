@@ -5,11 +5,22 @@
 #include <CL/cl.h>
 
 #include <string>
+#include <type_traits>
 
 namespace fpgacomm {
 
 const char* cl_error_name(cl_int code);
 
-void cl_check(cl_int code, const char* routine, const std::string& context = "");
+[[noreturn]] void cl_fail(cl_int code, const char* routine, const std::string& context);
+
+// `context`: text, or a callable returning text (built only on failure).
+template <class Context = const char*>
+void cl_check(cl_int code, const char* routine, Context&& context = "") {
+  if (code == CL_SUCCESS) return;
+  if constexpr (std::is_invocable_v<Context>)
+    cl_fail(code, routine, context());
+  else
+    cl_fail(code, routine, context);
+}
 
 }  // namespace fpgacomm

@@ -24,9 +24,8 @@ Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
 
-void Communicator::check(int code, const char* routine, const std::string& context) const {
-  if (code != MPI_SUCCESS)
-    throw MpiError(routine, code, "on rank " + std::to_string(rank_) + (context.empty() ? "" : ", " + context));
+void Communicator::fail(int code, const char* routine, const std::string& context) const {
+  throw MpiError(routine, code, "on rank " + std::to_string(rank_) + (context.empty() ? "" : ", " + context));
 }
 
 void Communicator::barrier() const { check(MPI_Barrier(comm_), "MPI_Barrier"); }

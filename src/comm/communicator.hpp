@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace fpgacomm {
@@ -18,7 +19,16 @@ class Communicator {
   int size() const { return size_; }
 
   // Every MPI return code goes through here (mpi4py sets MPI_ERRORS_RETURN).
-  void check(int code, const char* routine, const std::string& context = "") const;
+  // `context` says what we were doing: text, or a callable returning text,
+  // so that hot paths build no string unless the call failed.
+  template <class Context = const char*>
+  void check(int code, const char* routine, Context&& context = "") const {
+    if (code == MPI_SUCCESS) return;
+    if constexpr (std::is_invocable_v<Context>)
+      fail(code, routine, context());
+    else
+      fail(code, routine, context);
+  }
 
   void barrier() const;
   std::vector<std::string> host_names() const;
@@ -34,6 +44,8 @@ class Communicator {
   void agree(std::exception_ptr failure) const;
 
  private:
+  [[noreturn]] void fail(int code, const char* routine, const std::string& context) const;
+
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;

@@ -87,7 +87,7 @@ std::uint8_t* Transfers::map(Buffer& buffer, std::uint64_t offset, std::uint64_t
   cl_command_queue queue = for_send ? device_->to_host_queue() : device_->to_device_queue();
   auto* host = static_cast<std::uint8_t*>(
       clEnqueueMapBuffer(queue, buffer.mem(), CL_TRUE, flags, offset, bytes ? bytes : 1, 0, nullptr, nullptr, &status));
-  cl_check(status, "clEnqueueMapBuffer", "mapping " + std::to_string(bytes) + " bytes for MPI");
+  cl_check(status, "clEnqueueMapBuffer", [&] { return "mapping " + std::to_string(bytes) + " bytes for MPI"; });
   mappings_.push_back({&buffer, offset, bytes, for_send, host});
   return host;
 }
@@ -133,7 +133,7 @@ void Transfers::send(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Rou
   // Host memory to an unchunked wire is one MPI call, as in OMB: no engine on the latency path.
   if (is_plain(buffer, bytes, peer_route)) {
     comm_.check(MPI_Send(buffer.host_data(), static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_.raw()), "MPI_Send",
-                "sending " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer));
+                [&] { return "sending " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer); });
     return;
   }
   post_send(buffer, 0, bytes, peer, tag, peer_route);
@@ -144,7 +144,8 @@ void Transfers::recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Rou
   if (is_plain(buffer, bytes, peer_route)) {
     comm_.check(MPI_Recv(buffer.host_data(), static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_.raw(),
                          MPI_STATUS_IGNORE),
-                "MPI_Recv", "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer));
+                "MPI_Recv",
+                [&] { return "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer); });
     if (const ReceiveHook& hook = receive_hook()) hook(buffer, 0, bytes);
     return;
   }
@@ -204,7 +205,8 @@ bool Transfers::advance_sends() {
     }
     comm_.check(MPI_Isend(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(),
                           &step.request),
-                "MPI_Isend", "sending " + std::to_string(step.bytes) + " bytes to rank " + std::to_string(step.peer));
+                "MPI_Isend",
+                [&] { return "sending " + std::to_string(step.bytes) + " bytes to rank " + std::to_string(step.peer); });
     step.state = State::OnWire;
     ++on_wire_;
     ++send_next_wire_;
@@ -231,7 +233,9 @@ bool Transfers::advance_recvs() {
     }
     comm_.check(MPI_Irecv(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(),
                           &step.request),
-                "MPI_Irecv", "receiving " + std::to_string(step.bytes) + " bytes from rank " + std::to_string(step.peer));
+                "MPI_Irecv", [&] {
+                  return "receiving " + std::to_string(step.bytes) + " bytes from rank " + std::to_string(step.peer);
+                });
     step.state = State::OnWire;
     ++on_wire_;
     ++recv_next_post_;
@@ -293,25 +297,27 @@ bool Transfers::complete_requests(bool block) {
 
 void Transfers::wait_all() {
   // Only MPI can move a batch with no device copies in flight, so such a
-  // batch blocks in MPI_Waitsome; with copies in flight it polls both,
-  // yielding the core to the OpenCL runtime's threads between polls.
+  // batch blocks in MPI_Waitsome. With copies in flight, a rank whose next
+  // send waits for its chunk to reach host memory sleeps in clWaitForEvents
+  // (its sends in flight need the receiver's progress, not its own, and the
+  // core is better left to the runtime's copy threads); otherwise it polls
+  // MPI, yielding the core between polls.
   while (true) {
     bool progressed = advance_sends();
     progressed |= advance_recvs();
     if (send_next_wire_ == sends_.size() && recv_next_post_ == recvs_.size() && on_wire_ == 0 && device_copies_ == 0)
       break;
-    if (on_wire_ > 0) {
-      progressed |= complete_requests(device_copies_ == 0 && !progressed);
-    } else if (device_copies_ > 0 && !progressed) {
-      cl_event oldest = nullptr;
-      if (send_next_wire_ < sends_.size() && sends_[send_next_wire_].state == State::Staging)
-        oldest = sends_[send_next_wire_].event;
-      else if (recv_next_unstage_ < recvs_.size() && recvs_[recv_next_unstage_].state == State::Unstaging)
-        oldest = recvs_[recv_next_unstage_].event;
-      if (oldest) cl_check(clWaitForEvents(1, &oldest), "clWaitForEvents", "waiting for a staging copy");
-      continue;
-    }
-    if (!progressed) sched_yield();
+    if (on_wire_ > 0) progressed |= complete_requests(device_copies_ == 0 && !progressed);
+    if (progressed || device_copies_ == 0) continue;
+    cl_event next = nullptr;
+    if (send_next_wire_ < sends_.size() && sends_[send_next_wire_].state == State::Staging)
+      next = sends_[send_next_wire_].event;
+    else if (on_wire_ == 0 && recv_next_unstage_ < recvs_.size() && recvs_[recv_next_unstage_].state == State::Unstaging)
+      next = recvs_[recv_next_unstage_].event;
+    if (next)
+      cl_check(clWaitForEvents(1, &next), "clWaitForEvents", "waiting for a staging copy");
+    else
+      sched_yield();
   }
   finish_batch();
 }
