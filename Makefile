@@ -1,6 +1,9 @@
 # The two entry points of README.md. Both run the whole set-up first
 # (scripts/setup.sh is idempotent), so each works on a fresh machine.
-PYTHON ?= .venv/bin/python
+# FPGACOMM_PYTHON: an existing interpreter to build into (scripts/setup.sh).
+FPGACOMM_PYTHON ?=
+export FPGACOMM_PYTHON
+PYTHON := $(if $(FPGACOMM_PYTHON),$(FPGACOMM_PYTHON),.venv/bin/python)
 NP ?= 2
 RESULTS ?= results
 
