@@ -8,22 +8,24 @@
 namespace fpgacomm {
 namespace {
 
-std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+// A string property of a platform or device: ask for the size, then the text.
+template <class Object, class Query>
+std::string info_string(cl_int (*get_info)(Object, Query, std::size_t, void*, std::size_t*), Object object,
+                        Query what, const char* routine) {
   std::size_t size = 0;
-  cl_check(clGetPlatformInfo(platform, what, 0, nullptr, &size), "clGetPlatformInfo");
+  cl_check(get_info(object, what, 0, nullptr, &size), routine);
   std::string value(size, '\0');
-  cl_check(clGetPlatformInfo(platform, what, size, value.data(), nullptr), "clGetPlatformInfo");
+  cl_check(get_info(object, what, size, value.data(), nullptr), routine);
   while (!value.empty() && value.back() == '\0') value.pop_back();
   return value;
 }
 
+std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+  return info_string(clGetPlatformInfo, platform, what, "clGetPlatformInfo");
+}
+
 std::string device_string(cl_device_id device, cl_device_info what) {
-  std::size_t size = 0;
-  cl_check(clGetDeviceInfo(device, what, 0, nullptr, &size), "clGetDeviceInfo");
-  std::string value(size, '\0');
-  cl_check(clGetDeviceInfo(device, what, size, value.data(), nullptr), "clGetDeviceInfo");
-  while (!value.empty() && value.back() == '\0') value.pop_back();
-  return value;
+  return info_string(clGetDeviceInfo, device, what, "clGetDeviceInfo");
 }
 
 template <class T>
