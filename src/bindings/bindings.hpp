@@ -4,4 +4,5 @@
 
 namespace fpgacomm::bindings {
 void bind_errors(pybind11::module_& m);
+void bind_fabric(pybind11::module_& m);
 }

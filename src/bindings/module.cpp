@@ -8,4 +8,5 @@ PYBIND11_MODULE(_core, m) {
   m.attr("__version__") = FPGACOMM_VERSION;
   m.attr("git_revision") = FPGACOMM_GIT_REVISION;
   fpgacomm::bindings::bind_errors(m);
+  fpgacomm::bindings::bind_fabric(m);
 }

@@ -45,6 +45,27 @@ StreamResult stream(const FabricSpec& spec, int src, int dst, std::int64_t bytes
   return result;
 }
 
+StreamResult one_sided(const FabricSpec& spec, int initiator, int target, std::int64_t bytes, bool get,
+                       double handler_latency) {
+  if (!(handler_latency >= 0.0)) throw UsageError("fabric: the handler latency must be 0 or more");
+  Network network(spec);
+  StreamResult result;
+  auto finish = [&](const MessageRecord& record) {
+    result.time = record.done;
+    result.bandwidth = static_cast<double>(bytes) / record.done;
+  };
+  if (get) {
+    network.send(initiator, target, 0, 0.0, 0, 0, [&](const MessageRecord& request) {
+      network.send(target, initiator, bytes, request.done + handler_latency, 0, 0, finish);
+    });
+  } else {
+    network.send(initiator, target, bytes, 0.0, 0, 0, finish);
+  }
+  network.run();
+  result.events = network.engine().events_processed();
+  return result;
+}
+
 std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::int64_t>& sizes) {
   if (spec.topology != TopologyKind::ring || spec.nodes < 3) {
     throw UsageError("fabric: the b_eff ring needs a ring of at least 3 FPGAs, so that each has "

@@ -27,6 +27,13 @@ struct StreamResult {
 // One message of `bytes` from src to dst out of physical port `port`.
 StreamResult stream(const FabricSpec& spec, int src, int dst, std::int64_t bytes, int port);
 
+// FSHMEM's one-sided operations (seed 001 section III-A): a PUT is one long
+// active message to the target; a GET is a short request (header only)
+// answered, after the target's handler turns it round, by a long reply.
+// The time runs from the command to the last byte in memory at the end.
+StreamResult one_sided(const FabricSpec& spec, int initiator, int target, std::int64_t bytes, bool get,
+                       double handler_latency);
+
 struct BeffPoint {
   std::int64_t bytes = 0;
   double time = 0.0;            // slowest of all nodes' exchanges with both neighbours

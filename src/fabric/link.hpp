@@ -6,12 +6,12 @@
 
 namespace fpgacomm::fabric {
 
-enum class LineCoding { none, b8b10, b64b66, b64b67 };
+enum class LineCoding { none, b8b10, b64b66, b64b67, b128b130 };
 
-// Data bits per line bit: 8/10, 64/66, 64/67, or 1 where the rate given is
-// already the data rate.
+// Data bits per line bit: 8/10, 64/66, 64/67, 128/130 (PCIe 3), or 1 where
+// the rate given is already the data rate.
 double coding_efficiency(LineCoding coding);
-LineCoding parse_line_coding(const std::string& name);  // "8b10b", "64b66b", "64b67b", "none"
+LineCoding parse_line_coding(const std::string& name);  // "8b10b", "64b66b", "64b67b", "128b130b", "none"
 std::string to_string(LineCoding coding);
 
 struct Link {

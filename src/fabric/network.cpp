@@ -182,9 +182,11 @@ void Network::handle(std::uint64_t event_tag) {
 }
 
 // The DMA engine starts reading the message: after the user logic hands it
-// over (Ta) and the memory answers the first request.
+// over (Ta) and the memory answers the first request. An empty message (a
+// short active message, an acknowledgement) reads no memory.
 void Network::begin(int id) {
-  engine_.schedule_in(spec_.node.app_latency + spec_.node.dma_latency, this, tag(kFrameReady, id));
+  const double read = messages_[id].record.bytes > 0 ? spec_.node.dma_latency : 0.0;
+  engine_.schedule_in(spec_.node.app_latency + read, this, tag(kFrameReady, id));
 }
 
 // The DMA engine has the head of the next frame; it needs room in the

@@ -49,6 +49,14 @@ int Topology::path_links(int src, int dst, int plane) const {
   return links;
 }
 
+std::vector<int> Topology::distances(int src, int plane) const {
+  std::vector<int> links(nodes_, 0);
+  for (int dst = 0; dst < nodes_; ++dst) {
+    if (dst != src) links[dst] = path_links(src, dst, plane);
+  }
+  return links;
+}
+
 namespace {
 
 int positive_mod(int a, int n) { return ((a % n) + n) % n; }

@@ -47,6 +47,8 @@ class Topology {
   virtual PortGroup route(int device, int dst, int plane) const = 0;
   // Links crossed from node src to node dst (0 when src == dst).
   int path_links(int src, int dst, int plane) const;
+  // path_links from src to every node.
+  std::vector<int> distances(int src, int plane) const;
   virtual std::string describe() const = 0;
 
  protected:
