@@ -350,9 +350,11 @@ def fshmem_pair(packet_bytes: int = 512) -> Fabric:
     app_latency = (FSHMEM_SHORT_PUT - FSHMEM_LINK_LATENCY) / 2
     spec = _spec("ring", 2, link, framing, ports_per_node=2,
                  node=_node(app_latency, 1, FSHMEM_DATAPATH * FSHMEM_DMA_EFFICIENCY, FSHMEM_READ_LATENCY))
-    # A short GET: request and reply header, each Ta + header + link + Ta.
+    # A short GET: the whole request (its first byte after 0.21 us, then the
+    # header's time on the link), the handler, and the reply's first byte
+    # 0.21 us after it leaves.
     header_time = framing.wire_bytes(0) / link.data_rate
-    handler = FSHMEM_SHORT_GET - 2 * (FSHMEM_SHORT_PUT + header_time)
+    handler = FSHMEM_SHORT_GET - 2 * FSHMEM_SHORT_PUT - header_time
     return Fabric("fshmem_pair", {"packet_bytes": packet_bytes}, spec, handler_latency=handler)
 
 
@@ -595,25 +597,16 @@ def dcn_gather_stages(n: int, size: int) -> list:
 
 
 def vcsn_gather_stages(n: int, size: int) -> list:
-    """Gather to node 0 on VCSN with 2 virtual ports per physical port (seed
-    004 Fig. 10 B, 12, generalised as in section 6.3): per stage node 0
-    receives two blocks on each physical port, from a sender that got its
-    partner's block in the stage before; ceil((n-1)/4) + 1 stages."""
+    """Gather to node 0 on VCSN as seed 004 eq. 7 models it for large
+    clusters (section 6.3): node 0 receives through its four virtual ports
+    (two on each physical port, sharing it through the congestion control,
+    section 5.1.2) one block of `size` bytes each per stage, so each stage
+    moves 2 * size per physical port; ceil((n-1)/4) stages."""
     _require_nodes(n, 2, "a gather")
     sources = list(range(1, n))
-    groups = [sources[i:i + 4] for i in range(0, len(sources), 4)]
-    stages = [[] for _ in range(len(groups) + 1)]
-    for s, group in enumerate(groups):
-        # Port p of node 0 takes group[p] (sender) with group[p + 2] (partner).
-        for port in (0, 1):
-            if port >= len(group):
-                continue
-            sender = group[port]
-            partner = group[port + 2] if port + 2 < len(group) else None
-            if partner is not None:
-                stages[s].append((partner, sender, size, 1 - port))
-            stages[s + 1].append((sender, 0, size * (2 if partner is not None else 1), port))
-    return [stage for stage in stages if stage]
+    # Block i of a stage takes physical port i % 2, virtual port i // 2 on it.
+    return [[(src, 0, size, i % 2, i // 2) for i, src in enumerate(sources[k:k + 4])]
+            for k in range(0, len(sources), 4)]
 
 
 # --- fpgacomm suite -------------------------------------------------------------
