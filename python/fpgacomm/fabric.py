@@ -535,7 +535,8 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None) -> Re
     reconfigure (default: the fabric has a virtual topology, VCSN) adds the
     MAC-table write first. One row per stage; the first row, stage "setup",
     is the control before the first transfer; "end" of the last row is the
-    schedule's time."""
+    schedule's time. samples["N"] holds stage N's transfers' completion
+    times after the stage's start, in the order given."""
     fabric = _fabric(fabric)
     if reconfigure is None:
         reconfigure = fabric.virtual_topology
@@ -546,9 +547,10 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None) -> Re
         rows.append({"stage": str(index), "start": stage["start"], "transfer": stage["transfer"],
                      "control": stage["control"], "end": stage["start"] + stage["transfer"] + stage["control"],
                      "bytes": stage["bytes"]})
-    return _result("fabric_schedule", fabric,
-                   {"stages": len(stages), "reconfigure": bool(reconfigure), "events": r["events"]}, rows,
-                   {"stage": "", "start": "s", "transfer": "s", "control": "s", "end": "s", "bytes": "B"})
+    return Result("fabric_schedule", {**fabric.params(), "stages": len(stages), "reconfigure": bool(reconfigure),
+                                      "events": r["events"]}, _env(), rows,
+                  {"stage": "", "start": "s", "transfer": "s", "control": "s", "end": "s", "bytes": "B"},
+                  samples={str(index): stage["done"] for index, stage in enumerate(r["stages"], 1)})
 
 
 def beff_channel_model(size: int) -> float:

@@ -218,7 +218,8 @@ void bind_fabric(py::module_& m) {
         py::list rows;
         for (const StageTiming& s : r.stages) {
           rows.append(py::dict(py::arg("start") = s.start, py::arg("transfer") = s.transfer,
-                               py::arg("control") = s.control, py::arg("bytes") = s.bytes));
+                               py::arg("control") = s.control, py::arg("bytes") = s.bytes,
+                               py::arg("done") = s.done));
         }
         return py::dict(py::arg("setup") = r.setup, py::arg("stages") = rows, py::arg("total") = r.total,
                         py::arg("events") = r.events);

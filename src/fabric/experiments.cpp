@@ -104,14 +104,15 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
   for (std::size_t s = 0; s < stages.size(); ++s) {
     StageTiming stage;
     stage.start = clock;
-    double last = clock;
-    for (const Transfer& transfer : stages[s]) {
+    stage.done.assign(stages[s].size(), 0.0);
+    for (std::size_t t = 0; t < stages[s].size(); ++t) {
+      const Transfer& transfer = stages[s][t];
       stage.bytes += transfer.bytes;
       network.send(transfer.src, transfer.dst, transfer.bytes, clock, transfer.port, transfer.lane,
-                   [&last](const MessageRecord& record) { last = std::max(last, record.done); });
+                   [&stage, t, clock](const MessageRecord& record) { stage.done[t] = record.done - clock; });
     }
     network.run();
-    stage.transfer = last - clock;
+    for (double done : stage.done) stage.transfer = std::max(stage.transfer, done);
     // The next stage's crossbar is set up before the barrier that ends this one.
     const double setup_next = s + 1 < stages.size() ? host.crossbar_setup : 0.0;
     stage.control = setup_next + host.barrier(servers, stage.transfer + setup_next);

@@ -53,6 +53,7 @@ struct StageTiming {
   double transfer = 0.0;  // from the stage's start to its last transfer's completion
   double control = 0.0;   // crossbar set-up and barrier after it
   std::int64_t bytes = 0;
+  std::vector<double> done;  // per transfer, in order: completion after the stage's start
 };
 struct ScheduleResult {
   double setup = 0.0;  // topology reconfiguration, first crossbar set-up, their barriers
