@@ -95,10 +95,14 @@ def test_suite_writes_every_result_and_a_summary(tmp_path):
     run = fpgacomm("suite", str(out), "-m", "1:4K", "-i", "3", "-x", "1", ranks=2)
     assert run.returncode == 0, run.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["osu_bw_D_D.json", "osu_bw_H_H.json", "osu_latency_D_D.json", "osu_latency_H_H.json",
-                     "summary.txt"]
+    osu_names = ["osu_bw_D_D.json", "osu_bw_H_H.json", "osu_latency_D_D.json", "osu_latency_H_H.json"]
+    assert names[:4] == osu_names and names[-1] == "summary.txt"
+    simulated = [name for name in names if name.startswith("sim")]
+    assert len(simulated) == len(names) - 5 >= 7
     summary = (out / "summary.txt").read_text()
     assert "osu_latency D D" in summary and "# OSU MPI-OpenCL Bandwidth Test" in summary
-    for name in names[:-1]:
+    assert "OpenCL device pthread" in summary and "(simulated)" in summary
+    for name in osu_names:
         result = Result.read_json(out / name)
         assert all(row["validation"] == "pass" for row in result.rows)
+    assert all(Result.read_json(out / name).env["simulated"] for name in simulated)

@@ -155,10 +155,13 @@ def test_missing_value_is_one_token():
     assert line.split()[-1] == "N/A" and len(line.split()) == 8
 
 
-def test_unknown_benchmark():
-    r = Result("hpl", {}, ENV, [], {})
-    with pytest.raises(ValueError, match="'hpl'"):
-        format_text(r)
+def test_benchmark_without_a_format_prints_a_plain_table():
+    r = Result("fabric_bw", {"fabric": "vcsn"}, ENV, [{"size": 64, "bandwidth": 1.244e10, "note": None}],
+               {"size": "B", "bandwidth": "B/s", "note": ""})
+    lines = format_text(r).splitlines()
+    assert lines[0] == "# fpgacomm fabric_bw: vcsn (simulated)"
+    assert lines[1].split() == ["size[B]", "bandwidth[B/s]", "note[]"]
+    assert lines[2].split() == ["64", "1.244e+10", "N/A"]
     assert set(FORMATTERS) >= {"osu_latency", "osu_bw", "osu_bibw", "osu_multi_lat", "osu_mbw_mr"}
 
 

@@ -224,17 +224,32 @@ FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
 }
 
 
+def format_table(result: Result, full: bool = False) -> str:
+    """Any Result as a plain table: a title line, then "key[unit]" columns
+    with SI values; for benchmarks that have no format of their own."""
+    title = f"# fpgacomm {result.benchmark}"
+    if "fabric" in result.params:
+        title += f": {result.params['fabric']} (simulated)"
+    header = "".join(f"{f'{key}[{result.units[key]}]':>{_FIELD_WIDTH}}" for key in result.columns)
+    lines = [title, header]
+    for row in result.rows:
+        lines.append("".join(f"{_plain_value(row[key]):>{_FIELD_WIDTH}}" for key in result.columns))
+    return "\n".join(lines)
+
+
+def _plain_value(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "N/A" if value is None else str(value)
+
+
 def format_text(result: Result, full: bool = False) -> str:
-    """The benchmark's own text report (no trailing newline).
+    """The benchmark's own text report (no trailing newline), or a plain
+    table (format_table) for benchmarks without one.
 
     full adds min, max, stdev and percentile columns.
     """
-    try:
-        formatter = FORMATTERS[result.benchmark]
-    except KeyError:
-        raise ValueError(f"no text format for benchmark {result.benchmark!r}; "
-                         f"known: {sorted(FORMATTERS)}") from None
-    return formatter(result, full)
+    return FORMATTERS.get(result.benchmark, format_table)(result, full)
 
 
 # ------------------------------------------------------------ summaries
@@ -252,6 +267,8 @@ def summary_line(result: Result) -> str:
     name = result.benchmark
     if "send_kind" in result.params and "recv_kind" in result.params:
         name += f" {result.params['send_kind']} {result.params['recv_kind']}"
+    if "fabric" in result.params:
+        name += f" {result.params['fabric']} (simulated)"
     rows = [row for row in result.rows if row.get("size") is not None]
     if not rows:
         return f"{name}: no rows"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from . import mpi, osu
+from . import fabric, mpi, osu
 from .report import format_text, summary_line
 from .result import atomic_write
 
@@ -22,7 +22,8 @@ STANDARD_SET = [
 
 def run(outdir: str, comm=None, **parameters) -> list:
     """Runs STANDARD_SET with `parameters` (sizes, iterations, device, ...)
-    and writes NAME.json per Result and summary.txt into outdir (rank 0)."""
+    and a small simulated run of every fabric preset, and writes NAME.json
+    per Result and summary.txt into outdir (rank 0)."""
     comm = mpi.resolve(comm)
     if comm.Get_rank() == 0:
         os.makedirs(outdir, exist_ok=True)
@@ -34,14 +35,20 @@ def run(outdir: str, comm=None, **parameters) -> list:
             result.write_json(os.path.join(outdir, f"{name}.json"))
             print(f"{summary_line(result)}    -> {name}.json", flush=True)
     if comm.Get_rank() == 0:
+        # The simulated fabrics need no ranks: rank 0 runs them.
+        for index, result in enumerate(fabric.suite_results()):
+            name = f"sim{index:02d}_{result.benchmark}_{result.params['fabric']}"
+            results.append((name, result))
+            result.write_json(os.path.join(outdir, f"{name}.json"))
+            print(f"{summary_line(result)}    -> {name}.json", flush=True)
         atomic_write(os.path.join(outdir, "summary.txt"), lambda f: f.write(summary([r for _, r in results])),
                      newline=None)
     return [result for _, result in results]
 
 
 def summary(results: list) -> str:
-    """One page: where it ran, a line per benchmark, then the OMB tables."""
-    env = results[0].env if results else {}
+    """One page: where it ran, a line per benchmark, then the tables."""
+    env = next((r.env for r in results if "opencl" in r.env), results[0].env if results else {})
     opencl = env.get("opencl", {})
     lines = [f"fpgacomm {env.get('fpgacomm_version', '?')} ({env.get('git_revision', '?')}) suite, "
              f"{env.get('time_utc', '')}",

@@ -1,0 +1,253 @@
+// fpgacomm._core.fabric: the simulator's specs as plain classes and its
+// experiments as functions returning dicts. Conversions only.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.hpp"
+#include "core/error.hpp"
+#include "fabric/engine.hpp"
+#include "fabric/experiments.hpp"
+#include "fabric/topology.hpp"
+
+namespace py = pybind11;
+
+namespace fpgacomm::bindings {
+
+namespace {
+
+using namespace fpgacomm::fabric;
+
+TopologyKind parse_topology(const std::string& name) {
+  if (name == "ring") return TopologyKind::ring;
+  if (name == "torus") return TopologyKind::torus;
+  if (name == "switched") return TopologyKind::switched;
+  if (name == "fat_tree") return TopologyKind::fat_tree;
+  if (name == "host_path") return TopologyKind::host_path;
+  throw UsageError("fabric: unknown topology '" + name + "'; use ring, torus, switched, fat_tree or host_path");
+}
+
+std::string topology_name(TopologyKind kind) {
+  switch (kind) {
+    case TopologyKind::ring: return "ring";
+    case TopologyKind::torus: return "torus";
+    case TopologyKind::switched: return "switched";
+    case TopologyKind::fat_tree: return "fat_tree";
+    case TopologyKind::host_path: return "host_path";
+  }
+  return "ring";
+}
+
+std::vector<std::vector<Transfer>> to_stages(const std::vector<std::vector<py::tuple>>& stages) {
+  std::vector<std::vector<Transfer>> out;
+  for (const auto& stage : stages) {
+    std::vector<Transfer> transfers;
+    for (const py::tuple& item : stage) {
+      if (item.size() < 3 || item.size() > 5) {
+        throw UsageError("fabric: a transfer is (src, dst, bytes[, port[, lane]]), got " +
+                         std::to_string(item.size()) + " items");
+      }
+      Transfer transfer;
+      transfer.src = item[0].cast<int>();
+      transfer.dst = item[1].cast<int>();
+      transfer.bytes = item[2].cast<std::int64_t>();
+      if (item.size() > 3) transfer.port = item[3].cast<int>();
+      if (item.size() > 4) transfer.lane = item[4].cast<int>();
+      transfers.push_back(transfer);
+    }
+    out.push_back(std::move(transfers));
+  }
+  return out;
+}
+
+// Runs a simulation without holding the GIL; the dicts are built after.
+template <class F>
+auto without_gil(F run) {
+  py::gil_scoped_release release;
+  return run();
+}
+
+}  // namespace
+
+void bind_fabric(py::module_& m) {
+  py::module_ f = m.def_submodule("fabric", "Packet-level discrete-event simulator of FPGA networks");
+
+  py::class_<Link>(f, "Link")
+      .def(py::init<>())
+      .def_readwrite("lane_rate", &Link::lane_rate, "line bits per second per lane")
+      .def_readwrite("lanes", &Link::lanes)
+      .def_property(
+          "coding", [](const Link& l) { return to_string(l.coding); },
+          [](Link& l, const std::string& name) { l.coding = parse_line_coding(name); })
+      .def_readwrite("latency", &Link::latency, "seconds, first bit sent to first bit received")
+      .def_property_readonly("data_rate", &Link::data_rate, "bytes per second after line coding");
+
+  py::class_<Framing>(f, "Framing")
+      .def(py::init<>())
+      .def_readwrite("name", &Framing::name)
+      .def_readwrite("header_bytes", &Framing::header_bytes)
+      .def_readwrite("trailer_bytes", &Framing::trailer_bytes)
+      .def_readwrite("gap_bytes", &Framing::gap_bytes)
+      .def_readwrite("max_payload", &Framing::max_payload)
+      .def_readwrite("payload_unit", &Framing::payload_unit)
+      .def_readwrite("min_payload", &Framing::min_payload)
+      .def_readwrite("bit_error_rate", &Framing::bit_error_rate)
+      .def("wire_bytes", &Framing::wire_bytes);
+
+  py::class_<DeviceSpec>(f, "DeviceSpec")
+      .def(py::init<>())
+      .def_readwrite("routing_latency", &DeviceSpec::routing_latency)
+      .def_property(
+          "forwarding", [](const DeviceSpec& d) { return to_string(d.forwarding); },
+          [](DeviceSpec& d, const std::string& name) { d.forwarding = parse_forwarding(name); })
+      .def_property(
+          "arbitration", [](const DeviceSpec& d) { return to_string(d.arbitration); },
+          [](DeviceSpec& d, const std::string& name) { d.arbitration = parse_arbitration(name); })
+      .def_readwrite("lanes", &DeviceSpec::lanes)
+      .def_readwrite("buffer_bytes", &DeviceSpec::buffer_bytes);
+
+  py::class_<NodeSpec>(f, "NodeSpec")
+      .def(py::init<>())
+      .def_readwrite("app_latency", &NodeSpec::app_latency)
+      .def_readwrite("dma_engines", &NodeSpec::dma_engines)
+      .def_readwrite("dma_bandwidth", &NodeSpec::dma_bandwidth)
+      .def_readwrite("dma_latency", &NodeSpec::dma_latency);
+
+  py::class_<HostCosts>(f, "HostCosts")
+      .def(py::init<>())
+      .def_readwrite("crossbar_setup", &HostCosts::crossbar_setup)
+      .def_readwrite("topology_reconfiguration", &HostCosts::topology_reconfiguration)
+      .def_readwrite("barrier_per_round", &HostCosts::barrier_per_round)
+      .def_readwrite("barrier_base", &HostCosts::barrier_base)
+      .def_readwrite("barrier_extra_long", &HostCosts::barrier_extra_long)
+      .def_readwrite("barrier_extra_short", &HostCosts::barrier_extra_short)
+      .def_readwrite("long_work_threshold", &HostCosts::long_work_threshold)
+      .def_readwrite("fpgas_per_server", &HostCosts::fpgas_per_server)
+      .def("barrier", &HostCosts::barrier, py::arg("servers"), py::arg("work"));
+
+  py::class_<FabricSpec>(f, "FabricSpec")
+      .def(py::init<>())
+      .def_property(
+          "topology", [](const FabricSpec& s) { return topology_name(s.topology); },
+          [](FabricSpec& s, const std::string& name) { s.topology = parse_topology(name); })
+      .def_readwrite("nodes", &FabricSpec::nodes)
+      .def_readwrite("rows", &FabricSpec::rows)
+      .def_readwrite("cols", &FabricSpec::cols)
+      .def_readwrite("ports_per_node", &FabricSpec::ports_per_node)
+      .def_readwrite("switch_ports", &FabricSpec::switch_ports)
+      .def_readwrite("virtual_ports_per_port", &FabricSpec::virtual_ports_per_port)
+      .def_readwrite("fpgas_per_host", &FabricSpec::fpgas_per_host)
+      .def_readwrite("access_link", &FabricSpec::access_link)
+      .def_readwrite("trunk_link", &FabricSpec::trunk_link)
+      .def_readwrite("framing", &FabricSpec::framing)
+      .def_readwrite("hub", &FabricSpec::hub)
+      .def_readwrite("sw", &FabricSpec::sw)
+      .def_readwrite("host", &FabricSpec::host)
+      .def_readwrite("node", &FabricSpec::node)
+      .def_readwrite("host_costs", &FabricSpec::host_costs)
+      .def_readwrite("seed", &FabricSpec::seed)
+      .def(
+          "scale_link",
+          [](FabricSpec& s, int device, int port, double factor) {
+            s.link_scales.push_back(LinkScale{device, port, factor});
+          },
+          py::arg("device"), py::arg("port"), py::arg("factor"),
+          "Multiply the rate of the link leaving `device` by its `port`-th port (both directions)")
+      .def("validate", &FabricSpec::validate);
+
+  f.def(
+      "describe",
+      [](const FabricSpec& spec) {
+        spec.validate();
+        const auto topology = Topology::build(spec);
+        return py::dict(py::arg("topology") = topology->describe(), py::arg("nodes") = topology->nodes(),
+                        py::arg("devices") = topology->devices(), py::arg("levels") = topology->levels(),
+                        py::arg("planes") = topology->planes());
+      },
+      py::arg("spec"));
+  f.def(
+      "distances",
+      [](const FabricSpec& spec, int src, int port) {
+        spec.validate();
+        return Topology::build(spec)->distances(src, port);
+      },
+      py::arg("spec"), py::arg("src") = 0, py::arg("port") = 0, "links crossed from src to every node");
+  f.def(
+      "ping_pong",
+      [](const FabricSpec& spec, int src, int dst, std::int64_t bytes, int iterations) {
+        const PingPongResult r = without_gil([&] { return ping_pong(spec, src, dst, bytes, iterations); });
+        return py::dict(py::arg("links") = r.links, py::arg("first_byte") = r.first_byte,
+                        py::arg("one_way") = r.one_way, py::arg("half_round_trip") = r.half_round_trip,
+                        py::arg("events") = r.events);
+      },
+      py::arg("spec"), py::arg("src"), py::arg("dst"), py::arg("bytes"), py::arg("iterations") = 1);
+  f.def(
+      "stream",
+      [](const FabricSpec& spec, int src, int dst, std::int64_t bytes, int port) {
+        const StreamResult r = without_gil([&] { return stream(spec, src, dst, bytes, port); });
+        return py::dict(py::arg("time") = r.time, py::arg("bandwidth") = r.bandwidth,
+                        py::arg("events") = r.events);
+      },
+      py::arg("spec"), py::arg("src"), py::arg("dst"), py::arg("bytes"), py::arg("port") = 0);
+  f.def(
+      "one_sided",
+      [](const FabricSpec& spec, int initiator, int target, std::int64_t bytes, bool get, double handler) {
+        const StreamResult r = without_gil([&] { return one_sided(spec, initiator, target, bytes, get, handler); });
+        return py::dict(py::arg("time") = r.time, py::arg("bandwidth") = r.bandwidth,
+                        py::arg("events") = r.events);
+      },
+      py::arg("spec"), py::arg("initiator"), py::arg("target"), py::arg("bytes"), py::arg("get"),
+      py::arg("handler_latency") = 0.0);
+  f.def(
+      "beff_ring",
+      [](const FabricSpec& spec, const std::vector<std::int64_t>& sizes) {
+        const std::vector<BeffPoint> points = without_gil([&] { return beff_ring(spec, sizes); });
+        py::list out;
+        for (const BeffPoint& p : points) {
+          out.append(py::dict(py::arg("bytes") = p.bytes, py::arg("time") = p.time,
+                              py::arg("pair_bandwidth") = p.pair_bandwidth));
+        }
+        return out;
+      },
+      py::arg("spec"), py::arg("sizes"));
+  f.def(
+      "run_schedule",
+      [](const FabricSpec& spec, const std::vector<std::vector<py::tuple>>& stages, bool reconfigure) {
+        const auto transfers = to_stages(stages);
+        const ScheduleResult r = without_gil([&] { return run_schedule(spec, transfers, reconfigure); });
+        py::list rows;
+        for (const StageTiming& s : r.stages) {
+          rows.append(py::dict(py::arg("start") = s.start, py::arg("transfer") = s.transfer,
+                               py::arg("control") = s.control, py::arg("bytes") = s.bytes,
+                               py::arg("done") = s.done));
+        }
+        return py::dict(py::arg("setup") = r.setup, py::arg("stages") = rows, py::arg("total") = r.total,
+                        py::arg("events") = r.events);
+      },
+      py::arg("spec"), py::arg("stages"), py::arg("reconfigure"));
+  f.def(
+      "uniform_traffic",
+      [](const FabricSpec& spec, double rate, std::int64_t packets_per_node, std::int64_t payload) {
+        const TrafficResult r = without_gil([&] { return uniform_traffic(spec, rate, packets_per_node, payload); });
+        return py::dict(py::arg("packets") = r.packets, py::arg("mean_latency") = r.mean_latency,
+                        py::arg("mean_wait") = r.mean_wait, py::arg("mean_links") = r.mean_links,
+                        py::arg("throughput") = r.throughput, py::arg("duration") = r.duration,
+                        py::arg("events") = r.events);
+      },
+      py::arg("spec"), py::arg("rate"), py::arg("packets_per_node"), py::arg("payload"));
+  f.def(
+      "single_queue",
+      [](double rho, std::uint64_t packets, bool exponential, std::uint64_t seed, int batches) {
+        const QueueResult r = without_gil([&] { return single_queue(rho, packets, exponential, seed, batches); });
+        return py::dict(py::arg("packets") = r.packets, py::arg("service_mean") = r.service_mean,
+                        py::arg("mean_wait") = r.mean_wait, py::arg("ci_half_width") = r.ci_half_width,
+                        py::arg("batches") = r.batches, py::arg("events") = r.events);
+      },
+      py::arg("rho"), py::arg("packets"), py::arg("exponential_lengths"), py::arg("seed") = 1,
+      py::arg("batches") = 50);
+  f.def("heap_baseline_rate", &heap_baseline_rate, py::arg("operations"), py::arg("pending"),
+        py::call_guard<py::gil_scoped_release>(),
+        "push-and-pop operations per second of a bare binary heap of simulator events");
+}
+
+}  // namespace fpgacomm::bindings

@@ -1,0 +1,245 @@
+#include "fabric/experiments.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "core/error.hpp"
+#include "fabric/network.hpp"
+
+namespace fpgacomm::fabric {
+
+PingPongResult ping_pong(const FabricSpec& spec, int src, int dst, std::int64_t bytes, int iterations) {
+  if (iterations < 1) throw UsageError("fabric: ping-pong needs at least 1 iteration");
+  Network network(spec);
+  PingPongResult result;
+  result.links = network.topology().path_links(src, dst, 0);
+  int left = iterations;
+  // Each completion sends the next message back, as a ping-pong does.
+  std::function<void(const MessageRecord&)> pong = [&](const MessageRecord& record) {
+    if (record.src == src && left == iterations) {
+      result.first_byte = record.first_byte - record.start;
+      result.one_way = record.done - record.start;
+    }
+    if (record.src == dst && --left == 0) return;
+    network.send(record.dst, record.src, bytes, record.done, 0, 0, pong);
+  };
+  network.send(src, dst, bytes, 0.0, 0, 0, pong);
+  network.run();
+  result.half_round_trip = network.now() / (2.0 * iterations);
+  result.events = network.engine().events_processed();
+  return result;
+}
+
+StreamResult stream(const FabricSpec& spec, int src, int dst, std::int64_t bytes, int port) {
+  Network network(spec);
+  StreamResult result;
+  network.send(src, dst, bytes, 0.0, port, 0, [&](const MessageRecord& record) {
+    result.time = record.done - record.start;
+  });
+  network.run();
+  result.bandwidth = static_cast<double>(bytes) / result.time;
+  result.events = network.engine().events_processed();
+  return result;
+}
+
+StreamResult one_sided(const FabricSpec& spec, int initiator, int target, std::int64_t bytes, bool get,
+                       double handler_latency) {
+  if (!(handler_latency >= 0.0)) throw UsageError("fabric: the handler latency must be 0 or more");
+  Network network(spec);
+  StreamResult result;
+  auto finish = [&](const MessageRecord& record) {
+    result.time = record.done;
+    result.bandwidth = static_cast<double>(bytes) / record.done;
+  };
+  if (get) {
+    network.send(initiator, target, 0, 0.0, 0, 0, [&](const MessageRecord& request) {
+      network.send(target, initiator, bytes, request.done + handler_latency, 0, 0, finish);
+    });
+  } else {
+    network.send(initiator, target, bytes, 0.0, 0, 0, finish);
+  }
+  network.run();
+  result.events = network.engine().events_processed();
+  return result;
+}
+
+std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::int64_t>& sizes) {
+  if (spec.topology != TopologyKind::ring || spec.nodes < 3) {
+    throw UsageError("fabric: the b_eff ring needs a ring of at least 3 FPGAs, so that each has "
+                     "distinct left and right neighbours");
+  }
+  std::vector<BeffPoint> points;
+  for (std::int64_t bytes : sizes) {
+    Network network(spec);
+    BeffPoint point;
+    point.bytes = bytes;
+    const int n = spec.nodes;
+    for (int i = 0; i < n; ++i) {
+      for (int neighbour : {(i + 1) % n, (i + n - 1) % n}) {
+        network.send(i, neighbour, bytes, 0.0, 0, 0, [&](const MessageRecord& record) {
+          point.time = std::max(point.time, record.done - record.start);
+        });
+      }
+    }
+    network.run();
+    point.pair_bandwidth = static_cast<double>(bytes) / point.time;
+    points.push_back(point);
+  }
+  return points;
+}
+
+ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vector<Transfer>>& stages,
+                            bool reconfigure) {
+  Network network(spec);
+  const HostCosts& host = spec.host_costs;
+  const int servers = host.servers(spec.nodes);
+  ScheduleResult result;
+  double clock = 0.0;
+  if (reconfigure) clock += host.topology_reconfiguration + host.barrier(servers, host.topology_reconfiguration);
+  clock += host.crossbar_setup + host.barrier(servers, host.crossbar_setup);
+  result.setup = clock;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    StageTiming stage;
+    stage.start = clock;
+    stage.done.assign(stages[s].size(), 0.0);
+    for (std::size_t t = 0; t < stages[s].size(); ++t) {
+      const Transfer& transfer = stages[s][t];
+      stage.bytes += transfer.bytes;
+      network.send(transfer.src, transfer.dst, transfer.bytes, clock, transfer.port, transfer.lane,
+                   [&stage, t, clock](const MessageRecord& record) { stage.done[t] = record.done - clock; });
+    }
+    network.run();
+    for (double done : stage.done) stage.transfer = std::max(stage.transfer, done);
+    // The next stage's crossbar is set up before the barrier that ends this one.
+    const double setup_next = s + 1 < stages.size() ? host.crossbar_setup : 0.0;
+    stage.control = setup_next + host.barrier(servers, stage.transfer + setup_next);
+    clock += stage.transfer + stage.control;
+    result.stages.push_back(stage);
+  }
+  result.total = clock;
+  result.events = network.engine().events_processed();
+  return result;
+}
+
+TrafficResult uniform_traffic(const FabricSpec& spec, double rate, std::int64_t packets_per_node,
+                              std::int64_t payload) {
+  if (!(rate > 0.0) || !std::isfinite(rate)) {
+    throw UsageError("fabric: packet rate " + std::to_string(rate) + " per second; give a positive rate");
+  }
+  if (packets_per_node < 1) throw UsageError("fabric: give at least 1 packet per node");
+  Network network(spec);
+  const int n = network.topology().nodes();
+  TrafficResult result;
+  std::mt19937_64 rng(spec.seed);
+  std::exponential_distribution<double> gap(rate);
+  std::uniform_int_distribution<int> other(0, n - 2);
+  double latency_sum = 0.0;
+  std::uint64_t links_sum = 0;
+  std::vector<std::int64_t> left(n, packets_per_node);
+  // Each node's next packet is drawn when its previous one is sent, so the
+  // random stream is consumed in simulated-time order.
+  std::function<void(int)> emit = [&](int src) {
+    int dst = other(rng);
+    if (dst >= src) ++dst;
+    links_sum += network.topology().path_links(src, dst, 0);
+    network.send(src, dst, payload, network.now(), 0, 0, [&](const MessageRecord& record) {
+      latency_sum += record.done - record.start;
+      ++result.packets;
+      result.duration = std::max(result.duration, record.done);
+    });
+    if (--left[src] > 0) network.at(network.now() + gap(rng), [&emit, src] { emit(src); });
+  };
+  for (int i = 0; i < n; ++i) network.at(gap(rng), [&emit, i] { emit(i); });
+  network.run();
+  double wait_sum = 0.0, frames = 0.0;
+  for (std::size_t p = 0; p < network.topology().ports().size(); ++p) {
+    wait_sum += network.port_stats(static_cast<int>(p)).wait_sum;
+    frames += static_cast<double>(network.port_stats(static_cast<int>(p)).frames);
+  }
+  result.mean_latency = latency_sum / static_cast<double>(result.packets);
+  result.mean_wait = wait_sum / frames;
+  result.mean_links = static_cast<double>(links_sum) / static_cast<double>(result.packets);
+  result.throughput = static_cast<double>(result.packets) * static_cast<double>(payload) / result.duration;
+  result.events = network.engine().events_processed();
+  return result;
+}
+
+namespace {
+
+// Student's t quantile for a two-sided 95 % interval (Cornish-Fisher
+// expansion around the normal quantile; within 0.1 % from 10 degrees of freedom).
+double t_quantile_975(int degrees) {
+  const double z = 1.959963984540054, v = degrees;
+  return z + (z * z * z + z) / (4 * v) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * v * v);
+}
+
+}  // namespace
+
+QueueResult single_queue(double rho, std::uint64_t packets, bool exponential_lengths, std::uint64_t seed,
+                         int batches) {
+  if (!(rho > 0.0 && rho < 1.0)) {
+    throw UsageError("fabric: load rho " + std::to_string(rho) + " has no steady state; give 0 < rho < 1");
+  }
+  if (batches < 10 || packets < 100ULL * static_cast<std::uint64_t>(batches)) {
+    throw UsageError("fabric: the queue validation needs at least 10 batches of 100 packets");
+  }
+  // A link of 1 GB/s without coding or framing overhead: the service time is
+  // the packet length in nanoseconds, mean 10 us.
+  FabricSpec spec;
+  spec.topology = TopologyKind::ring;
+  spec.nodes = 2;
+  spec.ports_per_node = 2;
+  spec.access_link = Link{8e9, 1, LineCoding::none, 0.0};
+  spec.trunk_link = spec.access_link;
+  spec.framing = Framing{"queue", 0, 0, 0, 1 << 30, 1, 0, 0.0};
+  spec.seed = seed;
+  const double mean_bytes = 10000.0;
+  Network network(spec);
+  std::vector<double> waits;
+  waits.reserve(packets);
+  network.record_waits(network.node_port(0, 0), &waits);
+
+  std::mt19937_64 rng(seed);
+  const double service_mean = mean_bytes / spec.access_link.data_rate();
+  std::exponential_distribution<double> gap(rho / service_mean);
+  std::exponential_distribution<double> length(1.0 / mean_bytes);
+  std::uint64_t sent = 0;
+  std::function<void()> arrive = [&] {
+    // Lengths are whole bytes; rounding to the nearest keeps the mean.
+    const auto bytes = exponential_lengths ? std::max<std::int64_t>(1, std::llround(length(rng)))
+                                           : static_cast<std::int64_t>(mean_bytes);
+    network.send(0, 1, bytes, network.now(), 0, 0, nullptr);
+    if (++sent < packets) network.at(network.now() + gap(rng), arrive);
+  };
+  network.at(0.0, arrive);
+  network.run();
+
+  // Batch means after a warm-up of 1 % of the packets.
+  const std::size_t warm = waits.size() / 100;
+  const std::size_t per_batch = (waits.size() - warm) / batches;
+  std::vector<double> means(batches, 0.0);
+  for (int b = 0; b < batches; ++b) {
+    for (std::size_t i = 0; i < per_batch; ++i) means[b] += waits[warm + b * per_batch + i];
+    means[b] /= static_cast<double>(per_batch);
+  }
+  double mean = 0.0;
+  for (double m : means) mean += m;
+  mean /= batches;
+  double variance = 0.0;
+  for (double m : means) variance += (m - mean) * (m - mean);
+  variance /= batches - 1;
+
+  QueueResult result;
+  result.packets = waits.size();
+  result.service_mean = service_mean;
+  result.mean_wait = mean;
+  result.ci_half_width = t_quantile_975(batches - 1) * std::sqrt(variance / batches);
+  result.batches = batches;
+  result.events = network.engine().events_processed();
+  return result;
+}
+
+}  // namespace fpgacomm::fabric

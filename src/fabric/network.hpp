@@ -1,0 +1,139 @@
+// The simulated fabric at frame level. A message is read from on-board
+// memory by a DMA engine, cut into frames, and each frame is queued at an
+// output port, arbitrated, serialised onto the link, routed at the next
+// device (after its routing latency, from the frame's head when cutting
+// through, from its tail when storing and forwarding) and finally written to
+// the receiver's memory. A frame takes a place in the next buffer before it
+// is sent, so a full buffer holds the sender back (credit-based flow
+// control) instead of losing frames.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "fabric/engine.hpp"
+#include "fabric/spec.hpp"
+#include "fabric/topology.hpp"
+
+namespace fpgacomm::fabric {
+
+struct MessageRecord {
+  int src = 0, dst = 0;
+  std::int64_t bytes = 0;
+  double start = 0.0;       // when the sender asked for it
+  double first_byte = 0.0;  // when its first byte reached the receiver's user logic
+  double done = 0.0;        // when its last byte was in the receiver's memory
+};
+using Completion = std::function<void(const MessageRecord&)>;
+
+struct PortStats {
+  std::uint64_t frames = 0;
+  std::uint64_t retransmissions = 0;
+  double wire_bytes = 0.0;
+  double busy_time = 0.0;
+  double wait_sum = 0.0;  // time frames spent queued before their transmission began
+};
+
+class Network : public EventHandler {
+ public:
+  explicit Network(const FabricSpec& spec);
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  const FabricSpec& spec() const { return spec_; }
+  const Topology& topology() const { return *topology_; }
+  const Engine& engine() const { return engine_; }
+  double now() const { return engine_.now(); }
+
+  // Sends `bytes` from node src to node dst, starting at time `start`, out
+  // of physical port `port` (the plane) through FIFO `lane` of the node's
+  // router: a VCSN virtual port or a CusComNet priority level.
+  void send(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done);
+  // Runs `action` at simulated time `time`.
+  void at(double time, std::function<void()> action);
+  // Simulates until nothing is left to do. Throws Error if a message never
+  // arrived (bounded buffers in a cycle can deadlock).
+  void run();
+
+  int node_port(int node, int local) const;
+  const PortStats& port_stats(int port) const { return ports_[port].stats; }
+  // Appends the queue wait of every frame sent by `port` to `sink`.
+  void record_waits(int port, std::vector<double>* sink) { ports_[port].wait_sink = sink; }
+
+  void handle(std::uint64_t tag) override;
+
+ private:
+  enum Event : std::uint64_t { kStart, kBegin, kFrameReady, kEnqueue, kPortFree, kDeliver, kDone, kWakePort, kTimer };
+
+  struct Frame {
+    int message = 0;
+    int payload = 0;
+    int wire = 0;
+    int channel = 0;
+    int port = -1;  // the output port whose buffer holds it next
+    double eligible = 0.0;    // routed, may be arbitrated from now on
+    double tail_ready = 0.0;  // its tail is here: the transmission may not end before
+    double first_byte = 0.0;
+    double enqueued = 0.0;
+  };
+  struct Lane {
+    std::deque<int> frames;
+    double reserved = 0.0;  // wire bytes of frames held or promised
+  };
+  struct Port {
+    int device = 0, peer = 0;
+    double rate = 0.0, latency = 0.0, capacity = 0.0;
+    std::vector<Lane> lanes;
+    bool busy = false;
+    int rr = 0;
+    int in_flight_lane = 0;
+    double in_flight_wire = 0.0;
+    std::vector<std::int64_t> waiters;  // ports (>= 0) and messages (-1 - id) held back by a full lane
+    PortStats stats;
+    std::vector<double>* wait_sink = nullptr;
+  };
+  struct Message {
+    MessageRecord record;
+    int lane = 0, plane = 0, engine = 0;
+    PortGroup group;
+    std::vector<std::int64_t> channel_left;  // bytes still to read, per parallel link
+    int next_channel = 0;
+    std::int64_t frames_total = 0, frames_emitted = 0, frames_done = 0;
+    Completion on_done;
+  };
+
+  static std::uint64_t tag(Event event, std::int64_t id) {
+    return (static_cast<std::uint64_t>(event) << 56) | static_cast<std::uint64_t>(id);
+  }
+  const DeviceSpec& device_spec(int device) const;
+  int lane_at(int device, int lane) const;
+  void begin(int message);
+  void frame_ready(int message);
+  void try_start(int port);
+  void transmit(int port, int lane, int frame);
+  void port_free(int port);
+  void deliver(int frame);
+  void wake(Port& port);
+  int new_frame();
+  int new_message();
+
+  FabricSpec spec_;
+  std::unique_ptr<Topology> topology_;
+  Engine engine_;
+  std::mt19937_64 rng_;
+  std::vector<Port> ports_;
+  std::vector<Frame> frames_;
+  std::vector<int> free_frames_;
+  std::vector<Message> messages_;
+  std::vector<int> free_messages_;
+  std::int64_t live_messages_ = 0;
+  std::vector<std::deque<int>> engine_queue_;  // node * engines + engine: messages waiting to be read
+  std::vector<double> write_free_;             // node * engines + engine: when the write engine is idle
+  std::vector<std::function<void()>> timers_;
+  std::vector<int> free_timers_;
+};
+
+}  // namespace fpgacomm::fabric

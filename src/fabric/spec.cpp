@@ -1,0 +1,32 @@
+#include "fabric/spec.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace fpgacomm::fabric {
+
+void FabricSpec::validate() const {
+  framing.validate();
+  access_link.validate("the access link");
+  trunk_link.validate("the trunk link");
+  const double largest_frame = static_cast<double>(framing.wire_bytes(framing.max_payload));
+  hub.validate("the nodes' router", largest_frame);
+  sw.validate("the switches'", largest_frame);
+  host.validate("the hosts'", largest_frame);
+  node.validate();
+  host_costs.validate();
+  if (virtual_ports_per_port < 1) {
+    throw UsageError("fabric: virtual_ports_per_port must be at least 1, not " +
+                     std::to_string(virtual_ports_per_port));
+  }
+  for (const LinkScale& scale : link_scales) {
+    if (!(scale.factor > 0.0) || !std::isfinite(scale.factor)) {
+      throw UsageError("fabric: a link scaled by " + std::to_string(scale.factor) +
+                       " has no bandwidth; give a positive factor");
+    }
+  }
+}
+
+}  // namespace fpgacomm::fabric

@@ -1,0 +1,384 @@
+#include "fabric/topology.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace fpgacomm::fabric {
+
+Topology::Topology(int nodes) : nodes_(nodes) {
+  for (int i = 0; i < nodes; ++i) add_device(DeviceRole::node);
+}
+
+int Topology::add_device(DeviceRole role) {
+  roles_.push_back(role);
+  device_ports_.emplace_back();
+  return static_cast<int>(roles_.size()) - 1;
+}
+
+int Topology::connect(int a, int b, bool trunk, int count) {
+  const int forward = static_cast<int>(ports_.size());
+  const int backward = forward + count;
+  for (int i = 0; i < count; ++i) {
+    ports_.push_back(PortInfo{a, b, backward + i, trunk});
+    device_ports_[a].push_back(forward + i);
+  }
+  for (int i = 0; i < count; ++i) {
+    ports_.push_back(PortInfo{b, a, forward + i, trunk});
+    device_ports_[b].push_back(backward + i);
+  }
+  return forward;
+}
+
+void Topology::check_node(int node, const char* what) const {
+  if (node < 0 || node >= nodes_) {
+    throw UsageError(std::string("fabric: ") + what + " node " + std::to_string(node) +
+                     " is not in this fabric of " + std::to_string(nodes_) + " nodes; give 0.." +
+                     std::to_string(nodes_ - 1));
+  }
+}
+
+int Topology::path_links(int src, int dst, int plane) const {
+  check_node(src, "source");
+  check_node(dst, "destination");
+  int links = 0;
+  for (int device = src; device != dst; ++links) {
+    if (links > devices()) throw Error("fabric: routing from " + std::to_string(src) + " loops");
+    device = ports_[route(device, dst, plane).first].peer;
+  }
+  return links;
+}
+
+std::vector<int> Topology::distances(int src, int plane) const {
+  std::vector<int> links(nodes_, 0);
+  for (int dst = 0; dst < nodes_; ++dst) {
+    if (dst != src) links[dst] = path_links(src, dst, plane);
+  }
+  return links;
+}
+
+namespace {
+
+int positive_mod(int a, int n) { return ((a % n) + n) % n; }
+
+// Direct links between neighbours on a ring; ports/2 parallel links each way.
+class Ring : public Topology {
+ public:
+  Ring(int nodes, int channels) : Topology(nodes), channels_(channels), right_(nodes), left_(nodes) {
+    for (int i = 0; i < nodes; ++i) {
+      const int next = (i + 1) % nodes;
+      right_[i] = connect(i, next, false, channels);
+      // The backward ports of a group are consecutive too, so the group
+      // towards the left starts at the reverse of the first forward port.
+      left_[next] = ports()[right_[i]].reverse;
+    }
+  }
+  PortGroup route(int device, int dst, int) const override {
+    check_node(dst, "destination");
+    if (device == dst) throw UsageError("fabric: a message from node " + std::to_string(dst) + " to itself");
+    const int right = positive_mod(dst - device, nodes());
+    return PortGroup{right <= nodes() - right ? right_[device] : left_[device], channels_};
+  }
+  std::string describe() const override {
+    return "ring of " + std::to_string(nodes()) + " nodes, " + std::to_string(channels_) +
+           " link(s) to each neighbour";
+  }
+
+ private:
+  int channels_;
+  std::vector<int> right_, left_;
+};
+
+// 2-D torus, shortest path along the row first, then along the column.
+class Torus : public Topology {
+ public:
+  Torus(int rows, int cols)
+      : Topology(rows * cols), rows_(rows), cols_(cols), east_(rows * cols, -1), west_(rows * cols, -1),
+        south_(rows * cols, -1), north_(rows * cols, -1) {
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c) {
+        const int here = r * cols + c;
+        if (cols > 1) {
+          const int east = r * cols + (c + 1) % cols;
+          east_[here] = connect(here, east, false);
+          west_[east] = ports()[east_[here]].reverse;
+        }
+        if (rows > 1) {
+          const int south = ((r + 1) % rows) * cols + c;
+          south_[here] = connect(here, south, false);
+          north_[south] = ports()[south_[here]].reverse;
+        }
+      }
+    }
+  }
+  PortGroup route(int device, int dst, int) const override {
+    check_node(dst, "destination");
+    if (device == dst) throw UsageError("fabric: a message from node " + std::to_string(dst) + " to itself");
+    const int dc = positive_mod(dst % cols_ - device % cols_, cols_);
+    if (dc != 0) return PortGroup{dc <= cols_ - dc ? east_[device] : west_[device], 1};
+    const int dr = positive_mod(dst / cols_ - device / cols_, rows_);
+    return PortGroup{dr <= rows_ - dr ? south_[device] : north_[device], 1};
+  }
+  std::string describe() const override {
+    return std::to_string(rows_) + "x" + std::to_string(cols_) + " torus";
+  }
+
+ private:
+  int rows_, cols_;
+  std::vector<int> east_, west_, south_, north_;
+};
+
+// Switches that know, per destination node, which port leads there.
+class SwitchedBase : public Topology {
+ protected:
+  using Topology::Topology;
+  struct SwitchTable {
+    std::vector<int> down;  // global port per child
+    std::vector<int> up;    // global port per parent
+  };
+  std::vector<SwitchTable> tables_;  // per device; empty for nodes
+  std::vector<int> node_port_;       // node * planes + plane -> its port
+
+  int new_switch(DeviceRole role = DeviceRole::switch_) {
+    const int id = add_device(role);
+    tables_.resize(devices());
+    return id;
+  }
+  void link_down(int parent, int child, bool trunk) {
+    const int port = connect(parent, child, trunk);
+    tables_.resize(devices());
+    tables_[parent].down.push_back(port);
+    if (role(child) == DeviceRole::node) {
+      node_port_.push_back(ports()[port].reverse);
+    } else {
+      tables_[child].up.push_back(ports()[port].reverse);
+    }
+  }
+  PortGroup node_route(int device, int dst, int plane) const {
+    check_node(dst, "destination");
+    if (device == dst) throw UsageError("fabric: a message from node " + std::to_string(dst) + " to itself");
+    if (plane < 0 || plane >= planes()) {
+      throw UsageError("fabric: physical port " + std::to_string(plane) + " does not exist; nodes have " +
+                       std::to_string(planes()) + " port(s)");
+    }
+    return PortGroup{node_port_[device * planes() + plane], 1};
+  }
+};
+
+// One switch per plane (VCSN's dual plane with 2 ports per node).
+class Switched : public SwitchedBase {
+ public:
+  Switched(int nodes, int planes) : SwitchedBase(nodes), planes_(planes) {
+    std::vector<int> switches;
+    for (int p = 0; p < planes; ++p) switches.push_back(new_switch());
+    node_port_.assign(nodes * planes, -1);
+    for (int p = 0; p < planes; ++p) {
+      for (int i = 0; i < nodes; ++i) {
+        const int port = connect(switches[p], i, false);
+        tables_.resize(devices());
+        tables_[switches[p]].down.push_back(port);
+        node_port_[i * planes + p] = ports()[port].reverse;
+      }
+    }
+  }
+  int planes() const override { return planes_; }
+  int levels() const override { return 1; }
+  PortGroup route(int device, int dst, int plane) const override {
+    if (role(device) == DeviceRole::node) return node_route(device, dst, plane);
+    check_node(dst, "destination");
+    return PortGroup{tables_[device].down[dst], 1};
+  }
+  std::string describe() const override {
+    return std::to_string(planes_) + " plane(s) of one switch, " + std::to_string(nodes()) + " nodes";
+  }
+
+ private:
+  int planes_;
+};
+
+// Fat trees of k-port switches, one per plane: one switch up to k nodes,
+// leaf-spine up to k^2/2, three levels (pods of k/2 edge and k/2
+// aggregation switches under (k/2)^2 cores) up to k^3/4. Upward ports are
+// chosen by destination (d-mod-k), which spreads distinct destinations.
+class FatTree : public SwitchedBase {
+ public:
+  FatTree(int nodes, int k, int planes) : SwitchedBase(nodes), k_(k), h_(k / 2), planes_(planes) {
+    const long long n = nodes;
+    if (n <= k) {
+      levels_ = 1;
+    } else if (n <= 1LL * k * k / 2) {
+      levels_ = 2;
+    } else if (n <= 1LL * k * k * k / 4) {
+      levels_ = 3;
+    } else {
+      throw UsageError("fabric: " + std::to_string(nodes) + " nodes exceed a 3-level fat tree of " +
+                       std::to_string(k) + "-port switches (" + std::to_string(1LL * k * k * k / 4) +
+                       " nodes); give more switch ports");
+    }
+    node_port_.assign(nodes * planes, -1);
+    for (int p = 0; p < planes; ++p) build_plane(p);
+  }
+  int planes() const override { return planes_; }
+  int levels() const override { return levels_; }
+
+  PortGroup route(int device, int dst, int plane) const override {
+    if (role(device) == DeviceRole::node) return node_route(device, dst, plane);
+    check_node(dst, "destination");
+    const Place& at = places_[device];
+    const SwitchTable& table = tables_[device];
+    const int h2 = h_ * h_;
+    if (levels_ == 1) return PortGroup{table.down[dst], 1};
+    if (levels_ == 2) {
+      if (at.level == 1) {
+        return PortGroup{dst / h_ == at.index ? table.down[dst % h_] : table.up[dst % h_], 1};
+      }
+      return PortGroup{table.down[dst / h_], 1};
+    }
+    const int pod = dst / h2, edge = (dst % h2) / h_;
+    if (at.level == 1) {
+      return PortGroup{pod == at.pod && edge == at.index ? table.down[dst % h_] : table.up[dst % h_], 1};
+    }
+    if (at.level == 2) {
+      return PortGroup{pod == at.pod ? table.down[edge] : table.up[(dst / h_) % h_], 1};
+    }
+    return PortGroup{table.down[pod], 1};
+  }
+  std::string describe() const override {
+    return std::to_string(planes_) + " plane(s) of a " + std::to_string(levels_) + "-level fat tree of " +
+           std::to_string(k_) + "-port switches, " + std::to_string(nodes()) + " nodes";
+  }
+
+ private:
+  struct Place {
+    int level = 0, pod = 0, index = 0;
+  };
+  int k_, h_, planes_, levels_ = 0;
+  std::vector<Place> places_;
+
+  int add_switch(int level, int pod, int index) {
+    const int id = new_switch();
+    places_.resize(devices());
+    places_[id] = Place{level, pod, index};
+    return id;
+  }
+  void attach_node(int sw, int node, int plane) {
+    const int port = connect(sw, node, false);
+    tables_.resize(devices());
+    tables_[sw].down.push_back(port);
+    node_port_[node * planes_ + plane] = ports()[port].reverse;
+  }
+  void build_plane(int plane) {
+    const int n = nodes();
+    if (levels_ == 1) {
+      const int sw = add_switch(1, 0, 0);
+      for (int i = 0; i < n; ++i) attach_node(sw, i, plane);
+      return;
+    }
+    if (levels_ == 2) {
+      const int leaves = (n + h_ - 1) / h_;
+      std::vector<int> leaf(leaves), spine(h_);
+      for (int l = 0; l < leaves; ++l) leaf[l] = add_switch(1, 0, l);
+      for (int s = 0; s < h_; ++s) spine[s] = add_switch(2, 0, s);
+      for (int i = 0; i < n; ++i) attach_node(leaf[i / h_], i, plane);
+      for (int s = 0; s < h_; ++s) {
+        for (int l = 0; l < leaves; ++l) link_down(spine[s], leaf[l], true);
+      }
+      return;
+    }
+    const int h2 = h_ * h_;
+    const int pods = (n + h2 - 1) / h2;
+    std::vector<std::vector<int>> agg(pods, std::vector<int>(h_));
+    for (int p = 0; p < pods; ++p) {
+      const int in_pod = std::min(h2, n - p * h2);
+      const int edges = (in_pod + h_ - 1) / h_;
+      std::vector<int> edge(edges);
+      for (int e = 0; e < edges; ++e) edge[e] = add_switch(1, p, e);
+      for (int a = 0; a < h_; ++a) agg[p][a] = add_switch(2, p, a);
+      for (int j = 0; j < in_pod; ++j) attach_node(edge[j / h_], p * h2 + j, plane);
+      for (int a = 0; a < h_; ++a) {
+        for (int e = 0; e < edges; ++e) link_down(agg[p][a], edge[e], true);
+      }
+    }
+    for (int a = 0; a < h_; ++a) {
+      for (int j = 0; j < h_; ++j) {
+        const int core = add_switch(3, 0, a * h_ + j);
+        for (int p = 0; p < pods; ++p) link_down(core, agg[p][a], true);
+      }
+    }
+  }
+};
+
+// FPGAs behind their hosts' PCIe, hosts on one network switch.
+class HostPath : public SwitchedBase {
+ public:
+  HostPath(int nodes, int per_host) : SwitchedBase(nodes), per_host_(per_host) {
+    const int hosts = (nodes + per_host - 1) / per_host;
+    std::vector<int> host(hosts);
+    for (int h = 0; h < hosts; ++h) host[h] = new_switch(DeviceRole::host);
+    for (int i = 0; i < nodes; ++i) link_down(host[i / per_host], i, false);
+    const int sw = new_switch();
+    for (int h = 0; h < hosts; ++h) link_down(sw, host[h], true);
+    switch_ = sw;
+  }
+  PortGroup route(int device, int dst, int plane) const override {
+    if (role(device) == DeviceRole::node) return node_route(device, dst, plane);
+    check_node(dst, "destination");
+    if (device == switch_) return PortGroup{tables_[device].down[dst / per_host_], 1};
+    const int host_index = device - nodes();
+    return PortGroup{dst / per_host_ == host_index ? tables_[device].down[dst % per_host_]
+                                                    : tables_[device].up[0], 1};
+  }
+  int levels() const override { return 1; }
+  std::string describe() const override {
+    return std::to_string(nodes()) + " FPGAs, " + std::to_string(per_host_) +
+           " per host, hosts on one network switch";
+  }
+
+ private:
+  int per_host_;
+  int switch_ = 0;
+};
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw UsageError("fabric: " + message);
+}
+
+}  // namespace
+
+std::unique_ptr<Topology> Topology::build(const FabricSpec& spec) {
+  switch (spec.topology) {
+    case TopologyKind::ring:
+      require(spec.nodes >= 2, "a ring needs at least 2 nodes, not " + std::to_string(spec.nodes));
+      require(spec.ports_per_node >= 2 && spec.ports_per_node % 2 == 0,
+              "a ring needs an even number of ports per node (half to each neighbour), not " +
+                  std::to_string(spec.ports_per_node));
+      return std::make_unique<Ring>(spec.nodes, spec.ports_per_node / 2);
+    case TopologyKind::torus:
+      require(spec.rows >= 1 && spec.cols >= 1,
+              "a torus of " + std::to_string(spec.rows) + "x" + std::to_string(spec.cols) +
+                  " has a side of zero; give rows and cols of at least 1");
+      require(spec.rows * spec.cols >= 2, "a 1x1 torus has no links; give at least 2 nodes");
+      return std::make_unique<Torus>(spec.rows, spec.cols);
+    case TopologyKind::switched:
+      require(spec.nodes >= 2, "a switched fabric needs at least 2 nodes, not " + std::to_string(spec.nodes));
+      require(spec.ports_per_node >= 1, "nodes need at least 1 port");
+      require(spec.nodes <= spec.switch_ports,
+              std::to_string(spec.nodes) + " nodes do not fit one " + std::to_string(spec.switch_ports) +
+                  "-port switch; use a fat tree (vcsn_fat_tree) or fewer nodes");
+      return std::make_unique<Switched>(spec.nodes, spec.ports_per_node);
+    case TopologyKind::fat_tree:
+      require(spec.nodes >= 2, "a fat tree needs at least 2 nodes, not " + std::to_string(spec.nodes));
+      require(spec.ports_per_node >= 1, "nodes need at least 1 port");
+      require(spec.switch_ports >= 4 && spec.switch_ports % 2 == 0,
+              "fat-tree switches need an even number of ports, at least 4, not " +
+                  std::to_string(spec.switch_ports));
+      return std::make_unique<FatTree>(spec.nodes, spec.switch_ports, spec.ports_per_node);
+    case TopologyKind::host_path:
+      require(spec.nodes >= 2, "a host path needs at least 2 FPGAs, not " + std::to_string(spec.nodes));
+      require(spec.fpgas_per_host >= 1, "hosts need at least 1 FPGA each");
+      return std::make_unique<HostPath>(spec.nodes, spec.fpgas_per_host);
+  }
+  throw UsageError("fabric: unknown topology");
+}
+
+}  // namespace fpgacomm::fabric

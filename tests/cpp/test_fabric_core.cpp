@@ -1,0 +1,163 @@
+// The simulator's parts on their own: event order, framing arithmetic, line
+// coding, routing, and the errors for impossible input.
+#include <vector>
+
+#include "check.hpp"
+#include "core/error.hpp"
+#include "fabric/engine.hpp"
+#include "fabric/experiments.hpp"
+#include "fabric/framing.hpp"
+#include "fabric/link.hpp"
+#include "fabric/network.hpp"
+#include "fabric/topology.hpp"
+
+using namespace fpgacomm;
+using namespace fpgacomm::fabric;
+
+namespace {
+
+struct Recorder : EventHandler {
+  std::vector<std::uint64_t> seen;
+  void handle(std::uint64_t tag) override { seen.push_back(tag); }
+};
+
+void test_engine_orders_by_time_then_schedule_order() {
+  Engine engine;
+  Recorder recorder;
+  engine.schedule_at(2.0, &recorder, 1);
+  engine.schedule_at(1.0, &recorder, 2);
+  engine.schedule_at(2.0, &recorder, 3);  // same time as tag 1: after it
+  engine.schedule_at(1.0, &recorder, 4);
+  engine.run();
+  CHECK((recorder.seen == std::vector<std::uint64_t>{2, 4, 1, 3}));
+  CHECK(engine.now() == 2.0);
+  CHECK(engine.events_processed() == 4);
+  CHECK_THROWS(Error, engine.schedule_at(1.0, &recorder, 5), "before the current time");
+}
+
+void test_framing_pads_and_splits() {
+  // VCSN: 64-byte units, jumbo payload 9152, 42 bytes around it (seed 004 eq. 2).
+  const Framing vcsn{"vcsn", 26, 4, 12, 9152, 64, 64, 0.0};
+  CHECK(vcsn.wire_bytes(1) == 106);     // the 64/106 least efficient case
+  CHECK(vcsn.wire_bytes(0) == 106);
+  CHECK(vcsn.wire_bytes(9152) == 9194);  // the 9152/9194 best case
+  const auto frames = vcsn.split(20000);
+  CHECK((frames == std::vector<std::int64_t>{9152, 9152, 1696}));
+  CHECK((vcsn.split(0) == std::vector<std::int64_t>{0}));
+  CHECK(vcsn.frame_error_probability(9152) == 0.0);
+  Framing noisy = vcsn;
+  noisy.bit_error_rate = 1e-6;
+  CHECK(std::abs(noisy.frame_error_probability(0) - (1 - std::pow(1 - 1e-6, 8 * 94))) < 1e-12);
+  Framing bad = vcsn;
+  bad.payload_unit = 100;
+  CHECK_THROWS(UsageError, bad.validate(), "divides the maximum payload");
+}
+
+void test_line_coding_rates() {
+  // 4 lanes of 25.78125 Gbaud: 100 Gb/s of data with 64B/66B (Ethernet).
+  const Link ethernet{25.78125e9, 4, LineCoding::b64b66, 0.0};
+  CHECK(std::abs(ethernet.data_rate() - 12.5e9) < 1.0);
+  CHECK(std::abs(coding_efficiency(LineCoding::b8b10) - 0.8) < 1e-15);
+  CHECK(parse_line_coding("64b67b") == LineCoding::b64b67);
+  CHECK_THROWS(UsageError, parse_line_coding("4b5b"), "unknown line coding");
+  const Link dead{0.0, 4, LineCoding::none, 0.0};
+  CHECK_THROWS(UsageError, dead.validate("the access link"), "zero bandwidth");
+}
+
+FabricSpec plain(TopologyKind kind, int nodes) {
+  FabricSpec spec;
+  spec.topology = kind;
+  spec.nodes = nodes;
+  spec.ports_per_node = kind == TopologyKind::ring ? 2 : 1;
+  spec.switch_ports = 36;
+  spec.access_link = Link{8e9, 1, LineCoding::none, 1e-7};
+  spec.trunk_link = spec.access_link;
+  spec.framing = Framing{"plain", 0, 0, 0, 1000, 1, 0, 0.0};
+  return spec;
+}
+
+void test_torus_routes_row_then_column() {
+  FabricSpec spec = plain(TopologyKind::torus, 0);
+  spec.rows = 4;
+  spec.cols = 5;
+  const auto torus = Topology::build(spec);
+  CHECK(torus->path_links(0, 2, 0) == 2);    // along the row
+  CHECK(torus->path_links(0, 3, 0) == 2);    // the short way round: 0 -> 4 -> 3
+  CHECK(torus->path_links(0, 12, 0) == 4);   // (2, 2): two across, two down
+  CHECK(torus->path_links(0, 19, 0) == 2);   // (3, 4): wraps both ways
+  // The first hop towards (2, 2) is along the row, to (0, 1).
+  CHECK(torus->ports()[torus->route(0, 12, 0).first].peer == 1);
+  spec.rows = 0;
+  CHECK_THROWS(UsageError, Topology::build(spec), "side of zero");
+  spec.rows = 4;
+  CHECK_THROWS(UsageError, torus->route(0, 20, 0), "not in this fabric");
+}
+
+void test_fat_tree_levels_and_paths() {
+  FabricSpec spec = plain(TopologyKind::fat_tree, 36);
+  CHECK(Topology::build(spec)->levels() == 1);
+  spec.nodes = 648;  // k^2/2
+  auto two = Topology::build(spec);
+  CHECK(two->levels() == 2);
+  CHECK(two->path_links(0, 17, 0) == 2);   // same leaf
+  CHECK(two->path_links(0, 18, 0) == 4);   // leaf, spine, leaf
+  spec.nodes = 1024;
+  auto three = Topology::build(spec);
+  CHECK(three->levels() == 3);
+  CHECK(three->path_links(0, 1, 0) == 2);
+  CHECK(three->path_links(0, 20, 0) == 4);    // same pod
+  CHECK(three->path_links(0, 1000, 0) == 6);  // through a core
+  spec.nodes = 11665;  // one more than k^3/4
+  CHECK_THROWS(UsageError, Topology::build(spec), "exceed a 3-level fat tree");
+}
+
+void test_errors_for_impossible_input() {
+  FabricSpec spec = plain(TopologyKind::ring, 1);
+  CHECK_THROWS(UsageError, Network{spec}, "at least 2 nodes");
+  spec.nodes = 4;
+  spec.hub.buffer_bytes = 500;  // frames are up to 1000 bytes
+  CHECK_THROWS(UsageError, Network{spec}, "smaller than one packet");
+  spec.hub.buffer_bytes = 1e9;
+  spec.node.dma_bandwidth = 0.0;
+  CHECK_THROWS(UsageError, Network{spec}, "zero bandwidth");
+  spec.node.dma_bandwidth = 1e10;
+  Network network(spec);
+  CHECK_THROWS(UsageError, network.send(0, 7, 10, 0.0, 0, 0, nullptr), "not in this fabric");
+  CHECK_THROWS(UsageError, network.send(2, 2, 10, 0.0, 0, 0, nullptr), "to itself");
+  CHECK_THROWS(UsageError, network.send(0, 1, 10, 0.0, 0, 3, nullptr), "lane 3 does not exist");
+}
+
+// Frames leave back to back; the time of a stream is the serialisation of
+// every frame plus one link latency.
+void test_stream_is_serialisation_plus_latency() {
+  FabricSpec spec = plain(TopologyKind::ring, 4);
+  spec.framing = Framing{"f", 10, 6, 0, 1000, 1, 0, 0.0};
+  const StreamResult result = stream(spec, 0, 1, 10000, 0);
+  const double expected = 10 * 1016 / 1e9 + 1e-7;
+  CHECK(std::abs(result.time - expected) < 1e-15);
+}
+
+// Bounded buffers hold the sender back instead of losing frames; the
+// stream still arrives whole and no faster.
+void test_bounded_buffers_apply_backpressure() {
+  FabricSpec spec = plain(TopologyKind::ring, 8);
+  spec.hub.buffer_bytes = 2000;  // two frames
+  spec.hub.forwarding = Forwarding::store_and_forward;
+  spec.link_scales = {LinkScale{2, 0, 0.25}};  // node 2 -> 3 is four times slower
+  const StreamResult slow = stream(spec, 0, 4, 100000, 0);
+  CHECK(slow.bandwidth < 0.26e9 && slow.bandwidth > 0.24e9);
+}
+
+}  // namespace
+
+int main() {
+  test_engine_orders_by_time_then_schedule_order();
+  test_framing_pads_and_splits();
+  test_line_coding_rates();
+  test_torus_routes_row_then_column();
+  test_fat_tree_levels_and_paths();
+  test_errors_for_impossible_input();
+  test_stream_is_serialisation_plus_latency();
+  test_bounded_buffers_apply_backpressure();
+  return check::failures;
+}

@@ -1,0 +1,37 @@
+"""fpgacomm fabric latency|bw|traffic."""
+
+import argparse
+import json
+
+import pytest
+
+from fpgacomm import fabric_cli
+
+
+def run(argv):
+    parser = argparse.ArgumentParser()
+    fabric_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+def test_latency_prints_seconds(capsys):
+    assert run(["fabric", "latency", "cuscomnet_torus", "--nodes", "16", "--hops", "2", "--size", "64"]) == 0
+    out = capsys.readouterr().out
+    assert "latency [s]" in out
+    assert "1.727157e-06" in out  # 1.157 us + one hub (0.57 us)
+
+
+def test_bw_writes_json(tmp_path, capsys):
+    path = tmp_path / "bw.json"
+    assert run(["fabric", "bw", "vcsn", "--nodes", "4", "--size", str(64 << 20), "--json", str(path)]) == 0
+    assert "bandwidth [B/s]" in capsys.readouterr().out
+    row = json.loads(path.read_text())["rows"][0]
+    assert row["bandwidth"] == pytest.approx(12.44e9, rel=0.005)
+
+
+def test_traffic_needs_a_rate(capsys):
+    with pytest.raises(SystemExit):
+        run(["fabric", "traffic", "cuscomnet_torus"])
+    assert run(["fabric", "traffic", "cuscomnet_torus", "--rate", "1e5", "--packets", "100"]) == 0
+    assert "mean wait [s]" in capsys.readouterr().out
