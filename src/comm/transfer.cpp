@@ -1,6 +1,7 @@
 #include "comm/transfer.hpp"
 
-#include <sched.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include <algorithm>
 #include <iostream>
@@ -107,6 +108,7 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
                                                 : nullptr;
   for (const Chunk& chunk : plan_chunks(bytes, piece, chunked || bytes > kMaxWireChunk)) {
     Step step{&buffer, offset + chunk.offset, chunk.bytes, peer, tag, route == Route::Staged};
+    has_staged_ |= step.staged;
     if (base) step.host = base + chunk.offset;
     steps.push_back(step);
   }
@@ -295,29 +297,63 @@ bool Transfers::complete_requests(bool block) {
   return count > 0;
 }
 
+namespace {
+
+// Waiting without a core to spare: spin briefly (a completion is often
+// microseconds away), then sleep in growing steps, so that a rank waiting
+// for its peer leaves the core to the threads doing the copies. On a CPU
+// device those threads are the runtime's, and a spinning rank halves them.
+class Backoff {
+ public:
+  Backoff() { previous_slack_ = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0); prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0); }
+  ~Backoff() {
+    if (previous_slack_ > 0) prctl(PR_SET_TIMERSLACK, previous_slack_, 0, 0, 0);
+  }
+  void progressed() { idle_polls_ = 0; }
+  void pause() {
+    if (++idle_polls_ <= kSpinPolls) return;
+    const long step_us = std::min<long>(kMaxSleepUs, (idle_polls_ - kSpinPolls) * 2);
+    const timespec sleep{0, step_us * 1000};
+    nanosleep(&sleep, nullptr);
+  }
+
+ private:
+  static constexpr int kSpinPolls = 64;
+  static constexpr long kMaxSleepUs = 50;
+  int idle_polls_ = 0;
+  int previous_slack_ = 0;
+};
+
+}  // namespace
+
 void Transfers::wait_all() {
-  // Only MPI can move a batch with no device copies in flight, so such a
-  // batch blocks in MPI_Waitsome. With copies in flight, a rank whose next
-  // send waits for its chunk to reach host memory sleeps in clWaitForEvents
-  // (its sends in flight need the receiver's progress, not its own, and the
-  // core is better left to the runtime's copy threads); otherwise it polls
-  // MPI, yielding the core between polls.
+  // A batch of host memory only waits in MPI, as OMB does. A batch with
+  // device copies never spins for long: a rank whose next send waits for
+  // its chunk to reach host memory sleeps on that copy (its sends in flight
+  // complete through the receiver's progress); otherwise it polls MPI and
+  // the copies with a backoff.
+  if (!has_staged_) {
+    advance_sends();  // without staging every step goes on the wire at once
+    advance_recvs();
+    while (on_wire_ > 0) complete_requests(true);
+    finish_batch();
+    return;
+  }
+  Backoff backoff;
   while (true) {
     bool progressed = advance_sends();
     progressed |= advance_recvs();
     if (send_next_wire_ == sends_.size() && recv_next_post_ == recvs_.size() && on_wire_ == 0 && device_copies_ == 0)
       break;
-    if (on_wire_ > 0) progressed |= complete_requests(device_copies_ == 0 && !progressed);
-    if (progressed || device_copies_ == 0) continue;
-    cl_event next = nullptr;
-    if (send_next_wire_ < sends_.size() && sends_[send_next_wire_].state == State::Staging)
-      next = sends_[send_next_wire_].event;
-    else if (on_wire_ == 0 && recv_next_unstage_ < recvs_.size() && recvs_[recv_next_unstage_].state == State::Unstaging)
-      next = recvs_[recv_next_unstage_].event;
-    if (next)
-      cl_check(clWaitForEvents(1, &next), "clWaitForEvents", "waiting for a staging copy");
+    if (send_next_wire_ < sends_.size() && sends_[send_next_wire_].state == State::Staging && !progressed) {
+      cl_check(clWaitForEvents(1, &sends_[send_next_wire_].event), "clWaitForEvents", "waiting for a staging copy");
+      continue;
+    }
+    if (on_wire_ > 0) progressed |= complete_requests(false);
+    if (progressed)
+      backoff.progressed();
     else
-      sched_yield();
+      backoff.pause();
   }
   finish_batch();
 }
@@ -336,6 +372,7 @@ void Transfers::finish_batch() {
   mappings_.clear();
   received_.clear();
   on_wire_ = device_copies_ = 0;
+  has_staged_ = false;
   send_next_stage_ = send_next_wire_ = send_staged_ = 0;
   recv_next_post_ = recv_next_unstage_ = recv_staged_ = 0;
   std::fill(send_slot_owner_.begin(), send_slot_owner_.end(), -1);

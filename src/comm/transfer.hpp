@@ -120,6 +120,7 @@ class Transfers {
   std::vector<long> send_slot_owner_, recv_slot_owner_;
   std::vector<Mapping> mappings_;
   std::vector<Received> received_;
+  bool has_staged_ = false;  // the batch has device copies
   int on_wire_ = 0;         // MPI requests in flight
   int device_copies_ = 0;   // staging copies in flight
   std::vector<MPI_Request> requests_;  // reused by complete_requests()
