@@ -50,7 +50,7 @@ def load_reference():
     return library
 
 
-def measure_ranks(rounds: int) -> dict:
+def measure_ranks(rounds: int, platform_name: str) -> dict:
     """Runs inside both ranks; returns the figures on rank 0."""
     from fpgacomm import _core, mpi, osu
     from fpgacomm.devices import DeviceOptions, open_device
@@ -58,7 +58,8 @@ def measure_ranks(rounds: int) -> dict:
     comm = mpi.world()
     fint = comm.py2f()
     reference = load_reference()
-    device = open_device(comm, DeviceOptions())
+    options = DeviceOptions(platform=platform_name)
+    device = open_device(comm, options)
     chunk = _core.DEFAULT_CHUNK_BYTES
     best: dict[str, float] = {}
 
@@ -68,7 +69,7 @@ def measure_ranks(rounds: int) -> dict:
 
     def bandwidth(size, mem, path="auto", window=64, iterations=10, chunk_bytes=chunk):
         result = osu.bw(comm, sizes=[size], mem=mem, path=path, window=window, iterations=iterations, warmup=2,
-                        chunk_bytes=chunk_bytes)
+                        chunk_bytes=chunk_bytes, device=options)
         return result.rows[0]["bandwidth"]
 
     def copy_bandwidth(direction, size, rank):
@@ -97,21 +98,23 @@ def measure_ranks(rounds: int) -> dict:
     return best
 
 
-def measure_memory(case: str) -> dict:
+def measure_memory(case: str, platform_name: str) -> dict:
     """Runs inside both ranks: one sweep up to 1 GiB, then each rank's peak RSS."""
     from fpgacomm import mpi, osu
+    from fpgacomm.devices import DeviceOptions
 
     name, mem, path, test = next(c for c in MEMORY_CASES if c[0] == case)
     comm = mpi.world()
     osu.run(test, comm, sizes=MEMORY_SIZES, mem=mem, path=path, iterations=1, warmup=1,
-            **({"window": 2} if test != "latency" else {}))
+            device=DeviceOptions(platform=platform_name), **({"window": 2} if test != "latency" else {}))
     peaks = comm.gather(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, root=0)
     return {"case": name, "largest_message": GiB, "peak_rss_per_rank": peaks}
 
 
-def launch(*arguments: str) -> dict:
+def launch(platform_name: str, *arguments: str) -> dict:
     output = ROOT / "build" / "bench" / "part.json"
-    command = ["mpirun", "-np", "2", sys.executable, __file__, "--part", *arguments, "--part-output", str(output)]
+    command = ["mpirun", "-np", "2", sys.executable, __file__, "--platform", platform_name, "--part", *arguments,
+               "--part-output", str(output)]
     subprocess.run(command, check=True, env=ENV, timeout=1800)
     return json.loads(output.read_text())
 
@@ -134,13 +137,15 @@ def ratios(m: dict) -> list[tuple[str, float, str, bool]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--platform", default="", help="OpenCL platform (index or name substring)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / f"pt2pt-{platform.node()}.json"))
     parser.add_argument("--part", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--part-output", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.part:  # inside mpirun
-        figures = measure_ranks(int(args.part[1])) if args.part[0] == "ranks" else measure_memory(args.part[1])
+        figures = (measure_ranks(int(args.part[1]), args.platform) if args.part[0] == "ranks"
+                   else measure_memory(args.part[1], args.platform))
         from fpgacomm import mpi
 
         if mpi.world().Get_rank() == 0:
@@ -148,8 +153,8 @@ def main() -> int:
         return 0
 
     build_reference()
-    figures = launch("ranks", str(args.rounds))
-    memory = [launch("memory", case[0]) for case in MEMORY_CASES]
+    figures = launch(args.platform, "ranks", str(args.rounds))
+    memory = [launch(args.platform, "memory", case[0]) for case in MEMORY_CASES]
     table = ratios(figures)
     for case in memory:
         worst = max(case["peak_rss_per_rank"]) / case["largest_message"]
@@ -162,7 +167,8 @@ def main() -> int:
     for name, value in sorted(figures.items()):
         print(f"  {name:<40} {value:.6g}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"host": platform.node(), "figures": figures, "memory": memory,
+    Path(args.out).write_text(json.dumps({"host": platform.node(), "platform": args.platform, "figures": figures,
+                                          "memory": memory,
                                           "ratios": [dict(what=w, ratio=r, target=t, met=m) for w, r, t, m in table]},
                                          indent=1))
     return 0 if all(met for *_, met in table) else 1
