@@ -91,7 +91,7 @@ def measure_ranks(rounds: int, platform_name: str) -> dict:
             keep(f"d2h_{tag}", copy_bandwidth("d2h", size, 0), True)
             keep(f"h2d_{tag}", copy_bandwidth("h2d", size, 1), True)
         keep("hh_chunk_reference", reference.reference_bandwidth(fint, chunk, 64, 20, 2), True)
-        for sweep_chunk in (64 * 1024, 256 * 1024, MiB, 4 * MiB):
+        for sweep_chunk in (64 * 1024, 256 * 1024, MiB, 2 * MiB, 4 * MiB, 8 * MiB):
             keep(f"chunk_{sweep_chunk}_bw_16MiB_DD_staged",
                  bandwidth(16 * MiB, ("D", "D"), "staged", 16, 5, chunk_bytes=sweep_chunk), True)
     best["chunk_bytes"] = chunk

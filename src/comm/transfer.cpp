@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <optional>
 #include <iostream>
 
 #include "comm/pipeline.hpp"
@@ -327,11 +328,7 @@ class Backoff {
 }  // namespace
 
 void Transfers::wait_all() {
-  // A batch of host memory only waits in MPI, as OMB does. A batch with
-  // device copies never spins for long: a rank whose next send waits for
-  // its chunk to reach host memory sleeps on that copy (its sends in flight
-  // complete through the receiver's progress); otherwise it polls MPI and
-  // the copies with a backoff.
+  // A batch of host memory only waits in MPI, as OMB does.
   if (!has_staged_) {
     advance_sends();  // without staging every step goes on the wire at once
     advance_recvs();
@@ -339,21 +336,31 @@ void Transfers::wait_all() {
     finish_batch();
     return;
   }
-  Backoff backoff;
+  // With device copies in flight the engine must notice both MPI and
+  // OpenCL completions. An accelerator copies with its own engines, so the
+  // rank polls both and keeps MPI progressing (without single-copy shared
+  // memory, a sender's progress moves its data). A CPU device copies with
+  // the host's cores, so there a rank whose next send waits for its chunk
+  // sleeps on that copy, and otherwise backs off instead of spinning.
+  const bool copies_need_host_cores = device_->info().type == "cpu";
+  std::optional<Backoff> backoff;
+  if (copies_need_host_cores) backoff.emplace();
   while (true) {
     bool progressed = advance_sends();
     progressed |= advance_recvs();
     if (send_next_wire_ == sends_.size() && recv_next_post_ == recvs_.size() && on_wire_ == 0 && device_copies_ == 0)
       break;
-    if (send_next_wire_ < sends_.size() && sends_[send_next_wire_].state == State::Staging && !progressed) {
+    if (copies_need_host_cores && !progressed && send_next_wire_ < sends_.size() &&
+        sends_[send_next_wire_].state == State::Staging) {
       cl_check(clWaitForEvents(1, &sends_[send_next_wire_].event), "clWaitForEvents", "waiting for a staging copy");
       continue;
     }
     if (on_wire_ > 0) progressed |= complete_requests(false);
+    if (!backoff) continue;
     if (progressed)
-      backoff.progressed();
+      backoff->progressed();
     else
-      backoff.pause();
+      backoff->pause();
   }
   finish_batch();
 }
