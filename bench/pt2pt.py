@@ -60,7 +60,7 @@ def measure_ranks(rounds: int, platform_name: str) -> dict:
     reference = load_reference()
     options = DeviceOptions(platform=platform_name)
     device = open_device(comm, options)
-    chunk = _core.DEFAULT_CHUNK_BYTES
+    chunk = _core.default_chunk_bytes(device)
     best: dict[str, float] = {}
 
     def keep(name, value, larger_is_better):

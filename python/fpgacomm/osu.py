@@ -128,19 +128,18 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     if warmup is not None:
         small_warmup = large_warmup = warmup
     device_options = device or DeviceOptions()
-    chunk = chunk_bytes or _core.DEFAULT_CHUNK_BYTES
 
     hosts = _core.host_names(comm)
     dev = open_device(comm, device_options, hosts) if needs_device(mem) else None
     raw = _core.run_pt2pt(comm, dev, test, send_kind, recv_kind, size_list, small, small_warmup, large,
                           large_warmup, LARGE_MESSAGE, window, validate, buffers == "multiple", touch,
-                          device_options.bank, path, chunk, slots)
+                          device_options.bank, path, chunk_bytes or 0, slots)
     rows, units, samples = _rows(test, raw, validate)
     params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
               "iterations": small, "warmup": small_warmup, "iterations_large": large,
               "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
               "validate": validate, "buffers": buffers, "touch": touch, "path": path,
-              "chunk_bytes": chunk, "slots": slots, "send_route": raw["send_route"],
+              "chunk_bytes": raw["chunk_bytes"], "slots": slots, "send_route": raw["send_route"],
               "recv_route": raw["recv_route"], "pairs": raw["pairs"], **device_options.params()}
     if test in LATENCY_TESTS:
         del params["window"]

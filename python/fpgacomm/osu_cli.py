@@ -41,7 +41,7 @@ def add_common_options(parser) -> None:
                         help="launch the placeholder kernel on device buffers before each measured operation")
     parser.add_argument("--path", choices=("auto", "staged", "mapped"), default="auto",
                         help="how device memory reaches MPI (auto: mapped where the device shares host memory)")
-    parser.add_argument("--chunk", metavar="SIZE", help="pipelining chunk of staged transfers (default 1M)")
+    parser.add_argument("--chunk", metavar="SIZE", help="pipelining chunk of staged transfers (default 1M on CPU devices, 4M on accelerators)")
     parser.add_argument("--slots", type=int, default=4, help="staging buffers per direction")
     add_device_options(parser)
 

@@ -103,6 +103,7 @@ class Runner {
   Pt2ptRun run() {
     Pt2ptRun result;
     result.pairs = role_.pairs;
+    result.chunk_bytes = transfers_.options().chunk_bytes;
     std::exception_ptr failure;
     try {
       my_route_ = choose_route(role_.kind, device_, options_.transfer.path);

@@ -45,6 +45,7 @@ struct Pt2ptRun {
   std::vector<SizeTiming> sizes;  // stops after the first size that failed validation
   int pairs = 1;
   std::string send_route, recv_route;  // how rank 0's and rank `pairs`' buffers moved
+  std::uint64_t chunk_bytes = 0;       // the pipelining chunk all ranks used
 };
 
 // Collective over `comm`; every rank gets the same Pt2ptRun.

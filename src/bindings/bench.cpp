@@ -53,6 +53,7 @@ void bind_bench(py::module_& m) {
         out["pairs"] = run.pairs;
         out["send_route"] = run.send_route;
         out["recv_route"] = run.recv_route;
+        out["chunk_bytes"] = run.chunk_bytes;
         return out;
       },
       py::arg("comm"), py::arg("device"), py::arg("test"), py::arg("send_kind"), py::arg("recv_kind"),

@@ -28,6 +28,7 @@ namespace {
 // sides cut the wire the same way; the benchmarks do this once per run.
 class PyTransfers {
  public:
+  // Collective: see Transfers.
   PyTransfers(py::object communicator, Device* device, const std::string& path, std::uint64_t chunk, int slots)
       : communicator_(communicator), comm_(mpi_comm(communicator)),
         transfers_(comm_, device, TransferOptions{parse_path(path), chunk, slots}) {}
@@ -73,14 +74,15 @@ void bind_comm(py::module_& m) {
 
   py::class_<PyTransfers>(m, "Transfers")
       .def(py::init<py::object, Device*, std::string, std::uint64_t, int>(), py::arg("comm"), py::arg("device"),
-           py::arg("path") = "auto", py::arg("chunk_bytes") = TransferOptions{}.chunk_bytes,
+           py::arg("path") = "auto", py::arg("chunk_bytes") = 0,
            py::arg("slots") = TransferOptions{}.slots, py::keep_alive<1, 3>())
       .def("send", &PyTransfers::send, py::arg("buffer"), py::arg("dest"), py::arg("tag") = 0,
            py::arg("nbytes") = -1, py::call_guard<py::gil_scoped_release>())
       .def("recv", &PyTransfers::recv, py::arg("buffer"), py::arg("source"), py::arg("tag") = 0,
            py::arg("nbytes") = -1, py::call_guard<py::gil_scoped_release>())
       .def("route", &PyTransfers::route, py::arg("buffer"));
-  m.attr("DEFAULT_CHUNK_BYTES") = TransferOptions{}.chunk_bytes;
+  m.def("default_chunk_bytes", &default_chunk_bytes, py::arg("device"),
+        "The measured default pipelining chunk for a device (None: no device).");
 
   m.def(
       "set_receive_hook",

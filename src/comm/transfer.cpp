@@ -65,13 +65,23 @@ Route exchange_route(const Communicator& comm, int peer, Route mine) {
 
 void set_receive_hook(ReceiveHook hook) { receive_hook() = std::move(hook); }
 
+std::uint64_t default_chunk_bytes(const Device* device) {
+  const bool cpu = !device || device->info().type == "cpu";
+  return cpu ? std::uint64_t(1) << 20 : std::uint64_t(4) << 20;
+}
+
 Transfers::Transfers(const Communicator& comm, Device* device, TransferOptions options)
     : comm_(comm), device_(device), options_(options) {
-  if (options_.chunk_bytes == 0 || options_.chunk_bytes > kMaxWireChunk)
+  if (options_.chunk_bytes == 0) options_.chunk_bytes = default_chunk_bytes(device);
+  if (options_.chunk_bytes > kMaxWireChunk)
     throw UsageError("pipeline chunk size " + std::to_string(options_.chunk_bytes) + " is out of range; use 1 to " +
                      std::to_string(kMaxWireChunk) + " bytes");
   if (options_.slots < 1 || options_.slots > 64)
     throw UsageError("staging slots " + std::to_string(options_.slots) + " is out of range; use 1 to 64");
+  std::uint64_t smallest = 0;
+  comm_.check(MPI_Allreduce(&options_.chunk_bytes, &smallest, 1, MPI_UINT64_T, MPI_MIN, comm_.raw()),
+              "MPI_Allreduce", "agreeing on the pipelining chunk size");
+  options_.chunk_bytes = smallest;
 }
 
 Transfers::~Transfers() {

@@ -41,10 +41,14 @@ Route exchange_route(const Communicator& comm, int peer, Route mine);
 
 struct TransferOptions {
   Path path = Path::Auto;
-  // Measured default (bench/RESULTS.md, "chunk size").
-  std::uint64_t chunk_bytes = std::uint64_t(1) << 20;
-  int slots = 4;  // staging buffers per direction: chunks in flight
+  std::uint64_t chunk_bytes = 0;  // 0: default_chunk_bytes(device)
+  int slots = 4;                  // staging buffers per direction: chunks in flight
 };
+
+// The measured best pipelining chunk (bench/RESULTS.md): 1 MiB where a CPU
+// device's copies share the host's cores, 4 MiB where an accelerator's copy
+// engines make each command's fixed cost the thing to amortise.
+std::uint64_t default_chunk_bytes(const Device* device);
 
 // Tests corrupt received data through this hook, called after every receive
 // completes; the validation code does not know it exists. Empty: no hook.
@@ -56,6 +60,8 @@ void set_receive_hook(ReceiveHook hook);
 // receives are posted in posting order, as MPI matching needs.
 class Transfers {
  public:
+  // Collective over `comm`: every rank takes the smallest chunk size any
+  // rank asked for, so both ends of every transfer cut the wire alike.
   Transfers(const Communicator& comm, Device* device, TransferOptions options);
   ~Transfers();
   Transfers(const Transfers&) = delete;
