@@ -23,7 +23,6 @@ void bind_errors(py::module_& m) {
   static py::exception<ApiError> api(m, "ApiError", error.ptr());
   static py::exception<ClError> cl(m, "ClError", api.ptr());
   static py::exception<MpiError> mpi(m, "MpiError", api.ptr());
-  static py::exception<ValidationError> validation(m, "ValidationError", error.ptr());
   py::register_exception_translator([](std::exception_ptr failure) {
     try {
       if (failure) std::rethrow_exception(failure);
@@ -33,8 +32,6 @@ void bind_errors(py::module_& m) {
       raise(cl.ptr(), e);
     } catch (const MpiError& e) {
       raise(mpi.ptr(), e);
-    } catch (const ValidationError& e) {
-      raise(validation.ptr(), e);
     } catch (const Error& e) {
       raise(error.ptr(), e);
     }

@@ -48,12 +48,6 @@ std::uint64_t Communicator::sum(std::uint64_t value) const {
   return total;
 }
 
-double Communicator::max(double value) const {
-  double result = 0;
-  check(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");
-  return result;
-}
-
 std::vector<double> Communicator::sum(const std::vector<double>& values) const {
   std::vector<double> total(values.size());
   check(MPI_Allreduce(values.data(), total.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, comm_),

@@ -33,7 +33,6 @@ class Communicator {
   void barrier() const;
   std::vector<std::string> host_names() const;
   std::uint64_t sum(std::uint64_t value) const;
-  double max(double value) const;
   // Element-wise sum across ranks.
   std::vector<double> sum(const std::vector<double>& values) const;
 

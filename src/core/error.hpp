@@ -52,10 +52,4 @@ class MpiError : public ApiError {
   MpiError(const std::string& routine, int code, const std::string& context);
 };
 
-// Received data differs from what was sent.
-class ValidationError : public Error {
- public:
-  using Error::Error;
-};
-
 }  // namespace fpgacomm
