@@ -215,7 +215,33 @@ def format_osu_mbw_mr(result: Result, full: bool = False) -> str:
                       _BANDWIDTH_FULL, preamble=[pairs_line])
 
 
+def format_beff(result: Result, full: bool = False) -> str:
+    """HPCC FPGA's b_eff table (seed 000): MSize, looplength, the best time
+    and the aggregated bandwidth per size, a table per ring pattern, then
+    the b_eff line. With a model, its bandwidth stands beside each row."""
+    params = result.params
+    where = (f"simulated {params['fabric']}, {params['ranks']} FPGAs" if "fabric" in params
+             else f"{params['comm_type']}, {params['ranks']} ranks, {params['loop_rule']} loop lengths")
+    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}"]
+    model = "model_bandwidth" in result.columns
+    patterns = list(dict.fromkeys(row["pattern"] for row in result.rows))
+    for pattern in patterns:
+        if len(patterns) > 1:
+            lines.append(f"# ring {pattern}: {params['rings'][pattern]}")
+        lines.append(f"{'MSize':>12} {'looplength':>12} {'time':>12} {'B/s':>12}" + (f" {'model B/s':>12}" if model else ""))
+        for row in (r for r in result.rows if r["pattern"] == pattern):
+            line = f"{row['size']:>12} {row['loop_length']:>12} {row['time']:>12.5e} {row['bandwidth']:>12.5e}"
+            if model:
+                line += f" {row['model_bandwidth']:>12.5e}"
+            if row["validation"] == "fail":
+                line += f"   VALIDATION FAILED ({row['validation_errors']} bytes)"
+            lines.append(line)
+    lines.append(f"b_eff = {params['b_eff']:.5e} B/s")
+    return "\n".join(lines)
+
+
 FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
+    "beff": format_beff,
     "osu_latency": format_osu_latency,
     "osu_bw": format_osu_bw,
     "osu_bibw": format_osu_bibw,

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_core, m) {
   fpgacomm::bindings::bind_comm(m);
   fpgacomm::bindings::bind_bench(m);
   fpgacomm::bindings::bind_fabric(m);
+  fpgacomm::bindings::bind_beff(m);
 }

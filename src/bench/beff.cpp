@@ -1,0 +1,299 @@
+#include "bench/beff.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "bench/ring.hpp"
+#include "cl/check.hpp"
+#include "core/error.hpp"
+
+namespace fpgacomm {
+namespace {
+
+// The tag says which way a message travels, so that with two ranks (left
+// and right neighbour are the same rank) each lands in its own buffer.
+constexpr int kRightwardTag = 200, kLeftwardTag = 201;
+constexpr int kRightward = 0, kLeftward = 1;
+// Work-items of the b_eff kernels: enough to fill a GPU, few enough that a
+// CPU device's work-group scheduling stays cheap.
+constexpr std::uint64_t kKernelItems = 16384;
+// The adaptive rule's trial loops stop growing once they last this part of
+// the target time; the loop length is then scaled up from them.
+constexpr double kTrialShare = 0.1;
+
+std::uint8_t seed_fill(std::uint64_t size) {
+  int log2 = 0;
+  while ((std::uint64_t(1) << (log2 + 1)) <= size) ++log2;
+  return static_cast<std::uint8_t>(log2 & 255);
+}
+
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+std::vector<std::uint8_t> message(std::uint64_t size, std::uint64_t stamp) {
+  std::vector<std::uint8_t> bytes(size);
+  for (std::uint64_t i = 0; i < size; ++i) bytes[i] = beff_message_byte(i, size, stamp);
+  return bytes;
+}
+
+class Runner {
+ public:
+  Runner(const Communicator& comm, Device* device, const BeffOptions& options)
+      : comm_(comm), device_(device), options_(options), transfers_(comm, device, staged(options)) {
+    if (options.sizes.empty()) throw UsageError("no message sizes to run");
+    if (options.loop_lengths.size() != options.sizes.size())
+      throw UsageError("b_eff needs one loop length per message size");
+    if (options.repetitions < 1) throw UsageError("repetitions -n must be at least 1");
+    if (options.validation_iterations < 0) throw UsageError("validation iterations must not be negative");
+    if (options.target_time <= 0) throw UsageError("the adaptive loop length's target time must be positive");
+    if (options.ring.size() != static_cast<std::size_t>(comm.size()))
+      throw UsageError("the ring has " + std::to_string(options.ring.size()) + " positions for " +
+                       std::to_string(comm.size()) + " ranks");
+    neighbours_ = ring_neighbours(options.ring, comm.rank());
+    const MemKind kind = options.type == BeffType::Cpu ? MemKind::Host : MemKind::Device;
+    if (is_device_kind(kind) && !device)
+      throw UsageError("b_eff --comm-type pcie and kernel need an OpenCL device, and none was opened");
+    route_ = choose_route(kind, device, transfers_.options().path);
+    const std::uint64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
+    for (auto* buffer : {&send_right_, &send_left_, &recv_left_, &recv_right_})
+      *buffer = std::make_unique<Buffer>(device, kind, largest, options.bank);
+    if (options.type == BeffType::Kernel) {
+      send_kernel_ = device->kernel("beff", "beff_send");
+      recv_kernel_ = device->kernel("beff", "beff_recv");
+      error_counter_ = std::make_unique<Buffer>(device, MemKind::Device, sizeof(cl_uint));
+    }
+  }
+
+  BeffRun run() {
+    BeffRun result;
+    result.chunk_bytes = transfers_.options().chunk_bytes;
+    result.route = route_name(route_);
+    for (std::size_t i = 0; i < options_.sizes.size(); ++i) {
+      const std::uint64_t size = options_.sizes[i];
+      BeffSize timing;
+      timing.size = size;
+      // One untimed exchange first, as Rabenseifner's pre-loop: first-touch
+      // allocations, kernel builds and connection set-up stay out of the times.
+      measure(size, 1);
+      timing.loop_length = options_.loop_lengths[i] ? options_.loop_lengths[i] : adaptive_loop_length(size);
+      std::vector<double> mine;
+      for (int r = 0; r < options_.repetitions; ++r) {
+        mine.push_back(measure(size, timing.loop_length));
+        collect_device_errors();
+      }
+      validate(size);
+      timing.errors = comm_.sum(errors_);
+      errors_ = 0;
+      timing.times = gather(mine);
+      result.sizes.push_back(std::move(timing));
+    }
+    return result;
+  }
+
+ private:
+  static TransferOptions staged(const BeffOptions& options) {
+    TransferOptions transfer = options.transfer;
+    transfer.path = Path::Staged;  // pcie and kernel cross the host on every exchange
+    return transfer;
+  }
+
+  // One exchange with both neighbours; the kernel type writes the messages
+  // on the device before and checks them there after.
+  void exchange(std::uint64_t size) {
+    const std::uint64_t sequence = sequence_++;
+    if (options_.type == BeffType::Kernel) launch_send(size, sequence);
+    transfers_.post_recv(*recv_left_, 0, size, neighbours_.left, kRightwardTag, route_);
+    transfers_.post_recv(*recv_right_, 0, size, neighbours_.right, kLeftwardTag, route_);
+    transfers_.post_send(*send_right_, 0, size, neighbours_.right, kRightwardTag, route_);
+    transfers_.post_send(*send_left_, 0, size, neighbours_.left, kLeftwardTag, route_);
+    transfers_.wait_all();
+    if (options_.type == BeffType::Kernel) launch_recv(size, sequence);
+  }
+
+  // Seconds for `loops` exchanges on this rank, after a barrier (seed 000:
+  // "synchronized with an MPI barrier before every execution"). Device work
+  // the loop queued (the receive kernels) is inside the time.
+  double measure(std::uint64_t size, std::uint64_t loops) {
+    comm_.barrier();
+    const double start = MPI_Wtime();
+    for (std::uint64_t i = 0; i < loops; ++i) exchange(size);
+    if (device_) device_->finish();
+    return MPI_Wtime() - start;
+  }
+
+  // Rabenseifner's rule: trial loops doubling until they last a tenth of the
+  // target (the slowest rank decides, so every rank agrees), then scaled to
+  // the target time.
+  std::uint64_t adaptive_loop_length(std::uint64_t size) {
+    std::uint64_t loops = 1;
+    double slowest = 0;
+    for (;;) {
+      slowest = slowest_of(measure(size, loops));
+      collect_device_errors();
+      if (slowest >= kTrialShare * options_.target_time || loops >= options_.max_loop_length) break;
+      loops *= 2;
+    }
+    // Once more at the final length: one descheduled trial must not shrink
+    // the loop length (the faster of the two is the machine's speed).
+    slowest = std::min(slowest, slowest_of(measure(size, loops)));
+    collect_device_errors();
+    const double scaled = std::ceil(options_.target_time * static_cast<double>(loops) / std::max(slowest, 1e-9));
+    return std::clamp<std::uint64_t>(static_cast<std::uint64_t>(scaled), 1, options_.max_loop_length);
+  }
+
+  double slowest_of(double seconds) const {
+    double slowest = 0;
+    comm_.check(MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm_.raw()), "MPI_Allreduce",
+                "agreeing on the b_eff trial time");
+    return slowest;
+  }
+
+  std::vector<std::vector<double>> gather(const std::vector<double>& mine) const {
+    std::vector<double> all(mine.size() * static_cast<std::size_t>(comm_.size()));
+    comm_.check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                              static_cast<int>(mine.size()), MPI_DOUBLE, comm_.raw()),
+                "MPI_Allgather", "collecting every rank's b_eff times");
+    std::vector<std::vector<double>> times;
+    for (int rank = 0; rank < comm_.size(); ++rank)
+      times.emplace_back(all.begin() + rank * mine.size(), all.begin() + (rank + 1) * mine.size());
+    return times;
+  }
+
+  // Untimed exchanges in which every message is stamped and checked whole,
+  // read back through a fresh host copy; receive buffers are cleared first
+  // so that a message that never arrives cannot pass as the previous one.
+  void validate(std::uint64_t size) {
+    const int me = comm_.rank();
+    for (int v = 0; v < options_.validation_iterations; ++v) {
+      const std::uint64_t sequence = sequence_;
+      if (options_.type != BeffType::Kernel) {
+        send_right_->write(message(size, beff_stamp(me, kRightward, sequence)).data(), size);
+        send_left_->write(message(size, beff_stamp(me, kLeftward, sequence)).data(), size);
+      }
+      recv_left_->fill_zero();
+      recv_right_->fill_zero();
+      comm_.barrier();  // no message may arrive before its buffer is cleared
+      exchange(size);
+      if (device_) device_->finish();
+      if (options_.type == BeffType::Kernel) {
+        collect_device_errors();
+      } else {
+        errors_ += count_errors(*recv_left_, size, beff_stamp(neighbours_.left, kRightward, sequence));
+        errors_ += count_errors(*recv_right_, size, beff_stamp(neighbours_.right, kLeftward, sequence));
+      }
+    }
+  }
+
+  static std::uint64_t count_errors(const Buffer& buffer, std::uint64_t size, std::uint64_t stamp) {
+    std::vector<std::uint8_t> received(size);
+    buffer.read(received.data(), size);
+    const std::vector<std::uint8_t> expected = message(size, stamp);
+    std::uint64_t errors = 0;
+    for (std::uint64_t i = 0; i < size; ++i) errors += received[i] != expected[i];
+    return errors;
+  }
+
+  std::size_t kernel_items(std::uint64_t size) const { return static_cast<std::size_t>(std::min(size, kKernelItems)); }
+
+  void launch_send(std::uint64_t size, std::uint64_t sequence) {
+    const cl_mem right = send_right_->mem(), left = send_left_->mem();
+    const cl_ulong bytes = size;
+    const cl_uchar fill = seed_fill(size);
+    const cl_ulong stamp_right = beff_stamp(comm_.rank(), kRightward, sequence);
+    const cl_ulong stamp_left = beff_stamp(comm_.rank(), kLeftward, sequence);
+    set_args(send_kernel_, "beff_send", right, left, bytes, fill, stamp_right, stamp_left);
+    // On the queue that stages to the host, so the copies that follow read
+    // the finished message.
+    enqueue(send_kernel_, device_->to_host_queue(), size, "beff_send");
+  }
+
+  void launch_recv(std::uint64_t size, std::uint64_t sequence) {
+    const cl_mem left = recv_left_->mem(), right = recv_right_->mem(), errors = error_counter_->mem();
+    const cl_ulong bytes = size;
+    const cl_uchar fill = seed_fill(size);
+    const cl_ulong stamp_left = beff_stamp(neighbours_.left, kRightward, sequence);
+    const cl_ulong stamp_right = beff_stamp(neighbours_.right, kLeftward, sequence);
+    set_args(recv_kernel_, "beff_recv", left, right, bytes, fill, stamp_left, stamp_right, errors);
+    // After the copies of the received data, on the queue that made them;
+    // the next exchange's copies into these buffers queue behind it.
+    enqueue(recv_kernel_, device_->to_device_queue(), size, "beff_recv");
+  }
+
+  template <class... Args>
+  static void set_args(cl_kernel kernel, const char* name, const Args&... args) {
+    cl_uint index = 0;
+    (cl_check(clSetKernelArg(kernel, index++, sizeof(Args), &args), "clSetKernelArg", name), ...);
+  }
+
+  void enqueue(cl_kernel kernel, cl_command_queue queue, std::uint64_t size, const char* name) const {
+    const std::size_t items = kernel_items(size);
+    cl_check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &items, nullptr, 0, nullptr, nullptr),
+             "clEnqueueNDRangeKernel", name);
+    cl_check(clFlush(queue), "clFlush", name);
+  }
+
+  // Adds the kernel type's device count of wrong bytes to errors_ and
+  // clears it (the device checks every message it receives).
+  void collect_device_errors() {
+    if (options_.type != BeffType::Kernel) return;
+    device_->finish();
+    cl_uint count = 0;
+    error_counter_->read(&count, sizeof count);
+    if (count) error_counter_->fill_zero();
+    errors_ += count;
+  }
+
+  const Communicator& comm_;
+  Device* device_;
+  const BeffOptions& options_;
+  Transfers transfers_;
+  RingNeighbours neighbours_;
+  Route route_ = Route::Direct;
+  std::unique_ptr<Buffer> send_right_, send_left_, recv_left_, recv_right_, error_counter_;
+  cl_kernel send_kernel_ = nullptr, recv_kernel_ = nullptr;
+  // Every rank runs the same exchanges, so the count names an exchange alike everywhere.
+  std::uint64_t sequence_ = 0;
+  std::uint64_t errors_ = 0;  // wrong bytes this rank received in the current size
+};
+
+}  // namespace
+
+BeffType parse_beff_type(const std::string& name) {
+  if (name == "cpu") return BeffType::Cpu;
+  if (name == "pcie") return BeffType::Pcie;
+  if (name == "kernel") return BeffType::Kernel;
+  throw UsageError("unknown b_eff communication type '" + name + "'; choose cpu, pcie, kernel, sim or iec");
+}
+
+std::uint64_t beff_stamp(int sender, int direction, std::uint64_t sequence) {
+  // mix() is a bijection: for one exchange, every sender and direction
+  // gets its own stamp.
+  return mix(mix(sequence) ^ (static_cast<std::uint64_t>(sender) << 1 | static_cast<std::uint64_t>(direction)));
+}
+
+std::uint8_t beff_message_byte(std::uint64_t index, std::uint64_t size, std::uint64_t stamp) {
+  const std::uint8_t fill = seed_fill(size);
+  if (index < 8) return fill ^ static_cast<std::uint8_t>(stamp >> (8 * index));
+  if (index + 8 >= size) return fill ^ static_cast<std::uint8_t>(~stamp >> (8 * (size - 1 - index)));
+  return fill;
+}
+
+BeffRun run_beff(const Communicator& comm, Device* device, const BeffOptions& options) {
+  std::unique_ptr<Runner> runner;
+  std::exception_ptr failure;
+  try {
+    runner = std::make_unique<Runner>(comm, device, options);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  comm.agree(failure);
+  return runner->run();
+}
+
+}  // namespace fpgacomm
