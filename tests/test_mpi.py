@@ -27,6 +27,15 @@ def test_mpi_modules(ranks):
     assert " passed" in run.stdout
 
 
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_beff_module_on_odd_rings(ranks):
+    """b_eff works for every N: one rank exchanges with itself, three make an odd ring."""
+    run = mpirun(ranks, PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(HERE / "mpi" / "test_beff.py"),
+                 timeout=900)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    assert " passed" in run.stdout
+
+
 def test_one_rank_failing_ends_the_job_with_its_error():
     run = mpirun(2, PYTHON, str(HERE / "mpi" / "fault.py"), "raise", timeout=120)
     assert run.returncode != 0

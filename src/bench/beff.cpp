@@ -272,9 +272,12 @@ BeffType parse_beff_type(const std::string& name) {
 }
 
 std::uint64_t beff_stamp(int sender, int direction, std::uint64_t sequence) {
-  // mix() is a bijection: for one exchange, every sender and direction
-  // gets its own stamp.
-  return mix(mix(sequence) ^ (static_cast<std::uint64_t>(sender) << 1 | static_cast<std::uint64_t>(direction)));
+  const std::uint64_t origin = static_cast<std::uint64_t>(sender) << 1 | static_cast<std::uint64_t>(direction);
+  // The low byte, all a 1-byte message carries, counts up with the
+  // sequence, so a stale or duplicated message never matches the one
+  // expected (within 255 exchanges); the other bytes are a hash of all three.
+  const std::uint64_t low = (mix(origin) + sequence) & 0xFF;
+  return (mix(mix(sequence) ^ origin) & ~std::uint64_t(0xFF)) | low;
 }
 
 std::uint8_t beff_message_byte(std::uint64_t index, std::uint64_t size, std::uint64_t stamp) {
