@@ -61,7 +61,7 @@ def validation_error(result) -> str:
     failed = failed_sizes(result)
     if not failed:
         return ""
-    return f"DATA VALIDATION ERROR: fpgacomm osu {result.params['test']} exited with status 1 on message size {failed[0]}."
+    return f"DATA VALIDATION ERROR: fpgacomm {result.params.get('test', result.benchmark)} exited with status 1 on message size {failed[0]}."
 
 
 def run(args) -> int:

@@ -323,6 +323,8 @@ def summary_line(result: Result) -> str:
             parts.append(f"peak {human_rate(peak['message_rate'])} "
                          f"at {human_bytes(peak['size'])}")
 
+    if "b_eff" in result.params:
+        parts.append(f"b_eff {human_bandwidth(result.params['b_eff'])}")
     failed = [row["size"] for row in rows if str(row.get("validation")).lower() == "fail"]
     if failed:
         parts.append(f"VALIDATION FAILED at {len(failed)} of {len(rows)} sizes "

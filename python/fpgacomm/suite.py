@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from . import fabric, mpi, osu
+from . import beff, fabric, mpi, osu
 from .report import format_text, summary_line
 from .result import atomic_write
 
@@ -17,6 +17,13 @@ STANDARD_SET = [
     ("osu_latency_D_D", osu.latency, {"mem": ("D", "D")}),
     ("osu_bw_H_H", osu.bw, {"mem": ("H", "H")}),
     ("osu_bw_D_D", osu.bw, {"mem": ("D", "D")}),
+]
+# b_eff takes HPCC FPGA's parameters, not OMB's: only the device choice
+# carries over. cpu runs HPCC FPGA's defaults; kernel's adaptive loops
+# last 0.2 s each, so three repetitions keep the suite short.
+BEFF_SET = [
+    ("beff_cpu", {"comm_type": "cpu"}),
+    ("beff_kernel", {"comm_type": "kernel", "repetitions": 3}),
 ]
 
 
@@ -28,12 +35,17 @@ def run(outdir: str, comm=None, **parameters) -> list:
     if comm.Get_rank() == 0:
         os.makedirs(outdir, exist_ok=True)
     results = []
-    for name, benchmark, arguments in STANDARD_SET:
-        result = benchmark(comm, **arguments, validate=True, **parameters)
+
+    def keep(name, result):
         results.append((name, result))
         if comm.Get_rank() == 0:
             result.write_json(os.path.join(outdir, f"{name}.json"))
             print(f"{summary_line(result)}    -> {name}.json", flush=True)
+
+    for name, benchmark, arguments in STANDARD_SET:
+        keep(name, benchmark(comm, **arguments, validate=True, **parameters))
+    for name, arguments in BEFF_SET:
+        keep(name, beff.run(comm, **arguments, device=parameters.get("device")))
     if comm.Get_rank() == 0:
         # The simulated fabrics need no ranks: rank 0 runs them.
         for index, result in enumerate(fabric.suite_results()):
