@@ -107,6 +107,7 @@ class Runner {
   // on the device before and checks them there after.
   void exchange(std::uint64_t size) {
     const std::uint64_t sequence = sequence_++;
+    if (route_ == Route::Direct) return exchange_host(size);
     if (options_.type == BeffType::Kernel) launch_send(size, sequence);
     transfers_.post_recv(*recv_left_, 0, size, neighbours_.left, kRightwardTag, route_);
     transfers_.post_recv(*recv_right_, 0, size, neighbours_.right, kLeftwardTag, route_);
@@ -114,6 +115,24 @@ class Runner {
     transfers_.post_send(*send_left_, 0, size, neighbours_.left, kLeftwardTag, route_);
     transfers_.wait_all();
     if (options_.type == BeffType::Kernel) launch_recv(size, sequence);
+  }
+
+  // Host buffers go to MPI as they are, with no transfer engine between:
+  // the cpu type is the plain MPI exchange HPCC FPGA's cpu mode times.
+  void exchange_host(std::uint64_t size) {
+    const int count = static_cast<int>(size);
+    MPI_Request requests[4];
+    comm_.check(MPI_Irecv(recv_left_->host_data(), count, MPI_BYTE, neighbours_.left, kRightwardTag, comm_.raw(),
+                          &requests[0]), "MPI_Irecv", "b_eff: receiving from the left neighbour");
+    comm_.check(MPI_Irecv(recv_right_->host_data(), count, MPI_BYTE, neighbours_.right, kLeftwardTag, comm_.raw(),
+                          &requests[1]), "MPI_Irecv", "b_eff: receiving from the right neighbour");
+    comm_.check(MPI_Isend(send_right_->host_data(), count, MPI_BYTE, neighbours_.right, kRightwardTag, comm_.raw(),
+                          &requests[2]), "MPI_Isend", "b_eff: sending to the right neighbour");
+    comm_.check(MPI_Isend(send_left_->host_data(), count, MPI_BYTE, neighbours_.left, kLeftwardTag, comm_.raw(),
+                          &requests[3]), "MPI_Isend", "b_eff: sending to the left neighbour");
+    comm_.check(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE), "MPI_Waitall", "b_eff: exchanging with both neighbours");
+    notify_received(*recv_left_, 0, size);
+    notify_received(*recv_right_, 0, size);
   }
 
   // Seconds for `loops` exchanges on this rank, after a barrier (seed 000:
