@@ -92,16 +92,23 @@ def test_wrong_rank_counts_are_refused():
 
 def test_suite_writes_every_result_and_a_summary(tmp_path):
     out = tmp_path / "results"
-    run = fpgacomm("suite", str(out), "-m", "1:4K", "-i", "3", "-x", "1", ranks=2)
+    run = fpgacomm("suite", str(out), "-m", "1:4K", "-i", "3", "-x", "1", "--beff-max-size", "6",
+                   "--beff-repetitions", "1", ranks=2)
     assert run.returncode == 0, run.stderr
     names = sorted(p.name for p in out.iterdir())
     osu_names = ["osu_bw_D_D.json", "osu_bw_H_H.json", "osu_latency_D_D.json", "osu_latency_H_H.json"]
-    assert names[:4] == osu_names and names[-1] == "summary.txt"
+    beff_names = ["beff_cpu.json", "beff_kernel.json"]
+    assert names[:6] == beff_names + osu_names and names[-1] == "summary.txt"
     simulated = [name for name in names if name.startswith("sim")]
-    assert len(simulated) == len(names) - 5 >= 7
+    assert len(simulated) == len(names) - 7 >= 7
+    for name in beff_names:
+        result = Result.read_json(out / name)
+        assert [row["size"] for row in result.rows] == [1 << m for m in range(7)]
+        assert all(row["validation"] == "pass" for row in result.rows)
     summary = (out / "summary.txt").read_text()
     assert "osu_latency D D" in summary and "# OSU MPI-OpenCL Bandwidth Test" in summary
     assert "OpenCL device pthread" in summary and "(simulated)" in summary
+    assert "b_eff = " in summary and "MSize" in summary
     for name in osu_names:
         result = Result.read_json(out / name)
         assert all(row["validation"] == "pass" for row in result.rows)

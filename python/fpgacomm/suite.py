@@ -22,15 +22,17 @@ STANDARD_SET = [
 # carries over. cpu runs HPCC FPGA's defaults; kernel's adaptive loops
 # last 0.2 s each, so three repetitions keep the suite short.
 BEFF_SET = [
-    ("beff_cpu", {"comm_type": "cpu"}),
+    ("beff_cpu", {"comm_type": "cpu", "repetitions": 10}),
     ("beff_kernel", {"comm_type": "kernel", "repetitions": 3}),
 ]
 
 
-def run(outdir: str, comm=None, **parameters) -> list:
-    """Runs STANDARD_SET with `parameters` (sizes, iterations, device, ...)
-    and a small simulated run of every fabric preset, and writes NAME.json
-    per Result and summary.txt into outdir (rank 0)."""
+def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int | None = None,
+        **parameters) -> list:
+    """Runs STANDARD_SET with `parameters` (sizes, iterations, device, ...),
+    BEFF_SET up to 2^beff_max_size bytes (beff_repetitions, when given, for
+    every b_eff run) and a small simulated run of every fabric preset, and
+    writes NAME.json per Result and summary.txt into outdir (rank 0)."""
     comm = mpi.resolve(comm)
     if comm.Get_rank() == 0:
         os.makedirs(outdir, exist_ok=True)
@@ -45,6 +47,9 @@ def run(outdir: str, comm=None, **parameters) -> list:
     for name, benchmark, arguments in STANDARD_SET:
         keep(name, benchmark(comm, **arguments, validate=True, **parameters))
     for name, arguments in BEFF_SET:
+        arguments = {**arguments, "max_size": beff_max_size}
+        if beff_repetitions is not None:
+            arguments["repetitions"] = beff_repetitions
         keep(name, beff.run(comm, **arguments, device=parameters.get("device")))
     if comm.Get_rank() == 0:
         # The simulated fabrics need no ranks: rank 0 runs them.

@@ -13,12 +13,16 @@ def register(subparsers) -> None:
                                                "summary.txt into OUTDIR. Run under mpirun -np 2.")
     parser.add_argument("outdir", help="results folder (created if missing)")
     add_common_options(parser)
+    parser.add_argument("--beff-max-size", type=int, default=20, metavar="LOG2",
+                        help="largest b_eff message, 2^LOG2 bytes (default 20)")
+    parser.add_argument("--beff-repetitions", type=int, metavar="N", help="b_eff -n (default 10 cpu, 3 kernel)")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     from . import suite
 
-    results = suite.run(args.outdir, **common_parameters(args))
+    results = suite.run(args.outdir, beff_max_size=args.beff_max_size, beff_repetitions=args.beff_repetitions,
+                        **common_parameters(args))
     failures = [validation_error(result) for result in results if validation_error(result)]
     return EXIT_VALIDATION if failures else 0
