@@ -61,6 +61,11 @@ class Runner {
       throw UsageError("b_eff --comm-type pcie and kernel need an OpenCL device, and none was opened");
     route_ = choose_route(kind, device, transfers_.options().path);
     const std::uint64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
+    if (is_device_kind(kind) && 4 * largest > device->info().global_mem_bytes)
+      throw UsageError("b_eff holds four device buffers of " + std::to_string(largest) +
+                       " bytes (to and from both neighbours), more than the " +
+                       std::to_string(device->info().global_mem_bytes) + " bytes of global memory of " +
+                       device->info().label() + "; use a smaller -m");
     for (auto* buffer : {&send_right_, &send_left_, &recv_left_, &recv_right_})
       *buffer = std::make_unique<Buffer>(device, kind, largest, options.bank);
     if (options.type == BeffType::Kernel) {
