@@ -91,6 +91,34 @@ def test_strict_priority_serves_high_lane_first():
     assert low == pytest.approx(2 * alone, rel=0.03)
 
 
+def test_full_fifo_admits_a_hubs_own_frames_in_round_robin():
+    # Node 0 streams to node 2 through hub 1 while hub 1 streams to node 2
+    # itself: both want hub 1's one FIFO towards node 2, which is full at
+    # saturation. Round robin between the link from node 0 and hub 1's own
+    # DMA engine gives each half the link, so both finish near twice the
+    # time alone (in event order the forwarded frames won: 1x and 2x).
+    torus = fabric.cuscomnet_torus(1, 5)
+    stream = 64 * 2000
+    forwarded, own = fabric.run_schedule(torus, [[(0, 2, stream), (1, 2, stream)]]).samples["1"]
+    alone = fabric.run_schedule(torus, [[(1, 2, stream)]]).samples["1"][0]
+    assert own == pytest.approx(2 * alone, rel=0.03)
+    assert forwarded == pytest.approx(2 * alone, rel=0.03)
+
+
+@pytest.mark.parametrize("engines, factor", [(1, 2), (2, 1)])
+def test_dma_engines_read_messages_one_at_a_time(engines, factor):
+    # Memory (2 GB/s per engine) is the bottleneck, not the 12 GB/s link:
+    # node 0's two messages, both out of port 0, take turns on one engine
+    # and run side by side on two.
+    ring = fabric.dcn_ring(4)
+    ring.spec.node.dma_engines = engines
+    ring.spec.node.dma_bandwidth = 2e9
+    size = 8 * MiB
+    first, second = fabric.run_schedule(ring, [[(0, 1, size, 0), (0, 2, size, 0)]]).samples["1"]
+    assert first == pytest.approx(size / 2e9, rel=0.01)
+    assert second == pytest.approx(factor * size / 2e9, rel=0.01)
+
+
 # --- schedules -----------------------------------------------------------------
 
 def test_gather_stage_counts_follow_seed_004():
