@@ -119,6 +119,56 @@ def test_dma_engines_read_messages_one_at_a_time(engines, factor):
     assert second == pytest.approx(factor * size / 2e9, rel=0.01)
 
 
+# --- VCSN virtual ports: MUX, MAC table, DMUX ---------------------------------
+
+def vcsn_with_links(*links):
+    fab = fabric.vcsn(4)
+    for source, destination in links:
+        fab.connect(source, destination)
+    return fab
+
+
+def test_virtual_ports_share_their_physical_port_and_arrive_where_the_mac_table_says():
+    fab = vcsn_with_links(((0, 0, 0), (1, 0, 1)), ((0, 0, 1), (2, 0, 0)), ((0, 1, 0), (3, 1, 1)))
+    fab.spec.node.dma_engines = 3  # VCSN has two: the third stream would wait for one
+    size = 8 * MiB
+    alone = fabric.virtual_streams(fab, [(0, 0, 0, size)]).rows[0]
+    assert alone["bandwidth"] == pytest.approx(12.44e9, rel=0.005)
+    shared = fabric.virtual_streams(fab, [(0, 0, 0, size), (0, 0, 1, size), (0, 1, 0, size)]).rows
+    # The DMUX hands each stream to the virtual port its MAC entry names.
+    assert [(r["dst"], r["dst_port"], r["dst_vport"]) for r in shared] == [(1, 0, 1), (2, 0, 0), (3, 1, 1)]
+    # The two virtual ports of physical port 0 take turns on it (half each);
+    # physical port 1 is another plane and keeps its whole bandwidth.
+    assert shared[0]["bandwidth"] == pytest.approx(alone["bandwidth"] / 2, rel=0.01)
+    assert shared[1]["bandwidth"] == pytest.approx(alone["bandwidth"] / 2, rel=0.01)
+    assert shared[2]["bandwidth"] == pytest.approx(alone["bandwidth"], rel=1e-9)
+
+
+def test_mac_addresses_name_node_port_and_virtual_port():
+    assert fabric.mac_address(5, 1, 0) == "02:00:00:05:01:00"
+    fab = vcsn_with_links(((2, 1, 1), "02:00:00:03:01:00"))
+    assert fab.params()["mac_table"] == [[2, 1, 1, "02:00:00:03:01:00"]]
+    assert fabric.virtual_streams(fab, [(2, 1, 1, 64)]).rows[0]["dst"] == 3
+
+
+@pytest.mark.parametrize("links, transfer, message", [
+    ([((0, 0, 0), "02:00:00:63:00:00")], (0, 0, 0, 64), "unknown MAC 02:00:00:63:00:00"),
+    ([], (0, 0, 0, 64), "no entry in its node's MAC table"),
+    ([((0, 0, 0), (1, 0, 0))], (0, 0, 2, 64), "no virtual port 2 of port 0 of node 0"),
+    ([((0, 0, 0), (1, 1, 0))], (0, 0, 0, 64), "another plane"),
+    ([((0, 0, 0), (1, 0, 0)), ((2, 0, 0), (1, 0, 0))], (0, 0, 0, 64), "two virtual ports send to"),
+    ([((0, 0, 0), (0, 0, 1))], (0, 0, 0, 64), "its own node"),
+])
+def test_bad_mac_tables_are_clear_errors(links, transfer, message):
+    with pytest.raises(UsageError, match=message):
+        fabric.virtual_streams(vcsn_with_links(*links), [transfer])
+
+
+def test_malformed_mac_address():
+    with pytest.raises(UsageError, match="six hex octets"):
+        fabric.vcsn(4).connect((0, 0, 0), "02:00:00:zz:00:00")
+
+
 # --- schedules -----------------------------------------------------------------
 
 def test_gather_stage_counts_follow_seed_004():

@@ -68,6 +68,16 @@ class Fabric:
     def nodes(self) -> int:
         return self.spec.nodes
 
+    def connect(self, source, destination) -> None:
+        """Writes an entry of a node's MAC table (VCSN, seed 004 section
+        3.4): virtual port `source` = (node, port, vport) sends to
+        `destination`, a (node, port, vport) or a MAC address such as
+        "02:00:00:05:00:01" (see mac_address). The simulator checks the
+        table when it runs: an unknown address, a virtual port the fabric
+        lacks or two senders into one virtual port is an error."""
+        node, port, vport = _virtual_port(source, "source")
+        self.spec.add_mac_entry(node, port, vport, _mac(destination))
+
     def params(self) -> dict:
         """Every parameter of the fabric, for a Result's params."""
         spec = self.spec
@@ -75,14 +85,14 @@ class Fabric:
             "fabric": self.name, "fabric_arguments": dict(self.arguments),
             "topology": _sim.describe(spec)["topology"],
             "access_link": _link_params(spec.access_link), "trunk_link": _link_params(spec.trunk_link),
-            "framing": {key: getattr(spec.framing, key) for key in (
-                "name", "header_bytes", "trailer_bytes", "gap_bytes", "max_payload", "payload_unit",
-                "min_payload", "bit_error_rate")},
+            "framing": _framing_params(spec.framing),
+            "trunk_framing": None if spec.trunk_framing is None else _framing_params(spec.trunk_framing),
             "hub": _device_params(spec.hub), "switch": _device_params(spec.sw), "host": _device_params(spec.host),
             "node": {key: _number(getattr(spec.node, key)) for key in (
                 "app_latency", "dma_engines", "dma_bandwidth", "dma_latency")},
             "host_costs": {key: getattr(spec.host_costs, key) for key in VCSN_HOST_COSTS},
             "virtual_ports_per_port": spec.virtual_ports_per_port,
+            "mac_table": [list(entry) for entry in spec.mac_table],
             "handler_latency": self.handler_latency, "seed": spec.seed,
         }
 
@@ -90,6 +100,37 @@ class Fabric:
 def _number(value: float):
     """JSON has no infinity: an unbounded quantity is recorded as None."""
     return None if isinstance(value, float) and math.isinf(value) else value
+
+
+def _framing_params(framing) -> dict:
+    return {key: getattr(framing, key) for key in (
+        "name", "header_bytes", "trailer_bytes", "gap_bytes", "max_payload", "payload_unit", "min_payload",
+        "bit_error_rate")}
+
+
+def mac_address(node: int, port: int, vport: int) -> str:
+    """The MAC address of virtual port `vport` of physical port `port` of
+    `node` in a simulated VCSN: 02:NN:NN:NN:PP:VV."""
+    return _sim.mac_to_string(_sim.mac_address(*_virtual_port((node, port, vport), "virtual port")))
+
+
+def _virtual_port(value, what: str) -> tuple:
+    if (not isinstance(value, (tuple, list)) or len(value) != 3
+            or not all(isinstance(v, int) and 0 <= v < (1 << 24) for v in value)):
+        raise UsageError(f"fabric: {what} {value!r}; give (node, port, vport), whole numbers of 0 or more")
+    return tuple(value)
+
+
+def _mac(destination) -> int:
+    if isinstance(destination, str):
+        octets = destination.split(":")
+        try:
+            if len(octets) == 6 and all(len(o) == 2 for o in octets):
+                return int("".join(octets), 16)
+        except ValueError:
+            pass
+        raise UsageError(f"fabric: MAC address {destination!r}; give six hex octets as 02:00:00:05:00:01")
+    return _sim.mac_address(*_virtual_port(destination, "destination"))
 
 
 def _link_params(link) -> dict:
@@ -549,6 +590,27 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None) -> Re
                                       "events": r["events"]}, _env(), rows,
                   {"stage": "", "start": "s", "transfer": "s", "control": "s", "end": "s", "bytes": "B"},
                   samples={str(index): stage["done"] for index, stage in enumerate(r["stages"], 1)})
+
+
+def virtual_streams(fabric="vcsn", transfers=()) -> Result:
+    """VCSN's virtual links: every transfer (node, port, vport, bytes)
+    leaves by that virtual port at time 0 and goes where the node's MAC
+    table points it (Fabric.connect); virtual ports of one physical port
+    share it through the MUX in round robin. One row per transfer: the
+    virtual port the receiver's DMUX gave it to, the time to its last byte
+    in memory, and bytes / time."""
+    fabric = _fabric(fabric)
+    items = []
+    for transfer in transfers:
+        if not isinstance(transfer, (tuple, list)) or len(transfer) != 4:
+            raise UsageError(f"fabric: a virtual transfer is (node, port, vport, bytes), got {transfer!r}")
+        items.append((*_virtual_port(tuple(transfer[:3]), "source"), _sizes(transfer[3])[0]))
+    r = _sim.virtual_streams(fabric.spec, items)
+    rows = [{"src": src, "port": port, "vport": vport, "size": size, **arrival}
+            for (src, port, vport, size), arrival in zip(items, r["arrivals"])]
+    return Result("fabric_virtual_streams", {**fabric.params(), "events": r["events"]}, _env(), rows,
+                  {"src": "", "port": "", "vport": "", "size": "B", "dst": "", "dst_port": "", "dst_vport": "",
+                   "time": "s", "bandwidth": "B/s"})
 
 
 def beff_channel_model(size: int) -> float:

@@ -66,6 +66,26 @@ StreamResult one_sided(const FabricSpec& spec, int initiator, int target, std::i
   return result;
 }
 
+VirtualStreamsResult virtual_streams(const FabricSpec& spec, const std::vector<VirtualTransfer>& transfers) {
+  Network network(spec);
+  VirtualStreamsResult result;
+  result.arrivals.resize(transfers.size());
+  for (std::size_t t = 0; t < transfers.size(); ++t) {
+    const VirtualTransfer& transfer = transfers[t];
+    // A virtual link stays on its plane: it arrives on the same physical port number.
+    const int plane = transfer.source.port;
+    network.send_virtual(transfer.source, transfer.bytes, 0.0, [&result, t, plane](const MessageRecord& record) {
+      VirtualArrival& arrival = result.arrivals[t];
+      arrival.destination = VirtualPort{record.dst, plane, record.dst_vport};
+      arrival.time = record.done - record.start;
+      arrival.bandwidth = static_cast<double>(record.bytes) / arrival.time;
+    });
+  }
+  network.run();
+  result.events = network.engine().events_processed();
+  return result;
+}
+
 std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::int64_t>& sizes) {
   if (spec.topology != TopologyKind::ring || spec.nodes < 3) {
     throw UsageError("fabric: the b_eff ring needs a ring of at least 3 FPGAs, so that each has "
