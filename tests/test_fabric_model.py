@@ -69,6 +69,34 @@ def test_one_slow_link_slows_only_the_paths_through_it():
     assert stream(slow, 5, 6) == stream(base, 5, 6)
 
 
+def host_figures(fab):
+    """(bandwidth, one-way latency of 4 KiB) between FPGAs on different hosts."""
+    bw = fabric.bandwidth(fab, size=64 * MiB, hops=4).rows[0]["bandwidth"]
+    return bw, fabric.latency(fab, size=4096, hops=4).rows[0]["latency"]
+
+
+def test_host_path_frames_pcie_and_the_host_network_each_their_own_way():
+    base = fabric.host_path(4)
+    bw0, lat0 = host_figures(base)
+    assert bw0 == pytest.approx(10.8e9, rel=0.001)  # the measured PCIe payload rate limits
+    # Only the PCIe TLP header grows: PCIe, the bottleneck, loses 16 of 298 bytes per TLP.
+    pcie = fabric.host_path(4)
+    pcie.spec.framing.header_bytes += 16
+    bw1, lat1 = host_figures(pcie)
+    assert bw1 / bw0 == pytest.approx(282 / 298, rel=0.001)
+    assert lat1 > lat0
+    # Only the InfiniBand header grows: the network (12.1 GB/s) still outruns
+    # PCIe, so the stream is as fast; one packet takes 100 byte times more
+    # (once: the switch cuts through between the two hosts).
+    network = fabric.host_path(4)
+    network.spec.trunk_framing.header_bytes += 100
+    bw2, lat2 = host_figures(network)
+    assert bw2 == pytest.approx(bw0, rel=1e-4)
+    assert lat2 - lat0 == pytest.approx(100 / (4 * 25.78125e9 * 64 / 66 / 8), rel=0.01)
+    assert base.params()["trunk_framing"]["max_payload"] == 4096
+    assert base.params()["framing"]["max_payload"] == 256
+
+
 def test_bit_errors_cost_retransmissions():
     clean = fabric.bandwidth(fabric.cuscomnet_torus(2, 2), size=64 * 4000).rows[0]["bandwidth"]
     noisy = fabric.bandwidth(fabric.cuscomnet_torus(2, 2, bit_error_rate=1e-4), size=64 * 4000).rows[0]

@@ -399,33 +399,48 @@ def fshmem_pair(packet_bytes: int = 512) -> Fabric:
 
 PCIE3_X16_LANE_RATE = 8e9          # 15.75 GB/s with 128b/130b (seed 004 section 4.2.1)
 PCIE_MEASURED_BANDWIDTH = 10.8e9   # the seed's host-FPGA measurement (Fig. 8)
+# Ours (PCIe 3.0 base specification): a memory-write TLP of up to 256 bytes
+# of payload (the usual Max_Payload_Size of server root ports) in whole
+# dwords, with a 4-byte STP framing token, 2-byte sequence number, 16-byte
+# header (64-bit address) and 4-byte LCRC.
+PCIE_TLP_PAYLOAD = 256
+PCIE_TLP_OVERHEAD = 4 + 2 + 16 + 4
+# Ours: InfiniBand's 4 KiB MTU with LRH, BTH, ICRC and VCRC (8 + 12 + 4 + 2).
+INFINIBAND_MTU = 4096
+INFINIBAND_OVERHEAD = 26
 
 
 def host_path(n: int = 4, pcie: str = "measured") -> Fabric:
     """The host network of seed 004's comparison (Fig. 7 C, Fig. 8): FPGA to
     its host over PCIe Gen3 x16, hosts (two FPGAs each) on a 100 Gbit/s
-    InfiniBand switch, then PCIe to the receiving FPGA.
+    InfiniBand switch, then PCIe to the receiving FPGA. Each segment frames
+    its own way: PCIe carries TLPs, the host network InfiniBand packets.
 
     Sources, seed 004 section 4.2.1: PCIe 15.75 GB/s theoretical
-    (pcie="theoretical": 16 lanes x 8 GT/s, 128b/130b) and about 10.8 GB/s
-    measured (pcie="measured"); InfiniBand 100 Gbit/s (4 x 25.78125 Gbaud,
-    64B/66B, section 3.1). Hosts stage every frame in memory before sending
-    it on (store and forward). Ours: 4 KiB frames (InfiniBand's MTU) with
-    its 26 bytes of headers and CRCs on every hop, and no MPI overhead,
-    which the seed blames for most of the host path's tenfold time.
+    (pcie="theoretical": 16 lanes x 8 GT/s, 128b/130b, under TLP framing)
+    and about 10.8 GB/s measured (pcie="measured": a link whose TLPs carry
+    10.8 GB/s of payload); InfiniBand 100 Gbit/s (4 x 25.78125 Gbaud,
+    64B/66B, section 3.1). Hosts stage every packet in memory before sending
+    it on (store and forward). Ours: TLPs of 256 bytes of payload and 26
+    bytes of framing, header and CRC (DLLPs for acknowledgements and
+    credits left out); InfiniBand packets of 4 KiB (its MTU) with 26 bytes
+    of headers and CRCs; no MPI overhead, which the seed blames for most of
+    the host path's tenfold time.
     """
     _require_nodes(n, 2, "host_path")
+    tlp = _framing("PCIe Gen3 TLP", PCIE_TLP_OVERHEAD, 0, 0, PCIE_TLP_PAYLOAD, 4)
     if pcie == "measured":
-        pcie_link = _link(PCIE_MEASURED_BANDWIDTH * 8 / 16, 16, "none", 0.0)
+        line_rate = PCIE_MEASURED_BANDWIDTH * tlp.wire_bytes(PCIE_TLP_PAYLOAD) / PCIE_TLP_PAYLOAD * 8
+        pcie_link = _link(line_rate / 16, 16, "none", 0.0)
     elif pcie == "theoretical":
         pcie_link = _link(PCIE3_X16_LANE_RATE, 16, "128b130b", 0.0)
     else:
         raise UsageError(f"fabric: host_path pcie {pcie!r}; use 'measured' or 'theoretical'")
     network = _link(QSFP28_LANE_RATE, 4, "64b66b", CABLE_3M)
-    framing = _framing("InfiniBand MTU 4096", 26, 0, 0, 4096)
-    spec = _spec("host_path", n, pcie_link, framing, trunk=network, fpgas_per_host=2,
+    spec = _spec("host_path", n, pcie_link, tlp, trunk=network, fpgas_per_host=2,
                  host=_device(forwarding="store_and_forward"), node=_node(0.0, 2, D5005_MEMORY_BANDWIDTH),
                  host_costs=VCSN_HOST_COSTS)
+    spec.trunk_framing = _framing("InfiniBand MTU 4096", INFINIBAND_OVERHEAD, 0, 0, INFINIBAND_MTU)
     return Fabric("host_path", {"n": n, "pcie": pcie}, spec)
 
 
