@@ -221,6 +221,19 @@ def test_schedule_control_costs_are_table5_and_eq6():
         1.35e-6 + barrier + 52e-6, rel=1e-12)
 
 
+def test_interrupt_adds_to_every_stage_before_its_barrier():
+    stages = fabric.vcsn_gather_stages(9, 64 * 1024)
+    base = fabric.run_schedule(fabric.vcsn(9), stages)
+    slow = fabric.vcsn(9)
+    slow.spec.host_costs.interrupt = 5e-6
+    changed = fabric.run_schedule(slow, stages)
+    assert changed.params["host_costs"]["interrupt"] == 5e-6
+    assert changed.rows[0]["control"] == base.rows[0]["control"]  # set-up has no writes to wait for
+    for before, after in zip(base.rows[1:], changed.rows[1:]):
+        assert after["transfer"] == before["transfer"]
+        assert after["control"] - before["control"] == pytest.approx(5e-6, rel=1e-9)
+
+
 def test_vcsn_gather_follows_eq7():
     # Eq. 7 with the simulated transfer in place of f*l + 2d/b: t, then per
     # stage c and the transfer, and S + 2 barriers among ceil(n/2) servers.

@@ -118,6 +118,7 @@ void bind_fabric(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("crossbar_setup", &HostCosts::crossbar_setup)
       .def_readwrite("topology_reconfiguration", &HostCosts::topology_reconfiguration)
+      .def_readwrite("interrupt", &HostCosts::interrupt)
       .def_readwrite("barrier_per_round", &HostCosts::barrier_per_round)
       .def_readwrite("barrier_base", &HostCosts::barrier_base)
       .def_readwrite("barrier_extra_long", &HostCosts::barrier_extra_long)

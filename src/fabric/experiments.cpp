@@ -133,9 +133,11 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
     }
     network.run();
     for (double done : stage.done) stage.transfer = std::max(stage.transfer, done);
-    // The next stage's crossbar is set up before the barrier that ends this one.
+    // The interrupt tells the host that the stage's writes are done; the
+    // next stage's crossbar is set up before the barrier that ends this one.
     const double setup_next = s + 1 < stages.size() ? host.crossbar_setup : 0.0;
-    stage.control = setup_next + host.barrier(servers, stage.transfer + setup_next);
+    const double before_barrier = host.interrupt + setup_next;
+    stage.control = before_barrier + host.barrier(servers, stage.transfer + before_barrier);
     clock += stage.transfer + stage.control;
     result.stages.push_back(stage);
   }

@@ -69,7 +69,7 @@ struct Transfer {
 struct StageTiming {
   double start = 0.0;
   double transfer = 0.0;  // from the stage's start to its last transfer's completion
-  double control = 0.0;   // crossbar set-up and barrier after it
+  double control = 0.0;   // interrupt, next crossbar set-up and barrier after it
   std::int64_t bytes = 0;
   std::vector<double> done;  // per transfer, in order: completion after the stage's start
 };
