@@ -689,11 +689,21 @@ def vcsn_gather_stages(n: int, size: int) -> list:
 
 # --- fpgacomm suite -------------------------------------------------------------
 
+def _vcsn_two_virtual_links() -> Fabric:
+    """vcsn(4) with node 0's two virtual ports of physical port 0 linked
+    to nodes 1 and 2: two streams sharing one port."""
+    fab = vcsn(4)
+    fab.connect((0, 0, 0), (1, 0, 0))
+    fab.connect((0, 0, 1), (2, 0, 1))
+    return fab
+
+
 def suite_results() -> list:
     """A small simulated run of every preset, for `fpgacomm suite`."""
     return [
         latency("vcsn", nodes=4),
         bandwidth("vcsn", nodes=4, size=64 * MiB),
+        virtual_streams(_vcsn_two_virtual_links(), [(0, 0, 0, 4 * MiB), (0, 0, 1, 4 * MiB)]),
         latency("dcn_ring", nodes=4),
         bandwidth("dcn_ring", nodes=4, size=64 * MiB),
         latency(cuscomnet_torus(4, 4), hops=1, size=[0, 64]),
