@@ -4,9 +4,11 @@ measurements fpgacomm makes on real hardware run on them.
 A preset (``vcsn(16)``, ``dcn_ring(16)``, ``cuscomnet_torus(4, 4)``, ...)
 fills a ``_core.fabric.FabricSpec`` with the seeds' numbers; its docstring
 says where each comes from and which numbers are ours. The functions
-``latency``, ``bandwidth``, ``traffic``, ``run_schedule``, ``beff_ring`` and
-``one_sided`` run the C++ discrete-event simulator (src/fabric) and return a
-``Result`` like a real run, with simulated times in seconds and B/s.
+``latency``, ``bandwidth``, ``traffic``, ``run_schedule``, ``beff_ring``,
+``one_sided`` and ``virtual_streams`` (VCSN's virtual links, after
+``Fabric.connect`` has written the MAC tables) run the C++ discrete-event
+simulator (src/fabric) and return a ``Result`` like a real run, with
+simulated times in seconds and B/s.
 
     >>> from fpgacomm import fabric
     >>> fabric.bandwidth("vcsn", size=64 << 20).rows[0]["bandwidth"]   # ~12.44e9
