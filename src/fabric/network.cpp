@@ -229,7 +229,8 @@ void Network::frame_ready(int id) {
   Lane& lane = port.lanes[lane_at(port.device, message.lane)];
   const double wire = static_cast<double>(port.framing->chunk_wire_bytes(payload));
   if (!message.granted) {
-    const int engine_input = static_cast<int>(ports_.size()) + message.record.src * spec_.node.dma_engines + message.engine;
+    const int engine_input =
+        static_cast<int>(ports_.size()) + message.record.src * spec_.node.dma_engines + message.engine;
     if (!admit(port_id, lane, Request{engine_input, -1, -1, id, wire})) return;
   }
   message.granted = false;

@@ -94,7 +94,9 @@ class Network : public EventHandler {
   // A sender held back by a full FIFO: an upstream port (its head frame
   // `frame`) or a DMA engine (message `message`), with the wire bytes it needs.
   struct Request {
-    int input = 0;  // the input of the FIFO it comes from: a port, or a node's DMA engine
+    // The FIFO's input it comes from, numbered for round robin: upstream
+    // port p is p, DMA engine e of node n is ports + n * engines + e.
+    int input = 0;
     int port = -1, frame = -1, message = -1;
     double wire = 0.0;
   };
