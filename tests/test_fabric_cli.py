@@ -30,6 +30,12 @@ def test_bw_writes_json(tmp_path, capsys):
     assert row["bandwidth"] == pytest.approx(12.44e9, rel=0.005)
 
 
+def test_json_into_a_missing_directory_is_refused_before_simulating(tmp_path, capsys):
+    with pytest.raises(fabric_cli._core.UsageError, match="directory does not exist"):
+        run(["fabric", "bw", "vcsn", "--json", str(tmp_path / "missing" / "bw.json")])
+    assert capsys.readouterr().out == ""
+
+
 def test_traffic_needs_a_rate(capsys):
     with pytest.raises(SystemExit):
         run(["fabric", "traffic", "cuscomnet_torus"])

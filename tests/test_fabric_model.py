@@ -69,6 +69,34 @@ def test_one_slow_link_slows_only_the_paths_through_it():
     assert stream(slow, 5, 6) == stream(base, 5, 6)
 
 
+def host_figures(fab):
+    """(bandwidth, one-way latency of 4 KiB) between FPGAs on different hosts."""
+    bw = fabric.bandwidth(fab, size=64 * MiB, hops=4).rows[0]["bandwidth"]
+    return bw, fabric.latency(fab, size=4096, hops=4).rows[0]["latency"]
+
+
+def test_host_path_frames_pcie_and_the_host_network_each_their_own_way():
+    base = fabric.host_path(4)
+    bw0, lat0 = host_figures(base)
+    assert bw0 == pytest.approx(10.8e9, rel=0.001)  # the measured PCIe payload rate limits
+    # Only the PCIe TLP header grows: PCIe, the bottleneck, loses 16 of 298 bytes per TLP.
+    pcie = fabric.host_path(4)
+    pcie.spec.framing.header_bytes += 16
+    bw1, lat1 = host_figures(pcie)
+    assert bw1 / bw0 == pytest.approx(282 / 298, rel=0.001)
+    assert lat1 > lat0
+    # Only the InfiniBand header grows: the network (12.1 GB/s) still outruns
+    # PCIe, so the stream is as fast; one packet takes 100 byte times more
+    # (once: the switch cuts through between the two hosts).
+    network = fabric.host_path(4)
+    network.spec.trunk_framing.header_bytes += 100
+    bw2, lat2 = host_figures(network)
+    assert bw2 == pytest.approx(bw0, rel=1e-4)
+    assert lat2 - lat0 == pytest.approx(100 / (4 * 25.78125e9 * 64 / 66 / 8), rel=0.01)
+    assert base.params()["trunk_framing"]["max_payload"] == 4096
+    assert base.params()["framing"]["max_payload"] == 256
+
+
 def test_bit_errors_cost_retransmissions():
     clean = fabric.bandwidth(fabric.cuscomnet_torus(2, 2), size=64 * 4000).rows[0]["bandwidth"]
     noisy = fabric.bandwidth(fabric.cuscomnet_torus(2, 2, bit_error_rate=1e-4), size=64 * 4000).rows[0]
@@ -89,6 +117,84 @@ def test_strict_priority_serves_high_lane_first():
     # The high lane goes as if alone; the low one waits for it.
     assert high == pytest.approx(alone, rel=0.02)
     assert low == pytest.approx(2 * alone, rel=0.03)
+
+
+def test_full_fifo_admits_a_hubs_own_frames_in_round_robin():
+    # Node 0 streams to node 2 through hub 1 while hub 1 streams to node 2
+    # itself: both want hub 1's one FIFO towards node 2, which is full at
+    # saturation. Round robin between the link from node 0 and hub 1's own
+    # DMA engine gives each half the link, so both finish near twice the
+    # time alone (in event order the forwarded frames won: 1x and 2x).
+    torus = fabric.cuscomnet_torus(1, 5)
+    stream = 64 * 2000
+    forwarded, own = fabric.run_schedule(torus, [[(0, 2, stream), (1, 2, stream)]]).samples["1"]
+    alone = fabric.run_schedule(torus, [[(1, 2, stream)]]).samples["1"][0]
+    assert own == pytest.approx(2 * alone, rel=0.03)
+    assert forwarded == pytest.approx(2 * alone, rel=0.03)
+
+
+@pytest.mark.parametrize("engines, factor", [(1, 2), (2, 1)])
+def test_dma_engines_read_messages_one_at_a_time(engines, factor):
+    # Memory (2 GB/s per engine) is the bottleneck, not the 12 GB/s link:
+    # node 0's two messages, both out of port 0, take turns on one engine
+    # and run side by side on two.
+    ring = fabric.dcn_ring(4)
+    ring.spec.node.dma_engines = engines
+    ring.spec.node.dma_bandwidth = 2e9
+    size = 8 * MiB
+    first, second = fabric.run_schedule(ring, [[(0, 1, size, 0), (0, 2, size, 0)]]).samples["1"]
+    assert first == pytest.approx(size / 2e9, rel=0.01)
+    assert second == pytest.approx(factor * size / 2e9, rel=0.01)
+
+
+# --- VCSN virtual ports: MUX, MAC table, DMUX ---------------------------------
+
+def vcsn_with_links(*links):
+    fab = fabric.vcsn(4)
+    for source, destination in links:
+        fab.connect(source, destination)
+    return fab
+
+
+def test_virtual_ports_share_their_physical_port_and_arrive_where_the_mac_table_says():
+    fab = vcsn_with_links(((0, 0, 0), (1, 0, 1)), ((0, 0, 1), (2, 0, 0)), ((0, 1, 0), (3, 1, 1)))
+    fab.spec.node.dma_engines = 3  # VCSN has two: the third stream would wait for one
+    size = 8 * MiB
+    alone = fabric.virtual_streams(fab, [(0, 0, 0, size)]).rows[0]
+    assert alone["bandwidth"] == pytest.approx(12.44e9, rel=0.005)
+    shared = fabric.virtual_streams(fab, [(0, 0, 0, size), (0, 0, 1, size), (0, 1, 0, size)]).rows
+    # The DMUX hands each stream to the virtual port its MAC entry names.
+    assert [(r["dst"], r["dst_port"], r["dst_vport"]) for r in shared] == [(1, 0, 1), (2, 0, 0), (3, 1, 1)]
+    # The two virtual ports of physical port 0 take turns on it (half each);
+    # physical port 1 is another plane and keeps its whole bandwidth.
+    assert shared[0]["bandwidth"] == pytest.approx(alone["bandwidth"] / 2, rel=0.01)
+    assert shared[1]["bandwidth"] == pytest.approx(alone["bandwidth"] / 2, rel=0.01)
+    assert shared[2]["bandwidth"] == pytest.approx(alone["bandwidth"], rel=1e-9)
+
+
+def test_mac_addresses_name_node_port_and_virtual_port():
+    assert fabric.mac_address(5, 1, 0) == "02:00:00:05:01:00"
+    fab = vcsn_with_links(((2, 1, 1), "02:00:00:03:01:00"))
+    assert fab.params()["mac_table"] == [[2, 1, 1, "02:00:00:03:01:00"]]
+    assert fabric.virtual_streams(fab, [(2, 1, 1, 64)]).rows[0]["dst"] == 3
+
+
+@pytest.mark.parametrize("links, transfer, message", [
+    ([((0, 0, 0), "02:00:00:63:00:00")], (0, 0, 0, 64), "unknown MAC 02:00:00:63:00:00"),
+    ([], (0, 0, 0, 64), "no entry in its node's MAC table"),
+    ([((0, 0, 0), (1, 0, 0))], (0, 0, 2, 64), "no virtual port 2 of port 0 of node 0"),
+    ([((0, 0, 0), (1, 1, 0))], (0, 0, 0, 64), "another plane"),
+    ([((0, 0, 0), (1, 0, 0)), ((2, 0, 0), (1, 0, 0))], (0, 0, 0, 64), "two virtual ports send to"),
+    ([((0, 0, 0), (0, 0, 1))], (0, 0, 0, 64), "its own node"),
+])
+def test_bad_mac_tables_are_clear_errors(links, transfer, message):
+    with pytest.raises(UsageError, match=message):
+        fabric.virtual_streams(vcsn_with_links(*links), [transfer])
+
+
+def test_malformed_mac_address():
+    with pytest.raises(UsageError, match="six hex octets"):
+        fabric.vcsn(4).connect((0, 0, 0), "02:00:00:zz:00:00")
 
 
 # --- schedules -----------------------------------------------------------------
@@ -113,6 +219,19 @@ def test_schedule_control_costs_are_table5_and_eq6():
     assert stage["control"] == pytest.approx(barrier + 52e-6, rel=1e-12)  # 85 us of work: the short correction
     assert fabric.run_schedule(fabric.dcn_ring(16), [[(1, 0, MiB, 0)]]).rows[0]["control"] == pytest.approx(
         1.35e-6 + barrier + 52e-6, rel=1e-12)
+
+
+def test_interrupt_adds_to_every_stage_before_its_barrier():
+    stages = fabric.vcsn_gather_stages(9, 64 * 1024)
+    base = fabric.run_schedule(fabric.vcsn(9), stages)
+    slow = fabric.vcsn(9)
+    slow.spec.host_costs.interrupt = 5e-6
+    changed = fabric.run_schedule(slow, stages)
+    assert changed.params["host_costs"]["interrupt"] == 5e-6
+    assert changed.rows[0]["control"] == base.rows[0]["control"]  # set-up has no writes to wait for
+    for before, after in zip(base.rows[1:], changed.rows[1:]):
+        assert after["transfer"] == before["transfer"]
+        assert after["control"] - before["control"] == pytest.approx(5e-6, rel=1e-9)
 
 
 def test_vcsn_gather_follows_eq7():

@@ -4,9 +4,11 @@ measurements fpgacomm makes on real hardware run on them.
 A preset (``vcsn(16)``, ``dcn_ring(16)``, ``cuscomnet_torus(4, 4)``, ...)
 fills a ``_core.fabric.FabricSpec`` with the seeds' numbers; its docstring
 says where each comes from and which numbers are ours. The functions
-``latency``, ``bandwidth``, ``traffic``, ``run_schedule``, ``beff_ring`` and
-``one_sided`` run the C++ discrete-event simulator (src/fabric) and return a
-``Result`` like a real run, with simulated times in seconds and B/s.
+``latency``, ``bandwidth``, ``traffic``, ``run_schedule``, ``beff_ring``,
+``one_sided`` and ``virtual_streams`` (VCSN's virtual links, after
+``Fabric.connect`` has written the MAC tables) run the C++ discrete-event
+simulator (src/fabric) and return a ``Result`` like a real run, with
+simulated times in seconds and B/s.
 
     >>> from fpgacomm import fabric
     >>> fabric.bandwidth("vcsn", size=64 << 20).rows[0]["bandwidth"]   # ~12.44e9
@@ -45,8 +47,9 @@ MSN2100_LATENCY = 300e-9
 MSN2100_PORTS = 16
 # Section 4.2.1: on-board DDR4 bandwidth; section 3.3: two mSGDMA read/write pairs.
 D5005_MEMORY_BANDWIDTH = 19.2e9
-# Table 5 and eq. 6 (with the section 6.3 correction).
-VCSN_HOST_COSTS = dict(crossbar_setup=1.35e-6, topology_reconfiguration=1.24e-4,
+# Table 5 and eq. 6 (with the section 6.3 correction). The seed gives no
+# interrupt figure: its cost is inside the measured barrier correction.
+VCSN_HOST_COSTS = dict(crossbar_setup=1.35e-6, topology_reconfiguration=1.24e-4, interrupt=0.0,
                        barrier_per_round=3.34e-5, barrier_base=5.84e-6,
                        barrier_extra_long=210e-6, barrier_extra_short=52e-6,
                        long_work_threshold=500e-6, fpgas_per_server=2)
@@ -68,6 +71,16 @@ class Fabric:
     def nodes(self) -> int:
         return self.spec.nodes
 
+    def connect(self, source, destination) -> None:
+        """Writes an entry of a node's MAC table (VCSN, seed 004 section
+        3.4): virtual port `source` = (node, port, vport) sends to
+        `destination`, a (node, port, vport) or a MAC address such as
+        "02:00:00:05:00:01" (see mac_address). The simulator checks the
+        table when it runs: an unknown address, a virtual port the fabric
+        lacks or two senders into one virtual port is an error."""
+        node, port, vport = _virtual_port(source, "source")
+        self.spec.add_mac_entry(node, port, vport, _mac(destination))
+
     def params(self) -> dict:
         """Every parameter of the fabric, for a Result's params."""
         spec = self.spec
@@ -75,14 +88,14 @@ class Fabric:
             "fabric": self.name, "fabric_arguments": dict(self.arguments),
             "topology": _sim.describe(spec)["topology"],
             "access_link": _link_params(spec.access_link), "trunk_link": _link_params(spec.trunk_link),
-            "framing": {key: getattr(spec.framing, key) for key in (
-                "name", "header_bytes", "trailer_bytes", "gap_bytes", "max_payload", "payload_unit",
-                "min_payload", "bit_error_rate")},
+            "framing": _framing_params(spec.framing),
+            "trunk_framing": None if spec.trunk_framing is None else _framing_params(spec.trunk_framing),
             "hub": _device_params(spec.hub), "switch": _device_params(spec.sw), "host": _device_params(spec.host),
             "node": {key: _number(getattr(spec.node, key)) for key in (
                 "app_latency", "dma_engines", "dma_bandwidth", "dma_latency")},
             "host_costs": {key: getattr(spec.host_costs, key) for key in VCSN_HOST_COSTS},
             "virtual_ports_per_port": spec.virtual_ports_per_port,
+            "mac_table": [list(entry) for entry in spec.mac_table],
             "handler_latency": self.handler_latency, "seed": spec.seed,
         }
 
@@ -90,6 +103,37 @@ class Fabric:
 def _number(value: float):
     """JSON has no infinity: an unbounded quantity is recorded as None."""
     return None if isinstance(value, float) and math.isinf(value) else value
+
+
+def _framing_params(framing) -> dict:
+    return {key: getattr(framing, key) for key in (
+        "name", "header_bytes", "trailer_bytes", "gap_bytes", "max_payload", "payload_unit", "min_payload",
+        "bit_error_rate")}
+
+
+def mac_address(node: int, port: int, vport: int) -> str:
+    """The MAC address of virtual port `vport` of physical port `port` of
+    `node` in a simulated VCSN: 02:NN:NN:NN:PP:VV."""
+    return _sim.mac_to_string(_sim.mac_address(*_virtual_port((node, port, vport), "virtual port")))
+
+
+def _virtual_port(value, what: str) -> tuple:
+    if (not isinstance(value, (tuple, list)) or len(value) != 3
+            or not all(isinstance(v, int) and 0 <= v < (1 << 24) for v in value)):
+        raise UsageError(f"fabric: {what} {value!r}; give (node, port, vport), whole numbers of 0 or more")
+    return tuple(value)
+
+
+def _mac(destination) -> int:
+    if isinstance(destination, str):
+        octets = destination.split(":")
+        try:
+            if len(octets) == 6 and all(len(o) == 2 for o in octets):
+                return int("".join(octets), 16)
+        except ValueError:
+            pass
+        raise UsageError(f"fabric: MAC address {destination!r}; give six hex octets as 02:00:00:05:00:01")
+    return _sim.mac_address(*_virtual_port(destination, "destination"))
 
 
 def _link_params(link) -> dict:
@@ -358,33 +402,48 @@ def fshmem_pair(packet_bytes: int = 512) -> Fabric:
 
 PCIE3_X16_LANE_RATE = 8e9          # 15.75 GB/s with 128b/130b (seed 004 section 4.2.1)
 PCIE_MEASURED_BANDWIDTH = 10.8e9   # the seed's host-FPGA measurement (Fig. 8)
+# Ours (PCIe 3.0 base specification): a memory-write TLP of up to 256 bytes
+# of payload (the usual Max_Payload_Size of server root ports) in whole
+# dwords, with a 4-byte STP framing token, 2-byte sequence number, 16-byte
+# header (64-bit address) and 4-byte LCRC.
+PCIE_TLP_PAYLOAD = 256
+PCIE_TLP_OVERHEAD = 4 + 2 + 16 + 4
+# Ours: InfiniBand's 4 KiB MTU with LRH, BTH, ICRC and VCRC (8 + 12 + 4 + 2).
+INFINIBAND_MTU = 4096
+INFINIBAND_OVERHEAD = 26
 
 
 def host_path(n: int = 4, pcie: str = "measured") -> Fabric:
     """The host network of seed 004's comparison (Fig. 7 C, Fig. 8): FPGA to
     its host over PCIe Gen3 x16, hosts (two FPGAs each) on a 100 Gbit/s
-    InfiniBand switch, then PCIe to the receiving FPGA.
+    InfiniBand switch, then PCIe to the receiving FPGA. Each segment frames
+    its own way: PCIe carries TLPs, the host network InfiniBand packets.
 
     Sources, seed 004 section 4.2.1: PCIe 15.75 GB/s theoretical
-    (pcie="theoretical": 16 lanes x 8 GT/s, 128b/130b) and about 10.8 GB/s
-    measured (pcie="measured"); InfiniBand 100 Gbit/s (4 x 25.78125 Gbaud,
-    64B/66B, section 3.1). Hosts stage every frame in memory before sending
-    it on (store and forward). Ours: 4 KiB frames (InfiniBand's MTU) with
-    its 26 bytes of headers and CRCs on every hop, and no MPI overhead,
-    which the seed blames for most of the host path's tenfold time.
+    (pcie="theoretical": 16 lanes x 8 GT/s, 128b/130b, under TLP framing)
+    and about 10.8 GB/s measured (pcie="measured": a link whose TLPs carry
+    10.8 GB/s of payload); InfiniBand 100 Gbit/s (4 x 25.78125 Gbaud,
+    64B/66B, section 3.1). Hosts stage every packet in memory before sending
+    it on (store and forward). Ours: TLPs of 256 bytes of payload and 26
+    bytes of framing, header and CRC (DLLPs for acknowledgements and
+    credits left out); InfiniBand packets of 4 KiB (its MTU) with 26 bytes
+    of headers and CRCs; no MPI overhead, which the seed blames for most of
+    the host path's tenfold time.
     """
     _require_nodes(n, 2, "host_path")
+    tlp = _framing("PCIe Gen3 TLP", PCIE_TLP_OVERHEAD, 0, 0, PCIE_TLP_PAYLOAD, 4)
     if pcie == "measured":
-        pcie_link = _link(PCIE_MEASURED_BANDWIDTH * 8 / 16, 16, "none", 0.0)
+        line_rate = PCIE_MEASURED_BANDWIDTH * tlp.wire_bytes(PCIE_TLP_PAYLOAD) / PCIE_TLP_PAYLOAD * 8
+        pcie_link = _link(line_rate / 16, 16, "none", 0.0)
     elif pcie == "theoretical":
         pcie_link = _link(PCIE3_X16_LANE_RATE, 16, "128b130b", 0.0)
     else:
         raise UsageError(f"fabric: host_path pcie {pcie!r}; use 'measured' or 'theoretical'")
     network = _link(QSFP28_LANE_RATE, 4, "64b66b", CABLE_3M)
-    framing = _framing("InfiniBand MTU 4096", 26, 0, 0, 4096)
-    spec = _spec("host_path", n, pcie_link, framing, trunk=network, fpgas_per_host=2,
+    spec = _spec("host_path", n, pcie_link, tlp, trunk=network, fpgas_per_host=2,
                  host=_device(forwarding="store_and_forward"), node=_node(0.0, 2, D5005_MEMORY_BANDWIDTH),
                  host_costs=VCSN_HOST_COSTS)
+    spec.trunk_framing = _framing("InfiniBand MTU 4096", INFINIBAND_OVERHEAD, 0, 0, INFINIBAND_MTU)
     return Fabric("host_path", {"n": n, "pcie": pcie}, spec)
 
 
@@ -551,6 +610,27 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None) -> Re
                   samples={str(index): stage["done"] for index, stage in enumerate(r["stages"], 1)})
 
 
+def virtual_streams(fabric="vcsn", transfers=()) -> Result:
+    """VCSN's virtual links: every transfer (node, port, vport, bytes)
+    leaves by that virtual port at time 0 and goes where the node's MAC
+    table points it (Fabric.connect); virtual ports of one physical port
+    share it through the MUX in round robin. One row per transfer: the
+    virtual port the receiver's DMUX gave it to, the time to its last byte
+    in memory, and bytes / time."""
+    fabric = _fabric(fabric)
+    items = []
+    for transfer in transfers:
+        if not isinstance(transfer, (tuple, list)) or len(transfer) != 4:
+            raise UsageError(f"fabric: a virtual transfer is (node, port, vport, bytes), got {transfer!r}")
+        items.append((*_virtual_port(tuple(transfer[:3]), "source"), _sizes(transfer[3])[0]))
+    r = _sim.virtual_streams(fabric.spec, items)
+    rows = [{"src": src, "port": port, "vport": vport, "size": size, **arrival}
+            for (src, port, vport, size), arrival in zip(items, r["arrivals"])]
+    return Result("fabric_virtual_streams", {**fabric.params(), "events": r["events"]}, _env(), rows,
+                  {"src": "", "port": "", "vport": "", "size": "B", "dst": "", "dst_port": "", "dst_vport": "",
+                   "time": "s", "bandwidth": "B/s"})
+
+
 def beff_channel_model(size: int) -> float:
     """b(L) of one kernel pair in DESIGN.md's channel model for the 520N."""
     width = BEFF_CHANNELS_PER_PAIR * BEFF_CHANNEL_WIDTH
@@ -611,11 +691,21 @@ def vcsn_gather_stages(n: int, size: int) -> list:
 
 # --- fpgacomm suite -------------------------------------------------------------
 
+def _vcsn_two_virtual_links() -> Fabric:
+    """vcsn(4) with node 0's two virtual ports of physical port 0 linked
+    to nodes 1 and 2: two streams sharing one port."""
+    fab = vcsn(4)
+    fab.connect((0, 0, 0), (1, 0, 0))
+    fab.connect((0, 0, 1), (2, 0, 1))
+    return fab
+
+
 def suite_results() -> list:
     """A small simulated run of every preset, for `fpgacomm suite`."""
     return [
         latency("vcsn", nodes=4),
         bandwidth("vcsn", nodes=4, size=64 * MiB),
+        virtual_streams(_vcsn_two_virtual_links(), [(0, 0, 0, 4 * MiB), (0, 0, 1, 4 * MiB)]),
         latency("dcn_ring", nodes=4),
         bandwidth("dcn_ring", nodes=4, size=64 * MiB),
         latency(cuscomnet_torus(4, 4), hops=1, size=[0, 64]),

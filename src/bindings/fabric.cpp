@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "fabric/engine.hpp"
 #include "fabric/experiments.hpp"
+#include "fabric/mac_table.hpp"
 #include "fabric/topology.hpp"
 
 namespace py = pybind11;
@@ -117,6 +118,7 @@ void bind_fabric(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("crossbar_setup", &HostCosts::crossbar_setup)
       .def_readwrite("topology_reconfiguration", &HostCosts::topology_reconfiguration)
+      .def_readwrite("interrupt", &HostCosts::interrupt)
       .def_readwrite("barrier_per_round", &HostCosts::barrier_per_round)
       .def_readwrite("barrier_base", &HostCosts::barrier_base)
       .def_readwrite("barrier_extra_long", &HostCosts::barrier_extra_long)
@@ -139,7 +141,9 @@ void bind_fabric(py::module_& m) {
       .def_readwrite("fpgas_per_host", &FabricSpec::fpgas_per_host)
       .def_readwrite("access_link", &FabricSpec::access_link)
       .def_readwrite("trunk_link", &FabricSpec::trunk_link)
-      .def_readwrite("framing", &FabricSpec::framing)
+      .def_readwrite("framing", &FabricSpec::framing, "framing of the access links")
+      .def_readwrite("trunk_framing", &FabricSpec::trunk_framing,
+                     "framing of the trunk links; None: the same as framing")
       .def_readwrite("hub", &FabricSpec::hub)
       .def_readwrite("sw", &FabricSpec::sw)
       .def_readwrite("host", &FabricSpec::host)
@@ -153,7 +157,29 @@ void bind_fabric(py::module_& m) {
           },
           py::arg("device"), py::arg("port"), py::arg("factor"),
           "Multiply the rate of the link leaving `device` by its `port`-th port (both directions)")
+      .def(
+          "add_mac_entry",
+          [](FabricSpec& s, int node, int port, int vport, std::uint64_t destination) {
+            s.mac_table.push_back(MacEntry{node, port, vport, destination});
+          },
+          py::arg("node"), py::arg("port"), py::arg("vport"), py::arg("destination"),
+          "Point virtual port `vport` of physical port `port` of `node` at the MAC address `destination`")
+      .def_property_readonly(
+          "mac_table",
+          [](const FabricSpec& s) {
+            py::list entries;
+            for (const MacEntry& e : s.mac_table) {
+              entries.append(py::make_tuple(e.node, e.port, e.vport, mac_to_string(e.destination)));
+            }
+            return entries;
+          },
+          "(node, port, vport, destination MAC) per entry")
       .def("validate", &FabricSpec::validate);
+
+  f.def(
+      "mac_address", [](int node, int port, int vport) { return mac_address(VirtualPort{node, port, vport}); },
+      py::arg("node"), py::arg("port"), py::arg("vport"), "the MAC address of a virtual port, as an integer");
+  f.def("mac_to_string", &mac_to_string, py::arg("address"));
 
   f.def(
       "describe",
@@ -198,6 +224,23 @@ void bind_fabric(py::module_& m) {
       },
       py::arg("spec"), py::arg("initiator"), py::arg("target"), py::arg("bytes"), py::arg("get"),
       py::arg("handler_latency") = 0.0);
+  f.def(
+      "virtual_streams",
+      [](const FabricSpec& spec, const std::vector<std::tuple<int, int, int, std::int64_t>>& items) {
+        std::vector<VirtualTransfer> transfers;
+        for (const auto& [node, port, vport, bytes] : items) {
+          transfers.push_back(VirtualTransfer{VirtualPort{node, port, vport}, bytes});
+        }
+        const VirtualStreamsResult r = without_gil([&] { return virtual_streams(spec, transfers); });
+        py::list arrivals;
+        for (const VirtualArrival& a : r.arrivals) {
+          arrivals.append(py::dict(py::arg("dst") = a.destination.node, py::arg("dst_port") = a.destination.port,
+                                   py::arg("dst_vport") = a.destination.vport, py::arg("time") = a.time,
+                                   py::arg("bandwidth") = a.bandwidth));
+        }
+        return py::dict(py::arg("arrivals") = arrivals, py::arg("events") = r.events);
+      },
+      py::arg("spec"), py::arg("transfers"), "(node, port, vport, bytes) per transfer, all started at time 0");
   f.def(
       "beff_ring",
       [](const FabricSpec& spec, const std::vector<std::int64_t>& sizes) {

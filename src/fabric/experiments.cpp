@@ -66,6 +66,26 @@ StreamResult one_sided(const FabricSpec& spec, int initiator, int target, std::i
   return result;
 }
 
+VirtualStreamsResult virtual_streams(const FabricSpec& spec, const std::vector<VirtualTransfer>& transfers) {
+  Network network(spec);
+  VirtualStreamsResult result;
+  result.arrivals.resize(transfers.size());
+  for (std::size_t t = 0; t < transfers.size(); ++t) {
+    const VirtualTransfer& transfer = transfers[t];
+    // A virtual link stays on its plane: it arrives on the same physical port number.
+    const int plane = transfer.source.port;
+    network.send_virtual(transfer.source, transfer.bytes, 0.0, [&result, t, plane](const MessageRecord& record) {
+      VirtualArrival& arrival = result.arrivals[t];
+      arrival.destination = VirtualPort{record.dst, plane, record.dst_vport};
+      arrival.time = record.done - record.start;
+      arrival.bandwidth = static_cast<double>(record.bytes) / arrival.time;
+    });
+  }
+  network.run();
+  result.events = network.engine().events_processed();
+  return result;
+}
+
 std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::int64_t>& sizes) {
   if (spec.topology != TopologyKind::ring || spec.nodes < 3) {
     throw UsageError("fabric: the b_eff ring needs a ring of at least 3 FPGAs, so that each has "
@@ -113,9 +133,11 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
     }
     network.run();
     for (double done : stage.done) stage.transfer = std::max(stage.transfer, done);
-    // The next stage's crossbar is set up before the barrier that ends this one.
+    // The interrupt tells the host that the stage's writes are done; the
+    // next stage's crossbar is set up before the barrier that ends this one.
     const double setup_next = s + 1 < stages.size() ? host.crossbar_setup : 0.0;
-    stage.control = setup_next + host.barrier(servers, stage.transfer + setup_next);
+    const double before_barrier = host.interrupt + setup_next;
+    stage.control = before_barrier + host.barrier(servers, stage.transfer + before_barrier);
     clock += stage.transfer + stage.control;
     result.stages.push_back(stage);
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fabric/mac_table.hpp"
 #include "fabric/spec.hpp"
 
 namespace fpgacomm::fabric {
@@ -34,6 +35,23 @@ StreamResult stream(const FabricSpec& spec, int src, int dst, std::int64_t bytes
 StreamResult one_sided(const FabricSpec& spec, int initiator, int target, std::int64_t bytes, bool get,
                        double handler_latency);
 
+// VCSN's virtual links: each transfer leaves by a virtual port at time 0
+// and goes wherever its node's MAC table points it.
+struct VirtualTransfer {
+  VirtualPort source;
+  std::int64_t bytes = 0;
+};
+struct VirtualArrival {
+  VirtualPort destination;  // where the DMUX delivered it
+  double time = 0.0;        // to its last byte in the receiver's memory
+  double bandwidth = 0.0;
+};
+struct VirtualStreamsResult {
+  std::vector<VirtualArrival> arrivals;  // per transfer, in order
+  std::uint64_t events = 0;
+};
+VirtualStreamsResult virtual_streams(const FabricSpec& spec, const std::vector<VirtualTransfer>& transfers);
+
 struct BeffPoint {
   std::int64_t bytes = 0;
   double time = 0.0;            // slowest of all nodes' exchanges with both neighbours
@@ -51,7 +69,7 @@ struct Transfer {
 struct StageTiming {
   double start = 0.0;
   double transfer = 0.0;  // from the stage's start to its last transfer's completion
-  double control = 0.0;   // crossbar set-up and barrier after it
+  double control = 0.0;   // interrupt, next crossbar set-up and barrier after it
   std::int64_t bytes = 0;
   std::vector<double> done;  // per transfer, in order: completion after the stage's start
 };

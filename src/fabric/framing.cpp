@@ -32,6 +32,11 @@ std::int64_t Framing::wire_bytes(std::int64_t payload) const {
   return header_bytes + padded_payload(payload) + trailer_bytes + gap_bytes;
 }
 
+std::int64_t Framing::chunk_wire_bytes(std::int64_t chunk) const {
+  const std::int64_t full = chunk / max_payload, rest = chunk % max_payload;
+  return full * wire_bytes(max_payload) + (rest > 0 || chunk == 0 ? wire_bytes(rest) : 0);
+}
+
 double Framing::frame_error_probability(std::int64_t payload) const {
   if (bit_error_rate <= 0.0) return 0.0;
   const double bits = 8.0 * static_cast<double>(header_bytes + padded_payload(payload) + trailer_bytes);

@@ -25,6 +25,10 @@ struct Framing {
   std::int64_t padded_payload(std::int64_t payload) const;
   // Byte times the frame occupies on the line, gap included.
   std::int64_t wire_bytes(std::int64_t payload) const;
+  // Byte times of `chunk` payload bytes carried as frames of this framing:
+  // a segment whose frames are smaller than the simulated chunk (PCIe TLPs
+  // under InfiniBand packets) sends it as several frames back to back.
+  std::int64_t chunk_wire_bytes(std::int64_t chunk) const;
   // Chance that one transmission of the frame arrives with a bit error.
   double frame_error_probability(std::int64_t payload) const;
   // Throws UsageError unless the numbers describe a usable framing.

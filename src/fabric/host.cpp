@@ -15,7 +15,7 @@ double HostCosts::barrier(int servers, double work) const {
 }
 
 void HostCosts::validate() const {
-  for (double value : {crossbar_setup, topology_reconfiguration, barrier_per_round, barrier_base,
+  for (double value : {crossbar_setup, topology_reconfiguration, interrupt, barrier_per_round, barrier_base,
                        barrier_extra_long, barrier_extra_short, long_work_threshold}) {
     if (!(value >= 0.0) || !std::isfinite(value)) {
       throw UsageError("fabric: host costs must be finite and 0 or more, got " + std::to_string(value));

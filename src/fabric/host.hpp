@@ -1,8 +1,8 @@
 // The host's control costs around each stage of a schedule, from seed 004
 // (VCSN) Table 5 and eq. 6: a stage is set up by the host and completed by
-// an interrupt and an MPI_Barrier among the servers; the interrupt's cost is
-// inside the seed's measured barrier correction, which is why it has no
-// parameter of its own.
+// an interrupt (the destination's write is done) and an MPI_Barrier among
+// the servers. The seed gives no figure for the interrupt: its cost is
+// inside the measured barrier correction, so the presets leave it at 0.
 #pragma once
 
 namespace fpgacomm::fabric {
@@ -10,6 +10,7 @@ namespace fpgacomm::fabric {
 struct HostCosts {
   double crossbar_setup = 0.0;            // c: configure the node's crossbar
   double topology_reconfiguration = 0.0;  // t: write the MAC tables (virtual topology)
+  double interrupt = 0.0;                 // from a stage's last write to its host's knowing it
   double barrier_per_round = 0.0;         // eq. 6 slope per ceil(log2 N) round
   double barrier_base = 0.0;              // eq. 6 constant
   // Measured correction: added to every barrier, by how long the

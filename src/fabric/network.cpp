@@ -10,7 +10,11 @@
 namespace fpgacomm::fabric {
 
 Network::Network(const FabricSpec& spec)
-    : spec_(spec), topology_((spec.validate(), Topology::build(spec))), rng_(spec.seed) {
+    : spec_(spec),
+      topology_((spec.validate(), Topology::build(spec))),
+      rng_(spec.seed),
+      mac_table_(spec_, topology_->planes()),
+      chunk_(spec_.chunk_bytes()) {
   const auto& infos = topology_->ports();
   ports_.resize(infos.size());
   for (std::size_t i = 0; i < infos.size(); ++i) {
@@ -20,6 +24,7 @@ Network::Network(const FabricSpec& spec)
     const Link& link = infos[i].trunk ? spec_.trunk_link : spec_.access_link;
     port.rate = link.data_rate();
     port.latency = link.latency;
+    port.framing = &spec_.segment_framing(infos[i].trunk);
     const DeviceSpec& device = device_spec(port.device);
     port.capacity = device.buffer_bytes;
     port.lanes.resize(device.lanes);
@@ -35,7 +40,8 @@ Network::Network(const FabricSpec& spec)
     ports_[infos[port].reverse].rate *= scale.factor;
   }
   const int slots = topology_->nodes() * spec_.node.dma_engines;
-  engine_queue_.resize(slots);
+  read_queue_.resize(topology_->nodes());
+  read_busy_.assign(slots, 0);
   write_free_.assign(slots, 0.0);
 }
 
@@ -84,6 +90,16 @@ int Network::new_message() {
 }
 
 void Network::send(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done) {
+  submit(src, dst, bytes, start, port, lane, std::move(done));
+}
+
+void Network::send_virtual(const VirtualPort& source, std::int64_t bytes, double start, Completion done) {
+  const VirtualPort& target = mac_table_.destination(source);
+  const int id = submit(source.node, target.node, bytes, start, source.port, source.vport, std::move(done));
+  messages_[id].record.dst_vport = target.vport;
+}
+
+int Network::submit(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done) {
   if (bytes < 0) {
     throw UsageError("fabric: a message of " + std::to_string(bytes) + " bytes; give a size of 0 or more");
   }
@@ -99,7 +115,6 @@ void Network::send(int src, int dst, std::int64_t bytes, double start, int port,
   message.record = MessageRecord{src, dst, bytes, start, std::numeric_limits<double>::infinity(), start};
   message.lane = lane;
   message.plane = port;
-  message.engine = port % spec_.node.dma_engines;
   message.group = group;
   message.on_done = std::move(done);
   // Stripe the payload over the parallel links in whole payload units, as
@@ -111,10 +126,10 @@ void Network::send(int src, int dst, std::int64_t bytes, double start, int port,
     message.channel_left[c] = (units / group.count + (c < units % group.count ? 1 : 0)) * unit;
   }
   if (units > 0) message.channel_left[(units - 1) % group.count] -= units * unit - bytes;
-  const std::int64_t max_payload = spec_.framing.max_payload;
-  for (std::int64_t left : message.channel_left) message.frames_total += (left + max_payload - 1) / max_payload;
+  for (std::int64_t left : message.channel_left) message.frames_total += (left + chunk_ - 1) / chunk_;
   if (message.frames_total == 0) message.frames_total = 1;  // an empty message is one empty frame
   engine_.schedule_at(start, this, tag(kStart, id));
+  return id;
 }
 
 void Network::at(double time, std::function<void()> action) {
@@ -144,13 +159,16 @@ void Network::handle(std::uint64_t event_tag) {
   const auto id = static_cast<std::int64_t>(event_tag & ((std::uint64_t{1} << 56) - 1));
   switch (event) {
     case kStart: {
-      const Message& message = messages_[id];
-      auto& queue = engine_queue_[message.record.src * spec_.node.dma_engines + message.engine];
-      queue.push_back(static_cast<int>(id));
-      if (queue.size() == 1) begin(static_cast<int>(id));
+      const int src = messages_[id].record.src;
+      read_queue_[src].push_back(static_cast<int>(id));
+      start_reads(src);
       break;
     }
-    case kBegin: begin(static_cast<int>(id)); break;
+    case kReadEngineFree: {
+      read_busy_[id] = 0;
+      start_reads(static_cast<int>(id) / spec_.node.dma_engines);
+      break;
+    }
     case kFrameReady: frame_ready(static_cast<int>(id)); break;
     case kEnqueue: {
       Frame& frame = frames_[id];
@@ -181,12 +199,23 @@ void Network::handle(std::uint64_t event_tag) {
   }
 }
 
-// The DMA engine starts reading the message: after the user logic hands it
-// over (Ta) and the memory answers the first request. An empty message (a
-// short active message, an acknowledgement) reads no memory.
-void Network::begin(int id) {
-  const double read = messages_[id].record.bytes > 0 ? spec_.node.dma_latency : 0.0;
-  engine_.schedule_in(spec_.node.app_latency + read, this, tag(kFrameReady, id));
+// Each idle read engine of the node takes the oldest waiting message (an
+// mSGDMA works through its descriptors one at a time). It starts after the
+// user logic hands the message over (Ta) and the memory answers the first
+// request; an empty message (a short active message, an acknowledgement)
+// reads no memory.
+void Network::start_reads(int node) {
+  auto& queue = read_queue_[node];
+  for (int engine = 0; engine < spec_.node.dma_engines && !queue.empty(); ++engine) {
+    char& busy = read_busy_[node * spec_.node.dma_engines + engine];
+    if (busy) continue;
+    busy = 1;
+    const int id = queue.front();
+    queue.pop_front();
+    messages_[id].engine = engine;
+    const double read = messages_[id].record.bytes > 0 ? spec_.node.dma_latency : 0.0;
+    engine_.schedule_in(spec_.node.app_latency + read, this, tag(kFrameReady, id));
+  }
 }
 
 // The DMA engine has the head of the next frame; it needs room in the
@@ -194,16 +223,17 @@ void Network::begin(int id) {
 void Network::frame_ready(int id) {
   Message& message = messages_[id];
   const int channel = message.next_channel;
-  const std::int64_t payload = std::min<std::int64_t>(message.channel_left[channel], spec_.framing.max_payload);
+  const std::int64_t payload = std::min<std::int64_t>(message.channel_left[channel], chunk_);
   const int port_id = message.group.first + channel;
   Port& port = ports_[port_id];
   Lane& lane = port.lanes[lane_at(port.device, message.lane)];
-  const double wire = static_cast<double>(spec_.framing.wire_bytes(payload));
-  if (lane.reserved + wire > port.capacity) {
-    port.waiters.push_back(-1 - id);
-    return;
+  const double wire = static_cast<double>(port.framing->chunk_wire_bytes(payload));
+  if (!message.granted) {
+    const int engine_input =
+        static_cast<int>(ports_.size()) + message.record.src * spec_.node.dma_engines + message.engine;
+    if (!admit(port_id, lane, Request{engine_input, -1, -1, id, wire})) return;
   }
-  lane.reserved += wire;
+  message.granted = false;
   const int frame_id = new_frame();
   Frame& frame = frames_[frame_id];
   frame.message = id;
@@ -230,9 +260,8 @@ void Network::frame_ready(int id) {
     return;
   }
   // Read completely: the engine takes the next message once this read ends.
-  auto& queue = engine_queue_[message.record.src * spec_.node.dma_engines + message.engine];
-  queue.pop_front();
-  if (!queue.empty()) engine_.schedule_at(frame.tail_ready, this, tag(kBegin, queue.front()));
+  engine_.schedule_at(frame.tail_ready, this,
+                      tag(kReadEngineFree, message.record.src * spec_.node.dma_engines + message.engine));
 }
 
 void Network::try_start(int port_id) {
@@ -250,21 +279,60 @@ void Network::try_start(int port_id) {
     if (port.peer != message.record.dst) {
       const PortGroup group = topology_->route(port.peer, message.record.dst, message.plane);
       next = group.first + frame.channel % group.count;
-      Port& next_port = ports_[next];
-      Lane& next_lane = next_port.lanes[lane_at(next_port.device, message.lane)];
-      if (next_lane.reserved + frame.wire > next_port.capacity) {
-        if (std::find(next_port.waiters.begin(), next_port.waiters.end(), port_id) == next_port.waiters.end()) {
-          next_port.waiters.push_back(port_id);
+      if (!frame.granted) {
+        if (frame.requested) continue;  // the grant wakes this port
+        Port& next_port = ports_[next];
+        Lane& next_lane = next_port.lanes[lane_at(next_port.device, message.lane)];
+        const double wire = static_cast<double>(next_port.framing->chunk_wire_bytes(frame.payload));
+        if (!admit(next, next_lane, Request{port_id, port_id, frame_id, -1, wire})) {
+          frame.requested = true;
+          continue;
         }
-        continue;
       }
-      next_lane.reserved += frame.wire;
+      frame.granted = false;
     }
     port.lanes[lane].frames.pop_front();
     port.rr = (lane + 1) % lanes;
     frame.port = next;
     transmit(port_id, lane, frame_id);
     return;
+  }
+}
+
+// A sender gets a place in `lane` at once only if nobody waits for one;
+// otherwise it joins the waiting senders, served by grant().
+bool Network::admit(int port_id, Lane& lane, const Request& request) {
+  if (lane.waiting.empty() && lane.reserved + request.wire <= ports_[port_id].capacity) {
+    lane.reserved += request.wire;
+    lane.last_input = request.input;
+    return true;
+  }
+  lane.waiting.push_back(request);
+  return false;
+}
+
+// Room was freed in `lane`: the waiting senders get it in round robin over
+// the FIFO's inputs, starting after the input served last, as long as the
+// next one's frame fits (no overtaking, so a long frame is not starved).
+void Network::grant(int port_id, Lane& lane) {
+  const int inputs = static_cast<int>(ports_.size()) + topology_->nodes() * spec_.node.dma_engines;
+  while (!lane.waiting.empty()) {
+    const auto turn = [&](const Request& r) { return ((r.input - lane.last_input - 1) % inputs + inputs) % inputs; };
+    const auto next = std::min_element(lane.waiting.begin(), lane.waiting.end(),
+                                       [&](const Request& a, const Request& b) { return turn(a) < turn(b); });
+    if (lane.reserved + next->wire > ports_[port_id].capacity) return;
+    const Request request = *next;
+    lane.waiting.erase(next);
+    lane.reserved += request.wire;
+    lane.last_input = request.input;
+    if (request.frame >= 0) {
+      frames_[request.frame].requested = false;
+      frames_[request.frame].granted = true;
+      engine_.schedule_at(now(), this, tag(kWakePort, request.port));
+    } else {
+      messages_[request.message].granted = true;
+      engine_.schedule_at(now(), this, tag(kFrameReady, request.message));
+    }
   }
 }
 
@@ -279,19 +347,27 @@ void Network::transmit(int port_id, int lane, int frame_id) {
   if (port.wait_sink) port.wait_sink->push_back(start - frame.enqueued);
   double end = start + serialization;
   // A frame whose CRC fails at the receiver is sent again once the request
-  // to resend has come back over the link.
-  const double error = spec_.framing.frame_error_probability(frame.payload);
-  if (error > 0.0) {
+  // to resend has come back over the link; each of the segment's frames
+  // that carry the chunk fails on its own.
+  const Framing& framing = *port.framing;
+  if (framing.bit_error_rate > 0.0) {
     std::uniform_real_distribution<double> draw(0.0, 1.0);
-    while (draw(rng_) < error) {
-      ++port.stats.retransmissions;
-      start = end + 2.0 * port.latency;
-      end = start + serialization;
-    }
+    std::int64_t left = frame.payload;
+    do {
+      const std::int64_t piece = std::min<std::int64_t>(left, framing.max_payload);
+      const double error = framing.frame_error_probability(piece);
+      while (draw(rng_) < error) {
+        ++port.stats.retransmissions;
+        end += 2.0 * port.latency + static_cast<double>(framing.wire_bytes(piece)) / port.rate;
+      }
+      left -= piece;
+    } while (left > 0);
+    start = end - serialization;  // the head of the transmission that got through
   }
   port.busy = true;
   port.in_flight_lane = lane;
   port.in_flight_wire = frame.wire;
+  if (frame.port >= 0) frame.wire = static_cast<int>(ports_[frame.port].framing->chunk_wire_bytes(frame.payload));
   ++port.stats.frames;
   port.stats.wire_bytes += frame.wire;
   port.stats.busy_time += end - start;
@@ -313,20 +389,10 @@ void Network::transmit(int port_id, int lane, int frame_id) {
 void Network::port_free(int port_id) {
   Port& port = ports_[port_id];
   port.busy = false;
-  port.lanes[port.in_flight_lane].reserved -= port.in_flight_wire;
-  wake(port);
+  Lane& lane = port.lanes[port.in_flight_lane];
+  lane.reserved -= port.in_flight_wire;
+  grant(port_id, lane);
   try_start(port_id);
-}
-
-void Network::wake(Port& port) {
-  for (std::int64_t waiter : port.waiters) {
-    if (waiter >= 0) {
-      engine_.schedule_at(now(), this, tag(kWakePort, waiter));
-    } else {
-      engine_.schedule_at(now(), this, tag(kFrameReady, -1 - waiter));
-    }
-  }
-  port.waiters.clear();
 }
 
 void Network::deliver(int frame_id) {
@@ -335,7 +401,13 @@ void Network::deliver(int frame_id) {
   Message& message = messages_[frame.message];
   MessageRecord& record = message.record;
   record.first_byte = std::min(record.first_byte, frame.first_byte);
-  double& write_free = write_free_[record.dst * spec_.node.dma_engines + message.engine];
+  const int engines = spec_.node.dma_engines;
+  if (message.write_engine < 0) {
+    // The message's first frame goes to the write engine that is free first.
+    const auto first = write_free_.begin() + record.dst * engines;
+    message.write_engine = static_cast<int>(std::min_element(first, first + engines) - first);
+  }
+  double& write_free = write_free_[record.dst * engines + message.write_engine];
   write_free = std::max(write_free, now() + spec_.node.app_latency) + frame.payload / spec_.node.dma_bandwidth;
   record.done = std::max(record.done, write_free);
   if (++message.frames_done == message.frames_total) {

@@ -1,11 +1,14 @@
-// The simulated fabric at frame level. A message is read from on-board
-// memory by a DMA engine, cut into frames, and each frame is queued at an
-// output port, arbitrated, serialised onto the link, routed at the next
-// device (after its routing latency, from the frame's head when cutting
-// through, from its tail when storing and forwarding) and finally written to
-// the receiver's memory. A frame takes a place in the next buffer before it
-// is sent, so a full buffer holds the sender back (credit-based flow
-// control) instead of losing frames.
+// The simulated fabric at frame level. A message waits for a free DMA
+// engine of its node, which reads it from on-board memory and cuts it into
+// frames; each frame is queued at an output port, arbitrated, serialised onto
+// the link, routed at the next device (after its routing latency, from the
+// frame's head when cutting through, from its tail when storing and
+// forwarding) and finally written to the receiver's memory by one of its
+// write engines. A frame takes a place in the next buffer before it is sent,
+// so a full buffer holds the sender back (credit-based flow control) instead
+// of losing frames; the senders held back get the freed places in round
+// robin, a node's own DMA engines taking their turn among the links that
+// forward into the same FIFO.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "fabric/engine.hpp"
+#include "fabric/mac_table.hpp"
 #include "fabric/spec.hpp"
 #include "fabric/topology.hpp"
 
@@ -26,6 +30,7 @@ struct MessageRecord {
   double start = 0.0;       // when the sender asked for it
   double first_byte = 0.0;  // when its first byte reached the receiver's user logic
   double done = 0.0;        // when its last byte was in the receiver's memory
+  int dst_vport = -1;       // the receiver's virtual port the DMUX gave it to (virtual sends only)
 };
 using Completion = std::function<void(const MessageRecord&)>;
 
@@ -52,6 +57,9 @@ class Network : public EventHandler {
   // of physical port `port` (the plane) through FIFO `lane` of the node's
   // router: a VCSN virtual port or a CusComNet priority level.
   void send(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done);
+  // Sends `bytes` out of a VCSN virtual port to wherever its node's MAC
+  // table points it; the record names the receiving virtual port.
+  void send_virtual(const VirtualPort& source, std::int64_t bytes, double start, Completion done);
   // Runs `action` at simulated time `time`.
   void at(double time, std::function<void()> action);
   // Simulates until nothing is left to do. Throws Error if a message never
@@ -66,7 +74,9 @@ class Network : public EventHandler {
   void handle(std::uint64_t tag) override;
 
  private:
-  enum Event : std::uint64_t { kStart, kBegin, kFrameReady, kEnqueue, kPortFree, kDeliver, kDone, kWakePort, kTimer };
+  enum Event : std::uint64_t {
+    kStart, kFrameReady, kEnqueue, kPortFree, kDeliver, kDone, kWakePort, kTimer, kReadEngineFree
+  };
 
   struct Frame {
     int message = 0;
@@ -78,26 +88,42 @@ class Network : public EventHandler {
     double tail_ready = 0.0;  // its tail is here: the transmission may not end before
     double first_byte = 0.0;
     double enqueued = 0.0;
+    bool requested = false;  // waits for a place in the next buffer
+    bool granted = false;    // holds its place in the next buffer already
+  };
+  // A sender held back by a full FIFO: an upstream port (its head frame
+  // `frame`) or a DMA engine (message `message`), with the wire bytes it needs.
+  struct Request {
+    // The FIFO's input it comes from, numbered for round robin: upstream
+    // port p is p, DMA engine e of node n is ports + n * engines + e.
+    int input = 0;
+    int port = -1, frame = -1, message = -1;
+    double wire = 0.0;
   };
   struct Lane {
     std::deque<int> frames;
     double reserved = 0.0;  // wire bytes of frames held or promised
+    std::vector<Request> waiting;
+    int last_input = -1;  // the input admitted last: round robin goes on after it
   };
   struct Port {
     int device = 0, peer = 0;
     double rate = 0.0, latency = 0.0, capacity = 0.0;
     std::vector<Lane> lanes;
+    const Framing* framing = nullptr;  // this segment's frames
     bool busy = false;
     int rr = 0;
     int in_flight_lane = 0;
     double in_flight_wire = 0.0;
-    std::vector<std::int64_t> waiters;  // ports (>= 0) and messages (-1 - id) held back by a full lane
     PortStats stats;
     std::vector<double>* wait_sink = nullptr;
   };
   struct Message {
     MessageRecord record;
-    int lane = 0, plane = 0, engine = 0;
+    int lane = 0, plane = 0;
+    int engine = -1;        // the source's read engine, once one has taken it
+    int write_engine = -1;  // the receiver's write engine, from its first frame on
+    bool granted = false;   // its next frame holds its place in the output FIFO
     PortGroup group;
     std::vector<std::int64_t> channel_left;  // bytes still to read, per parallel link
     int next_channel = 0;
@@ -110,13 +136,15 @@ class Network : public EventHandler {
   }
   const DeviceSpec& device_spec(int device) const;
   int lane_at(int device, int lane) const;
-  void begin(int message);
+  int submit(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done);
+  void start_reads(int node);
   void frame_ready(int message);
   void try_start(int port);
+  bool admit(int port, Lane& lane, const Request& request);
+  void grant(int port, Lane& lane);
   void transmit(int port, int lane, int frame);
   void port_free(int port);
   void deliver(int frame);
-  void wake(Port& port);
   int new_frame();
   int new_message();
 
@@ -130,8 +158,11 @@ class Network : public EventHandler {
   std::vector<Message> messages_;
   std::vector<int> free_messages_;
   std::int64_t live_messages_ = 0;
-  std::vector<std::deque<int>> engine_queue_;  // node * engines + engine: messages waiting to be read
-  std::vector<double> write_free_;             // node * engines + engine: when the write engine is idle
+  MacTable mac_table_;
+  std::int64_t chunk_ = 0;                    // payload bytes of one simulated frame
+  std::vector<std::deque<int>> read_queue_;   // per node: messages waiting for a read engine
+  std::vector<char> read_busy_;               // node * engines + engine
+  std::vector<double> write_free_;            // node * engines + engine: when the write engine is idle
   std::vector<std::function<void()>> timers_;
   std::vector<int> free_timers_;
 };

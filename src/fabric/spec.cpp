@@ -1,5 +1,6 @@
 #include "fabric/spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -9,9 +10,12 @@ namespace fpgacomm::fabric {
 
 void FabricSpec::validate() const {
   framing.validate();
+  if (trunk_framing) trunk_framing->validate();
   access_link.validate("the access link");
   trunk_link.validate("the trunk link");
-  const double largest_frame = static_cast<double>(framing.wire_bytes(framing.max_payload));
+  // A buffer holds at least one chunk, on whichever segment frames it longest.
+  const double largest_frame = static_cast<double>(
+      std::max(framing.chunk_wire_bytes(chunk_bytes()), segment_framing(true).chunk_wire_bytes(chunk_bytes())));
   hub.validate("the nodes' router", largest_frame);
   sw.validate("the switches'", largest_frame);
   host.validate("the hosts'", largest_frame);

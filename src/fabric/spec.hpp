@@ -2,7 +2,9 @@
 // it in (with the seeds' numbers and where they come from); the simulator
 // only reads it.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "fabric/device.hpp"
@@ -28,6 +30,14 @@ struct LinkScale {
   double factor = 1.0;
 };
 
+// One entry of a node's MAC table (VCSN, seed 004 section 3.4): what
+// virtual port `vport` of physical port `port` of `node` sends goes to the
+// virtual port whose MAC address is `destination` (see mac_table.hpp).
+struct MacEntry {
+  int node = 0, port = 0, vport = 0;
+  std::uint64_t destination = 0;
+};
+
 struct FabricSpec {
   TopologyKind topology = TopologyKind::ring;
   int nodes = 2;
@@ -39,14 +49,29 @@ struct FabricSpec {
 
   Link access_link;  // node <-> its neighbour or first switch (PCIe on host_path)
   Link trunk_link;   // switch <-> switch, host <-> network switch
+  // Each segment frames its own way: `framing` on access links (PCIe on
+  // host_path), `trunk_framing` on trunk links, the same as `framing` when
+  // unset. Messages move as chunks of the largest maximum payload of the
+  // two; a segment with smaller frames carries a chunk as several frames.
   Framing framing;
+  std::optional<Framing> trunk_framing;
   DeviceSpec hub;    // the router inside each node
   DeviceSpec sw;     // switches
   DeviceSpec host;   // hosts on host_path
   NodeSpec node;
   HostCosts host_costs;
   std::vector<LinkScale> link_scales;
+  std::vector<MacEntry> mac_table;  // VCSN's virtual links; empty elsewhere
   std::uint64_t seed = 1;
+
+  const Framing& segment_framing(bool trunk) const {
+    return trunk && trunk_framing ? *trunk_framing : framing;
+  }
+  // Payload bytes of the unit the simulator moves: one frame of the
+  // segment with the largest frames.
+  std::int64_t chunk_bytes() const {
+    return trunk_framing ? std::max(framing.max_payload, trunk_framing->max_payload) : framing.max_payload;
+  }
 
   // Throws UsageError naming the first impossible parameter and its fix.
   void validate() const;

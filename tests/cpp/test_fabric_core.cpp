@@ -1,5 +1,5 @@
 // The simulator's parts on their own: event order, framing arithmetic, line
-// coding, routing, and the errors for impossible input.
+// coding, routing, MAC addresses, and the errors for impossible input.
 #include <vector>
 
 #include "check.hpp"
@@ -8,6 +8,7 @@
 #include "fabric/experiments.hpp"
 #include "fabric/framing.hpp"
 #include "fabric/link.hpp"
+#include "fabric/mac_table.hpp"
 #include "fabric/network.hpp"
 #include "fabric/topology.hpp"
 
@@ -51,6 +52,37 @@ void test_framing_pads_and_splits() {
   Framing bad = vcsn;
   bad.payload_unit = 100;
   CHECK_THROWS(UsageError, bad.validate(), "divides the maximum payload");
+}
+
+// A segment with smaller frames carries a chunk as several frames, each
+// padded and framed: PCIe TLPs of 256 bytes under a 4 KiB InfiniBand packet.
+void test_chunks_on_a_segment_with_smaller_frames() {
+  const Framing tlp{"tlp", 26, 0, 0, 256, 4, 0, 0.0};
+  CHECK(tlp.chunk_wire_bytes(4096) == 16 * 282);
+  CHECK(tlp.chunk_wire_bytes(4097) == 16 * 282 + 26 + 4);  // the last byte rides in a dword of its own
+  CHECK(tlp.chunk_wire_bytes(0) == 26);
+  std::int64_t framed = 0;
+  for (std::int64_t payload : tlp.split(1000)) framed += tlp.wire_bytes(payload);
+  CHECK(tlp.chunk_wire_bytes(1000) == framed);
+}
+
+void test_mac_addresses_and_table_errors() {
+  // 02:NN:NN:NN:PP:VV, node 258 = 0x000102.
+  CHECK(mac_address(VirtualPort{258, 1, 3}) == 0x020001020103ULL);
+  CHECK(mac_to_string(mac_address(VirtualPort{258, 1, 3})) == "02:00:01:02:01:03");
+  CHECK(mac_to_string(0x020000050100ULL) == "02:00:00:05:01:00");
+  FabricSpec spec;
+  spec.topology = TopologyKind::switched;
+  spec.nodes = 4;
+  spec.ports_per_node = 2;
+  spec.virtual_ports_per_port = 2;
+  spec.mac_table = {MacEntry{0, 1, 1, mac_address(VirtualPort{3, 1, 0})}};
+  const MacTable table(spec, 2);
+  const VirtualPort& to = table.destination(VirtualPort{0, 1, 1});
+  CHECK(to.node == 3 && to.port == 1 && to.vport == 0);
+  CHECK_THROWS(UsageError, table.destination(VirtualPort{0, 0, 0}), "no entry in its node's MAC table");
+  spec.mac_table.push_back(MacEntry{1, 0, 0, 0x0200000a0000ULL});  // node 10 of 4
+  CHECK_THROWS(UsageError, MacTable(spec, 2), "unknown MAC 02:00:00:0a:00:00");
 }
 
 void test_line_coding_rates() {
@@ -153,6 +185,8 @@ void test_bounded_buffers_apply_backpressure() {
 int main() {
   test_engine_orders_by_time_then_schedule_order();
   test_framing_pads_and_splits();
+  test_chunks_on_a_segment_with_smaller_frames();
+  test_mac_addresses_and_table_errors();
   test_line_coding_rates();
   test_torus_routes_row_then_column();
   test_fat_tree_levels_and_paths();
