@@ -65,6 +65,10 @@ Route exchange_route(const Communicator& comm, int peer, Route mine) {
 
 void set_receive_hook(ReceiveHook hook) { receive_hook() = std::move(hook); }
 
+void run_receive_hook(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
+  if (const ReceiveHook& hook = receive_hook()) hook(buffer, offset, bytes);
+}
+
 std::uint64_t default_chunk_bytes(const Device* device) {
   const bool cpu = !device || device->info().type == "cpu";
   return cpu ? std::uint64_t(1) << 20 : std::uint64_t(4) << 20;
