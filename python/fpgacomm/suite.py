@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from . import fabric, mpi, osu
+from . import collectives, fabric, mpi, onesided, osu
 from .report import format_text, summary_line
 from .result import atomic_write
 
@@ -18,6 +18,25 @@ STANDARD_SET = [
     ("osu_bw_H_H", osu.bw, {"mem": ("H", "H")}),
     ("osu_bw_D_D", osu.bw, {"mem": ("D", "D")}),
 ]
+# Collectives and one-sided tests: a few sizes and OMB-style iterations
+# would take minutes on a small machine, so the suite keeps them short.
+# Options the user gives the suite override these.
+_SHORT = {"sizes": [8, 65536, 1 << 20], "iterations": 20, "warmup": 2}
+STANDARD_SET += [(f"osu_{op}_{mem}", getattr(collectives, op), {"mem": mem, **_SHORT})
+                 for op in collectives.TESTS for mem in ("H", "D")]
+STANDARD_SET += [(f"osu_{test}_{mem}", getattr(onesided, test), {"mem": mem, **_SHORT})
+                 for test in onesided.TESTS for mem in ("H", "D")]
+# Options of the point-to-point transfer engine, which the collectives and
+# one-sided tests do not use.
+_POINT_TO_POINT_ONLY = ("buffers", "touch", "path", "chunk_bytes", "slots")
+
+
+def _arguments(benchmark, arguments: dict, parameters: dict) -> dict:
+    """The entry's arguments, overridden by what the user gave (not None)."""
+    given = {key: value for key, value in parameters.items() if value is not None}
+    if benchmark.__module__ != osu.__name__:
+        given = {key: value for key, value in given.items() if key not in _POINT_TO_POINT_ONLY}
+    return {**arguments, **given}
 
 
 def run(outdir: str, comm=None, **parameters) -> list:
@@ -29,7 +48,7 @@ def run(outdir: str, comm=None, **parameters) -> list:
         os.makedirs(outdir, exist_ok=True)
     results = []
     for name, benchmark, arguments in STANDARD_SET:
-        result = benchmark(comm, **arguments, validate=True, **parameters)
+        result = benchmark(comm, **_arguments(benchmark, arguments, parameters), validate=True)
         results.append((name, result))
         if comm.Get_rank() == 0:
             result.write_json(os.path.join(outdir, f"{name}.json"))
