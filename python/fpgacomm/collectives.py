@@ -119,7 +119,8 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     device_options = device or DeviceOptions()
 
     hosts = _core.host_names(comm)
-    dev = open_device(comm, device_options, hosts) if needs_device([mem]) else None
+    # The barrier moves no data, so it needs no device whatever mem says.
+    dev = open_device(comm, device_options, hosts) if needs_device([mem]) and op != "barrier" else None
     raw = _core.run_collective(comm, dev, op, mem, size_list, small, small_warmup, large, large_warmup,
                                LARGE_MESSAGE, root or 0, validate, device_options.bank)
     env = environment.collect(comm, dev, hosts)

@@ -228,7 +228,7 @@ class Runner {
     std::vector<double> times(static_cast<std::size_t>(iterations), 0.0);
     double staging = 0;
     std::uint64_t errors = 0;
-    const bool staged = is_device_kind(options_.kind);
+    const bool staged = (send_ && send_->staged()) || (recv_ && recv_->staged());
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
       if (options_.validate) {
