@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import _core, environment, mpi, stats
 from .devices import DeviceOptions, needs_device, open_device
-from .osu import resolve_sizes, usage_error
+from .osu import check_mem_kind, iteration_counts, resolve_sizes, usage_error
 from .result import Result
 
 TESTS = ("gather", "scatter", "allgather", "alltoall", "bcast", "reduce", "allreduce", "reduce_scatter",
@@ -91,7 +91,8 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
 
     sizes: OMB's per-rank sizes (bytes each rank contributes; see
     nccl_bytes for nccl-tests' totals): None (1 B .. 1 MiB, reductions from
-    4 B), an OMB -m string "[MIN:]MAX", one size or a list. mem: the kind of
+    4 B), an OMB -m string "[MIN:]MAX" (the missing end from those
+    defaults), one size or a list. mem: the kind of
     every buffer (H, H!, D, B, P); device kinds are staged through host
     memory and staging_share says how much of the time that took. root:
     the root of gather, scatter, bcast and reduce (default 0).
@@ -100,22 +101,10 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
         raise usage_error(f"unknown collective '{op}'; choose {', '.join(TESTS)}")
     if root is not None and op not in ROOTED:
         raise usage_error(f"osu {op} has no root; --root applies to {', '.join(ROOTED)}")
-    try:
-        _core.mem_kind_name(mem)
-    except _core.UsageError as error:
-        raise usage_error(str(error)) from None
+    check_mem_kind(mem)
     comm = mpi.resolve(comm)
-    if op == "barrier":
-        size_list = [0]
-    elif sizes is None:
-        size_list = resolve_sizes(f"{4 if op in REDUCTIONS else 1}:{DEFAULT_MAX}")
-    else:
-        size_list = resolve_sizes(sizes)
-    small, small_warmup, large, large_warmup = ITERATIONS
-    if iterations is not None:
-        small = large = iterations
-    if warmup is not None:
-        small_warmup = large_warmup = warmup
+    size_list = [0] if op == "barrier" else resolve_sizes(sizes, (4 if op in REDUCTIONS else 1, DEFAULT_MAX))
+    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS, iterations, warmup)
     device_options = device or DeviceOptions()
 
     hosts = _core.host_names(comm)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from . import _core, environment, mpi, stats
 from .collectives import topology
 from .devices import DeviceOptions, needs_device, open_device
-from .osu import resolve_sizes, usage_error
+from .osu import check_mem_kind, iteration_counts, resolve_sizes, usage_error
 from .result import Result
 
 # OMB's defaults per test: timed iterations and warm-up below and above LARGE_MESSAGE.
@@ -96,17 +96,10 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
         raise usage_error(f"unknown synchronisation '{sync}'; choose flush, lock or fence (-s)")
     if window < 1:
         raise usage_error(f"window size must be at least 1, got {window}")
-    try:
-        _core.mem_kind_name(mem)
-    except _core.UsageError as error:
-        raise usage_error(str(error)) from None
+    check_mem_kind(mem)
     comm = mpi.resolve(comm)
     size_list = resolve_sizes(sizes)
-    small, small_warmup, large, large_warmup = ITERATIONS[test]
-    if iterations is not None:
-        small = large = iterations
-    if warmup is not None:
-        small_warmup = large_warmup = warmup
+    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS[test], iterations, warmup)
     device_options = device or DeviceOptions()
 
     hosts = _core.host_names(comm)

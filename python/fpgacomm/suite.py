@@ -20,15 +20,16 @@ STANDARD_SET = [
 ]
 # Collectives and one-sided tests: a few sizes and OMB-style iterations
 # would take minutes on a small machine, so the suite keeps them short.
-# Options the user gives the suite override these.
+# The user's -i and -x override these; their sizes stay (reductions need
+# multiples of 4 bytes, and the suite must stay short).
 _SHORT = {"sizes": [8, 65536, 1 << 20], "iterations": 20, "warmup": 2}
 STANDARD_SET += [(f"osu_{op}_{mem}", getattr(collectives, op), {"mem": mem, **_SHORT})
                  for op in collectives.TESTS for mem in ("H", "D")]
 STANDARD_SET += [(f"osu_{test}_{mem}", getattr(onesided, test), {"mem": mem, **_SHORT})
                  for test in onesided.TESTS for mem in ("H", "D")]
-# Options of the point-to-point transfer engine, which the collectives and
-# one-sided tests do not use.
-_POINT_TO_POINT_ONLY = ("buffers", "touch", "path", "chunk_bytes", "slots")
+# Options for the point-to-point entries alone: the transfer engine's, which
+# the collectives and one-sided tests do not use, and the sizes.
+_POINT_TO_POINT_ONLY = ("sizes", "buffers", "touch", "path", "chunk_bytes", "slots")
 
 
 def _arguments(benchmark, arguments: dict, parameters: dict) -> dict:

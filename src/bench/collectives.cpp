@@ -5,6 +5,7 @@
 #include <memory>
 #include <numeric>
 
+#include "bench/agreed_run.hpp"
 #include "bench/pt2pt.hpp"
 #include "bench/staged_buffer.hpp"
 #include "comm/transfer.hpp"
@@ -279,15 +280,7 @@ class Runner {
 }  // namespace
 
 CollectiveRun run_collective(const Communicator& comm, Device* device, const CollectiveOptions& options) {
-  std::unique_ptr<Runner> runner;
-  std::exception_ptr failure;
-  try {
-    runner = std::make_unique<Runner>(comm, device, options);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  comm.agree(failure);
-  return runner->run();
+  return run_agreed<Runner>(comm, device, options);
 }
 
 }  // namespace fpgacomm
