@@ -3,7 +3,7 @@ reference timing the same MPI call, in the same two ranks, in one invocation.
 
     python bench/collectives.py [--rounds 5] [--out bench/results/collectives-HOST.json]
 
-The driver builds bench/reference/coll_reference.c with mpicc and starts two
+The driver builds bench/reference/omb_reference.c with mpicc and starts two
 ranks that load it beside fpgacomm, so both run at the MPI thread level
 fpgacomm asked for. Host buffers, validation off. Each figure is the best of
 --rounds alternating repetitions (a 2-core machine is noisy); the targets
@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_SOURCE = ROOT / "bench" / "reference" / "coll_reference.c"
-REFERENCE_LIBRARY = ROOT / "build" / "bench" / "coll_reference.so"
+REFERENCE_SOURCE = ROOT / "bench" / "reference" / "omb_reference.c"
+REFERENCE_LIBRARY = ROOT / "build" / "bench" / "omb_reference.so"
 MiB = 1 << 20
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 # The reference's operation codes.
