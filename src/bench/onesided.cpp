@@ -1,6 +1,7 @@
 #include "bench/onesided.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -53,6 +54,9 @@ class Runner {
     if (options.window < 1) throw UsageError("window size -W must be at least 1");
     options.counts.check();
     if (options.sizes.empty()) throw UsageError("no message sizes to run");
+    for (std::uint64_t size : options.sizes)
+      if (size > static_cast<std::uint64_t>(INT_MAX))
+        throw UsageError(std::to_string(size) + " bytes is more than an MPI count can hold; use smaller messages (-m)");
   }
 
   ~Runner() {
