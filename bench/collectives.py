@@ -35,7 +35,7 @@ TARGET = 1.10
 
 def iterations(size: int) -> tuple[int, int]:
     """(timed, warm-up): enough for a stable mean in a few seconds."""
-    return (5000, 500) if size <= 8192 else (200, 20)
+    return (5000, 500) if size <= 8192 else (1000, 50)
 
 
 def measure_ranks(rounds: int) -> dict:
