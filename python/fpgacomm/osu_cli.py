@@ -24,7 +24,8 @@ def register(subparsers) -> None:
     parser.add_argument("test", choices=TESTS)
     parser.add_argument("kinds", nargs="*", metavar="KIND", help="SEND_KIND RECV_KIND (default H H)")
     add_common_options(parser)
-    parser.add_argument("-W", "--window-size", type=int, default=64, help="messages in flight per window")
+    parser.add_argument("-W", "--window-size", type=int,
+                        help="messages in flight per window (bandwidth tests; default 64)")
     parser.add_argument("--mem", metavar="KIND",
                         help="collectives and one-sided: the kind of every buffer (default H)")
     parser.add_argument("--root", type=int, help="root rank of gather, scatter, bcast and reduce (default 0)")
@@ -107,7 +108,8 @@ def _run_test(args, comm):
                                   "give the kinds as SEND_KIND RECV_KIND")
         if len(args.kinds) not in (0, 2):
             raise osu.usage_error(f"give both memory kinds (SEND_KIND RECV_KIND) or none, got {' '.join(args.kinds)}")
-        return osu.run(args.test, comm, mem=tuple(args.kinds) or ("H", "H"), window=args.window_size,
+        window = osu.DEFAULT_WINDOW if args.window_size is None else args.window_size
+        return osu.run(args.test, comm, mem=tuple(args.kinds) or ("H", "H"), window=window,
                        validate=args.validation, **parameters)
     if args.kinds:
         raise osu.usage_error(f"osu {args.test} takes one memory kind as --mem KIND, not positional kinds "
@@ -118,8 +120,11 @@ def _run_test(args, comm):
                               f"osu {args.test} stages device buffers whole")
     mem = args.mem or "H"
     if args.test in collectives.TESTS:
+        if args.window_size is not None:
+            raise osu.usage_error(f"-W does not apply to osu {args.test}; it sets the window of bandwidth tests")
         return collectives.run(args.test, comm, mem=mem, root=args.root, validate=args.validation, **parameters)
     if args.root is not None:
         raise osu.usage_error(f"osu {args.test} has no root; --root applies to collectives")
-    return onesided.run(args.test, comm, mem=mem, window=args.window_size, window_creation=args.win_options,
+    window = onesided.DEFAULT_WINDOW if args.window_size is None else args.window_size
+    return onesided.run(args.test, comm, mem=mem, window=window, window_creation=args.win_options,
                         sync=args.sync_option, validate=args.validation, **parameters)
