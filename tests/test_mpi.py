@@ -19,18 +19,15 @@ def mpirun(np_: int, *command, timeout: float, env: dict | None = None) -> subpr
                           timeout=timeout, env=full_env, cwd=HERE)
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
-def test_mpi_modules(ranks):
-    run = mpirun(ranks, PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(HERE / "mpi"),
-                 timeout=900)
-    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
-    assert " passed" in run.stdout
+# Each module of tests/mpi and the rank counts it runs under (one mpirun each).
+# b_eff runs on rings of every size: one rank exchanges with itself, three make an odd ring.
+MODULES = {"test_pt2pt.py": (2, 4), "test_collectives.py": (2, 3, 4), "test_onesided.py": (2, 3, 4),
+           "test_beff.py": (1, 2, 3, 4)}
 
 
-@pytest.mark.parametrize("ranks", [1, 3])
-def test_beff_module_on_odd_rings(ranks):
-    """b_eff works for every N: one rank exchanges with itself, three make an odd ring."""
-    run = mpirun(ranks, PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(HERE / "mpi" / "test_beff.py"),
+@pytest.mark.parametrize("module,ranks", [(module, ranks) for module, counts in MODULES.items() for ranks in counts])
+def test_mpi_modules(module, ranks):
+    run = mpirun(ranks, PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(HERE / "mpi" / module),
                  timeout=900)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
     assert " passed" in run.stdout

@@ -43,13 +43,14 @@ def parse_size(text: str) -> int:
         raise usage_error(str(error)) from None
 
 
-def resolve_sizes(sizes) -> list[int]:
-    """None (OMB's 1 B .. 4 MiB), an OMB -m string "[MIN:]MAX", one size, or a list."""
+def resolve_sizes(sizes, defaults: tuple = DEFAULT_SIZES) -> list[int]:
+    """None (defaults: OMB's 1 B .. 4 MiB), an OMB -m string "[MIN:]MAX"
+    (the missing end from defaults), one size, or a list."""
     if sizes is None:
-        return _core.doubling_sizes(*DEFAULT_SIZES)
+        return _core.doubling_sizes(*defaults)
     if isinstance(sizes, str):
         try:
-            return _core.doubling_sizes(*_core.parse_size_range(sizes, *DEFAULT_SIZES))
+            return _core.doubling_sizes(*_core.parse_size_range(sizes, *defaults))
         except _core.UsageError as error:
             raise usage_error(str(error)) from None
     if isinstance(sizes, int):
@@ -60,14 +61,30 @@ def resolve_sizes(sizes) -> list[int]:
     return sizes
 
 
+def check_mem_kind(kind: str) -> None:
+    """A usage error, the same on every rank, unless kind is H, H!, D, B or P."""
+    try:
+        _core.mem_kind_name(kind)
+    except _core.UsageError as error:
+        raise usage_error(str(error)) from None
+
+
+def iteration_counts(defaults: tuple, iterations: int | None, warmup: int | None) -> tuple:
+    """(timed, warm-up, timed large, warm-up large): OMB's defaults, unless
+    iterations or warmup (OMB's -i, -x) set one count for every size."""
+    small, small_warmup, large, large_warmup = defaults
+    if iterations is not None:
+        small = large = iterations
+    if warmup is not None:
+        small_warmup = large_warmup = warmup
+    return small, small_warmup, large, large_warmup
+
+
 def _check_parameters(mem, buffers: str, path: str, window: int) -> tuple[str, str]:
     if len(mem) != 2:
         raise usage_error(f"mem takes two memory kinds (send, receive), got {mem!r}")
     for kind in mem:
-        try:
-            _core.mem_kind_name(kind)
-        except _core.UsageError as error:
-            raise usage_error(str(error)) from None
+        check_mem_kind(kind)
     if buffers not in ("single", "multiple"):
         raise usage_error(f"unknown buffer reuse '{buffers}'; choose single or multiple (-b)")
     if path not in ("auto", "staged", "mapped"):
@@ -122,11 +139,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     comm = mpi.resolve(comm)
     send_kind, recv_kind = _check_parameters(tuple(mem), buffers, path, window)
     size_list = resolve_sizes(sizes)
-    small, small_warmup, large, large_warmup = ITERATIONS[test]
-    if iterations is not None:
-        small = large = iterations
-    if warmup is not None:
-        small_warmup = large_warmup = warmup
+    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS[test], iterations, warmup)
     device_options = device or DeviceOptions()
 
     hosts = _core.host_names(comm)

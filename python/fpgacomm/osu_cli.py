@@ -1,25 +1,38 @@
-"""fpgacomm osu: the OSU point-to-point tests from the command line, with OMB's flags."""
+"""fpgacomm osu: the OSU point-to-point, collective and one-sided tests from the command line, with OMB's flags."""
 
 from __future__ import annotations
 
 import sys
 
+from . import collectives, onesided
 from .cli import EXIT_VALIDATION, add_device_options, device_options
 
-TESTS = ("latency", "bw", "bibw", "multi_lat", "mbw_mr")
+PT2PT_TESTS = ("latency", "bw", "bibw", "multi_lat", "mbw_mr")
+TESTS = PT2PT_TESTS + collectives.TESTS + onesided.TESTS
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "osu", help="OSU point-to-point tests (run under mpirun)",
-        description="OSU micro-benchmark point-to-point tests with buffers in host or device memory. "
+        "osu", help="OSU point-to-point, collective and one-sided tests (run under mpirun)",
+        description="OSU micro-benchmark tests with buffers in host or device memory. "
                     "SEND_KIND and RECV_KIND are H (host), H! (pinned host), D (device), B (HBM) or P "
                     "(PLRAM): the buffers of rank 0 and rank 1 (of the first and second half of the "
-                    "ranks in multi_lat and mbw_mr). Example: mpirun -np 2 fpgacomm osu bw D D")
+                    "ranks in multi_lat and mbw_mr). Collectives and one-sided tests take one kind "
+                    "with --mem. Examples: mpirun -np 2 fpgacomm osu bw D D; "
+                    "mpirun -np 4 fpgacomm osu allreduce --mem D -c; "
+                    "mpirun -np 2 fpgacomm osu put_bw --mem D -s fence")
     parser.add_argument("test", choices=TESTS)
     parser.add_argument("kinds", nargs="*", metavar="KIND", help="SEND_KIND RECV_KIND (default H H)")
     add_common_options(parser)
-    parser.add_argument("-W", "--window-size", type=int, default=64, help="messages in flight per window")
+    parser.add_argument("-W", "--window-size", type=int,
+                        help="messages in flight per window (bandwidth tests; default 64)")
+    parser.add_argument("--mem", metavar="KIND",
+                        help="collectives and one-sided: the kind of every buffer (default H)")
+    parser.add_argument("--root", type=int, help="root rank of gather, scatter, bcast and reduce (default 0)")
+    parser.add_argument("-w", "--win-options", choices=onesided.WINDOW_CREATION, default="allocate",
+                        help="one-sided: MPI_Win_allocate or MPI_Win_create")
+    parser.add_argument("-s", "--sync-option", choices=onesided.SYNC,
+                        help="one-sided: synchronisation (default flush; put_bibw takes fence only)")
     parser.add_argument("-c", "--validation", action="store_true",
                         help="check every received message (outside the timed region)")
     parser.add_argument("-f", "--full", action="store_true", help="print min, max, stdev and percentiles")
@@ -68,12 +81,8 @@ def run(args) -> int:
     from . import mpi, osu
     from .report import format_text
 
-    if len(args.kinds) not in (0, 2):
-        raise osu.usage_error(f"give both memory kinds (SEND_KIND RECV_KIND) or none, got {' '.join(args.kinds)}")
-    kinds = tuple(args.kinds) or ("H", "H")
     comm = mpi.world()
-    result = osu.run(args.test, comm, mem=kinds, window=args.window_size, validate=args.validation,
-                     **common_parameters(args))
+    result = _run_test(args, comm)
     if comm.Get_rank() == 0:
         print(format_text(result, full=args.full or args.tail_lat), flush=True)
         for path in (args.json, args.csv):
@@ -85,3 +94,37 @@ def run(args) -> int:
             print(message, file=sys.stderr)
         return EXIT_VALIDATION
     return 0
+
+
+def _run_test(args, comm):
+    """The test's library function with the options that apply to it; an
+    option that does not apply is an error rather than silently ignored."""
+    from . import osu
+
+    parameters = common_parameters(args)
+    if args.test in PT2PT_TESTS:
+        if args.mem or args.root is not None or args.sync_option:
+            raise osu.usage_error(f"--mem, --root and -s do not apply to osu {args.test}; "
+                                  "give the kinds as SEND_KIND RECV_KIND")
+        if len(args.kinds) not in (0, 2):
+            raise osu.usage_error(f"give both memory kinds (SEND_KIND RECV_KIND) or none, got {' '.join(args.kinds)}")
+        window = osu.DEFAULT_WINDOW if args.window_size is None else args.window_size
+        return osu.run(args.test, comm, mem=tuple(args.kinds) or ("H", "H"), window=window,
+                       validate=args.validation, **parameters)
+    if args.kinds:
+        raise osu.usage_error(f"osu {args.test} takes one memory kind as --mem KIND, not positional kinds "
+                              f"({' '.join(args.kinds)})")
+    staging_only = {key: parameters.pop(key) for key in ("buffers", "touch", "path", "chunk_bytes", "slots")}
+    if staging_only != {"buffers": "single", "touch": False, "path": "auto", "chunk_bytes": None, "slots": 4}:
+        raise osu.usage_error(f"-b, --touch, --path, --chunk and --slots apply to point-to-point tests only; "
+                              f"osu {args.test} stages device buffers whole")
+    mem = args.mem or "H"
+    if args.test in collectives.TESTS:
+        if args.window_size is not None:
+            raise osu.usage_error(f"-W does not apply to osu {args.test}; it sets the window of bandwidth tests")
+        return collectives.run(args.test, comm, mem=mem, root=args.root, validate=args.validation, **parameters)
+    if args.root is not None:
+        raise osu.usage_error(f"osu {args.test} has no root; --root applies to collectives")
+    window = onesided.DEFAULT_WINDOW if args.window_size is None else args.window_size
+    return onesided.run(args.test, comm, mem=mem, window=window, window_creation=args.win_options,
+                        sync=args.sync_option, validate=args.validation, **parameters)

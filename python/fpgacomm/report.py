@@ -239,6 +239,45 @@ def format_beff(result: Result, full: bool = False) -> str:
     lines.append(f"b_eff = {params['b_eff']:.5e} B/s")
     return "\n".join(lines)
 
+# Collectives: OMB's titles; -f adds nccl-tests' bandwidths and the staging share.
+_COLLECTIVE_TITLES = {
+    "gather": "Gather", "scatter": "Scatter", "allgather": "Allgather",
+    "alltoall": "All-to-All Personalized Exchange", "bcast": "Broadcast", "reduce": "Reduce",
+    "allreduce": "Allreduce", "reduce_scatter": "Reduce_scatter", "barrier": "Barrier",
+}
+_COLLECTIVE_FULL = _LATENCY_FULL + [
+    ("Algbw(MB/s)", "algbw", _MB),
+    ("Busbw(MB/s)", "busbw", _MB),
+    ("Staging(%)", "staging_share", 100.0),
+]
+
+
+def _collective_formatter(title: str) -> Callable[[Result, bool], str]:
+    def format_collective(result: Result, full: bool = False) -> str:
+        return _osu_table(result, full, f"{title} Latency Test", _LATENCY_MAIN, _COLLECTIVE_FULL)
+    return format_collective
+
+
+# One-sided: OMB's titles and its window and synchronisation lines.
+_ONE_SIDED = {
+    "put_latency": ("Put Latency Test", _LATENCY_MAIN, _LATENCY_FULL),
+    "get_latency": ("Get Latency Test", _LATENCY_MAIN, _LATENCY_FULL),
+    "put_bw": ("Put Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
+    "get_bw": ("Get Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
+    "put_bibw": ("Put Bi-directional Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
+}
+_WINDOW_CALLS = {"allocate": "MPI_Win_allocate", "create": "MPI_Win_create"}
+_SYNC_CALLS = {"flush": "MPI_Win_flush", "lock": "MPI_Win_lock/unlock", "fence": "MPI_Win_fence"}
+
+
+def _one_sided_formatter(title: str, main: list, extra: list) -> Callable[[Result, bool], str]:
+    def format_one_sided(result: Result, full: bool = False) -> str:
+        preamble = [f"# Window creation: {_WINDOW_CALLS[_param(result, 'window_creation')]}",
+                    f"# Synchronization: {_SYNC_CALLS[_param(result, 'sync')]}"]
+        staging = [("Staging(%)", "staging_share", 100.0)]
+        return _osu_table(result, full, title, main, extra + staging, preamble=preamble)
+    return format_one_sided
+
 
 FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
     "beff": format_beff,
@@ -247,6 +286,8 @@ FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
     "osu_bibw": format_osu_bibw,
     "osu_multi_lat": format_osu_multi_lat,
     "osu_mbw_mr": format_osu_mbw_mr,
+    **{f"osu_{op}": _collective_formatter(title) for op, title in _COLLECTIVE_TITLES.items()},
+    **{f"osu_{test}": _one_sided_formatter(*layout) for test, layout in _ONE_SIDED.items()},
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from . import beff, fabric, mpi, osu
+from . import beff, collectives, fabric, mpi, onesided, osu
 from .report import format_text, summary_line
 from .result import atomic_write
 
@@ -18,6 +18,28 @@ STANDARD_SET = [
     ("osu_bw_H_H", osu.bw, {"mem": ("H", "H")}),
     ("osu_bw_D_D", osu.bw, {"mem": ("D", "D")}),
 ]
+# Collectives and one-sided tests: a few sizes and OMB-style iterations
+# would take minutes on a small machine, so the suite keeps them short.
+# The user's -i and -x override these; their sizes stay (reductions need
+# multiples of 4 bytes, and the suite must stay short).
+_SHORT = {"sizes": [8, 65536, 1 << 20], "iterations": 20, "warmup": 2}
+STANDARD_SET += [(f"osu_{op}_{mem}", getattr(collectives, op), {"mem": mem, **_SHORT})
+                 for op in collectives.TESTS for mem in ("H", "D")]
+STANDARD_SET += [(f"osu_{test}_{mem}", getattr(onesided, test), {"mem": mem, **_SHORT})
+                 for test in onesided.TESTS for mem in ("H", "D")]
+# Options for the point-to-point entries alone: the transfer engine's, which
+# the collectives and one-sided tests do not use, and the sizes.
+_POINT_TO_POINT_ONLY = ("sizes", "buffers", "touch", "path", "chunk_bytes", "slots")
+
+
+def _arguments(benchmark, arguments: dict, parameters: dict) -> dict:
+    """The entry's arguments, overridden by what the user gave (not None)."""
+    given = {key: value for key, value in parameters.items() if value is not None}
+    if benchmark.__module__ != osu.__name__:
+        given = {key: value for key, value in given.items() if key not in _POINT_TO_POINT_ONLY}
+    return {**arguments, **given}
+
+
 # b_eff takes HPCC FPGA's parameters, not OMB's: only the device choice
 # carries over. cpu runs HPCC FPGA's defaults; kernel's adaptive loops
 # last 0.2 s each, so three repetitions keep the suite short.
@@ -45,7 +67,7 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
             print(f"{summary_line(result)}    -> {name}.json", flush=True)
 
     for name, benchmark, arguments in STANDARD_SET:
-        keep(name, benchmark(comm, **arguments, validate=True, **parameters))
+        keep(name, benchmark(comm, **_arguments(benchmark, arguments, parameters), validate=True))
     for name, arguments in BEFF_SET:
         arguments = {**arguments, "max_size": beff_max_size}
         if beff_repetitions is not None:

@@ -136,8 +136,8 @@ class Runner {
     comm_.check(MPI_Isend(send_left_->host_data(), count, MPI_BYTE, neighbours_.left, kLeftwardTag, comm_.raw(),
                           &requests[3]), "MPI_Isend", "b_eff: sending to the left neighbour");
     comm_.check(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE), "MPI_Waitall", "b_eff: exchanging with both neighbours");
-    notify_received(*recv_left_, 0, size);
-    notify_received(*recv_right_, 0, size);
+    run_receive_hook(*recv_left_, 0, size);
+    run_receive_hook(*recv_right_, 0, size);
   }
 
   // Seconds for `loops` exchanges on this rank, after a barrier (seed 000:

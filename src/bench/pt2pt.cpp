@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "bench/agreed_run.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
@@ -281,15 +282,7 @@ std::uint8_t pattern_byte(std::uint64_t index, std::uint64_t size, int iteration
 }
 
 Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options) {
-  std::unique_ptr<Runner> runner;
-  std::exception_ptr failure;
-  try {
-    runner = std::make_unique<Runner>(comm, device, options);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  comm.agree(failure);
-  return runner->run();
+  return run_agreed<Runner>(comm, device, options);
 }
 
 }  // namespace fpgacomm

@@ -10,6 +10,8 @@ void bind_core(pybind11::module_& m);
 void bind_cl(pybind11::module_& m);
 void bind_comm(pybind11::module_& m);
 void bind_bench(pybind11::module_& m);
+void bind_collectives(pybind11::module_& m);
+void bind_onesided(pybind11::module_& m);
 void bind_fabric(pybind11::module_& m);
 void bind_beff(pybind11::module_& m);
 

@@ -12,6 +12,8 @@ PYBIND11_MODULE(_core, m) {
   fpgacomm::bindings::bind_cl(m);
   fpgacomm::bindings::bind_comm(m);
   fpgacomm::bindings::bind_bench(m);
+  fpgacomm::bindings::bind_collectives(m);
+  fpgacomm::bindings::bind_onesided(m);
   fpgacomm::bindings::bind_fabric(m);
   fpgacomm::bindings::bind_beff(m);
 }

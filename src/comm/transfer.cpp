@@ -65,7 +65,7 @@ Route exchange_route(const Communicator& comm, int peer, Route mine) {
 
 void set_receive_hook(ReceiveHook hook) { receive_hook() = std::move(hook); }
 
-void notify_received(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
+void run_receive_hook(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
   if (const ReceiveHook& hook = receive_hook()) hook(buffer, offset, bytes);
 }
 

@@ -54,9 +54,10 @@ std::uint64_t default_chunk_bytes(const Device* device);
 // completes; the validation code does not know it exists. Empty: no hook.
 using ReceiveHook = std::function<void(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes)>;
 void set_receive_hook(ReceiveHook hook);
-// Runs the hook on a receive completed outside Transfers (host buffers
-// handed to MPI directly).
-void notify_received(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes);
+// Runs the hook, if one is set: for benchmarks whose data arrives without
+// Transfers (collectives, one-sided, b_eff on host buffers), after their
+// receive completes.
+void run_receive_hook(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes);
 
 // A batch of non-blocking sends and receives of one rank, driven to
 // completion together by wait_all(): sends leave in posting order and

@@ -1,0 +1,286 @@
+#include "bench/collectives.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+#include <numeric>
+
+#include "bench/agreed_run.hpp"
+#include "bench/pt2pt.hpp"
+#include "bench/staged_buffer.hpp"
+#include "comm/transfer.hpp"
+#include "core/error.hpp"
+
+namespace fpgacomm {
+namespace {
+
+enum class Op { Gather, Scatter, Allgather, Alltoall, Bcast, Reduce, Allreduce, ReduceScatter, Barrier };
+
+Op op_of(const std::string& name) {
+  if (name == "gather") return Op::Gather;
+  if (name == "scatter") return Op::Scatter;
+  if (name == "allgather") return Op::Allgather;
+  if (name == "alltoall") return Op::Alltoall;
+  if (name == "bcast") return Op::Bcast;
+  if (name == "reduce") return Op::Reduce;
+  if (name == "allreduce") return Op::Allreduce;
+  if (name == "reduce_scatter") return Op::ReduceScatter;
+  if (name == "barrier") return Op::Barrier;
+  throw UsageError("unknown collective '" + name +
+                   "'; choose gather, scatter, allgather, alltoall, bcast, reduce, allreduce, reduce_scatter or barrier");
+}
+
+bool is_reduction(Op op) { return op == Op::Reduce || op == Op::Allreduce || op == Op::ReduceScatter; }
+bool has_root(Op op) { return op == Op::Gather || op == Op::Scatter || op == Op::Bcast || op == Op::Reduce; }
+
+// Reductions sum MPI_FLOAT as OMB does; every rank contributes whole numbers
+// 0..255, so every partial sum is exact in any order and the expected result
+// is exact too (up to 65536 ranks).
+constexpr int kFloatBytes = sizeof(float);
+
+class Runner {
+ public:
+  Runner(const Communicator& comm, Device* device, const CollectiveOptions& options)
+      : comm_(comm), device_(device), options_(options), op_(op_of(options.op)), ranks_(comm.size()),
+        me_(comm.rank()) {
+    options.counts.check();
+    if (ranks_ < 2)
+      throw UsageError("osu " + options.op + " needs at least 2 ranks, and this run has " + std::to_string(ranks_) +
+                       "; run it with mpirun -np 2 or more");
+    if (options.root < 0 || options.root >= ranks_)
+      throw UsageError("root " + std::to_string(options.root) + " is out of range for " + std::to_string(ranks_) +
+                       " ranks; choose --root 0.." + std::to_string(ranks_ - 1));
+    if (op_ != Op::Barrier && options.sizes.empty()) throw UsageError("no message sizes to run");
+    for (std::uint64_t size : sizes()) check_size(size);
+  }
+
+  CollectiveRun run() {
+    CollectiveRun result;
+    result.datatype = is_reduction(op_) ? "MPI_FLOAT" : "MPI_CHAR";
+    result.element_bytes = is_reduction(op_) ? kFloatBytes : 1;
+    std::exception_ptr failure;
+    try {
+      const std::vector<std::uint64_t> all = sizes();
+      const std::uint64_t largest = *std::max_element(all.begin(), all.end());
+      if (send_bytes(largest) > 0) send_ = std::make_unique<StagedBuffer>(device_, options_.kind, send_bytes(largest), options_.bank);
+      if (recv_bytes(largest) > 0) recv_ = std::make_unique<StagedBuffer>(device_, options_.kind, recv_bytes(largest), options_.bank);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    comm_.agree(failure);
+    for (std::uint64_t size : sizes()) {
+      result.sizes.push_back(measure(size));
+      if (result.sizes.back().errors > 0) break;  // as OMB: a failing size ends the sweep
+    }
+    return result;
+  }
+
+ private:
+  // The barrier has no message: one row of size 0.
+  std::vector<std::uint64_t> sizes() const {
+    return op_ == Op::Barrier ? std::vector<std::uint64_t>{0} : options_.sizes;
+  }
+  bool root() const { return me_ == options_.root; }
+  std::uint64_t elements(std::uint64_t size) const { return size / (is_reduction(op_) ? kFloatBytes : 1); }
+
+  void check_size(std::uint64_t size) const {
+    if (is_reduction(op_) && size % kFloatBytes != 0)
+      throw UsageError("osu " + options_.op + " reduces 4-byte floats (MPI_FLOAT), and " + std::to_string(size) +
+                       " bytes is not a whole number of them; use sizes that are multiples of 4 (e.g. -m 4:1M)");
+    if (elements(size) * ranks_ > static_cast<std::uint64_t>(INT_MAX))
+      throw UsageError(std::to_string(size) + " bytes per rank on " + std::to_string(ranks_) +
+                       " ranks is more elements than an MPI count can hold; use smaller messages (-m)");
+  }
+
+  // The elements rank r receives in reduce_scatter: the vector split into
+  // nearly equal blocks, the first (elements mod ranks) one larger.
+  std::uint64_t block_of(std::uint64_t size, int rank) const {
+    const std::uint64_t n = elements(size);
+    return n / ranks_ + (static_cast<std::uint64_t>(rank) < n % ranks_ ? 1 : 0);
+  }
+  std::uint64_t block_start(std::uint64_t size, int rank) const {
+    std::uint64_t start = 0;
+    for (int r = 0; r < rank; ++r) start += block_of(size, r);
+    return start;
+  }
+
+  std::uint64_t send_bytes(std::uint64_t size) const {
+    const std::uint64_t all = size * ranks_;
+    switch (op_) {
+      case Op::Gather: case Op::Allgather: case Op::Reduce: case Op::Allreduce: case Op::ReduceScatter: return size;
+      case Op::Scatter: return root() ? all : 0;
+      case Op::Alltoall: return all;
+      case Op::Bcast: return root() ? size : 0;
+      case Op::Barrier: return 0;
+    }
+    return 0;
+  }
+  std::uint64_t recv_bytes(std::uint64_t size) const {
+    const std::uint64_t all = size * ranks_;
+    switch (op_) {
+      case Op::Gather: return root() ? all : 0;
+      case Op::Allgather: case Op::Alltoall: return all;
+      case Op::Scatter: case Op::Allreduce: return size;
+      case Op::Bcast: return root() ? 0 : size;
+      case Op::Reduce: return root() ? size : 0;
+      case Op::ReduceScatter: return block_of(size, me_) * kFloatBytes;
+      case Op::Barrier: return 0;
+    }
+    return 0;
+  }
+
+  // Validation streams (pattern_byte's last argument): who sent block
+  // `block` of a message, so a block from the wrong rank, or landing in the
+  // wrong place, does not match.
+  int send_stream(int block) const {
+    switch (op_) {
+      case Op::Scatter: return block;
+      case Op::Alltoall: return me_ * ranks_ + block;
+      default: return me_;
+    }
+  }
+  int recv_stream(int block) const {
+    switch (op_) {
+      case Op::Gather: case Op::Allgather: return block;
+      case Op::Scatter: return me_;
+      case Op::Alltoall: return block * ranks_ + me_;
+      default: return options_.root;  // bcast
+    }
+  }
+
+  void prepare(std::uint64_t size, int iteration) {
+    if (send_) {
+      const std::uint64_t bytes = send_bytes(size);
+      std::vector<std::uint8_t> data(bytes);
+      if (is_reduction(op_)) {
+        std::vector<float> values(elements(size));
+        for (std::uint64_t e = 0; e < values.size(); ++e)
+          values[e] = static_cast<float>(pattern_byte(e, size, iteration, me_));
+        std::copy_n(reinterpret_cast<const std::uint8_t*>(values.data()), bytes, data.begin());
+      } else {
+        for (std::uint64_t i = 0; i < bytes; ++i)
+          data[i] = pattern_byte(i % size, size, iteration, send_stream(static_cast<int>(i / size)));
+      }
+      send_->buffer().write(data.data(), bytes);
+    }
+    if (recv_) recv_->buffer().fill_zero();
+  }
+
+  // Wrong bytes of what this rank received, read back from the benchmark's
+  // buffer (a device buffer through a copy of its own).
+  std::uint64_t check(std::uint64_t size, int iteration) const {
+    if (!recv_) return 0;
+    const std::uint64_t bytes = recv_bytes(size);
+    std::vector<std::uint8_t> data(bytes);
+    recv_->buffer().read(data.data(), bytes);
+    std::uint64_t errors = 0;
+    if (is_reduction(op_)) {
+      const std::uint64_t first = op_ == Op::ReduceScatter ? block_start(size, me_) : 0;
+      for (std::uint64_t e = 0; e < bytes / kFloatBytes; ++e) {
+        float expected = 0;
+        for (int r = 0; r < ranks_; ++r) expected += static_cast<float>(pattern_byte(first + e, size, iteration, r));
+        float got;
+        std::copy_n(data.begin() + e * kFloatBytes, kFloatBytes, reinterpret_cast<std::uint8_t*>(&got));
+        if (got != expected) errors += kFloatBytes;
+      }
+    } else {
+      for (std::uint64_t i = 0; i < bytes; ++i)
+        errors += data[i] != pattern_byte(i % size, size, iteration, recv_stream(static_cast<int>(i / size)));
+    }
+    return errors;
+  }
+
+  void call(std::uint64_t size) {
+    const int count = static_cast<int>(elements(size));
+    void* send = send_ ? send_->mpi_data() : nullptr;
+    void* recv = recv_ ? recv_->mpi_data() : nullptr;
+    const MPI_Comm c = comm_.raw();
+    const int root = options_.root;
+    const char* what = "timing a collective";
+    switch (op_) {
+      case Op::Gather:
+        return comm_.check(MPI_Gather(send, count, MPI_CHAR, recv, count, MPI_CHAR, root, c), "MPI_Gather", what);
+      case Op::Scatter:
+        return comm_.check(MPI_Scatter(send, count, MPI_CHAR, recv, count, MPI_CHAR, root, c), "MPI_Scatter", what);
+      case Op::Allgather:
+        return comm_.check(MPI_Allgather(send, count, MPI_CHAR, recv, count, MPI_CHAR, c), "MPI_Allgather", what);
+      case Op::Alltoall:
+        return comm_.check(MPI_Alltoall(send, count, MPI_CHAR, recv, count, MPI_CHAR, c), "MPI_Alltoall", what);
+      case Op::Bcast:
+        return comm_.check(MPI_Bcast(root == me_ ? send : recv, count, MPI_CHAR, root, c), "MPI_Bcast", what);
+      case Op::Reduce:
+        return comm_.check(MPI_Reduce(send, recv, count, MPI_FLOAT, MPI_SUM, root, c), "MPI_Reduce", what);
+      case Op::Allreduce:
+        return comm_.check(MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, c), "MPI_Allreduce", what);
+      case Op::ReduceScatter: {
+        std::vector<int> counts(ranks_);
+        for (int r = 0; r < ranks_; ++r) counts[r] = static_cast<int>(block_of(size, r));
+        return comm_.check(MPI_Reduce_scatter(send, recv, counts.data(), MPI_FLOAT, MPI_SUM, c), "MPI_Reduce_scatter",
+                           what);
+      }
+      case Op::Barrier:
+        return comm_.check(MPI_Barrier(c), "MPI_Barrier", what);
+    }
+  }
+
+  CollectiveTiming measure(std::uint64_t size) {
+    const int iterations = options_.counts.timed(size), warmup = options_.counts.untimed(size);
+    const std::uint64_t in = send_bytes(size), out = recv_bytes(size);
+    std::vector<double> times(static_cast<std::size_t>(iterations), 0.0);
+    double staging = 0;
+    std::uint64_t errors = 0;
+    const bool staged = (send_ && send_->staged()) || (recv_ && recv_->staged());
+    comm_.barrier();
+    for (int i = 0; i < warmup + iterations; ++i) {
+      if (options_.validate) {
+        prepare(size, i);
+        comm_.barrier();
+      }
+      double start, stop;
+      if (staged) {
+        start = MPI_Wtime();
+        if (send_) send_->to_host(in);
+        const double staged_in = MPI_Wtime();
+        call(size);
+        const double called = MPI_Wtime();
+        if (recv_) recv_->to_device(out);
+        stop = MPI_Wtime();
+        if (i >= warmup) staging += (staged_in - start) + (stop - called);
+      } else {  // host buffers: nothing but the MPI call between the clock reads
+        start = MPI_Wtime();
+        call(size);
+        stop = MPI_Wtime();
+      }
+      comm_.barrier();  // OMB: outside the timed region
+      if (recv_) run_receive_hook(recv_->buffer(), 0, out);
+      if (i >= warmup) times[i - warmup] = stop - start;
+      if (options_.validate) errors += check(size, i);
+    }
+    CollectiveTiming timing;
+    timing.size = size;
+    timing.iterations = iterations;
+    timing.samples = comm_.sum(times);
+    for (double& t : timing.samples) t /= ranks_;
+    std::vector<double> mine(static_cast<std::size_t>(ranks_), 0.0);
+    mine[me_] = std::accumulate(times.begin(), times.end(), 0.0) / iterations;
+    timing.rank_means = comm_.sum(mine);
+    timing.staging = comm_.sum(std::vector<double>{staging / iterations})[0] / ranks_;
+    timing.errors = comm_.sum(errors);
+    return timing;
+  }
+
+  const Communicator& comm_;
+  Device* device_;
+  const CollectiveOptions& options_;
+  Op op_;
+  int ranks_, me_;
+  std::unique_ptr<StagedBuffer> send_, recv_;
+};
+
+}  // namespace
+
+CollectiveRun run_collective(const Communicator& comm, Device* device, const CollectiveOptions& options) {
+  return run_agreed<Runner>(comm, device, options);
+}
+
+}  // namespace fpgacomm

@@ -1,0 +1,52 @@
+"""fpgacomm osu for collectives and one-sided tests, under mpirun."""
+
+from fpgacomm import Result
+
+from test_cli import fpgacomm
+
+
+def test_allreduce_prints_omb_text_with_nccl_columns_and_writes_json(tmp_path):
+    target = tmp_path / "allreduce.json"
+    run = fpgacomm("osu", "allreduce", "--mem", "D", "-m", "4:4K", "-i", "3", "-x", "1", "-c", "-f",
+                   "--json", str(target), ranks=3)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("# OSU MPI-OpenCL Allreduce Latency Test")
+    assert "# Datatype: MPI_FLOAT." in lines
+    header = next(line for line in lines if line.startswith("# Size"))
+    assert "Avg Latency(us)" in header and "Busbw(MB/s)" in header and "Staging(%)" in header
+    rows = [line.split() for line in lines if line[:1].isdigit()]
+    assert [int(row[0]) for row in rows] == [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    assert all(row[2] == "Pass" for row in rows)
+    result = Result.read_json(target)
+    assert result.params["busbw_factor"] == 2 * 2 / 3 and result.params["ranks_per_node"] == 3
+    assert all(row["busbw"] > 0 and 0 < row["staging_share"] < 1 for row in result.rows)
+
+
+def test_put_bw_prints_window_and_synchronisation():
+    run = fpgacomm("osu", "put_bw", "--mem", "D", "-s", "fence", "-w", "create", "-m", "1K:8K", "-i", "3",
+                   "-W", "4", "-c", ranks=2)
+    assert run.returncode == 0, run.stderr
+    assert "# Window creation: MPI_Win_create" in run.stdout
+    assert "# Synchronization: MPI_Win_fence" in run.stdout
+    assert run.stdout.count("Pass") == 4
+
+
+def test_collective_and_one_sided_errors_are_one_clear_message():
+    cases = [
+        (("osu", "reduce", "-m", "6:6"), 3, "6 bytes is not a whole number of them"),
+        (("osu", "bcast", "--root", "5", "-m", "8"), 3, "root 5 is out of range for 3 ranks; choose --root 0..2"),
+        (("osu", "alltoall", "--root", "1", "-m", "8"), 2, "osu alltoall has no root"),
+        (("osu", "gather", "D", "D"), 2, "takes one memory kind as --mem KIND"),
+        (("osu", "latency", "--mem", "D"), 2, "do not apply to osu latency"),
+        (("osu", "allgather", "--path", "staged"), 2, "apply to point-to-point tests only"),
+        (("osu", "bcast", "-W", "8"), 2, "-W does not apply to osu bcast"),
+        (("osu", "put_latency", "-m", "8"), 3, "needs exactly 2 ranks, and this run has 3"),
+        (("osu", "put_bibw", "-s", "lock"), 2, "supports only fence"),
+        (("osu", "allreduce"), 1, "needs at least 2 ranks"),
+    ]
+    for args, ranks, message in cases:
+        run = fpgacomm(*args, ranks=ranks)
+        assert run.returncode == 2, (args, run.stderr)
+        assert message in run.stderr and run.stderr.count(message) == 1, (args, run.stderr)
+        assert "Traceback" not in run.stderr
