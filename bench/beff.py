@@ -24,9 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from pt2pt import ENV  # noqa: E402  (Open MPI's root variables)
+from harness import ENV, build_reference, write_part  # noqa: E402
 
-REFERENCE_SOURCE = ROOT / "bench" / "reference" / "beff_reference.c"
 REFERENCE_LIBRARY = ROOT / "build" / "bench" / "beff_reference.so"
 TARGET = 0.95
 
@@ -85,16 +84,10 @@ def main() -> int:
     args = parser.parse_args()
 
     if args.part:  # inside mpirun
-        figures = measure(*args.part)
-        from fpgacomm import mpi
-
-        if mpi.world().Get_rank() == 0:
-            Path(args.part_output).write_text(json.dumps(figures))
+        write_part(args.part_output, measure(*args.part))
         return 0
 
-    REFERENCE_LIBRARY.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mpicc", "-O2", "-shared", "-fPIC", "-o", str(REFERENCE_LIBRARY), str(REFERENCE_SOURCE)],
-                   check=True)
+    build_reference("beff_reference")
     runs = {ranks: launch(ranks, args.rounds, args.repetitions) for ranks in (2, 4)}
     print(f"{'ranks':>5} {'b_eff fpgacomm':>16} {'b_eff C ref':>16} {'ratio':>7}  {'pcie (PoCL)':>14} {'kernel (PoCL)':>14}")
     for ranks, f in runs.items():

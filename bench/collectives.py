@@ -16,17 +16,17 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
-import os
 import platform
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_SOURCE = ROOT / "bench" / "reference" / "omb_reference.c"
+sys.path.insert(0, str(ROOT / "bench"))
+from harness import ENV, build_reference, write_part  # noqa: E402
+
 REFERENCE_LIBRARY = ROOT / "build" / "bench" / "omb_reference.so"
 MiB = 1 << 20
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 # The reference's operation codes.
 OPS = {"allreduce": 0, "gather": 1, "bcast": 2}
 SIZES = (8, MiB)
@@ -87,16 +87,10 @@ def main() -> int:
     args = parser.parse_args()
 
     if args.part_output:  # inside mpirun
-        figures = measure_ranks(args.rounds)
-        from fpgacomm import mpi
-
-        if mpi.world().Get_rank() == 0:
-            Path(args.part_output).write_text(json.dumps(figures))
+        write_part(args.part_output, measure_ranks(args.rounds))
         return 0
 
-    REFERENCE_LIBRARY.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mpicc", "-O2", "-shared", "-fPIC", "-o", str(REFERENCE_LIBRARY), str(REFERENCE_SOURCE)],
-                   check=True)
+    build_reference("omb_reference")
     part = ROOT / "build" / "bench" / "collectives-part.json"
     subprocess.run(["mpirun", "-np", "2", sys.executable, __file__, "--rounds", str(args.rounds),
                     "--part-output", str(part)], check=True, env=ENV, timeout=1800)

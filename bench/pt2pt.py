@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
-import os
 import platform
 import resource
 import subprocess
@@ -23,22 +22,17 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_SOURCE = ROOT / "bench" / "reference" / "omb_reference.c"
+sys.path.insert(0, str(ROOT / "bench"))
+from harness import ENV, build_reference, write_part  # noqa: E402
+
 REFERENCE_LIBRARY = ROOT / "build" / "bench" / "omb_reference.so"
 MiB = 1 << 20
 GiB = 1 << 30
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 # (name, kind pair, path, benchmark) sweeps whose peak memory is measured.
 MEMORY_CASES = [("bw H H", ("H", "H"), "auto", "bw"), ("bw D D staged", ("D", "D"), "staged", "bw"),
                 ("bw D D mapped", ("D", "D"), "mapped", "bw"), ("latency D D staged", ("D", "D"), "staged", "latency")]
 MEMORY_SIZES = "256M:1G"
-
-
-def build_reference() -> None:
-    REFERENCE_LIBRARY.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mpicc", "-O2", "-shared", "-fPIC", "-o", str(REFERENCE_LIBRARY), str(REFERENCE_SOURCE)],
-                   check=True)
 
 
 def load_reference():
@@ -146,13 +140,10 @@ def main() -> int:
     if args.part:  # inside mpirun
         figures = (measure_ranks(int(args.part[1]), args.platform) if args.part[0] == "ranks"
                    else measure_memory(args.part[1], args.platform))
-        from fpgacomm import mpi
-
-        if mpi.world().Get_rank() == 0:
-            Path(args.part_output).write_text(json.dumps(figures))
+        write_part(args.part_output, figures)
         return 0
 
-    build_reference()
+    build_reference("omb_reference")
     figures = launch(args.platform, "ranks", str(args.rounds))
     memory = [launch(args.platform, "memory", case[0]) for case in MEMORY_CASES]
     table = ratios(figures)

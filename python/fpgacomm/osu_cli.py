@@ -78,7 +78,7 @@ def validation_error(result) -> str:
 
 
 def run(args) -> int:
-    from . import mpi, osu
+    from . import mpi
     from .report import format_text
 
     comm = mpi.world()
