@@ -334,6 +334,8 @@ def summary_line(result: Result) -> str:
     name = result.benchmark
     if "send_kind" in result.params and "recv_kind" in result.params:
         name += f" {result.params['send_kind']} {result.params['recv_kind']}"
+    if "comm_type" in result.params:
+        name += f" {result.params['comm_type']}"
     if "fabric" in result.params:
         name += f" {result.params['fabric']} (simulated)"
     rows = [row for row in result.rows if row.get("size") is not None]
