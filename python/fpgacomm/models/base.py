@@ -1,0 +1,239 @@
+"""The interface every performance model shares, and its least-squares fit.
+
+A model is a small class with named parameters (SI units), `predict(x)` for
+its independent variable (message size in bytes, unless the model says
+otherwise), `fit(result)` returning a `Fit` (the fitted model, standard
+errors, R^2, residuals), and `compare(result)`, a Result of measured against
+predicted values with the relative error per row.
+
+Subclasses set:
+    parameters  the names of the fitted parameters, in order
+    units       the unit of each parameter ("s", "B/s", "B", "")
+    x_column, y_column
+                the Result columns `fit` and `compare` read (defaults
+                "size" and "avg_latency"); `data(result)` may be overridden
+                where a model needs more than one column
+and implement `predict(x)`. `initial(x, y)` gives the starting point of the
+nonlinear fit; a model that is linear in its parameters overrides `_solve`
+instead (see Hockney).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import _core
+from ..result import Result
+
+
+def model_error(message: str) -> Exception:
+    """The core's UsageError: the CLI prints it once and exits with status 2."""
+    return _core.UsageError(message)
+
+
+@dataclass
+class Fit:
+    """A fitted model with what the fit says about itself.
+
+    stderr: one standard error per parameter, from the covariance of the
+        weighted least-squares estimate scaled by the residual variance.
+    residuals: y - predict(x), in y's unit, for every point used.
+    r_squared: 1 - SS_res / SS_tot, both weighted as the fit was.
+    """
+
+    model: "Model"
+    stderr: dict
+    covariance: np.ndarray
+    r_squared: float
+    x: np.ndarray
+    y: np.ndarray
+    residuals: np.ndarray
+    weighted: bool
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def params(self) -> dict:
+        return self.model.params
+
+    def to_result(self) -> Result:
+        """The fit as a Result: one row per parameter (value, standard error,
+        unit) and the goodness of fit in params."""
+        rows = [{"parameter": name, "value": float(self.model.params[name]),
+                 "stderr": float(self.stderr[name]), "unit": self.model.units.get(name, "")}
+                for name in self.model.parameters]
+        params = {"model": self.model.name, "r_squared": self.r_squared, "points": int(len(self.x)),
+                  "weighted": self.weighted, **{k: v for k, v in self.extra.items()}}
+        return Result(f"fit_{self.model.name}", params, {}, rows,
+                      {"parameter": "", "value": "", "stderr": "", "unit": ""})
+
+    def __str__(self) -> str:
+        lines = [f"{self.model.name} fit over {len(self.x)} points (R^2 = {self.r_squared:.6f}"
+                 f"{', weighted' if self.weighted else ''})"]
+        for name in self.model.parameters:
+            unit = self.model.units.get(name, "")
+            lines.append(f"  {name:<10} = {self.model.params[name]:.6g} +- {self.stderr[name]:.2g} {unit}".rstrip())
+        return "\n".join(lines)
+
+
+class Model:
+    """Base of the performance models: named parameters, predict, fit, compare."""
+
+    name = "model"
+    parameters: tuple = ()
+    units: dict = {}
+    x_column = "size"
+    y_column = "avg_latency"
+
+    def __init__(self, **values):
+        unknown = sorted(set(values) - set(self.parameters))
+        missing = [p for p in self.parameters if p not in values]
+        if unknown or missing:
+            raise model_error(f"{self.name} model: parameters are {', '.join(self.parameters)}; "
+                              f"unknown {unknown}, missing {missing}")
+        self.params = {p: float(values[p]) for p in self.parameters}
+
+    def __getattr__(self, name):
+        params = self.__dict__.get("params", {})
+        if name in params:
+            return params[name]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v:.6g}" for k, v in self.params.items())
+        return f"{type(self).__name__}({inner})"
+
+    def predict(self, x):
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ data
+
+    @classmethod
+    def data(cls, result: Result) -> tuple:
+        """(x, y) from a Result's columns, rows with a missing value dropped."""
+        for column in (cls.x_column, cls.y_column):
+            if column not in result.columns:
+                raise model_error(f"{cls.name} model needs columns '{cls.x_column}' and '{cls.y_column}'; "
+                                  f"{result.benchmark} has {', '.join(result.columns)}")
+        x = np.asarray(result.column(cls.x_column), dtype=float)
+        y = np.asarray(result.column(cls.y_column), dtype=float)
+        keep = np.isfinite(x) & np.isfinite(y)
+        return x[keep], y[keep]
+
+    # ------------------------------------------------------------------- fit
+
+    @classmethod
+    def fit(cls, result, *, weighted: bool | None = None, **options) -> Fit:
+        """Least squares of predict(x) against y, from a Result or an (x, y)
+        pair. weighted (default: when x spans more than two decades) fits
+        relative errors, so that small sizes count as much as large ones."""
+        x, y = cls.data(result) if isinstance(result, Result) else map(np.asarray, result)
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        if len(x) < len(cls.parameters) + 1:
+            raise model_error(f"{cls.name} model: {len(cls.parameters)} parameters need at least "
+                              f"{len(cls.parameters) + 1} points, got {len(x)}")
+        if weighted is None:
+            weighted = bool(np.min(x) > 0 and np.max(x) / np.min(x) > 100)
+        sigma = np.abs(y) if weighted else np.ones_like(y)
+        if np.any(sigma == 0):
+            sigma = np.where(sigma == 0, np.max(np.abs(y)) or 1.0, sigma)
+        values, covariance = cls._solve(x, y, sigma, **options)
+        model = cls(**dict(zip(cls.parameters, values)))
+        residuals = y - np.asarray(model.predict(x), dtype=float)
+        weights = 1.0 / sigma ** 2
+        mean = np.sum(weights * y) / np.sum(weights)
+        total = float(np.sum(weights * (y - mean) ** 2))
+        r_squared = 1.0 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
+        stderr = {p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(cls.parameters)}
+        return Fit(model, stderr, covariance, r_squared, x, y, residuals, weighted)
+
+    @classmethod
+    def initial(cls, x, y) -> list:
+        """Starting parameters of the nonlinear fit; models override."""
+        raise NotImplementedError(f"{cls.name}: no starting point for a nonlinear fit")
+
+    @classmethod
+    def _solve(cls, x, y, sigma, **options) -> tuple:
+        """(values, covariance) minimising sum(((y - predict) / sigma)^2)."""
+        def residual(values):
+            return (y - np.asarray(cls(**dict(zip(cls.parameters, values))).predict(x), dtype=float)) / sigma
+        return levenberg_marquardt(residual, np.asarray(cls.initial(x, y), dtype=float))
+
+    # --------------------------------------------------------------- compare
+
+    def compare(self, result) -> Result:
+        """Measured against predicted per point: the relative error
+        (predicted - measured) / measured, as a Result."""
+        x, y = self.data(result) if isinstance(result, Result) else map(np.asarray, result)
+        predicted = np.asarray(self.predict(np.asarray(x, dtype=float)), dtype=float)
+        rows = [{"x": float(a), "measured": float(b), "predicted": float(p),
+                 "relative_error": float((p - b) / b) if b else math.nan}
+                for a, b, p in zip(x, y, predicted)]
+        source = result.benchmark if isinstance(result, Result) else "data"
+        return Result(f"compare_{self.name}", {"model": self.name, "source": source,
+                                               **{k: v for k, v in self.params.items()}}, {}, rows,
+                      {"x": "", "measured": "", "predicted": "", "relative_error": ""})
+
+
+def linear_least_squares(design: np.ndarray, y: np.ndarray, sigma: np.ndarray) -> tuple:
+    """(values, covariance) of y ~ design @ values, weighted by 1/sigma,
+    the covariance scaled by the reduced chi-square (as curve_fit does)."""
+    a = design / sigma[:, None]
+    b = y / sigma
+    values, *_ = np.linalg.lstsq(a, b, rcond=None)
+    return values, _covariance(a, b - a @ values)
+
+
+def levenberg_marquardt(residual, start: np.ndarray, *, iterations: int = 200,
+                        tolerance: float = 1e-12) -> tuple:
+    """(values, covariance) minimising sum(residual(values)^2), with a
+    forward-difference Jacobian; parameters are scaled by their start so
+    that seconds and bytes per second sit side by side."""
+    scale = np.where(start != 0, np.abs(start), 1.0)
+
+    def scaled(u):
+        return residual(u * scale)
+
+    u = start / scale
+    r = scaled(u)
+    damping = 1e-3
+    for _ in range(iterations):
+        jacobian = _jacobian(scaled, u, r)
+        gradient = jacobian.T @ r
+        normal = jacobian.T @ jacobian
+        improved = False
+        while damping < 1e12:
+            step = np.linalg.solve(normal + damping * np.diag(np.diag(normal) + 1e-30), -gradient)
+            candidate = scaled(u + step)
+            if np.sum(candidate ** 2) < np.sum(r ** 2):
+                u, r, damping, improved = u + step, candidate, max(damping / 10, 1e-12), True
+                break
+            damping *= 10
+        if not improved or np.max(np.abs(step)) < tolerance * (1 + np.max(np.abs(u))):
+            break
+    jacobian = _jacobian(scaled, u, r)
+    return u * scale, _covariance(jacobian, r) * np.outer(scale, scale)
+
+
+def _jacobian(function, u: np.ndarray, r: np.ndarray) -> np.ndarray:
+    columns = []
+    for i in range(len(u)):
+        h = 1e-7 * max(abs(u[i]), 1.0)
+        shifted = u.copy()
+        shifted[i] += h
+        columns.append((function(shifted) - r) / h)
+    return np.column_stack(columns)
+
+
+def _covariance(jacobian: np.ndarray, residuals: np.ndarray) -> np.ndarray:
+    """(J^T J)^-1 times the residual variance; infinite where the data
+    cannot determine a parameter."""
+    points, count = jacobian.shape
+    dof = max(points - count, 1)
+    variance = float(np.sum(residuals ** 2)) / dof
+    try:
+        return np.linalg.inv(jacobian.T @ jacobian) * variance
+    except np.linalg.LinAlgError:
+        return np.full((count, count), np.inf)
