@@ -44,7 +44,8 @@ def add_device_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("devices")
     group.add_argument("--platform", default="", help="OpenCL platform: index or name substring")
     group.add_argument("--device", default="", help="device: index among the matches or name substring")
-    group.add_argument("--device-type", default="all", choices=("fpga", "gpu", "cpu", "all"))
+    group.add_argument("--device-type", default="auto", choices=("auto", "fpga", "gpu", "cpu", "all"),
+                       help="auto (default): the accelerators when there are any, else every device")
     group.add_argument("--device-map", default=None, metavar="I:J:...",
                        help="device index per node-local rank (overrides FPGA_MAPPING)")
     group.add_argument("--binary", default="", metavar="FILE",
