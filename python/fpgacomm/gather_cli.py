@@ -3,6 +3,7 @@ with --fabric, on the simulated fabric (fpgacomm.gather_sim, no mpirun)."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 from . import _core
@@ -64,13 +65,6 @@ def simulate(args):
     """The schedule on a fabric preset: fpgacomm.gather_sim, imported only here."""
     if args.mem is not None:
         raise _error("gather: --mem applies to real runs; leave it out with --fabric")
-    try:
-        from . import gather_sim
-    except ModuleNotFoundError as error:
-        if error.name != "fpgacomm.gather_sim":
-            raise
-        raise _error("gather --fabric needs the simulated gathers (fpgacomm.gather_sim), which this installation "
-                     "lacks; run real ranks under mpirun without --fabric") from None
     options = {"fabric": args.fabric, "ports": args.ports, "virtual_ports": args.virtual_ports,
                "control": args.control, "collective": args.collective}
     if args.schedule:
@@ -81,6 +75,13 @@ def simulate(args):
         from .gather import _sizes
 
         options["sizes"] = _sizes(args.sizes)
+    try:
+        gather_sim = importlib.import_module("fpgacomm.gather_sim")
+    except ModuleNotFoundError as error:
+        if error.name != "fpgacomm.gather_sim":
+            raise
+        raise _error("gather --fabric needs the simulated gathers (fpgacomm.gather_sim), which this installation "
+                     "lacks; run real ranks under mpirun without --fabric") from None
     return gather_sim.run(**options)
 
 
