@@ -402,7 +402,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     sharers = 1
     if dev is not None:
         sharers, room = _device_room(comm, dev, hosts, device_options)
-        if sizes is DEFAULT_SIZES or sizes == DEFAULT_SIZES:
+        if sizes == DEFAULT_SIZES:
             fit = comm.allreduce(room // nodes, op=mpi.MPI().MIN)
             size_list = [s for s in size_list if s <= fit]
             if not size_list:
