@@ -155,17 +155,18 @@ def _split(sources: int, links: int) -> list[int]:
     return sizes
 
 
-def _chain_hops(chain: list[int], up, down, stage: int, deliver_to_root: bool) -> list[_Hop]:
+def _chain_hops(chain: list[int], up: tuple[int, int], down, stage: int, deliver_to_root: bool) -> list[_Hop]:
     """The hops of a pipelined chain (chain[0] is the root's neighbour) in
     stage `stage` (0-based): node chain[j] passes the block of chain[j+stage]
     one node toward the root. When not deliver_to_root the head keeps what it
-    gets (a non-priority direction being collected)."""
+    gets (a non-priority direction being collected). up: every chain node's
+    (port, vport) toward the root; down(j): where chain[j]'s hop arrives."""
     hops = []
     for j in range(0 if deliver_to_root else 1, len(chain)):
         if j + stage >= len(chain):
             break
         parent = 0 if j == 0 else chain[j - 1]
-        hops.append(_Hop(chain[j], parent, (chain[j + stage],), up(j), down(j)))
+        hops.append(_Hop(chain[j], parent, (chain[j + stage],), up, down(j)))
     return hops
 
 
@@ -186,10 +187,7 @@ def _gather_by_directions(nodes: int, links: list[tuple[int, int]], dcn: bool) -
         port, vport = links[direction]
         # DCN: a node's link toward the root leaves on the other side of the
         # dimension; VCSN: the same switch plane, the node's vport 0.
-        up_port = port ^ 1 if dcn else port
-
-        def up(j):
-            return (up_port, 0)
+        up = (port ^ 1 if dcn else port, 0)
 
         def down(j):
             return (port, vport) if j == 0 else (port, 0 if dcn else 1)
@@ -209,7 +207,7 @@ def _gather_by_directions(nodes: int, links: list[tuple[int, int]], dcn: bool) -
         hops = []
         for d in others[i:i + RECEIVES]:
             up, down = ends(d)
-            hops.append(_Hop(chains[d][0], 0, tuple(chains[d]), up(0), down(0)))
+            hops.append(_Hop(chains[d][0], 0, tuple(chains[d]), up, down(0)))
         stages.append(hops)
     if dcn:
         return [(hops, ("crossbar",)) for hops in stages]
