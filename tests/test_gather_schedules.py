@@ -202,3 +202,20 @@ def test_bad_parameters_are_usage_errors(args, kwargs, message):
     with pytest.raises(_core.UsageError) as error:
         schedule(*args, **kwargs)
     assert message in str(error.value)
+
+
+def test_rank_part_is_each_ranks_messages_by_buffer_position():
+    from fpgacomm.gather import _runs, expected_blocks, rank_part
+
+    tree = schedule("tree", 9, BLOCK)
+    # FPGA 3 collects 4's block in stage 1 and sends blocks 3 and 4 as one message at the end.
+    assert rank_part(tree, 3) == [([], [(4, 4, 1)]), ([], []), ([(0, 3, 2)], [])]
+    assert rank_part(tree, 0)[2] == ([], [(3, 3, 2), (7, 7, 2)])
+    # Relabelled to root 7, node 1 is old node 3: positions stay those of root 0's view.
+    assert rank_part(schedule("tree", 9, BLOCK, root=7), 1)[2] == ([(7, 3, 2)], [])
+    assert _runs([5, 6, 0, 2, 3]) == [(5, 2), (0, 1), (2, 2)]
+    assert expected_blocks("gather", 4, 1, 1) == ([0], [0, 1, 2, 3])
+    assert expected_blocks("gather", 4, 1, 3) == ([2], [2])
+    assert expected_blocks("scatter", 4, 1, 1) == ([0, 1, 2, 3], [0, 1, 2, 3])
+    assert expected_blocks("scatter", 4, 1, 0) == ([3], [3])
+    assert expected_blocks("allgather", 4, 1, 0) == ([3], [0, 1, 2, 3])
