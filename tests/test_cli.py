@@ -99,9 +99,11 @@ def test_suite_writes_every_result_and_a_summary(tmp_path):
     osu_names = ["osu_bw_D_D.json", "osu_bw_H_H.json", "osu_latency_D_D.json", "osu_latency_H_H.json"]
     collective_names = [f"osu_{test}_{mem}.json" for test in collectives.TESTS + onesided.TESTS for mem in "HD"]
     beff_names = ["beff_cpu.json", "beff_kernel.json"]
-    assert set(osu_names + collective_names + beff_names) <= set(names) and names[-1] == "summary.txt"
+    gather_names = ["gather_tree_D.json"]
+    assert set(osu_names + collective_names + beff_names + gather_names) <= set(names)
+    assert names[-1] == "summary.txt"
     simulated = [name for name in names if name.startswith("sim")]
-    assert len(simulated) == len(names) - len(osu_names + collective_names + beff_names) - 1 >= 7
+    assert len(simulated) == len(names) - len(osu_names + collective_names + beff_names + gather_names) - 1 >= 7
     for name in beff_names:
         result = Result.read_json(out / name)
         assert [row["size"] for row in result.rows] == [1 << m for m in range(7)]
@@ -110,7 +112,9 @@ def test_suite_writes_every_result_and_a_summary(tmp_path):
     assert "OpenCL device pthread" in summary and "(simulated)" in summary
     assert "# OSU MPI-OpenCL Allreduce Latency Test" in summary and "# Synchronization: MPI_Win_flush" in summary
     assert "b_eff = " in summary and "MSize" in summary
-    for name in osu_names + collective_names + beff_names:
+    gathered = Result.read_json(out / "gather_tree_D.json")
+    assert [(row["size"], row["stages"]) for row in gathered.rows] == [(65536, 1), (1 << 20, 1)]
+    for name in osu_names + collective_names + beff_names + gather_names:
         result = Result.read_json(out / name)
         assert all(row["validation"] == "pass" for row in result.rows)
     assert all(Result.read_json(out / name).env["simulated"] for name in simulated)
