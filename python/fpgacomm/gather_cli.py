@@ -9,6 +9,7 @@ import sys
 from . import _core
 from .cli import EXIT_VALIDATION, add_device_options, device_options
 from .gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
+from .report import format_text
 
 FABRICS = ("dcn_ring", "vcsn", "vcsn_fat_tree")
 
@@ -85,31 +86,6 @@ def simulate(args):
     return gather_sim.run(**options)
 
 
-def format_gather(result) -> str:
-    """Size, stages, time, throughput and the per-stage phases summed, one
-    line per (nodes, size); simulated Results add their model columns."""
-    from .report import human_bandwidth, human_bytes, human_seconds
-
-    p = result.params
-    where = f"fabric {p['fabric']} (simulated)" if "fabric" in p else f"mem {p.get('mem')}"
-    title = (f"# fpgacomm gather: {p.get('collective', 'gather')}, {where}, control {p.get('control')}, "
-             f"ports {p.get('ports')}, virtual ports {p.get('virtual_ports')}")
-    models = [c for c in ("model", "model_printed") if c in result.columns]
-    header = (f"{'schedule':>9}{'nodes':>6}{'size':>11}{'stages':>7}{'time':>11}{'throughput':>13}"
-              f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models) +
-              ("   validation" if "validation" in result.columns else ""))
-    lines = [title, header]
-    for row in result.rows:
-        line = (f"{row['schedule']:>9}{row['nodes']:>6}{human_bytes(row['size']):>11}{row['stages']:>7}"
-                f"{human_seconds(row['time']):>11}{human_bandwidth(row['throughput']):>13}"
-                f"{human_seconds(row['setup']):>11}{human_seconds(row['transfer']):>11}"
-                f"{human_seconds(row['barrier']):>11}" + "".join(f"{human_seconds(row[c]):>14}" for c in models))
-        if "validation" in result.columns:
-            line += f"   {row['validation'] or 'off'}"
-        lines.append(line)
-    return "\n".join(lines)
-
-
 def run(args) -> int:
     from . import gather
 
@@ -128,7 +104,7 @@ def run(args) -> int:
                             control=args.control, collective=args.collective, iterations=args.iterations,
                             device=device_options(args), validate=args.validation, root=args.root)
     if rank == 0:
-        print(format_gather(result), flush=True)
+        print(format_text(result), flush=True)
         for path in (args.json, args.csv):
             if path:
                 result.write(path)
