@@ -43,10 +43,16 @@ def test_times_are_positive_and_bandwidth_is_size_over_time(two_ranks):
     _, result = two_ranks
     for row in result.rows:
         assert 0 < row["time_min"] <= row["time_avg"] <= row["time_max"], row
-        assert 0 < row["device_time_min"] <= row["device_time_avg"], row
+        # Event timers tick in steps (1 us on NVIDIA): a tiny copy may read 0.
+        assert 0 <= row["device_time_min"] <= row["device_time_avg"], row
+        if row["size"] == 65536:
+            assert row["device_time_avg"] > 0, row
         assert row["bandwidth"] == pytest.approx(row["size"] / row["time_avg"], rel=1e-12)
         assert row["bandwidth_max"] == pytest.approx(row["size"] / row["time_min"], rel=1e-12)
-        assert row["device_bandwidth"] == pytest.approx(row["size"] / row["device_time_avg"], rel=1e-12)
+        if row["device_time_avg"] > 0:
+            assert row["device_bandwidth"] == pytest.approx(row["size"] / row["device_time_avg"], rel=1e-12)
+        else:
+            assert row["device_bandwidth"] is None
         assert row["iterations"] == 5
         key = devbw.sample_key(row["rank"], row["direction"], row["host_kind"], row["size"], "host")
         assert len(result.samples[key]) == 5
@@ -116,7 +122,7 @@ def test_errors_are_clear_and_leave_no_json(tmp_path):
         (("-m", "0"), "has MIN 1 above MAX 0"),
         (("-m", "1:2X"), "unknown suffix"),
         (("-i", "0"), "iterations (-i) must be at least 1"),
-        (("-m", str(too_large), "-i", "1"), "largest allocation is"),
+        (("-m", f"{too_large}:{too_large}", "-i", "1"), f"cannot copy {too_large} bytes on "),
     ]
     for args, message in cases:
         run = fpgacomm("devbw", *args, "--json", str(target), ranks=2)

@@ -63,7 +63,8 @@ def _measure(dev, rank: int, size_list, directions, host_kinds, counts) -> tuple
                              "time_stdev": host_summary["stdev"], "device_time_avg": device_summary["avg"],
                              "device_time_min": device_summary["min"],
                              "bandwidth": size / host_summary["avg"], "bandwidth_max": size / host_summary["min"],
-                             "device_bandwidth": size / device_summary["avg"]})
+                             # None where the copy fell below the event timer's resolution
+                             "device_bandwidth": size / device_summary["avg"] if device_summary["avg"] else None})
                 samples[sample_key(rank, direction, host_kind, size, "host")] = host
                 samples[sample_key(rank, direction, host_kind, size, "device")] = device
     return rows, samples
@@ -96,6 +97,10 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     hosts = _core.host_names(comm)
     dev = open_device(comm, device_options, hosts)
     size_list = resolve_sizes(sizes, (1, largest_fitting(comm, dev)))
+    limit = dev.info.max_alloc_bytes
+    _core.agree(comm, "" if max(size_list) <= limit else
+                f"cannot copy {max(size_list)} bytes on {dev.info.label()}: its largest allocation is {limit} bytes "
+                f"(CL_DEVICE_MAX_MEM_ALLOC_SIZE); use smaller sizes (-m)")
 
     rank = comm.Get_rank()
     rows, samples = [], {}
