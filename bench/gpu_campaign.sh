@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
 # Issue 8's measurement campaign on a lent NVIDIA machine, in one command:
 # builds, runs the test suite, measures, and leaves logs and JSON under $OUT
-# (campaign.log, steps.tsv, targets-*.txt and campaign.tar.gz with the rest).
+# (campaign.log, steps.tsv, targets-*.txt and campaign-PARTS.tar.gz with the rest).
 #
 #   OUT=/some/dir OCL_ICD_FILENAMES=libnvidia-opencl.so.1 FPGACOMM_PYTHON=/opt/torch/.venv/bin/python \
-#       bench/gpu_campaign.sh [build] [tests] [measure]      (default: all three)
+#       bench/gpu_campaign.sh [PART ...]
+#
+# Parts, in the order given (default: build tests measure):
+#   build     scripts/setup.sh into $FPGACOMM_PYTHON
+#   tests     tests/test_gpu.py, then the rest of the suite
+#   shared    two ranks sharing GPU 0 (FPGA_MAPPING=0:0): osu latency|bw|bibw
+#             H-H, H-D, D-D (-c), devbw, the chunk sweep of bw D D, beff
+#             pcie|kernel, gather --mem D, then the targets
+#   per-rank  the same with one GPU per rank (FPGA_MAPPING=0:1), if 2 GPUs
+#   cpu       gather --mem H (ring, tree, vlink, mpi) with 4, 8, 16 ranks, b_eff cpu with 16
+#   measure   shared per-rank cpu
 #
 # Every step runs under `timeout`, prints UTC timestamps and is recorded in
 # steps.tsv; a failed or timed-out step is reported and the campaign
 # goes on. Steps that would start after CAMPAIGN_DEADLINE seconds (default
 # 540, so one 10-minute device command returns cleanly) are skipped and
-# listed as such; run `tests` and `measure` as two commands to get them all.
+# listed as such. Everything is estimated at 12 to 14 minutes on a GPU machine:
+# run it as two commands, `build tests shared` and `build per-rank cpu`.
 #
 # CAMPAIGN_PLATFORM (default NVIDIA) selects the OpenCL platform;
 # CAMPAIGN_PLATFORM=Portable runs the same campaign on PoCL (a rehearsal).
@@ -50,7 +61,7 @@ if [[ -n "${CAMPAIGN_QUICK:-}" ]]; then
   CPU_RANKS=(4)
 fi
 # The device tool brings back at most 8 files from $OUT: everything is
-# written under $WORK and packed into $OUT/campaign.tar.gz at the end.
+# written under $WORK and packed into $OUT/campaign-PARTS.tar.gz at the end.
 WORK=${CAMPAIGN_WORK:-/tmp/fpgacomm-campaign}
 rm -rf "$WORK"
 mkdir -p "$OUT" "$WORK"
@@ -157,7 +168,10 @@ gather() {
   done
 }
 
-measure() {
+# nvidia-smi, the topology and the device list, once per command.
+GPUS=""
+probe() {
+  [[ -n $GPUS ]] && return
   if command -v nvidia-smi > /dev/null; then
     nvidia-smi -q > "$WORK/nvidia-smi-q.txt" 2>&1
     nvidia-smi topo -m > "$WORK/nvidia-smi-topo.txt" 2>&1
@@ -165,14 +179,26 @@ measure() {
     stamp "no nvidia-smi here"
   fi
   step devices 60 "$WORK/devices.txt" "${FPGACOMM[@]}" devices --json "$WORK/devices.json"
-  local gpus
-  gpus=$("$PY" -c "import json, sys; print(sum(1 for row in json.load(open(sys.argv[1])) if sys.argv[2].lower() in row['platform'].lower()))" \
+  GPUS=$("$PY" -c "import json, sys; print(sum(1 for row in json.load(open(sys.argv[1])) if sys.argv[2].lower() in row['platform'].lower()))" \
          "$WORK/devices.json" "$PLATFORM" 2>/dev/null || echo 0)
-  stamp "$gpus device(s) on platform '$PLATFORM'"
+  stamp "$GPUS device(s) on platform '$PLATFORM'"
+}
+
+shared() {
+  probe
   two_ranks shared-gpu0 0:0
-  if (( gpus >= 2 )); then
+}
+
+per_rank() {
+  probe
+  if (( GPUS >= 2 )); then
     two_ranks gpu-per-rank 0:1
+  else
+    stamp "per-rank: one device only; skipped"
   fi
+}
+
+cpu() {
   local dir="$WORK/cpu" n
   mkdir -p "$dir"
   for n in "${CPU_RANKS[@]}"; do
@@ -183,25 +209,33 @@ measure() {
     "${BEFF[@]}" --json "$dir/beff_cpu_np$n.json"
 }
 
+measure() {
+  shared
+  per_rank
+  cpu
+}
+
 parts=("$@")
 (( ${#parts[@]} )) || parts=(build tests measure)
 stamp "campaign: ${parts[*]}; python $PY; platform $PLATFORM; OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-}; OUT=$OUT"
 for part in "${parts[@]}"; do
   case $part in
-    build|tests|measure) $part ;;
-    *) echo "unknown part '$part'; choose build, tests or measure" >&2; exit 2 ;;
+    build|tests|shared|cpu|measure) $part ;;
+    per-rank) per_rank ;;
+    *) echo "unknown part '$part'; choose build, tests, shared, per-rank, cpu or measure" >&2; exit 2 ;;
   esac
 done
-# $OUT: campaign.log, steps.tsv, the targets and campaign.tar.gz (in parts
+# $OUT: campaign.log, steps.tsv, the targets and the archive (in parts
 # of 15 MiB if larger, as one returned file may hold 16 MiB).
 cp "$WORK/steps.tsv" "$OUT/"
 for targets in "$WORK"/*/targets.txt; do
   [[ -f $targets ]] && cp "$targets" "$OUT/targets-$(basename "$(dirname "$targets")").txt"
 done
-tar -C "$WORK" -czf "$OUT/campaign.tar.gz" .
-if (( $(stat -c %s "$OUT/campaign.tar.gz") > 15 * 1024 * 1024 )); then
-  split -b 15M -d "$OUT/campaign.tar.gz" "$OUT/campaign.tar.gz.part" && rm "$OUT/campaign.tar.gz"
-  stamp "archive split: cat campaign.tar.gz.part* | tar -xz"
+archive="$OUT/campaign-$(IFS=-; echo "${parts[*]}").tar.gz"
+tar -C "$WORK" -czf "$archive" .
+if (( $(stat -c %s "$archive") > 15 * 1024 * 1024 )); then
+  split -b 15M -d "$archive" "$archive.part" && rm "$archive"
+  stamp "archive split: cat $(basename "$archive").part* | tar -xz"
 fi
 stamp "finished; results in $OUT: $(cd "$OUT" && echo *)"
 if (( ${#FAILED[@]} )); then
