@@ -125,24 +125,26 @@ two_ranks() {
   mkdir -p "$dir"
   export FPGA_MAPPING=$mapping
   stamp "mapping $label: FPGA_MAPPING=$mapping"
-  local test kinds
+  local two=("${MPIRUN[@]}" 2 "${FPGACOMM[@]}") test kinds
   for test in latency bw bibw; do
     for kinds in "H H" "H D" "D D"; do
       local name="osu_${test}_${kinds// /_}" options=("${BANDWIDTH[@]}")
       [[ $test == latency ]] && options=("${LATENCY[@]}")
-      step "$label/$name" 60 "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu "$test" $kinds "${options[@]}" -c "${DEVICE[@]}" \
-        --json "$dir/$name.json"
+      step "$label/$name" 60 "$dir/$name.txt" "${two[@]}" osu "$test" $kinds "${options[@]}" -c \
+        "${DEVICE[@]}" --json "$dir/$name.json"
     done
   done
-  step "$label/devbw" 90 "$dir/devbw.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" devbw "${DEVBW[@]}" -f "${DEVICE[@]}" --json "$dir/devbw.json"
+  step "$label/devbw" 90 "$dir/devbw.txt" "${two[@]}" devbw "${DEVBW[@]}" -f "${DEVICE[@]}" \
+    --json "$dir/devbw.json"
   local chunk
   for chunk in "${CHUNKS[@]}"; do
-    step "$label/chunk_$chunk" 45 "$dir/osu_bw_D_D_chunk$chunk.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu bw D D "${CHUNK_SWEEP[@]}" \
-      -c --chunk "$chunk" "${DEVICE[@]}" --json "$dir/osu_bw_D_D_chunk$chunk.json"
+    local name="osu_bw_D_D_chunk$chunk"
+    step "$label/chunk_$chunk" 45 "$dir/$name.txt" "${two[@]}" osu bw D D "${CHUNK_SWEEP[@]}" -c --chunk "$chunk" \
+      "${DEVICE[@]}" --json "$dir/$name.json"
   done
   local type
   for type in pcie kernel; do
-    step "$label/beff_$type" 90 "$dir/beff_$type.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" beff --comm-type "$type" "${BEFF[@]}" \
+    step "$label/beff_$type" 90 "$dir/beff_$type.txt" "${two[@]}" beff --comm-type "$type" "${BEFF[@]}" \
       "${DEVICE[@]}" --json "$dir/beff_$type.json"
   done
   gather 2 D "$dir" "$label" ring tree vlink mpi
@@ -162,9 +164,9 @@ gather() {
   local device=()
   [[ $mem != H ]] && device=("${DEVICE[@]}")
   for schedule in "$@"; do
-    step "$label/gather_${schedule}_${mem}_np$n" 60 "$dir/gather_${schedule}_${mem}_np$n.txt" "${MPIRUN[@]}" "$n" "${FPGACOMM[@]}" gather \
-      --schedule "$schedule" --mem "$mem" --sizes "$GATHER_SIZES" "${device[@]}" \
-      --json "$dir/gather_${schedule}_${mem}_np$n.json"
+    local name="gather_${schedule}_${mem}_np$n"
+    step "$label/$name" 60 "$dir/$name.txt" "${MPIRUN[@]}" "$n" "${FPGACOMM[@]}" gather --schedule "$schedule" \
+      --mem "$mem" --sizes "$GATHER_SIZES" "${device[@]}" --json "$dir/$name.json"
   done
 }
 
@@ -179,7 +181,8 @@ probe() {
     stamp "no nvidia-smi here"
   fi
   step devices 60 "$WORK/devices.txt" "${FPGACOMM[@]}" devices --json "$WORK/devices.json"
-  GPUS=$("$PY" -c "import json, sys; print(sum(1 for row in json.load(open(sys.argv[1])) if sys.argv[2].lower() in row['platform'].lower()))" \
+  GPUS=$("$PY" -c "import json, sys
+print(sum(sys.argv[2].lower() in row['platform'].lower() for row in json.load(open(sys.argv[1]))))" \
          "$WORK/devices.json" "$PLATFORM" 2>/dev/null || echo 0)
   stamp "$GPUS device(s) on platform '$PLATFORM'"
 }
