@@ -86,6 +86,17 @@ def test_selection_by_name_type_and_index():
         _core.select_devices(type="tpu")
 
 
+def test_auto_takes_the_accelerators_when_there_are_any():
+    """A GPU driver beside PoCL: auto (the default) must not hand node-local
+    rank 0 the GPU and rank 1 the CPU device."""
+    every = _core.select_devices(type="all")
+    accelerators = [d for d in every if d.type in ("fpga", "gpu")]
+    expected = accelerators or every
+    assert [(d.platform_index, d.device_index) for d in _core.select_devices()] == \
+        [(d.platform_index, d.device_index) for d in expected]
+    assert _core.select_devices(type="auto")[0].name == expected[0].name
+
+
 def test_host_buffer_is_a_numpy_view_without_copy(device):
     for kind in ("H", "H!"):
         buffer = _core.Buffer(device, kind, 4096)
