@@ -356,8 +356,9 @@ def _row_schedule(result: Result, row: dict) -> tuple:
         raise model_error("vcsn model: the mpi schedule has no stage model; fit ring, tree or vlink rows")
     schedule = gather.schedule(row["schedule"], int(row["nodes"]), int(row["size"]),
                                ports=int(params.get("ports", 2)), virtual_ports=int(params.get("virtual_ports", 2)),
-                               collective=params.get("collective", "gather"))
-    levels = int(params.get("levels", 1))
+                               collective=params.get("collective", "gather"),
+                               broadcast=bool(params.get("broadcast", True)))
+    levels = int(row.get("levels") or params.get("levels", 1))  # simulated rows say; real ones: one switch
     key = f"{row['nodes']}/{row['size']}"
     samples = result.samples or {}
     transfers = samples.get(f"{key}/transfer")
