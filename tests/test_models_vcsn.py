@@ -127,6 +127,18 @@ def test_fit_of_dcn_rings_leaves_t_undetermined():
     assert fit.params["b"] == pytest.approx(10e9, rel=0.01)
 
 
+def test_fit_at_one_node_count_folds_what_it_cannot_separate():
+    # One node count: t and c always come together (t + S c), and the
+    # barrier's slope times ceil(log2 N) is a constant like the others.
+    truth = vcsn.VcsnGather(**TRUE)
+    fit = vcsn.VcsnGather.fit(_gather_result(truth, ["tree"], [9], SIZES))
+    assert fit.extra["undetermined"] == ["t", "barrier_round"]
+    assert fit.params["t"] == 0.0 and math.isinf(fit.stderr["t"])
+    assert fit.params["c"] == pytest.approx(TRUE["c"] + TRUE["t"] / 3, rel=1e-6)  # 3 stages at 9 nodes
+    assert fit.params["b"] == pytest.approx(TRUE["b"], rel=1e-6)
+    assert np.max(np.abs(fit.residuals / fit.y)) < 1e-9
+
+
 def test_local_control_leaves_only_the_first_barriers():
     model = vcsn.VcsnGather.seed()
     schedule = gather.schedule("tree", 16, MiB)

@@ -241,20 +241,21 @@ class GatherModel(Model):
             raise model_error(f"{cls.name} model: fitting needs at least 3 gather rows, got {len(rows)}")
         # Unknowns t, c (set-ups), l, 1/b (transfers), barrier_round,
         # barrier_short, barrier_long (barriers): three independent linear
-        # problems, each with its own residual variance.
-        prior = cls.seed()
-        solution = [prior.t, prior.c, prior.l, 1 / prior.b, prior.barrier_round, prior.barrier_short,
-                    prior.barrier_long]
+        # problems, each with its own residual variance. Within each, the
+        # parameters are taken in the order given while they add to the
+        # design's rank; one that does not (never exercised, or collinear
+        # with those before it, as t with c at one node count) is held at 0,
+        # its share folded into the others, with an infinite error.
+        solution = [0.0] * len(cls.parameters)
         spread = np.full(len(solution), np.inf)
         full = np.full((len(solution), len(solution)), np.inf)
-        for equation, columns in enumerate(((0, 1), (2, 3), (4, 5, 6))):
-            a, y = design[equation::3][:, columns], target[equation::3]
-            used = [j for j, column in zip(columns, a.T) if np.any(column != 0)]
-            keep = [columns.index(j) for j in used]
+        for equation, order in enumerate(((1, 0), (3, 2), (5, 6, 4))):
+            y = target[equation::3]
+            sigma = np.where(np.abs(y) > 0, np.abs(y), np.max(np.abs(y)) or 1.0)
+            used = _independent(design[equation::3] / sigma[:, None], order)
             if not used:
                 continue
-            sigma = np.where(np.abs(y) > 0, np.abs(y), np.max(np.abs(y)) or 1.0)
-            values, covariance = linear_least_squares(a[:, keep], y, sigma)
+            values, covariance = linear_least_squares(design[equation::3][:, used], y, sigma)
             for k, j in enumerate(used):
                 solution[j] = values[k]
                 spread[j] = math.sqrt(max(covariance[k, k], 0.0))
@@ -356,7 +357,7 @@ def _row_schedule(result: Result, row: dict) -> tuple:
         raise model_error("vcsn model: the mpi schedule has no stage model; fit ring, tree or vlink rows")
     schedule = gather.schedule(row["schedule"], int(row["nodes"]), int(row["size"]),
                                ports=int(params.get("ports", 2)), virtual_ports=int(params.get("virtual_ports", 2)),
-                               collective=params.get("collective", "gather"),
+                               collective=params.get("collective", "gather"), root=int(params.get("root", 0)),
                                broadcast=bool(params.get("broadcast", True)))
     levels = int(row.get("levels") or params.get("levels", 1))  # simulated rows say; real ones: one switch
     key = f"{row['nodes']}/{row['size']}"
@@ -369,6 +370,17 @@ def _row_schedule(result: Result, row: dict) -> tuple:
         long = [transfers[s] + (setups_measured[s + 1] if s + 1 < len(transfers) else 0.0) > LONG_WORK
                 for s in range(len(transfers))]
     return stage_bytes(schedule), [stage.setup for stage in schedule.stages], levels, long
+
+
+def _independent(design: np.ndarray, order: tuple) -> list:
+    """The columns of `design`, taken in `order`, that each raise its rank."""
+    scale = np.max(np.abs(design), axis=0)
+    normalised = design / np.where(scale > 0, scale, 1.0)
+    kept = []
+    for j in order:
+        if scale[j] > 0 and np.linalg.matrix_rank(normalised[:, kept + [j]], tol=1e-9) == len(kept) + 1:
+            kept.append(j)
+    return sorted(kept)
 
 
 def _fit_rows(cls, result: Result) -> tuple:
