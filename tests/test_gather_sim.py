@@ -126,3 +126,14 @@ def test_broadcast_stages_cannot_be_simulated():
     plan = gather.schedule("tree", 4, MiB, collective="allgather", broadcast=True)
     with pytest.raises(_core.UsageError, match="broadcast=False"):
         gather_sim.simulate(plan, fabric.vcsn(4))
+
+
+def test_compare_with_each_rows_schedule_or_eq7s_own():
+    result = gather_sim.run("tree", "vcsn", nodes=(4, 9), sizes=(64 << 10, MiB))
+    own = vcsn.VcsnGather.seed().compare(result)
+    printed = vcsn.VcsnGather.seed().compare(result, stages="model")
+    assert own.columns == printed.columns == ["size", "original_4", "original_9", "corrected_4", "corrected_9"]
+    for mine, eq7 in zip(own.rows, printed.rows):
+        for n in (4, 9):
+            assert mine[f"corrected_{n}"] < 0.002 < eq7[f"corrected_{n}"]
+            assert mine[f"original_{n}"] > mine[f"corrected_{n}"]

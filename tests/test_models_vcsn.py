@@ -173,11 +173,16 @@ def test_compare_has_table6_layout():
 
 
 def test_registered_module():
-    rows = vcsn.predictions().rows
-    assert [(r["quantity"], r["value"]) for r in rows] == [("dcn_bandwidth", vcsn.DCN_BANDWIDTH),
-                                                          ("vcsn_bandwidth", vcsn.VCSN_BANDWIDTH)]
+    result = vcsn.predictions()
+    assert result.columns == ["figure", "value", "unit"]  # what `fpgacomm model` prints
+    assert [(r["value"], r["unit"]) for r in result.rows] == [(vcsn.DCN_BANDWIDTH, "B/s"), (vcsn.VCSN_BANDWIDTH, "B/s")]
     times = vcsn.predictions(nodes="32", sizes="16M").rows[2:]
-    assert times[0]["quantity"] == "vcsn_gather_time" and times[0]["value"] == pytest.approx(25e-3, rel=0.01)
-    assert set(vcsn.OPTIONS) == {"nodes", "sizes", "original"}
+    assert times[0]["figure"].startswith("VCSN gather time (eq. 7), 32 nodes")
+    assert times[0]["value"] == pytest.approx(25e-3, rel=0.01)
+    printed = vcsn.predictions(nodes="32", sizes="16M", barrier="printed").rows[2]["value"]
+    assert printed == pytest.approx(vcsn.VcsnGather.seed(corrected=False).time(32, 16 * MiB), rel=1e-12)
+    assert set(vcsn.OPTIONS) == {"nodes", "sizes", "barrier"}
     with pytest.raises(UsageError, match="node count 'x'"):
         vcsn.predictions(nodes="x")
+    with pytest.raises(UsageError, match="'corrected' or 'printed'"):
+        vcsn.predictions(barrier="none")

@@ -290,19 +290,28 @@ class GatherModel(Model):
 
     # -------------------------------------------------------------- compare
 
-    def compare(self, result) -> Result:
+    def compare(self, result, *, stages: str = "schedule") -> Result:
         """Table 6's layout: one row per data size, per node count the
-        relative error |model - measured| / measured of this model and of the
-        original one (eq. 6 uncorrected), each for the model's own schedule."""
+        relative error |model - measured| / measured of this model
+        ("corrected") and of the same without section 6.3's correction
+        ("original"). stages "schedule": each row's own schedule where the
+        Result names one (gather Results; mpi rows are left out), else the
+        model's own; "model": the model's own (eq. 7's or Fig. 11's)."""
+        if stages not in ("schedule", "model"):
+            raise model_error(f"{self.name} model: compare stages {stages!r}; use 'schedule' or 'model'")
         x, y = self.data(result)
         original = type(self)(**{**self.params, "barrier_short": self.barrier_short - EXTRA_SHORT,
                                  "barrier_long": self.barrier_long - EXTRA_LONG})
-        nodes = sorted({int(n) for n in x[:, 0]})
-        sizes = sorted({int(d) for d in x[:, 1]}, reverse=True)
+        own = stages == "schedule" and "schedule" in result.columns
         errors = {}
-        for (n, d), measured in zip(x, y):
+        for index, ((n, d), measured) in enumerate(zip(x, y)):
+            if own and result.rows[index]["schedule"] == "mpi":
+                continue
             for label, model in (("original", original), ("corrected", self)):
-                errors[(label, int(n), int(d))] = abs(model.time(int(n), d) - measured) / measured
+                time = model._row_time(result, index) if own else model.time(int(n), d)
+                errors[(label, int(n), int(d))] = abs(time - measured) / measured
+        nodes = sorted({n for _, n, _ in errors})
+        sizes = sorted({d for _, _, d in errors}, reverse=True)
         rows, units = [], {"size": "B"}
         for d in sizes:
             row = {"size": d}
@@ -311,7 +320,7 @@ class GatherModel(Model):
                     row[f"{label}_{n}"] = errors.get((label, n, d))
                     units[f"{label}_{n}"] = ""
             rows.append(row)
-        return Result(f"compare_{self.name}", {"model": self.name, "source": result.benchmark,
+        return Result(f"compare_{self.name}", {"model": self.name, "source": result.benchmark, "stages": stages,
                                                "nodes": nodes, **self.params}, {}, rows, units)
 
 
@@ -443,9 +452,9 @@ def estimate(nodes=None, sizes=None, *, corrected: bool = True) -> Result:
 # --- the registered module (fpgacomm model vcsn / fpgacomm fit --model vcsn) -----
 
 OPTIONS = {
-    "nodes": (str, "", "FPGA counts for gather times, e.g. 4,9,16 (none: bandwidths only)"),
-    "sizes": (str, "64K,1M,16M,256M", "data per node for gather times, K/M/G binary"),
-    "original": (bool, False, "eq. 6 as printed, without section 6.3's barrier correction"),
+    "nodes": (str, "", "FPGA counts for gather times, comma-separated, e.g. 4,9,16 (none: bandwidths only)"),
+    "sizes": (str, "64K,1M,16M,256M", "data per node for gather times, comma-separated, K/M/G binary"),
+    "barrier": (str, "corrected", "'corrected' (section 6.3) or 'printed' (eq. 6 as printed)"),
 }
 
 
@@ -461,20 +470,24 @@ def _numbers(text: str, what: str) -> list:
     return values
 
 
-def predictions(nodes: str = "", sizes: str = "64K,1M,16M,256M", original: bool = False) -> Result:
-    """The DCN and VCSN payload bandwidths (eq. 1, 2) and, for each node
-    count and size given, the gather times of eq. 7 and the DCN counterpart."""
-    rows = [{"quantity": "dcn_bandwidth", "nodes": None, "size": None, "value": DCN_BANDWIDTH, "unit": "B/s"},
-            {"quantity": "vcsn_bandwidth", "nodes": None, "size": None, "value": VCSN_BANDWIDTH, "unit": "B/s"}]
+def predictions(nodes: str = "", sizes: str = "64K,1M,16M,256M", barrier: str = "corrected") -> Result:
+    """What `fpgacomm model vcsn` prints: the DCN and VCSN payload
+    bandwidths (eq. 1, 2) and, for each node count and size given, the
+    gather times of eq. 7 and the DCN counterpart (figure, value, unit rows)."""
+    if barrier not in ("corrected", "printed"):
+        raise model_error(f"vcsn model: barrier {barrier!r}; use 'corrected' or 'printed'")
+    rows = [("DCN payload bandwidth, eq. 1", DCN_BANDWIDTH, "B/s"),
+            ("VCSN payload bandwidth, eq. 2", VCSN_BANDWIDTH, "B/s")]
     counts = _numbers(nodes, "node count")
     if counts:
-        estimated = estimate(counts, _numbers(sizes, "size"), corrected=not original)
-        for row in estimated.rows:
-            for network in ("vcsn", "dcn"):
-                rows.append({"quantity": f"{network}_gather_time", "nodes": row["nodes"], "size": row["size"],
-                             "value": row[network], "unit": "s"})
-    return Result("model_vcsn", {"model": "vcsn", "corrected": not original}, {}, rows,
-                  {"quantity": "", "nodes": "", "size": "B", "value": "", "unit": ""})
+        for row in estimate(counts, _numbers(sizes, "size"), corrected=barrier == "corrected").rows:
+            where = f"{row['nodes']} nodes, {row['size']} B per node"
+            rows += [(f"VCSN gather time (eq. 7), {where}", row["vcsn"], "s"),
+                     (f"DCN gather time (counterpart), {where}", row["dcn"], "s"),
+                     (f"DCN / VCSN, {where}", row["ratio"], "")]
+    return Result("model_vcsn", {"model": "vcsn", "barrier": barrier}, {},
+                  [{"figure": f, "value": float(v), "unit": u} for f, v, u in rows],
+                  {"figure": "", "value": "", "unit": ""})
 
 
 def fit(result: Result) -> Fit:
