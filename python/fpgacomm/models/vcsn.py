@@ -234,8 +234,10 @@ class GatherModel(Model):
         once each stage's schedule is known, so t, c come from the set-ups,
         l, 1/b from the transfers and the barrier coefficients from the
         barriers, all relative (sizes span decades). A parameter the data
-        cannot determine (t without a topology step, barriers under local
-        control) keeps its Table 5 value with an infinite standard error."""
+        cannot determine (t without a topology step, t apart from c or the
+        barrier's slope at one node count, barriers under local control) is
+        held at 0 with an infinite standard error and listed in
+        fit.extra["undetermined"]."""
         rows, design, target = _fit_rows(cls, result)
         if len(rows) < 3:
             raise model_error(f"{cls.name} model: fitting needs at least 3 gather rows, got {len(rows)}")
