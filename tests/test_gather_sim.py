@@ -87,6 +87,15 @@ def test_scatter_and_ring_allgather_follow_their_models():
     assert allgather["time"] == pytest.approx(allgather["model"], rel=0.01)
 
 
+def test_four_ports_and_four_virtual_ports():
+    # Section 5.2: ceil((n-1)/8) + 3 tree stages with 4 ports or 4 virtual ports per port.
+    for ports, virtual_ports in ((4, 2), (2, 4)):
+        row = gather_sim.run("tree", "vcsn", nodes=[16], sizes=[MiB], ports=ports, virtual_ports=virtual_ports).rows[0]
+        assert row["stages"] == 5 and row["time"] == pytest.approx(row["model"], rel=0.01)
+    row = gather_sim.run("ring", "vcsn", nodes=[16], sizes=[MiB], ports=4).rows[0]
+    assert row["stages"] == 5 and row["time"] == pytest.approx(row["model"], rel=0.01)
+
+
 def test_mpi_gather_on_the_host_path_has_no_stage_model():
     row = gather_sim.run("mpi", "host_path", nodes=[4], sizes=[MiB]).rows[0]
     assert row["stages"] == 1 and row["model"] is None and row["time"] > 0
@@ -116,6 +125,7 @@ def test_fit_of_a_simulated_sweep_recovers_the_presets_costs():
     (dict(nodes=[1]), "node count 1"),
     (dict(sizes=[0]), "size 0"),
     (dict(collective="reduce"), "collective 'reduce'"),
+    (dict(schedule="ring", fabric="dcn_ring", ports=4), "needs a second ring dimension"),
 ])
 def test_bad_input_is_one_clear_error(arguments, message):
     with pytest.raises(_core.UsageError, match=message):

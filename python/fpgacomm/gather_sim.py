@@ -46,13 +46,18 @@ def _preset(name: str, nodes: int, ports: int, virtual_ports: int) -> fabrics.Fa
     return fabrics.host_path(nodes)
 
 
-def _check(schedule: str, fabric_name: str, nodes, sizes, control: str, collective: str) -> tuple:
+def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: str, collective: str) -> tuple:
     if schedule not in FABRICS:
         raise _core.UsageError(f"gather_sim: schedule {schedule!r}; use one of {', '.join(FABRICS)}")
     if fabric_name not in FABRICS[schedule]:
         pairs = "; ".join(f"{s} on {' or '.join(f)}" for s, f in FABRICS.items())
         raise _core.UsageError(f"gather_sim: schedule {schedule} does not run on fabric {fabric_name!r}; "
                                f"the pairs are {pairs}")
+    if schedule == "ring" and fabric_name == "dcn_ring" and ports != 2:
+        # gather.py's ring with 4 ports has arms along a second ring dimension.
+        raise _core.UsageError(f"gather_sim: dcn_ring is a 1-D ring (ports/2 parallel links to each neighbour), "
+                               f"and the ring schedule with {ports} ports needs a second ring dimension; give "
+                               f"ports=2, or run the ring on vcsn")
     if control not in ("barrier", "local"):
         raise _core.UsageError(f"gather_sim: control {control!r}; use 'barrier' or 'local'")
     if collective not in gather.COLLECTIVES:
@@ -122,7 +127,7 @@ def run(schedule: str = "tree", fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TA
     DCN counterpart, with the same barrier model) and the simulator's event
     count. Allgathers are ring allgathers: the fabrics cannot broadcast."""
     fabric_name = fabric
-    nodes, sizes = _check(schedule, fabric_name, nodes, sizes, control, collective)
+    nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
     rows, samples = [], {}
     model = vcsn.DcnGather.seed() if fabric_name == "dcn_ring" else vcsn.VcsnGather.seed()
     for n in nodes:
