@@ -101,6 +101,11 @@ def test_mpi_gather_on_the_host_path_has_no_stage_model():
     assert row["stages"] == 1 and row["model"] is None and row["time"] > 0
 
 
+def test_each_fabric_has_its_own_schedule():
+    for preset, schedule in (("dcn_ring", "ring"), ("vcsn", "tree"), ("host_path", "mpi")):
+        assert gather_sim.run(fabric=preset, nodes=[4], sizes=[MiB]).rows[0]["schedule"] == schedule
+
+
 def test_same_inputs_same_results():
     first = gather_sim.run("tree", "vcsn", nodes=[9], sizes=[MiB])
     second = gather_sim.run("tree", "vcsn", nodes=[9], sizes=[MiB])
@@ -120,6 +125,7 @@ def test_fit_of_a_simulated_sweep_recovers_the_presets_costs():
 
 @pytest.mark.parametrize("arguments, message", [
     (dict(schedule="tree", fabric="dcn_ring"), "does not run on fabric 'dcn_ring'"),
+    (dict(fabric="torus"), "does not run on fabric 'torus'"),
     (dict(schedule="fan"), "schedule 'fan'"),
     (dict(control="none"), "'barrier' or 'local'"),
     (dict(nodes=[1]), "node count 1"),

@@ -29,6 +29,7 @@ TABLE6_SIZES = tuple(64 * KiB << k for k in range(13))
 # ports; MPI_Gather goes over the host path.
 FABRICS = {"ring": ("dcn_ring", "vcsn"), "tree": ("vcsn", "vcsn_fat_tree"),
            "vlink": ("vcsn", "vcsn_fat_tree"), "mpi": ("host_path",)}
+OWN_SCHEDULE = {"dcn_ring": "ring", "vcsn": "tree", "vcsn_fat_tree": "tree", "host_path": "mpi"}
 COST_FIELDS = ("crossbar_setup", "topology_reconfiguration", "interrupt", "barrier_per_round", "barrier_base",
                "barrier_extra_long", "barrier_extra_short", "long_work_threshold", "fpgas_per_server")
 
@@ -117,16 +118,20 @@ def _levels(fab: fabrics.Fabric) -> int:
     return max(1, int(fabrics._sim.describe(fab.spec).get("levels", 1)))
 
 
-def run(schedule: str = "tree", fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *, ports: int = 2,
-        virtual_ports: int = 2, control: str = "barrier", collective: str = "gather") -> Result:
+def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
+        ports: int = 2, virtual_ports: int = 2, control: str = "barrier", collective: str = "gather") -> Result:
     """Simulated gathers (scatters, allgathers) of `schedule` on the preset
     `fabric`, one row per (nodes, size): the contract's gather columns with
     the fat-tree levels, `model` (models.vcsn with the schedule's own
     stages: eq. 7's procedure with Table 5's VCSN values, or the DCN
     counterpart's on dcn_ring), `model_printed` (eq. 7 as printed, or the
     DCN counterpart, with the same barrier model) and the simulator's event
-    count. Allgathers are ring allgathers: the fabrics cannot broadcast."""
+    count. Allgathers are ring allgathers: the fabrics cannot broadcast.
+    schedule None: the fabric's own (ring on dcn_ring, tree on vcsn and
+    vcsn_fat_tree, mpi on host_path)."""
     fabric_name = fabric
+    if schedule is None:
+        schedule = OWN_SCHEDULE.get(fabric_name, "tree")
     nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
     rows, samples = [], {}
     model = vcsn.DcnGather.seed() if fabric_name == "dcn_ring" else vcsn.VcsnGather.seed()
