@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from . import beff, collectives, fabric, gather, mpi, onesided, osu
+from . import beff, collectives, fabric, gather, gather_sim, mpi, onesided, osu
 from .report import format_text, summary_line
 from .result import atomic_write
 
@@ -82,7 +82,7 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
         keep(name, gather.run(comm, **arguments, device=parameters.get("device")))
     if comm.Get_rank() == 0:
         # The simulated fabrics need no ranks: rank 0 runs them.
-        for index, result in enumerate(fabric.suite_results()):
+        for index, result in enumerate(fabric.suite_results() + [gather_sim.run(sizes=(64 << 10, 1 << 20, 16 << 20))]):
             name = f"sim{index:02d}_{result.benchmark}_{result.params['fabric']}"
             results.append((name, result))
             result.write_json(os.path.join(outdir, f"{name}.json"))
