@@ -48,7 +48,10 @@ DEVBW=(-m 1:256M)
 CHUNKS=(256K 1M 2M 4M 8M 16M)
 CHUNK_SWEEP=(-m 16M:64M -i 10 -x 2 -W 16)
 BEFF=(-n 2 --target-time 0.05)
-GATHER_SIZES=64K:256M
+# Device gathers stop at 64 MiB per rank, host ones (4 to 16 ranks) at 16 MiB:
+# the full 64K:256M sweep of one schedule took a minute on the H100.
+GATHER_SIZES_D=64K:64M
+GATHER_SIZES_H=64K:16M
 CPU_RANKS=(4 8 16)
 if [[ -n "${CAMPAIGN_QUICK:-}" ]]; then
   LATENCY=(-m 1:1K -i 20 -x 2)
@@ -57,7 +60,8 @@ if [[ -n "${CAMPAIGN_QUICK:-}" ]]; then
   CHUNKS=(1M 4M)
   CHUNK_SWEEP=(-m 16M:16M -i 2 -x 1 -W 4)
   BEFF=(-m 10 -n 1 --target-time 0.01)
-  GATHER_SIZES=64K:1M
+  GATHER_SIZES_D=64K:1M
+  GATHER_SIZES_H=64K:1M
   CPU_RANKS=(4)
 fi
 # The device tool brings back at most 8 files from $OUT: everything is
@@ -161,12 +165,12 @@ gather() {
     printf '%s\tskipped (no gather command)\t0\n' "$label/gather" >> "$WORK/steps.tsv"
     return
   fi
-  local device=()
-  [[ $mem != H ]] && device=("${DEVICE[@]}")
+  local device=() sizes=$GATHER_SIZES_H
+  [[ $mem != H ]] && device=("${DEVICE[@]}") && sizes=$GATHER_SIZES_D
   for schedule in "$@"; do
     local name="gather_${schedule}_${mem}_np$n"
     step "$label/$name" 60 "$dir/$name.txt" "${MPIRUN[@]}" "$n" "${FPGACOMM[@]}" gather --schedule "$schedule" \
-      --mem "$mem" --sizes "$GATHER_SIZES" "${device[@]}" --json "$dir/$name.json"
+      --mem "$mem" --sizes "$sizes" "${device[@]}" --json "$dir/$name.json"
   done
 }
 
