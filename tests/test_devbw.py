@@ -42,9 +42,12 @@ def test_every_rank_size_direction_and_kind_is_measured(two_ranks):
 def test_times_are_positive_and_bandwidth_is_size_over_time(two_ranks):
     _, result = two_ranks
     for row in result.rows:
-        assert 0 < row["time_min"] <= row["time_avg"] <= row["time_max"], row
+        # The average of equal samples may round a unit in the last place
+        # below them (timers tick in steps: equal samples are common on NVIDIA).
+        rounding = 1 + 1e-12
+        assert 0 < row["time_min"] <= row["time_avg"] * rounding and row["time_avg"] <= row["time_max"] * rounding, row
         # Event timers tick in steps (1 us on NVIDIA): a tiny copy may read 0.
-        assert 0 <= row["device_time_min"] <= row["device_time_avg"], row
+        assert 0 <= row["device_time_min"] <= row["device_time_avg"] * rounding, row
         if row["size"] == 65536:
             assert row["device_time_avg"] > 0, row
         assert row["bandwidth"] == pytest.approx(row["size"] / row["time_avg"], rel=1e-12)
@@ -77,7 +80,12 @@ def test_rank_0_prints_one_omb_style_table(two_ranks):
     header = lines[3].split()
     assert header[:3] == ["#", "Size", "H->D(MB/s)"] and "D->H!(us)" in header and "H!->D" in header
     assert [int(line.split()[0]) for line in lines[4:]] == [1 << n for n in range(17)]
-    assert all(float(value) > 0 for line in lines[4:] for value in line.split()[1:])
+    # Bandwidth and host-clock columns (4 + 4) are positive; the event-timer
+    # columns after them may read 0 for tiny copies where the timer ticks in
+    # microseconds (NVIDIA).
+    for line in lines[4:]:
+        values = [float(value) for value in line.split()[1:]]
+        assert len(values) == 12 and all(v > 0 for v in values[:8]) and all(v >= 0 for v in values[8:]), line
 
 
 def test_round_trip_and_peak_bandwidth_read_the_rows(two_ranks):
