@@ -31,8 +31,11 @@ from ..result import Result
 
 
 def model_error(message: str) -> Exception:
-    """The core's UsageError: the CLI prints it once and exits with status 2."""
-    return _core.UsageError(message)
+    """The core's UsageError, the same on every rank (it depends on the
+    parameters and data alone): the CLI prints it once and exits with status 2."""
+    error = _core.UsageError(message)
+    error.agreed = True
+    return error
 
 
 @dataclass

@@ -150,7 +150,7 @@ def predictions(preset="520n", channels=None, width_bytes=None, frequency_hz=Non
     rows = [("peak bandwidth c*w*f", model.peak_bandwidth, "B/s"),
             (f"b_eff per kernel pair (mean b(L), {len(sizes)} sizes)", model.pair_beff(sizes), "B/s"),
             ("b_eff per FPGA (2 kernel pairs)", model.fpga_beff(sizes), "B/s"),
-            (f"b_eff of {fpgas} FPGAs", model.network_beff(fpgas, sizes), "B/s")]
+            (f"b_eff of a ring of {fpgas} FPGA{'s' if fpgas != 1 else ''}", model.network_beff(fpgas, sizes), "B/s")]
     return figures("model_beff", {"preset": preset, **model.params, "fpgas": fpgas, "sizes": sizes}, rows)
 
 
