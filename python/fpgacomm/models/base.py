@@ -84,7 +84,7 @@ class Fit:
             unit = self.model.units.get(name, "")
             error = ("(fixed)" if name in self.fixed else "(no standard error)" if math.isnan(self.stderr[name])
                      else f"+- {self.stderr[name]:.2g}")
-            lines.append(f"  {name:<14} = {self.model.params[name]:.6g} {error} {unit}".rstrip())
+            lines.append(f"  {name:<16} = {self.model.params[name]:.6g} {error} {unit}".rstrip())
         for name, value in self.extra.items():
             lines.append(f"  {name}: {value:.6g}" if isinstance(value, float) else f"  {name}: {value}")
         return "\n".join(lines)
