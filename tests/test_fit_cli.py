@@ -64,12 +64,13 @@ def test_fit_joins_results_of_different_benchmarks_on_size(tmp_path, capsys):
              "over": ("osu_overhead", None, "s", None)}
     paths = []
     for name, (benchmark, column, unit, function) in files.items():
+        # Every file has an iterations column, as osu's and overhead's do.
         if column:
-            rows = [{"size": s, column: float(function(s))} for s in SIZES]
-            units = {"size": "B", column: unit}
+            rows = [{"size": s, column: float(function(s)), "iterations": 10} for s in SIZES]
+            units = {"size": "B", column: unit, "iterations": ""}
         else:
-            rows = [{"size": s, "send_overhead": 0.4e-6, "recv_overhead": 0.6e-6} for s in SIZES]
-            units = {"size": "B", "send_overhead": "s", "recv_overhead": "s"}
+            rows = [{"size": s, "send_overhead": 0.4e-6, "recv_overhead": 0.6e-6, "iterations": 10} for s in SIZES]
+            units = {"size": "B", "send_overhead": "s", "recv_overhead": "s", "iterations": ""}
         path = tmp_path / f"{name}.json"
         Result(benchmark, {}, {}, rows, units).write(str(path))
         paths.append(str(path))
@@ -77,6 +78,12 @@ def test_fit_joins_results_of_different_benchmarks_on_size(tmp_path, capsys):
     assert status == 0, out
     values = {row["parameter"]: row["value"] for row in Result.read_json(str(tmp_path / "loggp.json")).rows}
     assert values == pytest.approx({"L": 1.5e-6, "o_s": 0.4e-6, "o_r": 0.6e-6, "g": 0.9e-6, "G": 1 / 8e9}, rel=1e-6)
+    from fpgacomm.fit import read
+
+    joined = read(paths)
+    assert joined.columns == ["size", "latency_avg", "osu_latency.iterations", "bandwidth", "osu_bw.iterations",
+                              "send_overhead", "recv_overhead", "osu_overhead.iterations"]
+    assert joined.column("size").tolist() == SIZES
 
 
 @pytest.mark.parametrize("model,message", [

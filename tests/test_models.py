@@ -250,7 +250,7 @@ def test_loggp_fit_separates_latency_from_the_measured_overheads():
 def test_loggp_names_the_missing_overhead_columns():
     rows = [{"size": 1, "latency_avg": 1e-6, "bandwidth": 1e6}]
     result = Result("osu_latency+osu_bw", {}, {}, rows, {"size": "B", "latency_avg": "s", "bandwidth": "B/s"})
-    with pytest.raises(_core.UsageError, match="needs columns send_overhead, recv_overhead .*osu overhead"):
+    with pytest.raises(_core.UsageError, match="needs columns send_overhead, recv_overhead .*fpgacomm overhead"):
         LogGP.fit(result)
 
 
