@@ -272,3 +272,19 @@ def test_fit_refuses_unknown_fixed_parameters_and_too_few_points():
 @pytest.mark.parametrize("cls", [ChannelModel, Hockney, PiecewiseHockney, PacketModel, CusComNet, LogGP])
 def test_every_model_class_derives_from_model(cls):
     assert issubclass(cls, Model)
+
+
+def shaped_models():
+    piecewise = PiecewiseHockney([Hockney(alpha=1e-6, beta=1e9), Hockney(alpha=5e-6, beta=4e9)], [4096])
+    return [ChannelModel.bittware_520n(), Hockney(alpha=1e-6, beta=1e9), piecewise,
+            PacketModel(header=64, line_rate=5e9, ceiling=4e9), CusComNet.seed_003(),
+            LogGP(L=1e-6, o_s=2e-7, o_r=3e-7, g=4e-7, G=1e-10)]
+
+
+@pytest.mark.parametrize("model", shaped_models(), ids=lambda m: type(m).__name__)
+def test_predict_is_vectorised_over_arrays_of_any_shape(model):
+    # The plots overlay models on measured columns: one call per curve.
+    x = np.array([[1.0, 64.0, 4096.0], [8192.0, 1e6, 3.0]])
+    predicted = np.asarray(model.predict(x))
+    assert predicted.shape == x.shape
+    np.testing.assert_allclose(predicted, [[float(model.predict(v)) for v in row] for row in x], rtol=1e-12)

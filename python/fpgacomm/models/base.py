@@ -207,9 +207,12 @@ class Model:
                  "relative_error": float((p - b) / b) if b else math.nan}
                 for a, b, p in zip(x, y, predicted)]
         source = result.benchmark if isinstance(result, Result) else "data"
-        return Result(f"compare_{self.name}", {"model": self.name, "source": source,
-                                               **{k: v for k, v in self.params.items()}}, {}, rows,
-                      {"x": "", "measured": "", "predicted": "", "relative_error": ""})
+        units = result.units if isinstance(result, Result) else {}
+        y_unit = units.get(self.y_column, "")
+        return Result(f"compare_{self.name}", {"model": self.name, "source": source, "x_column": self.x_column,
+                                               "y_column": self.y_column, **self.params}, {}, rows,
+                      {"x": units.get(self.x_column, ""), "measured": y_unit, "predicted": y_unit,
+                       "relative_error": ""})
 
 
 def figures(benchmark: str, params: dict, rows: list) -> Result:
