@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..result import Result
-from .base import Fit, Model, figures, linear_least_squares, model_error
+from .base import Fit, Model, figures, linear_least_squares, model_error, r_squared, uncertainties
 
 # BIC's penalty, doubled: the switch sizes are searched over every size, so
 # plain BIC accepts spurious ranges (in 26 of 60 synthetic single-range sets
@@ -136,10 +136,7 @@ class PiecewiseHockney(Model):
         n = len(x)
         if n < min_points:
             raise model_error(f"{cls.name}: needs at least {min_points} sizes, got {n}")
-        if weighted is None:
-            weighted = bool(np.min(x) > 0 and np.max(x) / np.min(x) > 100)
-        sigma = np.abs(y) if weighted else np.ones_like(y)
-        sigma = np.where(sigma == 0, np.max(np.abs(y)) or 1.0, sigma)
+        weighted, sigma = uncertainties(x, y, weighted)
 
         def cost(i, j):  # least absolute relative deviation of one Hockney range over points i..j-1
             if j - i < min_points or (i > 0 and x[i - 1] == x[i]) or len(set(x[i:j])) < 2:
@@ -171,10 +168,6 @@ class PiecewiseHockney(Model):
         fits = [Hockney.fit((x[i:j], y[i:j]), weighted=weighted) for i, j in bounds]
         model = cls([f.model for f in fits], [x[i] for i, _ in bounds[1:]])
         residuals = y - model.predict(x)
-        weights = 1.0 / sigma ** 2
-        mean = np.sum(weights * y) / np.sum(weights)
-        total = float(np.sum(weights * (y - mean) ** 2))
-        r_squared = 1.0 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
         stderr = {}
         for k, f in enumerate(fits):
             names = model.parameters[2 * k: 2 * k + 2]
@@ -187,7 +180,7 @@ class PiecewiseHockney(Model):
                  "criterion_by_ranges": {str(s): value for s, value in criteria.items()}}
         for k, (i, _) in enumerate(bounds[1:], 1):
             extra[f"switch_{k}_between"] = f"{x[i - 1]:.0f} and {x[i]:.0f} B"
-        return Fit(model, stderr, covariance, r_squared, x, y, residuals, weighted, extra)
+        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra)
 
 
 def _absolute_deviation(x, y, sigma, iterations: int = 30) -> float:

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ..result import Result
-from .base import Fit, Model, figures, linear_least_squares, model_error
+from .base import Fit, Model, figures, linear_least_squares, model_error, r_squared
 
 COLUMNS = {"latency_avg": "fpgacomm osu latency", "bandwidth": "fpgacomm osu bw",
            "send_overhead": "fpgacomm overhead", "recv_overhead": "fpgacomm overhead"}
@@ -104,13 +104,10 @@ class LogGP(Model):
         x, y = n[one_way], data["latency_avg"][one_way]
         residuals = y - model.predict(x)
         sigma = y if weighted else np.ones_like(y)
-        mean = np.sum(y / sigma ** 2) / np.sum(1 / sigma ** 2)
-        total = float(np.sum(((y - mean) / sigma) ** 2))
-        r_squared = 1 - float(np.sum((residuals / sigma) ** 2)) / total if total > 0 else 1.0
         stderr = {p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(cls.parameters)}
         extra = {"stream_points": int(np.count_nonzero(stream)),
                  "overhead_points": int(np.count_nonzero(usable("send_overhead")))}
-        return Fit(model, stderr, covariance, r_squared, x, y, residuals, weighted, extra)
+        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra)
 
 
 def _mean(values: np.ndarray, weighted: bool, reference: np.ndarray | None = None) -> tuple:
