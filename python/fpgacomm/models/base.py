@@ -67,10 +67,11 @@ class Fit:
         return self.model.params
 
     def to_result(self) -> Result:
-        """The fit as a Result: one row per parameter (value, standard error,
-        unit) and the goodness of fit in params."""
+        """The fit as a Result: one row per parameter (value, standard error
+        or None where there is none, unit) and the goodness of fit in params."""
         rows = [{"parameter": name, "value": float(self.model.params[name]),
-                 "stderr": float(self.stderr[name]), "unit": self.model.units.get(name, "")}
+                 "stderr": None if math.isnan(self.stderr[name]) else float(self.stderr[name]),
+                 "unit": self.model.units.get(name, "")}
                 for name in self.model.parameters]
         params = {"model": self.model.name, "r_squared": self.r_squared, "points": int(len(self.x)),
                   "weighted": self.weighted, "fixed": list(self.fixed), **self.extra}
