@@ -154,7 +154,9 @@ class Model:
             raise model_error(f"{cls.name} model: {len(free)} parameters need at least "
                               f"{len(free) + 1} points, got {len(x)}")
         weighted, sigma = uncertainties(x, y, weighted)
-        values, covariance = cls._solve(x, y, sigma, fixed=fixed, **options)
+        # fixed goes to _solve only when given, so that a model's _solve(x, y,
+        # sigma) written before fixed parameters existed still works.
+        values, covariance = cls._solve(x, y, sigma, **({"fixed": fixed} if fixed else {}), **options)
         model = cls(**fixed, **dict(zip(free, values)))
         residuals = y - np.asarray(model.predict(x), dtype=float)
         stderr = {p: 0.0 for p in fixed}
