@@ -61,7 +61,8 @@ def device_options(args):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import beff_cli, devbw_cli, devices_cli, fabric_cli, gather_cli, osu_cli, suite_cli
+    from . import (beff_cli, devbw_cli, devices_cli, fabric_cli, fit_cli, gather_cli, model_cli, osu_cli,
+                   overhead_cli, suite_cli)
 
     parser = Parser(prog="fpgacomm", description="Measure and model communication between accelerators.")
     parser.add_argument("--version", action="version", version=f"fpgacomm {_core.__version__}")
@@ -70,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "or FPGACOMM_TIMEOUT)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
-    for module in (devices_cli, devbw_cli, osu_cli, beff_cli, suite_cli, fabric_cli, gather_cli):
+    for module in (devices_cli, devbw_cli, osu_cli, beff_cli, suite_cli, fabric_cli, gather_cli, fit_cli, model_cli,
+                   overhead_cli):
         module.register(subparsers)
     return parser
 
