@@ -1,9 +1,15 @@
 """b_eff's rules without ranks: loop lengths, sizes, the ring, the message
-stamps, the table, and clear errors."""
+stamps, the table, and clear errors; and the command under mpirun with the
+channel model beside the measurement."""
+
+import os
+import subprocess
+import sys
 
 import pytest
 
 from fpgacomm import _core, beff, cli
+from fpgacomm.models.beff import ChannelModel
 from fpgacomm.report import format_text
 from fpgacomm.result import Result
 
@@ -100,3 +106,34 @@ def test_cli_errors_name_the_problem(capsys, argv, message):
     assert cli.main(argv) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_table_shows_the_model_beside_each_row():
+    rows = [{"pattern": "ring", "size": 64, "loop_length": 10, "time": 1e-3, "bandwidth": 4e6, "pair_bandwidth": 1e6,
+             "validation": "pass", "validation_errors": 0}]
+    params = {"comm_type": "cpu", "ranks": 2, "loop_rule": "hpcc", "b_eff": 4e6,
+              "b_eff_reduction": "arithmetic mean of B(m) over the 1 sizes run", "rings": {"ring": [0, 1]}}
+    result = beff._with_model(Result("beff", params, {}, rows, {k: "" for k in rows[0]}), "520n")
+    lines = format_text(result).splitlines()
+    assert lines[1].split() == ["MSize", "looplength", "time", "B/s", "model", "B/s"]
+    assert float(lines[2].split()[4]) == pytest.approx(2 * 2 * 64 / (6.4e-9 + 520e-9), rel=1e-5)
+
+
+def test_mpirun_beff_prints_the_520n_model_beside_each_measured_row():
+    # -m 8 with short loops (-u 64 -l 4 -n 2) keeps the run to a second.
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "beff", "-m", "8", "-u", "64",
+                          "-l", "4", "-o", "4", "-d", "3", "-n", "2", "--model", "520n"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["MSize"])
+    assert lines[header].split() == ["MSize", "looplength", "time", "B/s", "model", "B/s"]
+    table = [line.split() for line in lines[header + 1:header + 10]]
+    assert [int(cells[0]) for cells in table] == [1 << m for m in range(9)]
+    model = ChannelModel.bittware_520n()
+    for cells in table:
+        # N R b(L): 2 ranks, 2 exchanges per iteration.
+        assert float(cells[4]) == pytest.approx(2 * 2 * float(model.bandwidth(int(cells[0]))), rel=1e-5)
+        assert float(cells[3]) > 0
+    assert lines[header + 10].startswith("b_eff = ")

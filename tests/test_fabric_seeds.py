@@ -91,12 +91,6 @@ def test_beff_520n_all_sizes_match_channel_model():
     assert rel(per_fpga, 7.77e9) < 0.002
 
 
-def test_beff_channel_model_formula():
-    # ceil(L / 64) cycles at 156.25 MHz plus 520 ns.
-    assert fabric.beff_channel_model(64) == pytest.approx(64 / (6.4e-9 + 520e-9))
-    assert fabric.beff_channel_model(65) == pytest.approx(65 / (12.8e-9 + 520e-9))
-
-
 # --- seed 001 (FSHMEM): section IV-C ------------------------------------------
 
 @pytest.mark.parametrize("packet, peak", [(128, 2621e6), (256, 3419e6), (512, 3813e6), (1024, 3813e6)])

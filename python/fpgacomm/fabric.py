@@ -25,6 +25,7 @@ import platform
 import sys
 
 from . import _core
+from .models.beff import BITTWARE_520N, ChannelModel
 from .result import Result
 
 _sim = _core.fabric
@@ -333,10 +334,10 @@ def cuscomnet_torus(rows: int = 4, cols: int = 4, link: str = "measured", forwar
 
 
 # DESIGN.md, "Formulas the seed texts lost": BittWare 520N in HPCC FPGA's b_eff.
-BEFF_CHANNELS_PER_PAIR = 2
-BEFF_CHANNEL_WIDTH = 32        # bytes (256 bits)
-BEFF_FREQUENCY = 156.25e6      # Hz
-BEFF_LATENCY = 520e-9          # s
+BEFF_CHANNELS_PER_PAIR = BITTWARE_520N["channels"]
+BEFF_CHANNEL_WIDTH = BITTWARE_520N["width_bytes"]   # bytes (256 bits)
+BEFF_FREQUENCY = BITTWARE_520N["frequency_hz"]      # Hz
+BEFF_LATENCY = BITTWARE_520N["latency_s"]           # s
 
 
 def beff_520n(n: int = 4) -> Fabric:
@@ -631,12 +632,6 @@ def virtual_streams(fabric="vcsn", transfers=()) -> Result:
                    "time": "s", "bandwidth": "B/s"})
 
 
-def beff_channel_model(size: int) -> float:
-    """b(L) of one kernel pair in DESIGN.md's channel model for the 520N."""
-    width = BEFF_CHANNELS_PER_PAIR * BEFF_CHANNEL_WIDTH
-    return size / (math.ceil(size / width) / BEFF_FREQUENCY + BEFF_LATENCY)
-
-
 def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None) -> Result:
     """HPCC FPGA's b_eff ring with the `sim` communication type: every FPGA
     sends L bytes to both neighbours at once, L = 2^0 .. 2^20. Per size: the
@@ -645,10 +640,11 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None) -> Re
     b_eff is the mean of the aggregate column."""
     fabric = _fabric(fabric, nodes)
     sizes = [1 << m for m in range(21)] if sizes is None else _sizes(sizes)
+    channel = ChannelModel.bittware_520n()
     rows = []
     for point in _sim.beff_ring(fabric.spec, sizes):
         rows.append({"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"],
-                     "model_pair_bandwidth": beff_channel_model(point["bytes"]),
+                     "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])),
                      "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]})
     return _result("fabric_beff", fabric, {"communication_type": "sim"}, rows,
                    {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s",

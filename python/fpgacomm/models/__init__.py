@@ -1,6 +1,36 @@
 """Performance models: each a small class with named parameters, `predict`,
 `fit(result)` and `compare(result)` (models/base.py has the interface).
 
-`registry()` maps the names the command line uses (`fpgacomm fit --model`,
-`fpgacomm model NAME`) to the modules that implement them.
+REGISTRY maps the names the command line uses (`fpgacomm fit --model`,
+`fpgacomm model NAME`) to the modules that implement them; each provides
+OPTIONS, predictions(**options) and fit(result) (docs/METHODS.md, "Models").
 """
+
+from __future__ import annotations
+
+import importlib
+
+from .base import model_error
+
+REGISTRY = {
+    "hockney": "fpgacomm.models.hockney",
+    "loggp": "fpgacomm.models.loggp",
+    "packet": "fpgacomm.models.packet",
+    "beff": "fpgacomm.models.beff",
+    "cuscomnet": "fpgacomm.models.cuscomnet",
+    "vcsn": "fpgacomm.models.vcsn",
+}
+
+
+def load(name: str):
+    """The module registered as `name`, or a UsageError that says what is wrong."""
+    if name not in REGISTRY:
+        raise model_error(f"unknown model '{name}'; choose {', '.join(REGISTRY)}")
+    try:
+        return importlib.import_module(REGISTRY[name])
+    except ModuleNotFoundError as error:
+        if error.name != REGISTRY[name]:
+            raise
+        raise model_error(f"model '{name}' is registered, but its module {REGISTRY[name]} is not part of this "
+                          f"installation; update fpgacomm or choose "
+                          f"{', '.join(n for n in REGISTRY if n != name)}") from None

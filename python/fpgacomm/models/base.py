@@ -11,11 +11,12 @@ Subclasses set:
     units       the unit of each parameter ("s", "B/s", "B", "")
     x_column, y_column
                 the Result columns `fit` and `compare` read (defaults
-                "size" and "avg_latency"); `data(result)` may be overridden
+                "size" and "latency_avg", the OSU latency column); `data(result)` may be overridden
                 where a model needs more than one column
 and implement `predict(x)`. `initial(x, y)` gives the starting point of the
 nonlinear fit; a model that is linear in its parameters overrides `_solve`
-instead (see Hockney).
+instead (see Hockney). `fit(..., fixed={name: value})` holds parameters that
+the data cannot determine at known values (their standard error is 0).
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ from ..result import Result
 
 
 def model_error(message: str) -> Exception:
-    """The core's UsageError: the CLI prints it once and exits with status 2."""
-    return _core.UsageError(message)
+    """The core's UsageError, the same on every rank (it depends on the
+    parameters and data alone): the CLI prints it once and exits with status 2."""
+    error = _core.UsageError(message)
+    error.agreed = True
+    return error
 
 
 @dataclass
@@ -42,6 +46,9 @@ class Fit:
         weighted least-squares estimate scaled by the residual variance.
     residuals: y - predict(x), in y's unit, for every point used.
     r_squared: 1 - SS_res / SS_tot, both weighted as the fit was.
+    covariance: over the fitted (not fixed) parameters, in order.
+    fixed: the parameters held at given values.
+    extra: derived figures (name: value), printed after the parameters.
     """
 
     model: "Model"
@@ -53,6 +60,7 @@ class Fit:
     residuals: np.ndarray
     weighted: bool
     extra: dict = field(default_factory=dict)
+    fixed: tuple = ()
 
     @property
     def params(self) -> dict:
@@ -65,7 +73,7 @@ class Fit:
                  "stderr": float(self.stderr[name]), "unit": self.model.units.get(name, "")}
                 for name in self.model.parameters]
         params = {"model": self.model.name, "r_squared": self.r_squared, "points": int(len(self.x)),
-                  "weighted": self.weighted, **{k: v for k, v in self.extra.items()}}
+                  "weighted": self.weighted, "fixed": list(self.fixed), **self.extra}
         return Result(f"fit_{self.model.name}", params, {}, rows,
                       {"parameter": "", "value": "", "stderr": "", "unit": ""})
 
@@ -74,7 +82,11 @@ class Fit:
                  f"{', weighted' if self.weighted else ''})"]
         for name in self.model.parameters:
             unit = self.model.units.get(name, "")
-            lines.append(f"  {name:<10} = {self.model.params[name]:.6g} +- {self.stderr[name]:.2g} {unit}".rstrip())
+            error = ("(fixed)" if name in self.fixed else "(no standard error)" if math.isnan(self.stderr[name])
+                     else f"+- {self.stderr[name]:.2g}")
+            lines.append(f"  {name:<14} = {self.model.params[name]:.6g} {error} {unit}".rstrip())
+        for name, value in self.extra.items():
+            lines.append(f"  {name}: {value:.6g}" if isinstance(value, float) else f"  {name}: {value}")
         return "\n".join(lines)
 
 
@@ -85,7 +97,7 @@ class Model:
     parameters: tuple = ()
     units: dict = {}
     x_column = "size"
-    y_column = "avg_latency"
+    y_column = "latency_avg"
 
     def __init__(self, **values):
         unknown = sorted(set(values) - set(self.parameters))
@@ -125,29 +137,41 @@ class Model:
     # ------------------------------------------------------------------- fit
 
     @classmethod
-    def fit(cls, result, *, weighted: bool | None = None, **options) -> Fit:
+    def fit(cls, result, *, weighted: bool | None = None, fixed: dict | None = None, **options) -> Fit:
         """Least squares of predict(x) against y, from a Result or an (x, y)
         pair. weighted (default: when x spans more than two decades) fits
-        relative errors, so that small sizes count as much as large ones."""
+        relative errors, so that small sizes count as much as large ones.
+        fixed: parameters held at the values given."""
         x, y = cls.data(result) if isinstance(result, Result) else map(np.asarray, result)
         x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-        if len(x) < len(cls.parameters) + 1:
-            raise model_error(f"{cls.name} model: {len(cls.parameters)} parameters need at least "
-                              f"{len(cls.parameters) + 1} points, got {len(x)}")
+        fixed = {name: float(value) for name, value in (fixed or {}).items()}
+        unknown = sorted(set(fixed) - set(cls.parameters))
+        if unknown:
+            raise model_error(f"{cls.name} model: cannot fix {unknown}; its parameters are {', '.join(cls.parameters)}")
+        free = cls.free_parameters(fixed)
+        if len(x) < len(free) + 1:
+            raise model_error(f"{cls.name} model: {len(free)} parameters need at least "
+                              f"{len(free) + 1} points, got {len(x)}")
         if weighted is None:
             weighted = bool(np.min(x) > 0 and np.max(x) / np.min(x) > 100)
         sigma = np.abs(y) if weighted else np.ones_like(y)
         if np.any(sigma == 0):
             sigma = np.where(sigma == 0, np.max(np.abs(y)) or 1.0, sigma)
-        values, covariance = cls._solve(x, y, sigma, **options)
-        model = cls(**dict(zip(cls.parameters, values)))
+        values, covariance = cls._solve(x, y, sigma, fixed=fixed, **options)
+        model = cls(**fixed, **dict(zip(free, values)))
         residuals = y - np.asarray(model.predict(x), dtype=float)
         weights = 1.0 / sigma ** 2
         mean = np.sum(weights * y) / np.sum(weights)
         total = float(np.sum(weights * (y - mean) ** 2))
         r_squared = 1.0 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
-        stderr = {p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(cls.parameters)}
-        return Fit(model, stderr, covariance, r_squared, x, y, residuals, weighted)
+        stderr = {p: 0.0 for p in fixed}
+        stderr.update({p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(free)})
+        return Fit(model, stderr, covariance, r_squared, x, y, residuals, weighted,
+                   fixed=tuple(p for p in cls.parameters if p in fixed))
+
+    @classmethod
+    def free_parameters(cls, fixed: dict) -> tuple:
+        return tuple(p for p in cls.parameters if p not in fixed)
 
     @classmethod
     def initial(cls, x, y) -> list:
@@ -155,11 +179,22 @@ class Model:
         raise NotImplementedError(f"{cls.name}: no starting point for a nonlinear fit")
 
     @classmethod
-    def _solve(cls, x, y, sigma, **options) -> tuple:
-        """(values, covariance) minimising sum(((y - predict) / sigma)^2)."""
+    def _solve(cls, x, y, sigma, fixed=None, **options) -> tuple:
+        """(values, covariance) of the free parameters minimising
+        sum(((y - predict) / sigma)^2), from initial(x, y)."""
+        fixed = fixed or {}
+        start = dict(zip(cls.parameters, cls.initial(x, y)))
+        return cls._nonlinear(x, y, sigma, [start[p] for p in cls.free_parameters(fixed)], fixed)
+
+    @classmethod
+    def _nonlinear(cls, x, y, sigma, start, fixed: dict) -> tuple:
+        """Levenberg-Marquardt over the free parameters from `start`."""
+        free = cls.free_parameters(fixed)
+
         def residual(values):
-            return (y - np.asarray(cls(**dict(zip(cls.parameters, values))).predict(x), dtype=float)) / sigma
-        return levenberg_marquardt(residual, np.asarray(cls.initial(x, y), dtype=float))
+            model = cls(**fixed, **dict(zip(free, values)))
+            return (y - np.asarray(model.predict(x), dtype=float)) / sigma
+        return levenberg_marquardt(residual, np.asarray(start, dtype=float))
 
     # --------------------------------------------------------------- compare
 
@@ -175,6 +210,13 @@ class Model:
         return Result(f"compare_{self.name}", {"model": self.name, "source": source,
                                                **{k: v for k, v in self.params.items()}}, {}, rows,
                       {"x": "", "measured": "", "predicted": "", "relative_error": ""})
+
+
+def figures(benchmark: str, params: dict, rows: list) -> Result:
+    """What `fpgacomm model NAME` prints: a Result of named figures, one
+    (figure, value, unit) row each, values in SI units."""
+    return Result(benchmark, params, {}, [{"figure": f, "value": float(v), "unit": u} for f, v, u in rows],
+                  {"figure": "", "value": "", "unit": ""})
 
 
 def linear_least_squares(design: np.ndarray, y: np.ndarray, sigma: np.ndarray) -> tuple:

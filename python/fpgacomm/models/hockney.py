@@ -1,0 +1,206 @@
+"""Hockney's model of a message's time, and its piecewise form that finds
+where an MPI library switches protocol.
+
+Hockney (1994): T(n) = alpha + n / beta, latency alpha (s) and asymptotic
+bandwidth beta (B/s); the half-performance size n_1/2 = alpha * beta is the
+message size that reaches half of beta.
+
+An MPI library changes protocol with the size (eager copies, rendezvous,
+pipelined staging), and each protocol has its own alpha and beta: seed 002
+sees the latency dip between 4 and 8 MB. PiecewiseHockney fits contiguous
+size ranges with a Hockney model each and picks the number of ranges by the
+Bayesian information criterion (docs/METHODS.md, "Models").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..result import Result
+from .base import Fit, Model, figures, linear_least_squares, model_error
+
+TIME_COLUMNS = ("latency_avg", "latency", "time")  # osu_latency, fabric_latency, fabric_bw
+
+
+class Hockney(Model):
+    """T(n) = alpha + n / beta."""
+
+    name = "hockney"
+    parameters = ("alpha", "beta")
+    units = {"alpha": "s", "beta": "B/s"}
+
+    @classmethod
+    def data(cls, result: Result) -> tuple:
+        """(size, time) from an OSU latency, fabric latency or fabric bandwidth Result."""
+        column = next((c for c in TIME_COLUMNS if c in result.columns), None)
+        if "size" not in result.columns or column is None:
+            raise model_error(f"{cls.name} model needs columns 'size' and one of {', '.join(TIME_COLUMNS)} "
+                              f"(a latency Result, e.g. fpgacomm osu latency); {result.benchmark} has "
+                              f"{', '.join(result.columns)}")
+        x = np.asarray(result.column("size"), dtype=float)
+        y = np.asarray(result.column(column), dtype=float)
+        keep = np.isfinite(x) & np.isfinite(y)
+        return x[keep], y[keep]
+
+    def predict(self, x):
+        return self.alpha + np.asarray(x, dtype=float) / self.beta
+
+    def bandwidth(self, x):
+        """n / T(n) in B/s."""
+        x = np.asarray(x, dtype=float)
+        return x / self.predict(x)
+
+    @property
+    def half_bandwidth_size(self) -> float:
+        """n_1/2 = alpha * beta: bandwidth(n_1/2) = beta / 2."""
+        return self.alpha * self.beta
+
+    @classmethod
+    def _solve(cls, x, y, sigma, fixed=None, **options) -> tuple:
+        """T is linear in (alpha, 1/beta): weighted linear least squares, the
+        covariance of beta from that of 1/beta by the delta method."""
+        fixed = fixed or {}
+        known = fixed.get("alpha", 0.0) + (x / fixed["beta"] if "beta" in fixed else 0.0)
+        columns = [np.ones_like(x)] if "alpha" not in fixed else []
+        columns += [x] if "beta" not in fixed else []
+        values, covariance = linear_least_squares(np.column_stack(columns), y - known, sigma)
+        if "beta" in fixed:
+            return values, covariance
+        inverse = values[-1]
+        if inverse <= 0:
+            raise model_error(f"{cls.name} model: the time does not grow with the size (slope {inverse:.3g} s/B); "
+                              f"give sizes over a wider range")
+        jacobian = np.eye(len(values))
+        jacobian[-1, -1] = -1.0 / inverse ** 2
+        values = np.array([*values[:-1], 1.0 / inverse])
+        return values, jacobian @ covariance @ jacobian.T
+
+
+class PiecewiseHockney(Model):
+    """Hockney models on contiguous size ranges; segment k (from 0) holds
+    for switches[k-1] <= n < switches[k]. Parameters alpha_1, beta_1,
+    alpha_2, ... (alpha, beta with one range) and switch_1, ...: the first
+    size of each range after the first."""
+
+    name = "hockney_piecewise"
+
+    def __init__(self, segments: list, switches: list):
+        if len(switches) != len(segments) - 1 or list(switches) != sorted(switches):
+            raise model_error(f"{self.name}: {len(segments)} ranges need {len(segments) - 1} increasing switch "
+                              f"sizes, got {list(switches)}")
+        self.segments = list(segments)
+        self.switches = np.asarray(switches, dtype=float)
+        values, units = {}, {}
+        for k, segment in enumerate(self.segments, 1):
+            suffix = f"_{k}" if len(self.segments) > 1 else ""
+            values.update({f"alpha{suffix}": segment.alpha, f"beta{suffix}": segment.beta})
+            units.update({f"alpha{suffix}": "s", f"beta{suffix}": "B/s"})
+        for k, switch in enumerate(self.switches, 1):
+            values[f"switch_{k}"], units[f"switch_{k}"] = switch, "B"
+        self.parameters, self.units = tuple(values), units
+        super().__init__(**values)
+
+    def predict(self, x):
+        x = np.asarray(x, dtype=float)
+        which = np.searchsorted(self.switches, x, side="right")
+        times = np.stack([np.broadcast_to(segment.predict(x), x.shape) for segment in self.segments])
+        return np.take_along_axis(times, which[None, ...], axis=0)[0]
+
+    data = Hockney.data
+
+    @classmethod
+    def fit(cls, result, *, weighted: bool | None = None, max_segments: int = 4, min_points: int = 3) -> Fit:
+        """Segments by dynamic programming: for each count s of ranges, the
+        split into s contiguous ranges of at least min_points sizes each
+        with the least weighted residual sum of squares RSS_s; the count
+        chosen minimises BIC_s = n ln(RSS_s / n) + (3 s - 1) ln n (two
+        parameters per range and one per switch). extra lists each
+        switch's bracket (the last size of a range, the first of the next)."""
+        x, y = cls.data(result) if isinstance(result, Result) else map(np.asarray, result)
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        order = np.argsort(x, kind="stable")
+        x, y = x[order], y[order]
+        n = len(x)
+        if n < min_points:
+            raise model_error(f"{cls.name}: needs at least {min_points} sizes, got {n}")
+        if weighted is None:
+            weighted = bool(np.min(x) > 0 and np.max(x) / np.min(x) > 100)
+        sigma = np.abs(y) if weighted else np.ones_like(y)
+        sigma = np.where(sigma == 0, np.max(np.abs(y)) or 1.0, sigma)
+
+        def cost(i, j):  # weighted RSS of one Hockney fit to points i..j-1
+            if j - i < min_points or (i > 0 and x[i - 1] == x[i]) or len(set(x[i:j])) < 2:
+                return math.inf
+            design = np.column_stack([np.ones(j - i), x[i:j]]) / sigma[i:j, None]
+            values, *_ = np.linalg.lstsq(design, y[i:j] / sigma[i:j], rcond=None)
+            return float(np.sum((y[i:j] / sigma[i:j] - design @ values) ** 2))
+
+        costs = {(i, j): cost(i, j) for i in range(n) for j in range(i + min_points, n + 1)}
+        # best[s][j]: (least RSS of points 0..j-1 in s ranges, start of the last range)
+        best = [{0: (0.0, None)}]
+        for s in range(1, max_segments + 1):
+            layer = {}
+            for j in range(s * min_points, n + 1):
+                options = [(best[s - 1][i][0] + costs[(i, j)], i) for i in best[s - 1] if (i, j) in costs]
+                options = [option for option in options if math.isfinite(option[0])]
+                if options:
+                    layer[j] = min(options)
+            best.append(layer)
+        floor = n * 1e-24  # exact data: equal criteria, the penalty then prefers fewer ranges
+        criteria = {s: n * math.log(max(best[s][n][0], floor) / n) + (3 * s - 1) * math.log(n)
+                    for s in range(1, max_segments + 1) if n in best[s]}
+        if not criteria:
+            raise model_error(f"{cls.name}: the sizes do not span two distinct values in {min_points} points")
+        count = min(criteria, key=lambda s: (criteria[s], s))
+        bounds, j = [], n
+        for s in range(count, 0, -1):
+            i = best[s][j][1]
+            bounds.insert(0, (i, j))
+            j = i
+        fits = [Hockney.fit((x[i:j], y[i:j]), weighted=weighted) for i, j in bounds]
+        model = cls([f.model for f in fits], [x[i] for i, _ in bounds[1:]])
+        residuals = y - model.predict(x)
+        weights = 1.0 / sigma ** 2
+        mean = np.sum(weights * y) / np.sum(weights)
+        total = float(np.sum(weights * (y - mean) ** 2))
+        r_squared = 1.0 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
+        stderr = {}
+        for k, f in enumerate(fits):
+            names = model.parameters[2 * k: 2 * k + 2]
+            stderr.update({names[0]: f.stderr["alpha"], names[1]: f.stderr["beta"]})
+        stderr.update({f"switch_{k}": math.nan for k in range(1, count)})
+        covariance = np.zeros((2 * count, 2 * count))
+        for k, f in enumerate(fits):
+            covariance[2 * k:2 * k + 2, 2 * k:2 * k + 2] = f.covariance
+        extra = {"ranges": count, "criterion": "BIC = n ln(RSS/n) + (3 ranges - 1) ln n",
+                 "bic": {str(s): value for s, value in criteria.items()}}
+        for k, (i, _) in enumerate(bounds[1:], 1):
+            extra[f"switch_{k}_between"] = f"{x[i - 1]:.0f} and {x[i]:.0f} B"
+        return Fit(model, stderr, covariance, r_squared, x, y, residuals, weighted, extra)
+
+
+# ------------------------------------------------- command-line registration
+
+OPTIONS = {
+    "alpha": (float, None, "latency in s"),
+    "beta": (float, None, "asymptotic bandwidth in B/s"),
+    "size": (float, 1 << 20, "message size in bytes for T(n) and n / T(n)"),
+}
+
+
+def predictions(alpha=None, beta=None, size=1 << 20) -> Result:
+    if alpha is None or beta is None:
+        raise model_error("fpgacomm model hockney needs --alpha SECONDS and --beta BYTES_PER_SECOND "
+                          "(fit them with fpgacomm fit RESULT.json --model hockney)")
+    model = Hockney(alpha=alpha, beta=beta)
+    return figures("model_hockney", {**model.params, "size": size},
+                   [("half-bandwidth size n_1/2 = alpha * beta", model.half_bandwidth_size, "B"),
+                    (f"T({size:.0f} B)", float(model.predict(size)), "s"),
+                    (f"bandwidth at {size:.0f} B", float(model.bandwidth(size)), "B/s")])
+
+
+def fit(result: Result) -> Fit:
+    """Hockney over each size range between the protocol switches found."""
+    return PiecewiseHockney.fit(result)
