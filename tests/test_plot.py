@@ -10,6 +10,7 @@ import pytest
 
 from fpgacomm import _core, plot
 from fpgacomm.models.base import Model, linear_least_squares
+from fpgacomm.models.hockney import Hockney
 from fpgacomm.result import Result
 
 SIZES = [1 << m for m in range(0, 23, 2)]
@@ -32,9 +33,9 @@ class Linear(Model):
         return linear_least_squares(np.column_stack([np.ones_like(x), x]), y, sigma)
 
 
-def osu(test, send, recv, alpha=2e-6, beta=10e9):
+def osu(test, send, recv, alpha=2e-6, beta=10e9, noise=0.01):
     """An OSU Result of a Hockney network with a little noise."""
-    noise = 1 + 0.01 * np.sin(np.arange(len(SIZES)))
+    noise = 1 + noise * np.sin(np.arange(len(SIZES)))
     times = (alpha + np.array(SIZES) / beta) * noise
     latency = test in ("latency", "multi_lat")
     column, unit = ("latency_avg", "s") if latency else ("bandwidth", "B/s")
@@ -143,13 +144,25 @@ def test_a_fitted_model_is_drawn_over_a_fine_grid_on_latency_and_as_size_over_ti
     np.testing.assert_allclose(curve.get_ydata(), grid / fit.model.predict(grid) * 1e-9)
 
 
-def test_memory_kinds_puts_latency_and_bandwidth_side_by_side():
-    results = [osu("latency", "H", "H"), osu("latency", "D", "D"), osu("bw", "H", "H"), osu("bw", "D", "D")]
-    figure = plot.figure_for(results)
+def test_memory_kinds_puts_latency_and_bandwidth_side_by_side_with_each_kinds_fit():
+    results = [osu("latency", "H", "H"), osu("latency", "D", "D", alpha=9e-6), osu("bw", "H", "H"),
+               osu("bw", "D", "D", alpha=9e-6)]
+    fits = {result: Hockney.fit(result) for result in results[:2]}
+    figure = plot.figure_for(results, models=fits)
     left, right = figure.axes
-    assert sorted(lines(left)) == sorted(lines(right)) == ["D D", "H H"]
     assert left.get_ylabel() == "latency (us)" and right.get_ylabel() == "bandwidth (GB/s)"
     np.testing.assert_allclose(lines(right)["D D"].get_ydata(), results[3].column("bandwidth") * 1e-9)
+    for ax in (left, right):
+        drawn = lines(ax)
+        assert {"D D", "H H"} <= set(drawn) and len(drawn) == 4
+        for result, fit in fits.items():
+            name = plot.label(result)
+            curve = next(line for text, line in drawn.items() if text.startswith(f"{name} hockney: alpha "))
+            assert curve.get_color() == drawn[name].get_color()  # a fit wears its kinds' colour
+            grid = curve.get_xdata()
+            time = fit.model.predict(grid)
+            expected = time * 1e6 if ax is left else grid / time * 1e-9
+            np.testing.assert_allclose(curve.get_ydata(), expected)
 
 
 def test_several_benchmarks_on_one_axis_are_named_by_benchmark():
@@ -260,12 +273,16 @@ def fpgacomm_plot(*args, cwd):
                           timeout=120, cwd=cwd, env=dict(os.environ, MPLBACKEND="Agg"))
 
 
-def test_cli_draws_saved_results(tmp_path):
-    osu("latency", "H", "H").write_json(tmp_path / "lat_hh.json")
-    osu("latency", "D", "D").write_csv(tmp_path / "lat_dd.csv")
-    run = fpgacomm_plot("lat_hh.json", "lat_dd.csv", "-o", "latency.svg", cwd=tmp_path)
+def test_cli_draws_saved_results_with_a_fitted_model(tmp_path):
+    osu("latency", "H", "H", noise=0).write_json(tmp_path / "lat_hh.json")
+    osu("latency", "D", "D", noise=0).write_csv(tmp_path / "lat_dd.csv")
+    run = fpgacomm_plot("lat_hh.json", "lat_dd.csv", "-o", "latency.svg", "--model", "hockney", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert b"<svg" in (tmp_path / "latency.svg").read_bytes()[:400]
+    svg = (tmp_path / "latency.svg").read_bytes()
+    assert b"<svg" in svg[:400]
+    # Each kind's fit in the legend (Matplotlib writes text as a comment beside its glyphs).
+    for kinds in (b"H H", b"D D"):
+        assert svg.count(b"<!-- " + kinds + b" hockney_piecewise: alpha 2.00 us, beta 10.0 GB/s -->") == 1
 
 
 def test_cli_errors_are_clear_and_leave_no_figure(tmp_path):
@@ -280,6 +297,8 @@ def test_cli_errors_are_clear_and_leave_no_figure(tmp_path):
         (("traffic.json", "-o", "figure.png"), "cannot draw a fabric_traffic Result"),
         (("lat.json", "beff.json", "-o", "figure.png"), "cannot draw beff and latency Results on one figure"),
         (("lat.json", "-o", "nodir/figure.png"), "does not exist"),
+        (("lat.json", "-o", "figure.png", "--model", "nosuch"), "unknown model 'nosuch'; choose hockney, "),
+        (("beff.json", "-o", "figure.png", "--model", "hockney"), "hockney model needs columns 'size' and one of"),
     ]
     for args, message in cases:
         run = fpgacomm_plot(*args, cwd=tmp_path)

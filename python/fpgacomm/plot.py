@@ -220,36 +220,46 @@ def _size_sweep(results, ax, models, quantity: str, candidates: tuple) -> Figure
         raise plot_error(f"cannot draw {quantity} in {' and '.join(sorted(units))} on one axis")
     unit = units.pop()
     factor = _value_axis(ax, quantity, unit)
-    colours = []
+    colours = {}
     for result, name in zip(results, _labels(results)):
         column = _column(result, candidates)
         line, = ax.plot(result.column("size"), result.column(column) * factor, marker="o", markersize=3,
                         label=name)
-        colours.append(line.get_color())
+        colours[label(result)] = line.get_color()
     _overlay(ax, results, models, unit, factor, colours)
     return _finish(ax, f"{quantity} by message size")
 
 
-def _overlay(ax, results: list, models, unit: str, factor: float, colours: list) -> None:
-    """Each model's prediction over a fine grid of the Results' sizes; with
-    one model per Result (fitted to it), in that Result's colour."""
-    if not models:
+def _overlays(models) -> list:
+    """[(name of the Result fitted, Model)]: models is a sequence of Model
+    or Fit (name None), or a mapping from a Result to one or a list."""
+    if isinstance(models, dict):
+        return [(label(result), _as_model(model)) for result, value in models.items()
+                for model in (value if isinstance(value, (list, tuple)) else [value])]
+    return [(None, _as_model(model)) for model in models]
+
+
+def _overlay(ax, results: list, models, unit: str, factor: float, colours: dict) -> None:
+    """Each model's prediction over a fine grid of the Results' sizes; a
+    model given for a Result is drawn in the colour of that Result's kinds."""
+    overlays = _overlays(models)
+    if not overlays:
         return
     sizes = np.concatenate([result.column("size") for result in results]).astype(float)
     sizes = sizes[sizes > 0]
     grid = np.geomspace(sizes.min(), sizes.max(), 200)
-    paired = len(models) == len(results)
-    for i, model in enumerate(map(_as_model, models)):
-        colour = colours[i] if paired else "black"
-        ax.plot(grid, _model_curve(model, grid, unit) * factor, color=colour, linewidth=1,
-                linestyle=_LINE_STYLES[1 + (0 if paired else i) % (len(_LINE_STYLES) - 1)],
-                label=model_label(model))
+    for i, (name, model) in enumerate(overlays):
+        ax.plot(grid, _model_curve(model, grid, unit) * factor, color=colours.get(name, "black"), linewidth=1,
+                linestyle=_LINE_STYLES[1 + i % (len(_LINE_STYLES) - 1)] if name is None else "--",
+                label=model_label(model) if name is None else f"{name} {model_label(model)}")
 
 
 def latency(results, ax=None, *, models=()) -> Figure:
     """Latency against message size on log axes, one line per Result (OMB's
     comparison of memory kinds when the Results differ in kinds), with the
-    models' predictions (Model or Fit) over a fine grid of sizes."""
+    models' predictions over a fine grid of sizes. models: Models or Fits
+    (drawn in black), or {Result: Model or Fit, or a list} (each drawn in
+    the colour of the Result's kinds, here and on any axes showing them)."""
     return _size_sweep(results, ax, models, "latency", ("latency_avg", "latency"))
 
 
@@ -268,12 +278,8 @@ def memory_kinds(results, axes=None, *, models=()) -> Figure:
     bandwidths = [r for r in results if r.benchmark in BANDWIDTH]
     if not latencies or not bandwidths or len(latencies) + len(bandwidths) != len(results):
         raise plot_error("memory_kinds draws latency and bandwidth Results side by side; give both kinds")
-    if len(models) == len(results):  # one fitted to each Result: each stays with its own
-        latency(latencies, axes[0], models=[m for r, m in zip(results, models) if r.benchmark in LATENCY])
-        bandwidth(bandwidths, axes[1], models=[m for r, m in zip(results, models) if r.benchmark in BANDWIDTH])
-    else:
-        latency(latencies, axes[0], models=models)
-        bandwidth(bandwidths, axes[1], models=models)
+    latency(latencies, axes[0], models=models)
+    bandwidth(bandwidths, axes[1], models=models)
     return axes[0].figure
 
 
@@ -289,7 +295,7 @@ def beff(results, ax=None, *, models=()) -> Figure:
     _size_axis(ax)
     factor = _value_axis(ax, "bandwidth", "B/s")
     colours = itertools.cycle(f"C{i}" for i in range(10))
-    result_colours = []  # each Result's first colour, for its model overlay
+    result_colours = {}  # each Result's first colour, for its model overlay
     for result, name in zip(results, _labels(results)):
         measured, modelled = BEFF[result.benchmark]
         table = result.to_numpy()
@@ -298,7 +304,7 @@ def beff(results, ax=None, *, models=()) -> Figure:
             rows = table if pattern is None else table[table["pattern"] == pattern]
             colour = next(colours)
             if pattern is None or pattern == patterns[0]:
-                result_colours.append(colour)
+                result_colours[label(result)] = colour
             text = name if pattern is None or len(patterns) == 1 else f"{name} {pattern}"
             ax.plot(rows["size"], rows[measured] * factor, marker="o", markersize=3, color=colour,
                     label=f"{text} ({measured})")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 
 
@@ -19,7 +18,8 @@ def register(subparsers) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="FIG",
                         help="figure file: .png, .pdf or .svg")
     parser.add_argument("--model", action="append", default=[], metavar="NAME",
-                        help="fit this model (fpgacomm fit's names) to each Result and draw it; repeatable")
+                        help="fit this model (fpgacomm fit's names) to each Result and draw it in the Result's "
+                             "colour; repeatable")
     parser.set_defaults(run=run)
 
 
@@ -39,22 +39,14 @@ def read_result(path: str):
         raise _core.UsageError(f"{path}: not an fpgacomm Result: {error}") from None
 
 
-def fit(name: str, result):
-    """The registered model `name` fitted to result (contract: REGISTRY)."""
-    from . import _core
-    from .models import REGISTRY
-
-    if name not in REGISTRY:
-        raise _core.UsageError(f"unknown model '{name}'; choose {', '.join(sorted(REGISTRY))}")
-    return importlib.import_module(REGISTRY[name]).fit(result)
-
-
 def run(args) -> int:
     from . import plot
+    from .models import load
 
     plot.figure_format(args.output)  # before any work: a bad name is a usage error
+    modules = [load(name) for name in args.model]
     results = [read_result(path) for path in args.results]
-    models = [fit(name, result) for name in args.model for result in results]
+    models = {result: [module.fit(result) for module in modules] for result in results} if modules else ()
     plot.save(plot.figure_for(results, models=models), args.output)
     print(f"fpgacomm plot: {len(results)} Result(s) -> {args.output}")
     return 0
