@@ -451,16 +451,24 @@ def _as_list(results) -> list:
     return items
 
 
-def kind(result) -> str:
-    """latency | bandwidth | beff | gather | model: which figure draws it."""
+def drawable(result) -> str | None:
+    """latency | bandwidth | beff | gather | model: which figure draws it,
+    or None where no figure does."""
     if isinstance(result, Fit):
         return "model"
     name = result.benchmark
     for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
         if name in names:
             return kind_name
-    if name.startswith("compare_"):
-        return "model"
+    return "model" if name.startswith("compare_") else None
+
+
+def kind(result) -> str:
+    """drawable(result), or a UsageError naming what can be drawn."""
+    found = drawable(result)
+    if found is not None:
+        return found
+    name = result.benchmark
     raise plot_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
                      f"(osu_latency, osu_bw, ...), b_eff, gather and compare Results")
 
