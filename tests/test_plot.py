@@ -10,6 +10,7 @@ import pytest
 
 from fpgacomm import _core, plot
 from fpgacomm.models.base import Model, linear_least_squares
+from fpgacomm.models.cuscomnet import CusComNet
 from fpgacomm.models.hockney import Hockney
 from fpgacomm.result import Result
 
@@ -237,6 +238,18 @@ def test_model_against_measurement_draws_points_model_and_relative_residuals():
     y = result.column("latency_avg")
     np.testing.assert_allclose(residual.get_ydata(), (fit.model.predict(result.column("size")) - y) / y * 100)
     assert "R^2 = " in top.get_title()
+
+
+def test_a_model_of_hops_is_drawn_on_linear_axes_named_by_its_column():
+    model = CusComNet.seed_003()
+    hops = [1, 2, 3, 4]
+    result = Result("fabric_latency", {}, {}, [{"hops": h, "size": 64, "latency": float(model.predict(h)) * (1 + 0.01 * h)}
+                                               for h in hops], {"hops": "", "size": "B", "latency": "s"})
+    top, bottom = plot.model_against_measurement(CusComNet.fit(result)).axes
+    assert bottom.get_xlabel() == "hops" and top.get_xscale() == top.get_yscale() == "linear"
+    assert top.get_ylabel() == "latency (us)"
+    np.testing.assert_array_equal(lines(top)["measured"].get_xdata(), hops)
+    np.testing.assert_allclose(lines(top)["measured"].get_ydata(), result.column("latency") * 1e6)
 
 
 def test_a_compare_result_is_drawn_from_its_columns():

@@ -48,7 +48,7 @@ _DISPLAY_UNITS = {"s": ("us", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), 
 # Where a Result records no unit (a Fit's data, a compare Result), the
 # column naming every benchmark follows says it.
 _NAMED_UNITS = (("bandwidth", "B/s"), ("throughput", "B/s"), ("bw", "B/s"), ("latency", "s"), ("time", "s"),
-                ("size", "B"), ("bytes", "B"))
+                ("size", "B"), ("bytes", "B"), ("hops", ""), ("links", ""), ("nodes", ""))
 FORMATS = ("png", "pdf", "svg")
 _LINE_STYLES = ("-", "--", ":", "-.")
 _FIGSIZE = (6.4, 4.4)
@@ -382,18 +382,18 @@ def gather(results, axes=None) -> Figure:
 
 
 def _comparison(source) -> tuple:
-    """(x, measured, predicted at x, model or None, x unit, y unit, title)."""
+    """(x, measured, predicted at x, model or None, x name, x unit, y unit, title)."""
     if isinstance(source, Fit):
         model = source.model
         predicted = np.asarray(model.predict(source.x), dtype=float)
-        return (source.x, source.y, predicted, model, unit_of(model.x_column), unit_of(model.y_column),
-                f"{model.name} fit (R^2 = {source.r_squared:.4f})")
+        return (source.x, source.y, predicted, model, model.x_column, unit_of(model.x_column),
+                unit_of(model.y_column), f"{model.name} fit (R^2 = {source.r_squared:.4f})")
     if isinstance(source, Result) and source.benchmark.startswith("compare_"):
         # Unrecorded units: every model's x is the message size unless it
         # records another, and the measured benchmark implies the y unit.
         x_unit = source.units.get("x") or "B"
         y_unit = source.units.get("measured") or _measured_unit(source.params.get("source"))
-        return (source.column("x"), source.column("measured"), source.column("predicted"), None, x_unit, y_unit,
+        return (source.column("x"), source.column("measured"), source.column("predicted"), None, "x", x_unit, y_unit,
                 f"{source.params.get('model', 'model')} against {source.params.get('source', 'measurement')}")
     raise plot_error(f"model_against_measurement draws a Fit or a compare Result, got "
                      f"{source.benchmark if isinstance(source, Result) else type(source).__name__}")
@@ -412,7 +412,7 @@ def model_against_measurement(source, axes=None) -> Figure:
     """Measured points and the model's line (over a fine grid where the
     model itself is known, a Fit; through the compared points otherwise),
     and below them the relative error (predicted - measured) / measured."""
-    x, measured, predicted, model, x_unit, y_unit, title = _comparison(source)
+    x, measured, predicted, model, x_name, x_unit, y_unit, title = _comparison(source)
     if axes is None:
         axes = new_figure(2, 1, height_ratios=(3, 1), sharex=True)[1]
     top, bottom = axes
@@ -423,10 +423,12 @@ def model_against_measurement(source, axes=None) -> Figure:
         _size_axis(top)
         _size_axis(bottom)
     else:
-        x_name, x_factor = _display(x_unit)
+        unit, x_factor = _display(x_unit)
         x = x * x_factor
-        bottom.set_xlabel(f"x ({x_name})")
-    factor = _value_axis(top, "measured" if model is None else model.y_column, y_unit, log=bool(np.all(measured > 0)))
+        bottom.set_xlabel(f"{x_name} ({unit})" if unit else x_name)
+    # Log values over sizes spanning decades; linear over hops or nodes.
+    factor = _value_axis(top, "measured" if model is None else model.y_column, y_unit,
+                         log=log_x and bool(np.all(measured > 0)))
     top.plot(x, measured * factor, linestyle="none", marker="o", label="measured")
     if model is not None and log_x:
         grid = np.geomspace(x.min(), x.max(), 200)
