@@ -120,7 +120,7 @@ def unit_of(column: str) -> str:
 def _size_axis(ax, label: str = "message size") -> None:
     """Log base 2 with binary size names on the ticks ("1 KiB")."""
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: human_bytes(value) if value >= 1 else ""))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: human_bytes(value) if value >= 0.99 else ""))
     ax.set_xlabel(f"{label} (bytes)")
 
 
@@ -176,7 +176,9 @@ def model_label(model: Model) -> str:
         unit = model.units.get(name, "")
         value = model.params[name]
         parts.append(f"{name} {_HUMAN[unit](value)}" if unit in _HUMAN else f"{name} {value:.4g} {unit}".rstrip())
-    return f"{model.name}: " + ", ".join(parts)
+    # Three parameters a line keeps a many-parameter model's legend narrow.
+    lines = [", ".join(parts[i:i + 3]) for i in range(0, len(parts), 3)]
+    return f"{model.name}: " + ",\n".join(lines)
 
 
 def _as_model(model) -> Model:
@@ -421,14 +423,14 @@ def model_against_measurement(source, axes=None) -> Figure:
     log_x = x_unit == "B" and bool(np.all(x > 0))
     if log_x:
         _size_axis(top)
-        _size_axis(bottom)
+        _size_axis(bottom, "message size" if x_name in ("size", "x") else x_name.replace("_", " "))
     else:
         unit, x_factor = _display(x_unit)
         x = x * x_factor
         bottom.set_xlabel(f"{x_name} ({unit})" if unit else x_name)
-    # Log values over sizes spanning decades; linear over hops or nodes.
-    factor = _value_axis(top, "measured" if model is None else model.y_column, y_unit,
-                         log=log_x and bool(np.all(measured > 0)))
+    # Log values where they span decades over sizes; linear over hops or nodes.
+    spans_decades = bool(np.all(measured > 0)) and np.max(measured) > 10 * np.min(measured)
+    factor = _value_axis(top, "measured" if model is None else model.y_column, y_unit, log=log_x and spans_decades)
     top.plot(x, measured * factor, linestyle="none", marker="o", label="measured")
     if model is not None and log_x:
         grid = np.geomspace(x.min(), x.max(), 200)
