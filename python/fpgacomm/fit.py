@@ -4,7 +4,8 @@ Several Results combine into one before the fit: Results of one benchmark
 with the same columns are stacked (their rows appended: e.g. fabric
 latencies at several hop counts for CusComNet); Results of different
 benchmarks are joined on their size column (e.g. osu latency, bw and
-overhead for LogGP), a size missing from one of them leaving its cells None.
+overhead for LogGP), a size missing from one of them leaving its cells None
+and a column several of them have kept from each as "benchmark.column".
 
     python -c "from fpgacomm import fit; f, c = fit.fit(['lat.json'], 'hockney'); print(f)"
 """
@@ -42,25 +43,27 @@ def combine(results: list) -> Result:
 
 
 def _join_on_size(results: list) -> Result:
-    units, owner = {"size": "B"}, {}
+    """One row per size; a column that several Results share (iterations,
+    validation) is kept from each as "benchmark.column"."""
     for r in results:
         if "size" not in r.columns:
             raise model_error(f"fit: Results of different benchmarks are joined on 'size', and {r.benchmark} "
                               f"has no size column ({', '.join(r.columns)})")
-        for column in r.columns:
-            if column == "size":
-                continue
-            if column in owner:
-                raise model_error(f"fit: column '{column}' is in both {owner[column]} and {r.benchmark}; join "
-                                  f"Results of different measurements, or stack Results of one benchmark")
-            owner[column], units[column] = r.benchmark, r.units[column]
-    table = {}
+    counts = {}
     for r in results:
+        for column in r.columns:
+            counts[column] = counts.get(column, 0) + 1
+    names = [{c: c if counts[c] == 1 or c == "size" else f"{r.benchmark}.{c}" for c in r.columns} for r in results]
+    units = {"size": "B"}
+    for r, name in zip(results, names):
+        units.update({name[c]: r.units[c] for c in r.columns if c != "size"})
+    table = {}
+    for r, name in zip(results, names):
         for row in r.rows:
-            table.setdefault(row["size"], {}).update({k: v for k, v in row.items() if k != "size"})
+            table.setdefault(row["size"], {}).update({name[k]: v for k, v in row.items() if k != "size"})
     rows = [{c: (size if c == "size" else cells.get(c)) for c in units} for size, cells in sorted(table.items())]
-    name = "+".join(r.benchmark for r in results)
-    return Result(name, {"joined": [r.benchmark for r in results]}, results[0].env, rows, units)
+    return Result("+".join(r.benchmark for r in results), {"joined": [r.benchmark for r in results]},
+                  results[0].env, rows, units)
 
 
 def fit(paths, model: str) -> tuple:

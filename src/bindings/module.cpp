@@ -16,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   fpgacomm::bindings::bind_onesided(m);
   fpgacomm::bindings::bind_fabric(m);
   fpgacomm::bindings::bind_beff(m);
+  fpgacomm::bindings::bind_overhead(m);
 }

@@ -84,7 +84,7 @@ class Fit:
             unit = self.model.units.get(name, "")
             error = ("(fixed)" if name in self.fixed else "(no standard error)" if math.isnan(self.stderr[name])
                      else f"+- {self.stderr[name]:.2g}")
-            lines.append(f"  {name:<14} = {self.model.params[name]:.6g} {error} {unit}".rstrip())
+            lines.append(f"  {name:<16} = {self.model.params[name]:.6g} {error} {unit}".rstrip())
         for name, value in self.extra.items():
             lines.append(f"  {name}: {value:.6g}" if isinstance(value, float) else f"  {name}: {value}")
         return "\n".join(lines)
@@ -152,21 +152,13 @@ class Model:
         if len(x) < len(free) + 1:
             raise model_error(f"{cls.name} model: {len(free)} parameters need at least "
                               f"{len(free) + 1} points, got {len(x)}")
-        if weighted is None:
-            weighted = bool(np.min(x) > 0 and np.max(x) / np.min(x) > 100)
-        sigma = np.abs(y) if weighted else np.ones_like(y)
-        if np.any(sigma == 0):
-            sigma = np.where(sigma == 0, np.max(np.abs(y)) or 1.0, sigma)
+        weighted, sigma = uncertainties(x, y, weighted)
         values, covariance = cls._solve(x, y, sigma, fixed=fixed, **options)
         model = cls(**fixed, **dict(zip(free, values)))
         residuals = y - np.asarray(model.predict(x), dtype=float)
-        weights = 1.0 / sigma ** 2
-        mean = np.sum(weights * y) / np.sum(weights)
-        total = float(np.sum(weights * (y - mean) ** 2))
-        r_squared = 1.0 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
         stderr = {p: 0.0 for p in fixed}
         stderr.update({p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(free)})
-        return Fit(model, stderr, covariance, r_squared, x, y, residuals, weighted,
+        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted,
                    fixed=tuple(p for p in cls.parameters if p in fixed))
 
     @classmethod
@@ -207,9 +199,29 @@ class Model:
                  "relative_error": float((p - b) / b) if b else math.nan}
                 for a, b, p in zip(x, y, predicted)]
         source = result.benchmark if isinstance(result, Result) else "data"
-        return Result(f"compare_{self.name}", {"model": self.name, "source": source,
-                                               **{k: v for k, v in self.params.items()}}, {}, rows,
-                      {"x": "", "measured": "", "predicted": "", "relative_error": ""})
+        units = result.units if isinstance(result, Result) else {}
+        y_unit = units.get(self.y_column, "")
+        return Result(f"compare_{self.name}", {"model": self.name, "source": source, "x_column": self.x_column,
+                                               "y_column": self.y_column, **self.params}, {}, rows,
+                      {"x": units.get(self.x_column, ""), "measured": y_unit, "predicted": y_unit,
+                       "relative_error": ""})
+
+
+def uncertainties(x: np.ndarray, y: np.ndarray, weighted: bool | None) -> tuple:
+    """(weighted, sigma): relative errors (sigma = |y|) when weighted, by
+    default when x spans more than two decades; else sigma = 1."""
+    if weighted is None:
+        weighted = bool(np.min(x) > 0 and np.max(x) / np.min(x) > 100)
+    sigma = np.abs(y) if weighted else np.ones_like(y)
+    return weighted, np.where(sigma == 0, np.max(np.abs(y)) or 1.0, sigma)
+
+
+def r_squared(y: np.ndarray, residuals: np.ndarray, sigma: np.ndarray) -> float:
+    """1 - SS_res / SS_tot, both weighted by 1 / sigma^2 (1 for constant y)."""
+    weights = 1.0 / sigma ** 2
+    mean = np.sum(weights * y) / np.sum(weights)
+    total = float(np.sum(weights * (y - mean) ** 2))
+    return 1.0 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
 
 
 def figures(benchmark: str, params: dict, rows: list) -> Result:

@@ -40,9 +40,6 @@ class ChannelModel(Model):
     def __init__(self, channels, width_bytes, frequency_hz, latency_s):
         super().__init__(channels=channels, width_bytes=width_bytes, frequency_hz=frequency_hz,
                          latency_s=latency_s)
-        if self.channels < 1 or self.width_bytes <= 0 or self.frequency_hz <= 0 or self.latency_s < 0:
-            raise model_error(f"b_eff channel model needs channels >= 1, width and frequency > 0 and latency "
-                              f">= 0, got {self!r}")
 
     @classmethod
     def bittware_520n(cls) -> "ChannelModel":
@@ -135,8 +132,11 @@ OPTIONS = {
 def model_from(preset: str = "520n", **overrides) -> ChannelModel:
     if preset not in PRESETS:
         raise model_error(f"unknown b_eff preset '{preset}'; choose {', '.join(PRESETS)}")
-    values = {**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}}
-    return ChannelModel(**values)
+    model = ChannelModel(**{**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}})
+    if model.channels < 1 or model.width_bytes <= 0 or model.frequency_hz <= 0 or model.latency_s < 0:
+        raise model_error(f"the b_eff channel model needs --channels >= 1, --width-bytes and --frequency-hz > 0 "
+                          f"and --latency-s >= 0, got {model!r}")
+    return model
 
 
 def predictions(preset="520n", channels=None, width_bytes=None, frequency_hz=None, latency_s=None, fpgas=1,

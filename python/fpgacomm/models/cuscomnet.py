@@ -103,6 +103,10 @@ class CusComNet(Model):
         """(hops, latency) of one packet size: a fabric latency Result, or
         several joined (fpgacomm fit A.json B.json ...)."""
         x, y = super().data(result)
+        if len(set(x.tolist())) < 2:
+            raise model_error(f"{cls.name} model: needs latencies over at least two hop counts to separate Tr "
+                              f"from Ta; got hops {sorted(set(x.tolist()))} (join fabric latency Results: "
+                              f"fpgacomm fit H1.json H2.json ... --model cuscomnet)")
         if "size" in result.columns and len(set(result.column("size").tolist())) > 1:
             raise model_error(f"{cls.name} model fits the latency of one packet size against hops; "
                               f"{result.benchmark} holds sizes {sorted(set(result.column('size').tolist()))}")
@@ -127,9 +131,6 @@ class CusComNet(Model):
     @classmethod
     def _solve(cls, x, y, sigma, fixed=None, **options) -> tuple:
         """Eq. 1 is linear in (Tr, Ta) once Tl, B and p are known."""
-        if len(set(x.tolist())) < 2:
-            raise model_error(f"{cls.name} model: needs latencies over at least two hop counts to separate Tr "
-                              f"from Ta; got hops {sorted(set(x.tolist()))}")
         known = x * (fixed["link_latency"] + fixed["packet_bytes"] / fixed["link_bandwidth"])
         return linear_least_squares(np.column_stack([x, 2 * np.ones_like(x)]), y - known, sigma)
 

@@ -12,11 +12,11 @@ G   gap per byte of a long message (s/B)
 
 A ping-pong gives T(n) and a stream t(n), but T(n) holds L + o_s + o_r as
 one sum: L and the overheads separate only when the overheads are measured
-on their own (`fpgacomm osu overhead`: the time inside the MPI calls that
+on their own (`fpgacomm overhead`: the time inside the MPI calls that
 start a send and that take a message which has already arrived). The fit
 therefore reads three columns per size, from Results joined on size:
 latency_avg (osu latency), bandwidth (osu bw) and send_overhead,
-recv_overhead (osu overhead).
+recv_overhead (fpgacomm overhead).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import math
 import numpy as np
 
 from ..result import Result
-from .base import Fit, Model, figures, linear_least_squares, model_error
+from .base import Fit, Model, figures, linear_least_squares, model_error, r_squared
 
 COLUMNS = {"latency_avg": "fpgacomm osu latency", "bandwidth": "fpgacomm osu bw",
-           "send_overhead": "fpgacomm osu overhead", "recv_overhead": "fpgacomm osu overhead"}
+           "send_overhead": "fpgacomm overhead", "recv_overhead": "fpgacomm overhead"}
 
 
 class LogGP(Model):
@@ -92,7 +92,7 @@ class LogGP(Model):
         one_way = usable("latency_avg", "send_overhead", "recv_overhead")
         if not one_way.any():
             raise model_error(f"{cls.name} model: no size has a latency and both overheads; run osu latency and "
-                              f"osu overhead over the same sizes")
+                              f"fpgacomm overhead over the same sizes")
         excess = n[one_way] - 1
         wire = data["latency_avg"][one_way] - data["send_overhead"][one_way] - data["recv_overhead"][one_way]
         latency, var_l = _mean(wire - excess * big_g, weighted, reference=data["latency_avg"][one_way])
@@ -104,13 +104,10 @@ class LogGP(Model):
         x, y = n[one_way], data["latency_avg"][one_way]
         residuals = y - model.predict(x)
         sigma = y if weighted else np.ones_like(y)
-        mean = np.sum(y / sigma ** 2) / np.sum(1 / sigma ** 2)
-        total = float(np.sum(((y - mean) / sigma) ** 2))
-        r_squared = 1 - float(np.sum((residuals / sigma) ** 2)) / total if total > 0 else 1.0
         stderr = {p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(cls.parameters)}
         extra = {"stream_points": int(np.count_nonzero(stream)),
                  "overhead_points": int(np.count_nonzero(usable("send_overhead")))}
-        return Fit(model, stderr, covariance, r_squared, x, y, residuals, weighted, extra)
+        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra)
 
 
 def _mean(values: np.ndarray, weighted: bool, reference: np.ndarray | None = None) -> tuple:
