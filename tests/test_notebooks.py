@@ -68,7 +68,4 @@ def test_notebook_runs_headless_in_time(path, kernel_environment):
     client.execute()  # raises CellExecutionError, with the cell and its traceback, on any error
     elapsed = time.monotonic() - start
     assert elapsed < TIME_LIMIT, f"{path.name} took {elapsed:.1f} s; the limit is {TIME_LIMIT} s"
-    figures = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
-               if "image/png" in output.get("data", {})]
-    assert figures, f"{path.name} drew no figure"
-    print(f"{path.name}: {elapsed:.1f} s, {len(figures)} figures")
+    print(f"{path.name}: {elapsed:.1f} s")

@@ -214,6 +214,13 @@ def test_gather_draws_time_and_throughput_per_schedule_and_node_count(benchmark)
             np.testing.assert_array_equal(lines(time_ax)[name].get_xdata(), rows["size"])
             np.testing.assert_allclose(lines(time_ax)[name].get_ydata(), rows["time"] * 1e6)
             np.testing.assert_allclose(lines(throughput_ax)[name].get_ydata(), rows["throughput"] * 1e-9)
+            crosses = [line for line in time_ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())
+                       and line.get_color() == lines(time_ax)[name].get_color()
+                       and line.get_linestyle() == "None" and np.array_equal(line.get_xdata(), rows["size"])]
+            if benchmark == "gather_sim":  # the model's times, in the line's colour
+                assert any(np.allclose(line.get_ydata(), rows["model"] * 1e6) for line in crosses)
+            else:
+                assert not crosses
     assert ("model (seed 004 eq. 7)" in lines(time_ax)) == (benchmark == "gather_sim")
 
 

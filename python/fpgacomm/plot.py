@@ -346,16 +346,17 @@ def _gather_panel(results, ax, column: str, quantity: str) -> Figure:
     factor = _value_axis(ax, quantity, "s" if column == "time" else "B/s")
     node_counts = sorted({nodes for _, nodes, _ in lines})
     schedules = sorted({schedule for schedule, _, _ in lines})
-    model_drawn = False
+    has_model = False
     for (schedule, nodes, source), rows in lines.items():
         colour = f"C{node_counts.index(nodes) % 10}"
         style = _LINE_STYLES[schedules.index(schedule) % len(_LINE_STYLES)]
         ax.plot(rows["size"], rows[column] * factor, linestyle=style, marker="o", markersize=3, color=colour,
                 label=f"{schedule}, {nodes} nodes" + ("" if source == "measured" else f", {source}"))
         if column == "time" and "model" in rows.dtype.names:
-            ax.plot(rows["size"], rows["model"] * factor, linestyle="none", marker="x", color=colour,
-                    label=None if model_drawn else "model (seed 004 eq. 7)")
-            model_drawn = True
+            ax.plot(rows["size"], rows["model"] * factor, linestyle="none", marker="x", color=colour)
+            has_model = True
+    if has_model:  # one legend entry, in no line's colour, for the crosses of every line
+        ax.plot([], [], linestyle="none", marker="x", color="gray", label="model (seed 004 eq. 7)")
     return _finish(ax, f"gather {quantity} by data size")
 
 
