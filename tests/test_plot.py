@@ -267,7 +267,16 @@ def test_a_compare_result_is_drawn_from_its_columns():
     np.testing.assert_allclose(lines(top)["measured"].get_ydata(), comparison.column("measured") * 1e6)
     np.testing.assert_allclose(lines(top)["model"].get_ydata(), comparison.column("predicted") * 1e6)
     np.testing.assert_allclose(bottom.get_lines()[0].get_ydata(), comparison.column("relative_error") * 100)
-    assert top.get_ylabel() == "measured (us)"
+    assert top.get_ylabel() == "latency_avg (us)" and bottom.get_xlabel() == "message size (bytes)"
+
+
+def test_a_compare_of_bare_arrays_takes_its_units_from_the_models_columns():
+    result = osu("latency", "H", "H")
+    comparison = Linear.fit(result).model.compare((result.column("size"), result.column("latency_avg")))
+    assert comparison.units["measured"] == ""  # nothing recorded: the column's name says seconds
+    top, _ = plot.model_against_measurement(comparison).axes
+    assert top.get_ylabel() == "latency_avg (us)"
+    np.testing.assert_allclose(lines(top)["measured"].get_ydata(), result.column("latency_avg") * 1e6)
 
 
 # ------------------------------------------------------------ dispatch

@@ -385,37 +385,30 @@ def gather(results, axes=None) -> Figure:
 
 
 def _comparison(source) -> tuple:
-    """(x, measured, predicted at x, model or None, x name, x unit, y unit, title)."""
+    """(x, measured, predicted at x, model or None, x name, y name, x unit, y unit, title)."""
     if isinstance(source, Fit):
         model = source.model
         predicted = np.asarray(model.predict(source.x), dtype=float)
-        return (source.x, source.y, predicted, model, model.x_column, unit_of(model.x_column),
+        return (source.x, source.y, predicted, model, model.x_column, model.y_column, unit_of(model.x_column),
                 unit_of(model.y_column), f"{model.name} fit (R^2 = {source.r_squared:.4f})")
     if isinstance(source, Result) and source.benchmark.startswith("compare_"):
-        # Unrecorded units: every model's x is the message size unless it
-        # records another, and the measured benchmark implies the y unit.
-        x_unit = source.units.get("x") or "B"
-        y_unit = source.units.get("measured") or _measured_unit(source.params.get("source"))
-        return (source.column("x"), source.column("measured"), source.column("predicted"), None, "x", x_unit, y_unit,
-                f"{source.params.get('model', 'model')} against {source.params.get('source', 'measurement')}")
+        # Model.compare records the model's columns and, from the measured
+        # Result, their units; units it could not know follow the names.
+        x_name = source.params.get("x_column", "x")
+        y_name = source.params.get("y_column", "measured")
+        x_unit = source.units.get("x") or unit_of(x_name)
+        y_unit = source.units.get("measured") or unit_of(y_name)
+        return (source.column("x"), source.column("measured"), source.column("predicted"), None, x_name, y_name,
+                x_unit, y_unit, f"{source.params.get('model', 'model')} against {source.params.get('source', 'measurement')}")
     raise plot_error(f"model_against_measurement draws a Fit or a compare Result, got "
                      f"{source.benchmark if isinstance(source, Result) else type(source).__name__}")
-
-
-def _measured_unit(benchmark) -> str:
-    if benchmark in LATENCY:
-        return "s"
-    if benchmark in BANDWIDTH or benchmark in BEFF:
-        return "B/s"
-    raise plot_error(f"the compare Result records no unit for 'measured', and its source {benchmark!r} "
-                     f"implies none; record the units")
 
 
 def model_against_measurement(source, axes=None) -> Figure:
     """Measured points and the model's line (over a fine grid where the
     model itself is known, a Fit; through the compared points otherwise),
     and below them the relative error (predicted - measured) / measured."""
-    x, measured, predicted, model, x_name, x_unit, y_unit, title = _comparison(source)
+    x, measured, predicted, model, x_name, y_name, x_unit, y_unit, title = _comparison(source)
     if axes is None:
         axes = new_figure(2, 1, height_ratios=(3, 1), sharex=True)[1]
     top, bottom = axes
@@ -424,14 +417,14 @@ def model_against_measurement(source, axes=None) -> Figure:
     log_x = x_unit == "B" and bool(np.all(x > 0))
     if log_x:
         _size_axis(top)
-        _size_axis(bottom, "message size" if x_name in ("size", "x") else x_name.replace("_", " "))
+        _size_axis(bottom, "message size" if x_name == "size" else x_name.replace("_", " "))
     else:
         unit, x_factor = _display(x_unit)
         x = x * x_factor
         bottom.set_xlabel(f"{x_name} ({unit})" if unit else x_name)
     # Log values where they span decades over sizes; linear over hops or nodes.
     spans_decades = bool(np.all(measured > 0)) and np.max(measured) > 10 * np.min(measured)
-    factor = _value_axis(top, "measured" if model is None else model.y_column, y_unit, log=log_x and spans_decades)
+    factor = _value_axis(top, y_name, y_unit, log=log_x and spans_decades)
     top.plot(x, measured * factor, linestyle="none", marker="o", label="measured")
     if model is not None and log_x:
         grid = np.geomspace(x.min(), x.max(), 200)
