@@ -250,8 +250,8 @@ def test_model_against_measurement_draws_points_model_and_relative_residuals():
 def test_a_model_of_hops_is_drawn_on_linear_axes_named_by_its_column():
     model = CusComNet.seed_003()
     hops = [1, 2, 3, 4]
-    result = Result("fabric_latency", {}, {}, [{"hops": h, "size": 64, "latency": float(model.predict(h)) * (1 + 0.01 * h)}
-                                               for h in hops], {"hops": "", "size": "B", "latency": "s"})
+    rows = [{"hops": h, "size": 64, "latency": float(model.predict(h)) * (1 + 0.01 * h)} for h in hops]
+    result = Result("fabric_latency", {}, {}, rows, {"hops": "", "size": "B", "latency": "s"})
     top, bottom = plot.model_against_measurement(CusComNet.fit(result)).axes
     assert bottom.get_xlabel() == "hops" and top.get_xscale() == top.get_yscale() == "linear"
     assert top.get_ylabel() == "latency (us)"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+from typing import NamedTuple
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -82,6 +83,8 @@ def save(figure: Figure, path) -> None:
     try:
         figure.savefig(tmp, format=fmt, dpi=150)
         os.replace(tmp, path)
+    except OSError as error:
+        raise plot_error(f"cannot write {os.fspath(path)!r}: {error.strerror or error}") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -127,7 +130,7 @@ def _size_axis(ax, label: str = "message size") -> None:
 def _value_axis(ax, quantity: str, unit: str, log: bool = True) -> float:
     """Labels the y axis with its unit; returns the factor for the values."""
     name, factor = _display(unit)
-    ax.set_ylabel(f"{quantity} ({name})")
+    ax.set_ylabel(f"{quantity} ({name})" if name else quantity)
     if log:
         ax.set_yscale("log")
     return factor
@@ -249,6 +252,8 @@ def _overlay(ax, results: list, models, unit: str, factor: float, colours: dict)
         return
     sizes = np.concatenate([result.column("size") for result in results]).astype(float)
     sizes = sizes[sizes > 0]
+    if not len(sizes):
+        raise plot_error("a model overlay needs Results with sizes above 0 bytes to draw over")
     grid = np.geomspace(sizes.min(), sizes.max(), 200)
     for i, (name, model) in enumerate(overlays):
         ax.plot(grid, _model_curve(model, grid, unit) * factor, color=colours.get(name, "black"), linewidth=1,
@@ -384,22 +389,33 @@ def gather(results, axes=None) -> Figure:
 # --------------------------------------------------- model against measurement
 
 
-def _comparison(source) -> tuple:
-    """(x, measured, predicted at x, model or None, x name, y name, x unit, y unit, title)."""
+class _Comparison(NamedTuple):
+    x: np.ndarray
+    measured: np.ndarray
+    predicted: np.ndarray  # at x
+    model: Model | None    # known for a Fit: drawn over a fine grid
+    x_name: str
+    y_name: str
+    x_unit: str
+    y_unit: str
+    title: str
+
+
+def _comparison(source) -> _Comparison:
     if isinstance(source, Fit):
         model = source.model
-        predicted = np.asarray(model.predict(source.x), dtype=float)
-        return (source.x, source.y, predicted, model, model.x_column, model.y_column, unit_of(model.x_column),
-                unit_of(model.y_column), f"{model.name} fit (R^2 = {source.r_squared:.4f})")
+        return _Comparison(source.x, source.y, np.asarray(model.predict(source.x), dtype=float), model,
+                           model.x_column, model.y_column, unit_of(model.x_column), unit_of(model.y_column),
+                           f"{model.name} fit (R^2 = {source.r_squared:.4f})")
     if isinstance(source, Result) and source.benchmark.startswith("compare_"):
         # Model.compare records the model's columns and, from the measured
         # Result, their units; units it could not know follow the names.
-        x_name = source.params.get("x_column", "x")
-        y_name = source.params.get("y_column", "measured")
-        x_unit = source.units.get("x") or unit_of(x_name)
-        y_unit = source.units.get("measured") or unit_of(y_name)
-        return (source.column("x"), source.column("measured"), source.column("predicted"), None, x_name, y_name,
-                x_unit, y_unit, f"{source.params.get('model', 'model')} against {source.params.get('source', 'measurement')}")
+        params = source.params
+        x_name, y_name = params.get("x_column", "x"), params.get("y_column", "measured")
+        return _Comparison(source.column("x"), source.column("measured"), source.column("predicted"), None,
+                           x_name, y_name, source.units.get("x") or unit_of(x_name),
+                           source.units.get("measured") or unit_of(y_name),
+                           f"{params.get('model', 'model')} against {params.get('source', 'measurement')}")
     raise plot_error(f"model_against_measurement draws a Fit or a compare Result, got "
                      f"{source.benchmark if isinstance(source, Result) else type(source).__name__}")
 
