@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fpgacomm import Result, collectives, onesided
+from fpgacomm import Result, _core, collectives, onesided
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
@@ -19,12 +19,16 @@ def fpgacomm(*args, ranks=None, timeout=300, cwd=None):
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=ENV, cwd=cwd)
 
 
-def test_devices_lists_pocl_with_kinds(tmp_path):
+def test_devices_lists_every_device_with_its_kinds(tmp_path):
     run = fpgacomm("devices", "--json", str(tmp_path / "devices.json"))
     assert run.returncode == 0, run.stderr
-    assert "Portable Computing Language" in run.stdout
-    assert "memory kinds: H H! D" in run.stdout
     table = json.loads((tmp_path / "devices.json").read_text())
+    assert table, "no OpenCL device found"
+    for row in table:
+        assert f"platform {row['platform_index']} '{row['platform']}'" in run.stdout
+        assert f"device {row['device_index']}: {row['name']}" in run.stdout
+        assert row["kinds"][:1] == ["H"] and f"memory kinds: {' '.join(row['kinds'])}" in run.stdout
+    # PoCL and NVIDIA's OpenCL give host, pinned and device memory, and no banks.
     assert any(row["kinds"] == ["H", "H!", "D"] for row in table)
 
 
@@ -61,11 +65,12 @@ def test_osu_bw_prints_omb_text_and_writes_json_and_csv(tmp_path):
 
 def test_errors_are_clear_and_leave_no_json(tmp_path):
     target = tmp_path / "out.json"
+    too_large = str(2 * _core.select_devices()[0].max_alloc_bytes)  # 4G fits a GPU
     cases = [
         (("osu", "latency", "D", "X"), 2, "unknown memory kind 'X'"),
         (("osu", "latency", "D", "B"), 2, "HBM (B) needs"),
         (("osu", "latency", "-m", "1:2X"), 2, "unknown suffix"),
-        (("osu", "bw", "D", "D", "-m", "4G"), 2, "largest allocation is"),
+        (("osu", "bw", "D", "D", "-m", too_large), 2, "largest allocation is"),
     ]
     for args, status, message in cases:
         run = fpgacomm(*args, "--json", str(target), ranks=2)
@@ -79,7 +84,8 @@ def test_mapping_errors_under_mpirun():
     env_run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "D", "D"],
                              capture_output=True, text=True, timeout=120, env=dict(ENV, FPGA_MAPPING="0:7"))
     assert env_run.returncode == 2
-    assert "FPGA_MAPPING maps node-local rank 1 to device 7, but only 1 device(s) match" in env_run.stderr
+    matching = len(_core.select_devices())
+    assert f"FPGA_MAPPING maps node-local rank 1 to device 7, but only {matching} device(s) match" in env_run.stderr
     run = fpgacomm("osu", "latency", "D", "D", "--device-map", "0:x", ranks=2)
     assert run.returncode == 2 and "--device-map='0:x' has a non-numeric entry 'x'" in run.stderr
 
@@ -108,14 +114,18 @@ def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     osu_names = ["osu_bw_D_D.json", "osu_bw_H_H.json", "osu_latency_D_D.json", "osu_latency_H_H.json"]
     collective_names = [f"osu_{test}_{mem}.json" for test in collectives.TESTS + onesided.TESTS for mem in "HD"]
     beff_names = ["beff_cpu.json", "beff_kernel.json"]
-    assert set(osu_names + collective_names + beff_names) <= set(names) and names[-1] == "summary.txt"
+    gather_names = ["gather_tree_D.json"]
+    assert set(osu_names + collective_names + beff_names + gather_names) <= set(names)
+    assert names[-1] == "summary.txt"
     figures = [name for name in names if name.endswith(".png")]
     fits = ["fit_hockney_osu_latency_D_D.json", "fit_hockney_osu_latency_H_H.json"]
     simulated = [name for name in names if name.startswith("sim")]
-    assert len(simulated) == len(names) - len(osu_names + collective_names + beff_names + figures) - 3 >= 7
+    measured = osu_names + collective_names + beff_names + gather_names
+    assert len(simulated) == len(names) - len(measured + figures + fits) - 1 >= 7
     # One figure per benchmark that sweeps sizes (the barrier has none; each simulated fabric_latency and
     # fabric_bw is one point); the Hockney fits of the latency Results beside them.
-    expected = {f"{name}.png" for name in ["osu_latency", "osu_bw", "beff", "fabric_beff", "fabric_put", "fabric_get"]
+    expected = {f"{name}.png" for name in ["osu_latency", "osu_bw", "beff", "gather", "gather_sim", "fabric_beff",
+                                           "fabric_put", "fabric_get"]
                 + [f"osu_{test}" for test in collectives.TESTS + onesided.TESTS if test != "barrier"]}
     assert set(figures) == expected, set(figures) ^ expected
     for name in figures:
@@ -130,10 +140,12 @@ def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
         assert [row["size"] for row in result.rows] == [1 << m for m in range(7)]
     summary = (out / "summary.txt").read_text()
     assert "osu_latency D D" in summary and "# OSU MPI-OpenCL Bandwidth Test" in summary
-    assert "OpenCL device pthread" in summary and "(simulated)" in summary
+    assert f"OpenCL device {_core.select_devices()[0].name} on " in summary and "(simulated)" in summary
     assert "# OSU MPI-OpenCL Allreduce Latency Test" in summary and "# Synchronization: MPI_Win_flush" in summary
     assert "b_eff = " in summary and "MSize" in summary
-    for name in osu_names + collective_names + beff_names:
+    gathered = Result.read_json(out / "gather_tree_D.json")
+    assert [(row["size"], row["stages"]) for row in gathered.rows] == [(65536, 1), (1 << 20, 1)]
+    for name in osu_names + collective_names + beff_names + gather_names:
         result = Result.read_json(out / name)
         assert all(row["validation"] == "pass" for row in result.rows)
     assert all(Result.read_json(out / name).env["simulated"] for name in simulated)

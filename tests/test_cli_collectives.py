@@ -24,10 +24,10 @@ def test_allreduce_prints_omb_text_with_nccl_columns_and_writes_json(tmp_path):
 
 
 def test_put_bw_prints_window_and_synchronisation():
-    run = fpgacomm("osu", "put_bw", "--mem", "D", "-s", "fence", "-w", "create", "-m", "1K:8K", "-i", "3",
+    run = fpgacomm("osu", "put_bw", "--mem", "D", "-s", "fence", "-w", "allocate", "-m", "1K:8K", "-i", "3",
                    "-W", "4", "-c", ranks=2)
     assert run.returncode == 0, run.stderr
-    assert "# Window creation: MPI_Win_create" in run.stdout
+    assert "# Window creation: MPI_Win_allocate" in run.stdout
     assert "# Synchronization: MPI_Win_fence" in run.stdout
     assert run.stdout.count("Pass") == 4
 

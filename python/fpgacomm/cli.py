@@ -44,7 +44,8 @@ def add_device_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("devices")
     group.add_argument("--platform", default="", help="OpenCL platform: index or name substring")
     group.add_argument("--device", default="", help="device: index among the matches or name substring")
-    group.add_argument("--device-type", default="all", choices=("fpga", "gpu", "cpu", "all"))
+    group.add_argument("--device-type", default="auto", choices=("auto", "fpga", "gpu", "cpu", "all"),
+                       help="auto (default): the accelerators when there are any, else every device")
     group.add_argument("--device-map", default=None, metavar="I:J:...",
                        help="device index per node-local rank (overrides FPGA_MAPPING)")
     group.add_argument("--binary", default="", metavar="FILE",
@@ -60,7 +61,8 @@ def device_options(args):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import beff_cli, devices_cli, fabric_cli, fit_cli, model_cli, osu_cli, overhead_cli, plot_cli, suite_cli
+    from . import (beff_cli, devbw_cli, devices_cli, fabric_cli, fit_cli, gather_cli, model_cli, osu_cli, overhead_cli,
+                   plot_cli, suite_cli)
 
     parser = Parser(prog="fpgacomm", description="Measure and model communication between accelerators.")
     parser.add_argument("--version", action="version", version=f"fpgacomm {_core.__version__}")
@@ -69,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "or FPGACOMM_TIMEOUT)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
-    for module in (devices_cli, osu_cli, beff_cli, suite_cli, fabric_cli, fit_cli, model_cli, overhead_cli, plot_cli):
+    for module in (devices_cli, devbw_cli, osu_cli, beff_cli, suite_cli, fabric_cli, gather_cli, fit_cli, model_cli,
+                   overhead_cli, plot_cli):
         module.register(subparsers)
     return parser
 

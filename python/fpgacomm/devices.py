@@ -26,7 +26,7 @@ class DeviceOptions:
 
     platform: str = ""
     device: str = ""
-    type: str = "all"
+    type: str = "auto"
     device_map: str | None = None
     binary: str = ""
     bank: int = 0

@@ -651,40 +651,6 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None) -> Re
                     "aggregate": "B/s"})
 
 
-# --- schedules of seed 004's gather -------------------------------------------
-
-def dcn_gather_stages(n: int, size: int) -> list:
-    """Gather to node 0 on a DCN ring (seed 004 Fig. 10 A, 11): nodes
-    1..n/2 pass blocks of `size` bytes down to node 0 and the others up
-    round the ring, one block per link per stage, each stage one node
-    shorter at the far ends; ceil((n-1)/2) stages. Node 0 writes the two
-    directions with its two DMA engines."""
-    _require_nodes(n, 2, "a gather")
-    half = n // 2
-    chains = ((list(range(1, half + 1)), 0), (list(range(n - 1, half, -1)), 1))
-    stages = []
-    for s in range(len(chains[0][0])):
-        stage = []
-        for chain, port in chains:
-            for i in range(len(chain) - s):
-                stage.append((chain[i], 0 if i == 0 else chain[i - 1], size, port))
-        stages.append(stage)
-    return stages
-
-
-def vcsn_gather_stages(n: int, size: int) -> list:
-    """Gather to node 0 on VCSN as seed 004 eq. 7 models it for large
-    clusters (section 6.3): node 0 receives through its four virtual ports
-    (two on each physical port, sharing it through the congestion control,
-    section 5.1.2) one block of `size` bytes each per stage, so each stage
-    moves 2 * size per physical port; ceil((n-1)/4) stages."""
-    _require_nodes(n, 2, "a gather")
-    sources = list(range(1, n))
-    # Block i of a stage takes physical port i % 2, virtual port i // 2 on it.
-    return [[(src, 0, size, i % 2, i // 2) for i, src in enumerate(sources[k:k + 4])]
-            for k in range(0, len(sources), 4)]
-
-
 # --- fpgacomm suite -------------------------------------------------------------
 
 def _vcsn_two_virtual_links() -> Fabric:

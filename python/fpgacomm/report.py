@@ -279,6 +279,29 @@ def _one_sided_formatter(title: str, main: list, extra: list) -> Callable[[Resul
     return format_one_sided
 
 
+def format_gather(result: Result, full: bool = False) -> str:
+    """Size, stages, time, throughput and the per-stage phases summed, one
+    line per (nodes, size); simulated Results add their model columns."""
+    p = result.params
+    where = f"fabric {p['fabric']} (simulated)" if "fabric" in p else f"mem {p.get('mem')}"
+    title = (f"# fpgacomm gather: {p.get('collective', 'gather')}, {where}, control {p.get('control')}, "
+             f"ports {p.get('ports')}, virtual ports {p.get('virtual_ports')}")
+    models = [c for c in ("model", "model_printed") if c in result.columns]
+    header = (f"{'schedule':>9}{'nodes':>6}{'size':>11}{'stages':>7}{'time':>11}{'throughput':>13}"
+              f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models) +
+              ("   validation" if "validation" in result.columns else ""))
+    lines = [title, header]
+    for row in result.rows:
+        line = (f"{row['schedule']:>9}{row['nodes']:>6}{human_bytes(row['size']):>11}{row['stages']:>7}"
+                f"{human_seconds(row['time']):>11}{human_bandwidth(row['throughput']):>13}"
+                f"{human_seconds(row['setup']):>11}{human_seconds(row['transfer']):>11}"
+                f"{human_seconds(row['barrier']):>11}" + "".join(f"{human_seconds(row[c]):>14}" for c in models))
+        if "validation" in result.columns:
+            line += f"   {row['validation'] or 'off'}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
     "beff": format_beff,
     "osu_latency": format_osu_latency,
@@ -288,6 +311,8 @@ FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
     "osu_mbw_mr": format_osu_mbw_mr,
     **{f"osu_{op}": _collective_formatter(title) for op, title in _COLLECTIVE_TITLES.items()},
     **{f"osu_{test}": _one_sided_formatter(*layout) for test, layout in _ONE_SIDED.items()},
+    "gather": format_gather,
+    "gather_sim": format_gather,
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from . import _core, beff, collectives, fabric, mpi, onesided, osu
+from . import _core, beff, collectives, fabric, gather, gather_sim, mpi, onesided, osu
 from .report import format_text, summary_line
 from .result import atomic_write
 
@@ -48,12 +48,17 @@ BEFF_SET = [
     ("beff_kernel", {"comm_type": "kernel", "repetitions": 3}),
 ]
 
+# A real gather takes its own small sizes; only the device choice carries over.
+GATHER_SET = [
+    ("gather_tree_D", {"schedule": "tree", "mem": "D", "sizes": [65536, 1 << 20], "iterations": 5}),
+]
+
 
 def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int | None = None,
         **parameters) -> list:
     """Runs STANDARD_SET with `parameters` (sizes, iterations, device, ...),
     BEFF_SET up to 2^beff_max_size bytes (beff_repetitions, when given, for
-    every b_eff run) and a small simulated run of every fabric preset, and
+    every b_eff run), GATHER_SET and a small simulated run of every fabric preset, and
     writes NAME.json per Result, the fits and figures (fit_and_draw) and
     summary.txt into outdir (rank 0)."""
     comm = mpi.resolve(comm)
@@ -74,9 +79,11 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
         if beff_repetitions is not None:
             arguments["repetitions"] = beff_repetitions
         keep(name, beff.run(comm, **arguments, device=parameters.get("device")))
+    for name, arguments in GATHER_SET:
+        keep(name, gather.run(comm, **arguments, device=parameters.get("device")))
     if comm.Get_rank() == 0:
         # The simulated fabrics need no ranks: rank 0 runs them.
-        for index, result in enumerate(fabric.suite_results()):
+        for index, result in enumerate(fabric.suite_results() + [gather_sim.run(sizes=(64 << 10, 1 << 20, 16 << 20))]):
             name = f"sim{index:02d}_{result.benchmark}_{result.params['fabric']}"
             results.append((name, result))
             result.write_json(os.path.join(outdir, f"{name}.json"))

@@ -63,6 +63,25 @@ class Runner {
     if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);  // cleanup: never throws
   }
 
+  // Some MPI builds can only put into memory they allocated: Open MPI 4.1's
+  // osc/rdma needs a transport with RDMA, and shared memory without single
+  // copy (btl_vader_single_copy_mechanism=none) has none. Say so once, agreed.
+  void create_window(std::uint64_t bytes) {
+    const int code = MPI_Win_create(window_memory_, static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm_.raw(),
+                                    &window_);
+    std::exception_ptr failure;
+    if (code != MPI_SUCCESS) {
+      char text[MPI_MAX_ERROR_STRING];
+      int length = 0;
+      MPI_Error_string(code, text, &length);
+      failure = std::make_exception_ptr(UsageError(
+          "this MPI library cannot create a window over user memory (MPI_Win_create: " + std::string(text, length) +
+          "); use -w allocate, or give it a transport with RDMA (Open MPI on one node: "
+          "OMPI_MCA_btl_vader_single_copy_mechanism=cma, or UCX)"));
+    }
+    comm_.agree(failure);
+  }
+
   OneSidedRun run() {
     const std::uint64_t largest = *std::max_element(options_.sizes.begin(), options_.sizes.end());
     std::exception_ptr failure;
@@ -75,9 +94,7 @@ class Runner {
     comm_.agree(failure);
     if (target_) {
       window_memory_ = target_->host_data();
-      comm_.check(MPI_Win_create(window_memory_, static_cast<MPI_Aint>(largest), 1, MPI_INFO_NULL, comm_.raw(),
-                                 &window_),
-                  "MPI_Win_create", "creating the window");
+      create_window(largest);
     } else {
       comm_.check(MPI_Win_allocate(static_cast<MPI_Aint>(largest), 1, MPI_INFO_NULL, comm_.raw(), &window_memory_,
                                    &window_),

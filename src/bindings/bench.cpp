@@ -74,6 +74,23 @@ void bind_bench(py::module_& m) {
       py::arg("device"), py::arg("direction"), py::arg("host_kind"), py::arg("nbytes"), py::arg("chunk"),
       py::arg("repetitions") = 5,
       "Best seconds to copy nbytes host<->device in blocking chunks (the serial staging of one message).");
+  m.def(
+      "copy_samples",
+      [](Device& device, const std::string& direction, const std::string& host_kind, std::uint64_t nbytes,
+         int iterations, int warmup) {
+        if (direction != "h2d" && direction != "d2h")
+          throw UsageError("copy direction must be h2d or d2h, got '" + direction + "'");
+        const MemKind kind = parse_mem_kind(host_kind);
+        CopySamples samples;
+        {
+          py::gil_scoped_release release;
+          samples = copy_samples(device, direction == "h2d", kind, nbytes, iterations, warmup);
+        }
+        return py::make_tuple(samples.host_seconds, samples.device_seconds);
+      },
+      py::arg("device"), py::arg("direction"), py::arg("host_kind"), py::arg("nbytes"), py::arg("iterations"),
+      py::arg("warmup"),
+      "Per-iteration (host clock, device profiling) seconds of one blocking copy of nbytes host<->device.");
   m.def("pattern_byte", &pattern_byte, py::arg("index"), py::arg("size"), py::arg("iteration"), py::arg("stream"));
 }
 

@@ -46,7 +46,7 @@ void bind_cl(py::module_& m) {
       [](const std::string& platform, const std::string& device, const std::string& type) {
         return select_devices({platform, device, type});
       },
-      py::arg("platform") = "", py::arg("device") = "", py::arg("type") = "all");
+      py::arg("platform") = "", py::arg("device") = "", py::arg("type") = "auto");
 
   py::class_<Device>(m, "Device")
       .def(py::init<DeviceInfo, std::string, std::string>(), py::arg("info"), py::arg("kernel_dir"),

@@ -109,9 +109,9 @@ std::vector<DeviceInfo> all_devices() {
 }
 
 std::vector<DeviceInfo> select_devices(const DeviceSelection& selection) {
-  const std::string type = lower(selection.type.empty() ? "all" : selection.type);
-  if (type != "all" && type != "fpga" && type != "gpu" && type != "cpu")
-    throw UsageError("unknown device type '" + selection.type + "'; choose fpga, gpu, cpu or all");
+  const std::string type = lower(selection.type.empty() ? "auto" : selection.type);
+  if (type != "auto" && type != "all" && type != "fpga" && type != "gpu" && type != "cpu")
+    throw UsageError("unknown device type '" + selection.type + "'; choose auto, fpga, gpu, cpu or all");
   const auto everything = all_devices();
 
   std::vector<DeviceInfo> by_platform;
@@ -120,8 +120,15 @@ std::vector<DeviceInfo> select_devices(const DeviceSelection& selection) {
                        (is_index(selection.platform) ? d.platform_index == std::stoi(selection.platform)
                                                      : lower(d.platform_name + " " + d.platform_vendor)
                                                                .find(lower(selection.platform)) != std::string::npos);
-    if (match && (type == "all" || d.type == type)) by_platform.push_back(d);
+    if (match && (type == "all" || type == "auto" || d.type == type)) by_platform.push_back(d);
   }
+  // auto: a machine with an accelerator and a CPU platform (PoCL beside a
+  // GPU driver) would otherwise pair rank 0's GPU with rank 1's CPU device.
+  const auto accelerator = [](const DeviceInfo& d) { return d.type == "fpga" || d.type == "gpu"; };
+  if (type == "auto" && std::any_of(by_platform.begin(), by_platform.end(), accelerator))
+    by_platform.erase(std::remove_if(by_platform.begin(), by_platform.end(),
+                                     [&](const DeviceInfo& d) { return !accelerator(d); }),
+                      by_platform.end());
   std::vector<DeviceInfo> chosen;
   if (is_index(selection.device)) {
     const auto index = static_cast<std::size_t>(std::stoul(selection.device));

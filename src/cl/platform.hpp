@@ -29,11 +29,12 @@ struct DeviceInfo {
 std::vector<DeviceInfo> all_devices();
 
 // Which devices a run may use: platform and device by index or by a
-// case-insensitive name substring (empty = any), type fpga|gpu|cpu|all.
+// case-insensitive name substring (empty = any), type fpga|gpu|cpu|all, or
+// auto (the default): the accelerators (fpga, gpu) when any match, else all.
 struct DeviceSelection {
   std::string platform;
   std::string device;
-  std::string type = "all";
+  std::string type = "auto";
 };
 
 // The devices that match, in discovery order; throws UsageError when none do.

@@ -14,6 +14,21 @@ def comm():
     return mpi.world()
 
 
+@pytest.fixture(scope="session")
+def windows_over_user_memory(comm) -> bool:
+    """Whether this MPI can MPI_Win_create over memory it did not allocate
+    (Open MPI 4.1 on shared memory without single copy cannot)."""
+    from mpi4py import MPI
+
+    try:
+        window = MPI.Win.Create(bytearray(8), 1, comm=comm)
+        window.Free()
+        works = True
+    except MPI.Exception:
+        works = False
+    return all(comm.allgather(works))
+
+
 def assert_all(comm, ok: bool, message: str = "") -> None:
     """Fails on every rank when `ok` is false on any rank."""
     failing = comm.allgather(bool(ok))
