@@ -16,6 +16,6 @@ PYBIND11_MODULE(_core, m) {
   fpgacomm::bindings::bind_onesided(m);
   fpgacomm::bindings::bind_fabric(m);
   fpgacomm::bindings::bind_beff(m);
-  fpgacomm::bindings::bind_overhead(m);
   fpgacomm::bindings::bind_gather(m);
+  fpgacomm::bindings::bind_overhead(m);
 }

@@ -67,10 +67,11 @@ class Fit:
         return self.model.params
 
     def to_result(self) -> Result:
-        """The fit as a Result: one row per parameter (value, standard error,
-        unit) and the goodness of fit in params."""
+        """The fit as a Result: one row per parameter (value, standard error
+        or None where there is none, unit) and the goodness of fit in params."""
         rows = [{"parameter": name, "value": float(self.model.params[name]),
-                 "stderr": float(self.stderr[name]), "unit": self.model.units.get(name, "")}
+                 "stderr": None if math.isnan(self.stderr[name]) else float(self.stderr[name]),
+                 "unit": self.model.units.get(name, "")}
                 for name in self.model.parameters]
         params = {"model": self.model.name, "r_squared": self.r_squared, "points": int(len(self.x)),
                   "weighted": self.weighted, "fixed": list(self.fixed), **self.extra}
@@ -153,7 +154,9 @@ class Model:
             raise model_error(f"{cls.name} model: {len(free)} parameters need at least "
                               f"{len(free) + 1} points, got {len(x)}")
         weighted, sigma = uncertainties(x, y, weighted)
-        values, covariance = cls._solve(x, y, sigma, fixed=fixed, **options)
+        # fixed goes to _solve only when given, so that a model's _solve(x, y,
+        # sigma) written before fixed parameters existed still works.
+        values, covariance = cls._solve(x, y, sigma, **({"fixed": fixed} if fixed else {}), **options)
         model = cls(**fixed, **dict(zip(free, values)))
         residuals = y - np.asarray(model.predict(x), dtype=float)
         stderr = {p: 0.0 for p in fixed}

@@ -97,10 +97,13 @@ def predictions(header=None, line_rate=None, ceiling=None, latency=SEED_001_LATE
         raise model_error(f"--packets takes payload sizes in bytes separated by commas, got '{packets}'") from None
     if any(p <= 0 for p in sizes) or latency < 0:
         raise model_error(f"packet sizes must be positive and the latency at least 0, got {packets} and {latency}")
-    fitted = PacketModel.fit(seed_001_peaks()).model.params
+    seed_fit = PacketModel.fit(seed_001_peaks())
     given = {"header": header, "line_rate": line_rate, "ceiling": ceiling}
-    model = PacketModel(**{k: fitted[k] if v is None else v for k, v in given.items()})
+    model = PacketModel(**{k: seed_fit.params[k] if v is None else v for k, v in given.items()})
     rows = [(name, value, PacketModel.units[name]) for name, value in model.params.items()]
+    if None in given.values():
+        rows += [(f"residual of the fit to seed 001, {p:.0f} B packets", r, "B/s")
+                 for p, r in zip(seed_fit.x, seed_fit.residuals)]
     for p in sizes:
         rows += [(f"peak, {p} B packets", float(model.predict(p)), "B/s"),
                  (f"half-bandwidth size, {p} B packets", float(model.half_bandwidth_size(p, latency)), "B"),
