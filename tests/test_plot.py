@@ -314,6 +314,17 @@ def test_cli_draws_saved_results_with_a_fitted_model(tmp_path):
         assert svg.count(b"<!-- " + kinds + b" hockney_piecewise: alpha 2.00 us, beta 10.0 GB/s -->") == 1
 
 
+def test_cli_fits_a_model_to_the_results_it_can_use_and_says_which_it_cannot(tmp_path):
+    osu("latency", "D", "D", noise=0).write_json(tmp_path / "lat.json")
+    osu("bw", "D", "D", noise=0).write_json(tmp_path / "bw.json")
+    run = fpgacomm_plot("lat.json", "bw.json", "-o", "kinds.svg", "--model", "hockney", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("fpgacomm plot: hockney not fitted: hockney model needs columns") == 1
+    # The latency fit, on the latency panel and beside the bandwidth of the same kinds.
+    svg = (tmp_path / "kinds.svg").read_bytes()
+    assert svg.count(b"<!-- D D hockney_piecewise: alpha 2.00 us, beta 10.0 GB/s -->") == 2
+
+
 def test_cli_errors_are_clear_and_leave_no_figure(tmp_path):
     osu("latency", "H", "H").write_json(tmp_path / "lat.json")
     beff_result().write_json(tmp_path / "beff.json")
@@ -333,5 +344,5 @@ def test_cli_errors_are_clear_and_leave_no_figure(tmp_path):
         run = fpgacomm_plot(*args, cwd=tmp_path)
         assert run.returncode == 2, (args, run.stderr)
         assert run.stderr.count(message) == 1, (args, run.stderr)
-        assert "Traceback" not in run.stderr
+        assert run.stderr.startswith("fpgacomm: error: ") and "Traceback" not in run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["beff.json", "junk.json", "lat.json", "traffic.json"]

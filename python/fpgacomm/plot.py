@@ -56,8 +56,11 @@ _FIGSIZE = (6.4, 4.4)
 
 
 def plot_error(message: str) -> Exception:
-    """A UsageError: the CLI prints it once and exits with status 2."""
-    return _core.UsageError(message)
+    """A UsageError that depends on the inputs alone (the same on every
+    rank): the CLI prints it once and exits with status 2."""
+    error = _core.UsageError(message)
+    error.agreed = True
+    return error
 
 
 # ------------------------------------------------------------------ files
