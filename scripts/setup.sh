@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Everything a fresh Debian 12 machine needs, idempotent: the system packages
 # (OpenCL ICD loader and headers, PoCL, Open MPI, Debian's mpi4py/NumPy/
-# Matplotlib/pytest built for /usr/bin/python3), a virtual environment in
-# .venv that sees them, and the build of fpgacomm into it.
+# Matplotlib/pytest built for /usr/bin/python3, and nbclient/ipykernel/
+# nbformat, with which the tests run the notebooks), a virtual environment
+# in .venv that sees them, and the build of fpgacomm into it.
 #
 # mpi4py comes from Debian on purpose: it is built against Debian's Open MPI,
 # the same library fpgacomm._core links, which a wheel from PyPI is not.
@@ -17,7 +18,8 @@ packages=(build-essential cmake git pkg-config
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
           openmpi-bin libopenmpi-dev
           python3-dev python3-venv python3-pip python3-mpi4py python3-numpy
-          python3-matplotlib python3-pytest pybind11-dev python3-pybind11)
+          python3-matplotlib python3-pytest pybind11-dev python3-pybind11
+          python3-nbclient python3-ipykernel python3-nbformat)
 
 if [ -n "${FPGACOMM_PYTHON:-}" ]; then
   python="$FPGACOMM_PYTHON"

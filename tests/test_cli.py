@@ -2,6 +2,7 @@
 
 import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -96,7 +97,15 @@ def test_wrong_rank_counts_are_refused():
     assert run.returncode == 2 and "needs an even number of ranks" in run.stderr
 
 
-def test_suite_writes_every_result_and_a_summary(tmp_path):
+def assert_png(path):
+    """A whole PNG: signature, a header chunk of positive size, an end chunk."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR", path
+    width, height = struct.unpack(">II", data[16:24])
+    assert width > 100 and height > 100 and data[-8:-4] == b"IEND", path
+
+
+def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     out = tmp_path / "results"
     run = fpgacomm("suite", str(out), "-m", "1:4K", "-i", "3", "-x", "1", "--beff-max-size", "6",
                    "--beff-repetitions", "1", ranks=2)
@@ -108,8 +117,24 @@ def test_suite_writes_every_result_and_a_summary(tmp_path):
     gather_names = ["gather_tree_D.json"]
     assert set(osu_names + collective_names + beff_names + gather_names) <= set(names)
     assert names[-1] == "summary.txt"
+    figures = [name for name in names if name.endswith(".png")]
+    fits = ["fit_hockney_osu_latency_D_D.json", "fit_hockney_osu_latency_H_H.json"]
     simulated = [name for name in names if name.startswith("sim")]
-    assert len(simulated) == len(names) - len(osu_names + collective_names + beff_names + gather_names) - 1 >= 7
+    measured = osu_names + collective_names + beff_names + gather_names
+    assert len(simulated) == len(names) - len(measured + figures + fits) - 1 >= 7
+    # One figure per benchmark that sweeps sizes (the barrier has none; each simulated fabric_latency and
+    # fabric_bw is one point); the Hockney fits of the latency Results beside them.
+    expected = {f"{name}.png" for name in ["osu_latency", "osu_bw", "beff", "gather", "gather_sim", "fabric_beff",
+                                           "fabric_put", "fabric_get"]
+                + [f"osu_{test}" for test in collectives.TESTS + onesided.TESTS if test != "barrier"]}
+    assert set(figures) == expected, set(figures) ^ expected
+    for name in figures:
+        assert_png(out / name)
+    assert sorted(name for name in names if name.startswith("fit_")) == fits
+    for name in fits:
+        fit = Result.read_json(out / name)
+        assert [row["parameter"] for row in fit.rows] == ["alpha", "beta"] and fit.params["model"] == "hockney"
+        assert 0 < fit.rows[0]["value"] < 1e-3 and "hockney fit over" in (out / "summary.txt").read_text()
     for name in beff_names:
         result = Result.read_json(out / name)
         assert [row["size"] for row in result.rows] == [1 << m for m in range(7)]

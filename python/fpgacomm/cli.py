@@ -61,8 +61,8 @@ def device_options(args):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import (beff_cli, devbw_cli, devices_cli, fabric_cli, fit_cli, gather_cli, model_cli, osu_cli,
-                   overhead_cli, suite_cli)
+    from . import (beff_cli, devbw_cli, devices_cli, fabric_cli, fit_cli, gather_cli, model_cli, osu_cli, overhead_cli,
+                   plot_cli, suite_cli)
 
     parser = Parser(prog="fpgacomm", description="Measure and model communication between accelerators.")
     parser.add_argument("--version", action="version", version=f"fpgacomm {_core.__version__}")
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
     for module in (devices_cli, devbw_cli, osu_cli, beff_cli, suite_cli, fabric_cli, gather_cli, fit_cli, model_cli,
-                   overhead_cli):
+                   overhead_cli, plot_cli):
         module.register(subparsers)
     return parser
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from . import beff, collectives, fabric, gather, gather_sim, mpi, onesided, osu
+from . import _core, beff, collectives, fabric, gather, gather_sim, mpi, onesided, osu
 from .report import format_text, summary_line
 from .result import atomic_write
 
@@ -59,7 +59,8 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     """Runs STANDARD_SET with `parameters` (sizes, iterations, device, ...),
     BEFF_SET up to 2^beff_max_size bytes (beff_repetitions, when given, for
     every b_eff run), GATHER_SET and a small simulated run of every fabric preset, and
-    writes NAME.json per Result and summary.txt into outdir (rank 0)."""
+    writes NAME.json per Result, the fits and figures (fit_and_draw) and
+    summary.txt into outdir (rank 0)."""
     comm = mpi.resolve(comm)
     if comm.Get_rank() == 0:
         os.makedirs(outdir, exist_ok=True)
@@ -87,9 +88,46 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
             results.append((name, result))
             result.write_json(os.path.join(outdir, f"{name}.json"))
             print(f"{summary_line(result)}    -> {name}.json", flush=True)
-        atomic_write(os.path.join(outdir, "summary.txt"), lambda f: f.write(summary([r for _, r in results])),
-                     newline=None)
+        fits = fit_and_draw(outdir, results)
+        text = summary([r for _, r in results]) + "".join(f"\n{name}: {fit}\n" for name, fit in fits.items())
+        atomic_write(os.path.join(outdir, "summary.txt"), lambda f: f.write(text), newline=None)
     return [result for _, result in results]
+
+
+# Pairs whose figures carry the Hockney fits of the OSU latency Results:
+# T(n) on the latency figure, n / T(n) on the bandwidth one.
+_HOCKNEY_FIGURES = ("osu_latency", "osu_bw")
+
+
+def fit_and_draw(outdir: str, results: list) -> dict:
+    """Hockney fitted to each OSU latency Result (fit_hockney_NAME.json),
+    and one figure per benchmark that plot draws and that sweeps sizes
+    (BENCHMARK.png: its memory kinds, communication types or fabrics on one
+    axes). A fit the data cannot support is reported and left out; the
+    benchmarks' Results stand without it. Returns {NAME: Fit}."""
+    from . import plot
+    from .models.hockney import Hockney
+
+    fits = {}
+    for name, result in results:
+        if result.benchmark == "osu_latency":
+            try:
+                fits[name] = Hockney.fit(result)
+            except _core.UsageError as error:
+                print(f"Hockney fit of {name}: not drawn: {error}", flush=True)
+                continue
+            fits[name].to_result().write_json(os.path.join(outdir, f"fit_hockney_{name}.json"))
+    by_result = {result: fits[name] for name, result in results if name in fits}
+    groups = {}
+    for _, result in results:
+        sizes = {size for size in result.column("size") if size > 0} if "size" in result.columns else ()
+        if plot.drawable(result) and len(sizes) >= 2:  # a sweep, not one point
+            groups.setdefault(result.benchmark, []).append(result)
+    for benchmark, group in groups.items():
+        models = by_result if benchmark in _HOCKNEY_FIGURES else ()
+        plot.save(plot.figure_for(group, models=models), os.path.join(outdir, f"{benchmark}.png"))
+    print(f"figures: {', '.join(f'{benchmark}.png' for benchmark in groups)}", flush=True)
+    return fits
 
 
 def summary(results: list) -> str:
