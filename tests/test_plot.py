@@ -346,3 +346,14 @@ def test_cli_errors_are_clear_and_leave_no_figure(tmp_path):
         assert run.stderr.count(message) == 1, (args, run.stderr)
         assert run.stderr.startswith("fpgacomm: error: ") and "Traceback" not in run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["beff.json", "junk.json", "lat.json", "traffic.json"]
+
+
+def test_results_of_one_name_are_told_apart_by_the_parameters_that_differ():
+    """A chunk-size sweep: every Result is "D D", so the legend adds chunk_bytes."""
+    sweep = []
+    for chunk in (1 << 20, 4 << 20):
+        result = osu("bw", "D", "D")
+        sweep.append(Result(result.benchmark, {**result.params, "chunk_bytes": chunk}, {}, result.rows, result.units))
+    fig = plot.figure_for(sweep)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert labels == ["D D chunk_bytes=1048576", "D D chunk_bytes=4194304"]

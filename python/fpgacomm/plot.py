@@ -165,10 +165,19 @@ def label(result: Result) -> str:
 
 
 def _labels(results: list) -> list:
-    """Legend names, with the benchmark prefixed where several are mixed."""
+    """Legend names, with the benchmark prefixed where several are mixed,
+    and the parameters that tell Results of one name apart (a chunk-size
+    sweep: "D D chunk_bytes=1048576") where names collide."""
     names = [label(result) for result in results]
     if len({result.benchmark for result in results}) > 1:
         names = [f"{result.benchmark} {name}" for result, name in zip(results, names)]
+    if len(set(names)) < len(names):
+        keys = sorted({key for result in results for key in result.params})
+        differing = [key for key in keys
+                     if len({repr(result.params.get(key)) for result in results}) > 1
+                     and all(isinstance(result.params.get(key), (int, float, str)) for result in results)]
+        names = [name + "".join(f" {key}={result.params[key]}" for key in differing)
+                 for result, name in zip(results, names)]
     return names
 
 
