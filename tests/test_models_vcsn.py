@@ -1,6 +1,7 @@
 """VCSN and DCN models of seed 004: eq. 1-7, the barrier model and its
 correction, the Fig. 20 estimate, fitting and Table 6's comparison."""
 
+import json
 import math
 
 import numpy as np
@@ -125,6 +126,10 @@ def test_fit_of_dcn_rings_leaves_t_undetermined():
     assert fit.model.name == "dcn"
     assert fit.extra["undetermined"] == ["t"] and math.isinf(fit.stderr["t"])
     assert fit.params["b"] == pytest.approx(10e9, rel=0.01)
+    # Written out, the undetermined error is null: the file is strict JSON.
+    rows = {row["parameter"]: row for row in fit.to_result().to_dict()["rows"]}
+    assert rows["t"]["stderr"] is None and rows["b"]["stderr"] > 0
+    json.loads(json.dumps(fit.to_result().to_dict(), allow_nan=False))
 
 
 def test_fit_at_one_node_count_folds_what_it_cannot_separate():

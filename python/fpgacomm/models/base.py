@@ -68,9 +68,11 @@ class Fit:
 
     def to_result(self) -> Result:
         """The fit as a Result: one row per parameter (value, standard error
-        or None where there is none, unit) and the goodness of fit in params."""
+        or None where there is none, unit) and the goodness of fit in params.
+        An undetermined parameter's infinite error is None too: JSON has no
+        Infinity, and strict readers (browsers, jq) refuse the file."""
         rows = [{"parameter": name, "value": float(self.model.params[name]),
-                 "stderr": None if math.isnan(self.stderr[name]) else float(self.stderr[name]),
+                 "stderr": float(self.stderr[name]) if math.isfinite(self.stderr[name]) else None,
                  "unit": self.model.units.get(name, "")}
                 for name in self.model.parameters]
         params = {"model": self.model.name, "r_squared": self.r_squared, "points": int(len(self.x)),
