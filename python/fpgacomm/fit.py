@@ -75,8 +75,9 @@ def fit(paths, model: str) -> tuple:
 
 
 def to_result(fitted: Fit, comparison: Result, paths) -> Result:
-    """The fit as a Result (a row per parameter), with the comparison's
-    rows and the source files in its params."""
+    """The fit as a Result (a row per parameter), with the comparison (a
+    whole Result, units included, so `fpgacomm plot` can draw the file) and
+    the source files in its params."""
     result = fitted.to_result()
-    result.params.update(sources=[str(p) for p in paths], compare=comparison.rows)
+    result.params.update(sources=[str(p) for p in paths], compare=comparison.to_dict())
     return result

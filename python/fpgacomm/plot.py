@@ -419,6 +419,8 @@ def _comparison(source) -> _Comparison:
         return _Comparison(source.x, source.y, np.asarray(model.predict(source.x), dtype=float), model,
                            model.x_column, model.y_column, unit_of(model.x_column), unit_of(model.y_column),
                            f"{model.name} fit (R^2 = {source.r_squared:.4f})")
+    if _saved_fit(source):
+        return _comparison(Result.from_dict(source.params["compare"]))
     if isinstance(source, Result) and source.benchmark.startswith("compare_"):
         # Model.compare records the model's columns and, from the measured
         # Result, their units; units it could not know follow the names.
@@ -486,7 +488,13 @@ def drawable(result) -> str | None:
     for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
         if name in names:
             return kind_name
-    return "model" if name.startswith("compare_") else None
+    return "model" if name.startswith("compare_") or _saved_fit(result) else None
+
+
+def _saved_fit(result) -> bool:
+    """A file of `fpgacomm fit --json`: the fit with its comparison inside."""
+    return (isinstance(result, Result) and result.benchmark.startswith("fit_")
+            and isinstance(result.params.get("compare"), dict))
 
 
 def kind(result) -> str:
