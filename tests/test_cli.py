@@ -82,8 +82,8 @@ def test_errors_are_clear_and_leave_no_json(tmp_path):
 
 def test_timeline_is_written_for_staged_bandwidth_tests_and_read_by_the_analysis(tmp_path):
     target = tmp_path / "timeline.json"
-    run = fpgacomm("osu", "bibw", "D", "D", "--path", "staged", "--chunk", "64K", "-m", "100K:100K", "-i", "2", "-x", "1",
-                   "-W", "3", "-c", "--timeline", str(target), ranks=2)
+    run = fpgacomm("osu", "bibw", "D", "D", "--path", "staged", "--chunk", "64K", "-m", "100K:100K", "-i", "2",
+                   "-x", "1", "-W", "3", "-c", "--timeline", str(target), ranks=2)
     assert run.returncode == 0, run.stderr
     timeline = Result.read_json(target)
     assert timeline.benchmark == "osu_bibw_timeline" and timeline.params["chunk_bytes"] == 65536
