@@ -80,6 +80,40 @@ def test_errors_are_clear_and_leave_no_json(tmp_path):
         assert not target.exists()
 
 
+def test_timeline_is_written_for_staged_bandwidth_tests_and_read_by_the_analysis(tmp_path):
+    target = tmp_path / "timeline.json"
+    run = fpgacomm("osu", "bibw", "D", "D", "--path", "staged", "--chunk", "64K", "-m", "100K:100K", "-i", "2",
+                   "-x", "1", "-W", "3", "-c", "--timeline", str(target), ranks=2)
+    assert run.returncode == 0, run.stderr
+    timeline = Result.read_json(target)
+    assert timeline.benchmark == "osu_bibw_timeline" and timeline.params["chunk_bytes"] == 65536
+    # 100 KiB in 64 KiB chunks is 2 per message; 3 messages each way on each rank.
+    directions = sorted((row["rank"], row["direction"]) for row in timeline.rows)
+    assert directions == sorted([(rank, way) for rank in (0, 1) for way in ("send", "recv")] * 6)
+    script = Path(__file__).parents[1] / "bench" / "timeline.py"
+    analysis = subprocess.run([sys.executable, str(script), str(target)], capture_output=True, text=True, timeout=60)
+    assert analysis.returncode == 0, analysis.stderr
+    for rank in (0, 1):
+        assert f"rank {rank}  size 102400 B  12 chunks" in analysis.stdout
+    assert analysis.stdout.count("limit: ") == 2 and analysis.stdout.count("d2h  busy") == 2
+
+
+def test_timeline_is_refused_where_nothing_is_staged(tmp_path):
+    target = tmp_path / "timeline.json"
+    cases = [
+        (("osu", "latency", "D", "D", "--path", "staged"), "not of osu latency; drop --timeline or run bw or bibw"),
+        (("osu", "mbw_mr", "D", "D", "--path", "staged"), "not of osu mbw_mr"),
+        (("osu", "allreduce", "--mem", "D"), "not of osu allreduce"),
+        (("osu", "bw", "H", "H!"), "neither side stages here (direct to direct); use a device kind"),
+        (("osu", "bw", "D", "D", "--path", "mapped"), "neither side stages here (mapped to mapped)"),
+    ]
+    for args, message in cases:
+        run = fpgacomm(*args, "-m", "8", "--timeline", str(target), ranks=2)
+        assert run.returncode == 2, (args, run.stderr)
+        assert run.stderr.count(message) == 1 and "Traceback" not in run.stderr, (args, run.stderr)
+        assert not target.exists()
+
+
 def test_mapping_errors_under_mpirun():
     env_run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "D", "D"],
                              capture_output=True, text=True, timeout=120, env=dict(ENV, FPGA_MAPPING="0:7"))

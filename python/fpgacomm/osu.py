@@ -25,6 +25,12 @@ LARGE_MESSAGE = 8192
 DEFAULT_SIZES = (1, 4 << 20)
 DEFAULT_WINDOW = 64
 LATENCY_TESTS = ("latency", "multi_lat")
+# Columns of a timeline (docs/METHODS.md, "Timeline of staged transfers"):
+# host times in seconds since the rank's window started, device durations
+# from the copy's OpenCL profiling event.
+TIMELINE_UNITS = {"rank": "", "size": "B", "direction": "", "chunk": "", "offset": "B", "bytes": "B",
+                  "copy_enqueued": "s", "copy_done": "s", "mpi_posted": "s", "mpi_done": "s",
+                  "queued_to_submit": "s", "submit_to_start": "s", "start_to_end": "s"}
 
 
 def usage_error(message: str) -> Exception:
@@ -123,7 +129,7 @@ def _rows(test: str, raw: dict, validate: bool) -> tuple[list, dict, dict]:
 def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | None = None,
         warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
         buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
-        slots: int = 4, device: DeviceOptions | None = None) -> Result:
+        slots: int = 4, timeline: bool = False, device: DeviceOptions | None = None) -> Result:
     """One OSU point-to-point test; collective over comm.
 
     mem: (kind of rank 0's buffers, kind of rank 1's) -- H, H!, D, B or P; in
@@ -132,7 +138,10 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     defaults switch above 8192 bytes. buffers "multiple" allocates fresh
     buffers per size, one per window slot. touch launches the placeholder
     kernel on device buffers before each measured operation (untimed). path
-    chooses staged or mapped transfers for device memory.
+    chooses staged or mapped transfers for device memory. timeline (bw and
+    bibw with a staging side) records every staged chunk of the last timed
+    window of each size: the Result's attribute `timeline` is then, on rank 0,
+    a Result of every rank's chunks (None on other ranks).
     """
     if test not in ITERATIONS:
         raise usage_error(f"unknown point-to-point test '{test}'; choose {', '.join(ITERATIONS)}")
@@ -146,7 +155,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     dev = open_device(comm, device_options, hosts) if needs_device(mem) else None
     raw = _core.run_pt2pt(comm, dev, test, send_kind, recv_kind, size_list, small, small_warmup, large,
                           large_warmup, LARGE_MESSAGE, window, validate, buffers == "multiple", touch,
-                          device_options.bank, path, chunk_bytes or 0, slots)
+                          device_options.bank, path, chunk_bytes or 0, slots, timeline)
     rows, units, samples = _rows(test, raw, validate)
     params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
               "iterations": small, "warmup": small_warmup, "iterations_large": large,
@@ -156,7 +165,21 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
               "recv_route": raw["recv_route"], "pairs": raw["pairs"], **device_options.params()}
     if test in LATENCY_TESTS:
         del params["window"]
-    return Result(f"osu_{test}", params, environment.collect(comm, dev, hosts), rows, units, samples)
+    env = environment.collect(comm, dev, hosts)
+    result = Result(f"osu_{test}", params, env, rows, units, samples)
+    if timeline:
+        result.timeline = _gather_timeline(comm, f"osu_{test}_timeline", raw, params, env)
+    return result
+
+
+def _gather_timeline(comm, benchmark: str, raw: dict, params: dict, env: dict) -> Result | None:
+    """Every rank's timeline rows, gathered to rank 0 as one Result (None elsewhere)."""
+    mine = [{"rank": comm.Get_rank(), "size": timing["size"], **chunk}
+            for timing in raw["sizes"] for chunk in timing["timeline"]]
+    gathered = comm.gather(mine, root=0)
+    if comm.Get_rank() != 0:
+        return None
+    return Result(benchmark, params, env, [row for rows in gathered for row in rows], TIMELINE_UNITS)
 
 
 def latency(comm=None, **options) -> Result:

@@ -39,6 +39,9 @@ def register(subparsers) -> None:
     parser.add_argument("-z", "--tail-lat", action="store_true", help="same as --full")
     parser.add_argument("--json", metavar="FILE", help="write the Result as JSON")
     parser.add_argument("--csv", metavar="FILE", help="write the Result as CSV")
+    parser.add_argument("--timeline", metavar="FILE",
+                        help="bw and bibw with staging: write every staged chunk's timeline of the last timed "
+                             "window of each size as JSON (analyse with bench/timeline.py)")
     parser.set_defaults(run=run)
 
 
@@ -88,6 +91,8 @@ def run(args) -> int:
         for path in (args.json, args.csv):
             if path:
                 result.write(path)
+        if args.timeline:
+            result.timeline.write_json(args.timeline)
     message = validation_error(result)
     if message:
         if comm.Get_rank() == 0:
@@ -110,10 +115,13 @@ def _run_test(args, comm):
             raise osu.usage_error(f"give both memory kinds (SEND_KIND RECV_KIND) or none, got {' '.join(args.kinds)}")
         window = osu.DEFAULT_WINDOW if args.window_size is None else args.window_size
         return osu.run(args.test, comm, mem=tuple(args.kinds) or ("H", "H"), window=window,
-                       validate=args.validation, **parameters)
+                       validate=args.validation, timeline=bool(args.timeline), **parameters)
     if args.kinds:
         raise osu.usage_error(f"osu {args.test} takes one memory kind as --mem KIND, not positional kinds "
                               f"({' '.join(args.kinds)})")
+    if args.timeline:
+        raise osu.usage_error(f"--timeline records the staged pipeline of osu bw and bibw, not of osu {args.test}; "
+                              "drop --timeline or run bw or bibw")
     staging_only = {key: parameters.pop(key) for key in ("buffers", "touch", "path", "chunk_bytes", "slots")}
     if staging_only != {"buffers": "single", "touch": False, "path": "auto", "chunk_bytes": None, "slots": 4}:
         raise osu.usage_error(f"-b, --touch, --path, --chunk and --slots apply to point-to-point tests only; "

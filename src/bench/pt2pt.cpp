@@ -95,6 +95,9 @@ class Runner {
     if (options.iterations < 1 || options.iterations_large < 1) throw UsageError("iterations -i must be at least 1");
     if (options.warmup < 0 || options.warmup_large < 0) throw UsageError("warm-up -x must not be negative");
     if (options.sizes.empty()) throw UsageError("no message sizes to run");
+    if (options.timeline && (spec_.shape == Shape::PingPong || spec_.multi_pair))
+      throw UsageError("a timeline records the staged pipeline of osu bw and bibw, not of osu " + options.test +
+                       "; drop --timeline or run bw or bibw");
     const int pairs = comm.size() / 2;
     const bool first = comm.rank() < pairs;
     role_ = {pairs, first, first ? comm.rank() + pairs : comm.rank() - pairs,
@@ -120,6 +123,13 @@ class Runner {
     const Route rank1 = role_.first_half ? peer_route_ : my_route_;
     result.send_route = route_name(rank0);
     result.recv_route = route_name(rank1);
+    if (options_.timeline && rank0 != Route::Staged && rank1 != Route::Staged) {
+      // Both ranks know both routes, so both refuse alike.
+      UsageError error("a timeline records staged transfers, and neither side stages here (" + result.send_route +
+                       " to " + result.recv_route + "); use a device kind (D, B or P) with --path staged");
+      error.set_agreed();
+      throw error;
+    }
 
     for (std::uint64_t size : options_.sizes) {
       if (options_.multiple_buffers) {
@@ -223,12 +233,17 @@ class Runner {
     const int warmup = large ? options_.warmup_large : options_.warmup;
     std::vector<double> times(static_cast<std::size_t>(iterations), 0.0);
     std::uint64_t errors = 0;
+    Timeline timeline;
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
       prepare(size, i);
+      const bool record = options_.timeline && i == warmup + iterations - 1;  // the last timed window
+      if (record) transfers_.set_timeline(&timeline);
       const double start = MPI_Wtime();
+      if (record) timeline.start();
       exchange(size);
       const double stop = MPI_Wtime();
+      transfers_.set_timeline(nullptr);
       if (i >= warmup && role_.first_half) times[i - warmup] = stop - start;
       if (options_.validate) errors += check(size, i);
     }
@@ -243,6 +258,7 @@ class Runner {
     timing.size = size;
     timing.iterations = iterations;
     timing.errors = comm_.sum(errors);
+    timing.timeline = std::move(timeline.chunks);
     if (spec_.shape == Shape::PingPong) {
       timing.value = total / (2.0 * iterations);
       for (double t : mean) timing.samples.push_back(t / 2.0);

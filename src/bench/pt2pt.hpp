@@ -26,6 +26,7 @@ struct Pt2ptOptions {
   bool multiple_buffers = false;  // -b multiple: fresh buffers per size, one per window slot
   bool touch = false;             // placeholder kernel on device buffers before each measured operation
   int bank = 0;                   // memory bank for B and P
+  bool timeline = false;          // bw and bibw with staging: record the last timed window's chunks
   TransferOptions transfer;
 };
 
@@ -39,6 +40,9 @@ struct SizeTiming {
   // (s) or window bandwidths (B/s).
   std::vector<double> samples;
   std::uint64_t errors = 0;  // bytes that failed validation, summed over ranks
+  // This rank's own staged chunks in the last timed window, when
+  // Pt2ptOptions::timeline; the one part of a Pt2ptRun that differs by rank.
+  std::vector<ChunkTimes> timeline;
 };
 
 struct Pt2ptRun {
@@ -48,7 +52,7 @@ struct Pt2ptRun {
   std::uint64_t chunk_bytes = 0;       // the pipelining chunk all ranks used
 };
 
-// Collective over `comm`; every rank gets the same Pt2ptRun.
+// Collective over `comm`; every rank gets the same Pt2ptRun but for its timeline.
 Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options);
 
 // The validation pattern: byte `index` of a message of `size` bytes sent in

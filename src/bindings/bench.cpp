@@ -8,6 +8,29 @@
 namespace py = pybind11;
 
 namespace fpgacomm::bindings {
+namespace {
+
+py::list timeline_rows(const std::vector<ChunkTimes>& chunks) {
+  py::list rows;
+  for (const ChunkTimes& c : chunks) {
+    py::dict row;
+    row["direction"] = c.send ? "send" : "recv";
+    row["chunk"] = c.index;
+    row["offset"] = c.offset;
+    row["bytes"] = c.bytes;
+    row["copy_enqueued"] = c.copy_enqueued;
+    row["copy_done"] = c.copy_done;
+    row["mpi_posted"] = c.mpi_posted;
+    row["mpi_done"] = c.mpi_done;
+    row["queued_to_submit"] = c.queued_to_submit;
+    row["submit_to_start"] = c.submit_to_start;
+    row["start_to_end"] = c.start_to_end;
+    rows.append(row);
+  }
+  return rows;
+}
+
+}  // namespace
 
 void bind_bench(py::module_& m) {
   m.def(
@@ -15,7 +38,8 @@ void bind_bench(py::module_& m) {
       [](py::object communicator, Device* device, const std::string& test, const std::string& send_kind,
          const std::string& recv_kind, const std::vector<std::uint64_t>& sizes, int iterations, int warmup,
          int iterations_large, int warmup_large, std::uint64_t large_threshold, int window, bool validate,
-         bool multiple_buffers, bool touch, int bank, const std::string& path, std::uint64_t chunk_bytes, int slots) {
+         bool multiple_buffers, bool touch, int bank, const std::string& path, std::uint64_t chunk_bytes, int slots,
+         bool timeline) {
         Pt2ptOptions options;
         options.test = test;
         options.send_kind = parse_mem_kind(send_kind);
@@ -32,6 +56,7 @@ void bind_bench(py::module_& m) {
         options.touch = touch;
         options.bank = bank;
         options.transfer = {parse_path(path), chunk_bytes, slots};
+        options.timeline = timeline;
         const Communicator comm(mpi_comm(communicator));
         Pt2ptRun run;
         {
@@ -46,6 +71,7 @@ void bind_bench(py::module_& m) {
           row["value"] = t.value;
           row["samples"] = t.samples;
           row["errors"] = t.errors;
+          if (timeline) row["timeline"] = timeline_rows(t.timeline);
           sizes_out.append(row);
         }
         py::dict out;
@@ -60,8 +86,9 @@ void bind_bench(py::module_& m) {
       py::arg("sizes"), py::arg("iterations"), py::arg("warmup"), py::arg("iterations_large"),
       py::arg("warmup_large"), py::arg("large_threshold"), py::arg("window"), py::arg("validate"),
       py::arg("multiple_buffers"), py::arg("touch"), py::arg("bank"), py::arg("path"), py::arg("chunk_bytes"),
-      py::arg("slots"),
-      "One OSU point-to-point sweep; collective over comm. Every rank gets the same timings.");
+      py::arg("slots"), py::arg("timeline") = false,
+      "One OSU point-to-point sweep; collective over comm. Every rank gets the same timings; with timeline, "
+      "each size also carries this rank's staged chunks of its last timed window.");
   m.def(
       "copy_time",
       [](Device& device, const std::string& direction, const std::string& host_kind, std::uint64_t nbytes,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <iostream>
 
+#include "cl/check.hpp"
 #include "comm/pipeline.hpp"
 #include "core/error.hpp"
 
@@ -125,6 +126,10 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
     Step step{&buffer, offset + chunk.offset, chunk.bytes, peer, tag, route == Route::Staged};
     has_staged_ |= step.staged;
     if (base) step.host = base + chunk.offset;
+    if (timeline_ && step.staged) {
+      step.record = static_cast<long>(timeline_->chunks.size());
+      timeline_->chunks.push_back({for_send, steps.size(), step.offset, step.bytes});
+    }
     steps.push_back(step);
   }
   if (!for_send) received_.push_back({&buffer, offset, bytes});
@@ -184,6 +189,25 @@ bool Transfers::event_done(cl_event event, const char* what) const {
   return status == CL_COMPLETE;
 }
 
+void Transfers::record_copy(const Step& step) {
+  mark(step, &ChunkTimes::copy_done);
+  const cl_profiling_info points[] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                      CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  cl_ulong ns[4] = {};
+  for (int i = 0; i < 4; ++i)
+    cl_check(clGetEventProfilingInfo(step.event, points[i], sizeof ns[i], &ns[i], nullptr), "clGetEventProfilingInfo",
+             "reading a staging copy's profiling times for the timeline");
+  // Differences in integers (a double cannot hold nanoseconds since an epoch
+  // exactly), signed so that a runtime stamping out of order shows as negative.
+  auto seconds = [&](int from, int to) {
+    return static_cast<double>(static_cast<std::int64_t>(ns[to] - ns[from])) * 1e-9;
+  };
+  ChunkTimes& times = timeline_->chunks[step.record];
+  times.queued_to_submit = seconds(0, 1);
+  times.submit_to_start = seconds(1, 2);
+  times.start_to_end = seconds(2, 3);
+}
+
 bool Transfers::advance_sends() {
   bool progressed = false;
   send_slot_owner_.resize(options_.slots, -1);
@@ -204,6 +228,7 @@ bool Transfers::advance_sends() {
                                  step.host, 0, nullptr, &step.event),
              "clEnqueueReadBuffer", "staging a chunk to the host");
     cl_check(clFlush(device_->to_host_queue()), "clFlush");
+    if (step.record >= 0) mark(step, &ChunkTimes::copy_enqueued);
     send_slot_owner_[slot] = static_cast<long>(send_next_stage_);
     step.state = State::Staging;
     ++device_copies_;
@@ -216,6 +241,7 @@ bool Transfers::advance_sends() {
     Step& step = sends_[send_next_wire_];
     if (step.staged) {
       if (step.state != State::Staging || !event_done(step.event, "staging a chunk to the host")) break;
+      if (step.record >= 0) record_copy(step);
       clReleaseEvent(step.event);
       step.event = nullptr;
       --device_copies_;
@@ -224,6 +250,7 @@ bool Transfers::advance_sends() {
                           &step.request),
                 "MPI_Isend",
                 [&] { return "sending " + std::to_string(step.bytes) + " bytes to rank " + std::to_string(step.peer); });
+    if (step.record >= 0) mark(step, &ChunkTimes::mpi_posted);
     step.state = State::OnWire;
     ++on_wire_;
     ++send_next_wire_;
@@ -253,6 +280,7 @@ bool Transfers::advance_recvs() {
                 "MPI_Irecv", [&] {
                   return "receiving " + std::to_string(step.bytes) + " bytes from rank " + std::to_string(step.peer);
                 });
+    if (step.record >= 0) mark(step, &ChunkTimes::mpi_posted);
     step.state = State::OnWire;
     ++on_wire_;
     ++recv_next_post_;
@@ -266,6 +294,7 @@ bool Transfers::advance_recvs() {
       continue;
     }
     if (step.state != State::Unstaging || !event_done(step.event, "copying a chunk to the device")) break;
+    if (step.record >= 0) record_copy(step);
     clReleaseEvent(step.event);
     step.event = nullptr;
     step.state = State::Done;
@@ -296,6 +325,7 @@ bool Transfers::complete_requests(bool block) {
   for (int i = 0; i < count; ++i) {
     Step& step = *request_steps_[completed_[i]];
     step.request = MPI_REQUEST_NULL;
+    if (step.record >= 0) mark(step, &ChunkTimes::mpi_done);
     --on_wire_;
     const bool is_recv = &step >= recvs_.data() && &step < recvs_.data() + recvs_.size();
     if (is_recv && step.staged) {
@@ -303,6 +333,7 @@ bool Transfers::complete_requests(bool block) {
                                     step.bytes, step.host, 0, nullptr, &step.event),
                "clEnqueueWriteBuffer", "copying a received chunk to the device");
       cl_check(clFlush(device_->to_device_queue()), "clFlush");
+      if (step.record >= 0) mark(step, &ChunkTimes::copy_enqueued);
       step.state = State::Unstaging;
       ++device_copies_;
     } else {

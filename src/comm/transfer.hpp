@@ -4,6 +4,7 @@
 // copies overlap the MPI transfers of earlier chunks, or mapped, where the
 // device shares memory with the host, so MPI reads and writes it in place.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -50,6 +51,34 @@ struct TransferOptions {
 // engines make each command's fixed cost the thing to amortise.
 std::uint64_t default_chunk_bytes(const Device* device);
 
+// The life of each staged chunk of the batches waited for while a Timeline
+// is set (docs/METHODS.md, "Timeline of staged transfers"). Host times are
+// steady-clock seconds since Timeline::start(), taken when the engine acts
+// or first sees a completion; -1 where the chunk did not get there. A send's
+// copy is device-to-host, before MPI; a receive's is host-to-device, after.
+struct ChunkTimes {
+  bool send = true;
+  std::size_t index = 0;  // the chunk's place among its batch's sends (receives)
+  std::uint64_t offset = 0, bytes = 0;  // in the buffer
+  double copy_enqueued = -1, copy_done = -1, mpi_posted = -1, mpi_done = -1;
+  // Device clock, from the copy's profiling event: CL_PROFILING_COMMAND_QUEUED
+  // to SUBMIT, SUBMIT to START, START to END.
+  double queued_to_submit = 0, submit_to_start = 0, start_to_end = 0;
+};
+
+class Timeline {
+ public:
+  void start() {
+    chunks.clear();
+    origin_ = std::chrono::steady_clock::now();
+  }
+  double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count(); }
+  std::vector<ChunkTimes> chunks;
+
+ private:
+  std::chrono::steady_clock::time_point origin_ = std::chrono::steady_clock::now();
+};
+
 // Tests corrupt received data through this hook, called after every receive
 // completes; the validation code does not know it exists. Empty: no hook.
 using ReceiveHook = std::function<void(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes)>;
@@ -78,6 +107,10 @@ class Transfers {
   void send(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route);
   void recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route);
 
+  // Records staged chunks into `timeline` from the next post on; nullptr
+  // (the default) records nothing. Set it between batches.
+  void set_timeline(Timeline* timeline) { timeline_ = timeline; }
+
   const TransferOptions& options() const { return options_; }
   Route route_of(const Buffer& buffer) const { return choose_route(buffer.kind(), device_, options_.path); }
 
@@ -95,6 +128,7 @@ class Transfers {
     cl_event event = nullptr;
     MPI_Request request = MPI_REQUEST_NULL;
     State state = State::Waiting;
+    long record = -1;  // its row in timeline_->chunks, or -1
   };
   struct Mapping {
     Buffer* buffer;
@@ -119,6 +153,9 @@ class Transfers {
   bool complete_requests(bool block);
   bool event_done(cl_event event, const char* what) const;
   void finish_batch();
+  // Timeline recording; callers test step.record >= 0 first.
+  void mark(const Step& step, double ChunkTimes::*when) { timeline_->chunks[step.record].*when = timeline_->now(); }
+  void record_copy(const Step& step);
 
   const Communicator& comm_;
   Device* device_;
@@ -136,6 +173,7 @@ class Transfers {
   std::vector<MPI_Request> requests_;  // reused by complete_requests()
   std::vector<Step*> request_steps_;
   std::vector<int> completed_;
+  Timeline* timeline_ = nullptr;
 };
 
 }  // namespace fpgacomm

@@ -1,6 +1,8 @@
 """OSU point-to-point tests under mpirun -np 2 and -np 4, validation on."""
 
 import itertools
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -78,6 +80,50 @@ def test_corruption_after_transfer_fails_validation(comm, test):
     assert result.rows[0]["validation"] == "fail"
     assert osu.failed_sizes(result) == [SIZES[0]]
     assert len(result.rows) == 1  # the sweep stops at the first failing size
+
+
+def check_timeline(test: str, rows: list, sizes: list, chunk: int, window: int, file) -> None:
+    """One row per staged chunk of the last window, per rank and direction,
+    in order, with monotone host times and non-negative device durations;
+    the analysis reads the file."""
+    ways = {(0, "send"), (1, "recv")} if test == "bw" else {(r, w) for r in (0, 1) for w in ("send", "recv")}
+    assert {(row["rank"], row["direction"]) for row in rows} == ways
+    for rank, way in ways:
+        for size in sizes:
+            mine = [row for row in rows if (row["rank"], row["direction"], row["size"]) == (rank, way, size)]
+            per_message = -(-size // chunk)
+            assert [row["chunk"] for row in mine] == list(range(window * per_message))
+            for row in mine:
+                offset = (row["chunk"] % per_message) * chunk
+                assert (row["offset"], row["bytes"]) == (offset, min(chunk, size - offset))
+                order = ["copy_enqueued", "copy_done", "mpi_posted", "mpi_done"]
+                if way == "recv":
+                    order = order[2:] + order[:2]
+                times = [row[key] for key in order]
+                assert 0 <= times[0] and times == sorted(times), row
+                assert min(row["queued_to_submit"], row["submit_to_start"], row["start_to_end"]) >= 0, row
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import timeline as analysis
+
+    assert analysis.main([str(file)]) == 0
+
+
+@pytest.mark.ranks(2)
+@pytest.mark.parametrize("test", ["bw", "bibw"])
+def test_timeline_records_every_staged_chunk_of_the_last_window(comm, test, tmp_path):
+    chunk, window, sizes = 65536, 3, [1, 65536 + 4096, 300000]
+    result = osu.run(test, comm, mem=("D", "D"), path="staged", sizes=sizes, iterations=3, warmup=1,
+                     validate=True, chunk_bytes=chunk, window=window, timeline=True)
+    problem = "" if all(row["validation"] == "pass" for row in result.rows) else "data failed validation"
+    if comm.Get_rank() == 0:
+        try:
+            result.timeline.write_json(tmp_path / "timeline.json")
+            check_timeline(test, result.timeline.rows, sizes, chunk, window, tmp_path / "timeline.json")
+        except AssertionError as error:
+            problem += f" timeline: {error!r}"
+    elif result.timeline is not None:
+        problem += " a timeline off rank 0"
+    assert_all(comm, not problem, problem)
 
 
 @pytest.mark.ranks(4)

@@ -1,0 +1,138 @@
+"""What limits the staged pipeline: reads a timeline written by
+`fpgacomm osu bw|bibw ... --timeline FILE` and prints, per rank and size,
+how long each stage was busy in the recorded window, how much stages
+overlapped, how long all stood idle, and the mean per-chunk latencies.
+
+    python bench/timeline.py FILE
+
+Stages of one rank: the copy engine device-to-host (its sends' copies),
+MPI (any of its chunks between posted and seen complete) and the copy
+engine host-to-device (its receives' copies). A copy's busy interval is
+placed on the host clock at copy_enqueued + queued->start and lasts
+start->end (docs/METHODS.md, "Timeline of staged transfers"). A receive
+counts for MPI from its posting, so waiting for the sender counts as busy.
+The stage busy longest is the pipeline's limit; time with no stage busy is
+the engine's own (noticing completions, enqueueing, waiting for slots).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+
+STAGES = ("d2h", "mpi", "h2d")
+
+
+def merged(intervals) -> list:
+    """The union of (start, end) intervals as sorted disjoint intervals."""
+    union = []
+    for start, end in sorted(intervals):
+        if union and start <= union[-1][1]:
+            union[-1][1] = max(union[-1][1], end)
+        else:
+            union.append([start, end])
+    return union
+
+
+def stage_intervals(rows) -> dict:
+    """Busy intervals of each stage of one rank's chunks of one size."""
+    busy = {stage: [] for stage in STAGES}
+    for row in rows:
+        copy_start = row["copy_enqueued"] + row["queued_to_submit"] + row["submit_to_start"]
+        busy["d2h" if row["direction"] == "send" else "h2d"].append((copy_start, copy_start + row["start_to_end"]))
+        busy["mpi"].append((row["mpi_posted"], row["mpi_done"]))
+    return {stage: merged(intervals) for stage, intervals in busy.items()}
+
+
+def coverage(unions: dict, window: float) -> list:
+    """Seconds of [0, window] during which exactly k stages were busy,
+    k = 0..len(unions) (each union disjoint, so a sweep counts them)."""
+    events = sorted((t, step) for union in unions.values() for start, end in union
+                    for t, step in ((start, 1), (end, -1)))
+    seconds = [0.0] * (len(unions) + 1)
+    busy, last = 0, 0.0
+    for t, step in events + [(window, 0)]:
+        seconds[busy] += max(0.0, t - last)
+        busy, last = busy + step, max(last, t)
+    return seconds
+
+
+def summarize(rows) -> list:
+    """One dict per (rank, size): window, per-stage busy seconds and bytes,
+    idle and overlapping seconds, mean per-chunk latencies, the limit."""
+    groups = defaultdict(list)
+    for row in rows:
+        groups[row["rank"], row["size"]].append(row)
+    summaries = []
+    for (rank, size), group in sorted(groups.items()):
+        unions = stage_intervals(group)
+        # The window starts at the timeline's origin and ends when the host
+        # saw the last completion.
+        window = max(max(r["mpi_done"], r["copy_done"]) for r in group)
+        covered = coverage(unions, window)
+        busy = {stage: sum(e - s for s, e in union) for stage, union in unions.items()}
+        copies = defaultdict(list)
+        for row in group:
+            copies[row["direction"]].append(row)
+        summaries.append({
+            "rank": rank, "size": size, "chunks": len(group),
+            "window": window,
+            "busy": busy,
+            "bytes": {"d2h": sum(r["bytes"] for r in copies["send"]),
+                      "mpi": sum(r["bytes"] for r in group),
+                      "h2d": sum(r["bytes"] for r in copies["recv"])},
+            "idle": covered[0],
+            "overlap": sum(covered[2:]),
+            "enqueue_to_start": mean([r["queued_to_submit"] + r["submit_to_start"] for r in group]),
+            "start_to_end": mean([r["start_to_end"] for r in group]),
+            "mpi_per_chunk": mean([r["mpi_done"] - r["mpi_posted"] for r in group]),
+            "limit": max(busy, key=busy.get),
+        })
+    return summaries
+
+
+def mean(values) -> float:
+    return sum(values) / len(values)
+
+
+def report(summary: dict) -> str:
+    window = summary["window"]
+    lines = [f"rank {summary['rank']}  size {summary['size']} B  {summary['chunks']} chunks  "
+             f"window {window * 1e3:.3f} ms"]
+    for stage in STAGES:
+        busy, nbytes = summary["busy"][stage], summary["bytes"][stage]
+        if nbytes:
+            lines.append(f"  {stage:4} busy {busy * 1e3:9.3f} ms {100 * busy / window:5.1f} %   "
+                         f"{nbytes / busy / 1e9 if busy else 0:7.2f} GB/s while busy")
+    lines.append(f"  two or more busy {summary['overlap'] * 1e3:.3f} ms ({100 * summary['overlap'] / window:.1f} %), "
+                 f"all idle {summary['idle'] * 1e3:.3f} ms ({100 * summary['idle'] / window:.1f} %)")
+    lines.append(f"  per chunk: copy enqueue->start {summary['enqueue_to_start'] * 1e6:.1f} us, "
+                 f"start->end {summary['start_to_end'] * 1e6:.1f} us; MPI posted->done "
+                 f"{summary['mpi_per_chunk'] * 1e6:.1f} us")
+    lines.append(f"  limit: {summary['limit']} (busy {100 * summary['busy'][summary['limit']] / window:.1f} % "
+                 "of the window)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", help="a timeline JSON from fpgacomm osu bw|bibw --timeline")
+    args = parser.parse_args(argv)
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            timeline = json.load(f)
+        rows = timeline["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        print(f"timeline.py: cannot read {args.file}: {error}", file=sys.stderr)
+        return 2
+    if not rows:
+        print(f"timeline.py: {args.file} holds no staged chunks", file=sys.stderr)
+        return 2
+    print("\n".join(report(summary) for summary in summarize(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
