@@ -16,12 +16,9 @@ void check_host_kind(MemKind host_kind) {
 }
 
 double event_seconds(cl_event event) {
-  cl_ulong start = 0, end = 0;
-  cl_check(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
-           "clGetEventProfilingInfo", "reading a copy's start time");
-  cl_check(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr),
-           "clGetEventProfilingInfo", "reading a copy's end time");
-  return static_cast<double>(end - start) * 1e-9;
+  const char* what = "reading a copy's profiling times";
+  return static_cast<double>(profiling_ns(event, CL_PROFILING_COMMAND_END, what) -
+                             profiling_ns(event, CL_PROFILING_COMMAND_START, what)) * 1e-9;
 }
 
 struct CopyTiming {

@@ -83,4 +83,10 @@ void cl_fail(cl_int code, const char* routine, const std::string& context) {
 ClError::ClError(const std::string& routine, int code, const std::string& context)
     : ApiError("OpenCL", routine, code, cl_error_name(code), context) {}
 
+cl_ulong profiling_ns(cl_event event, cl_profiling_info point, const char* what) {
+  cl_ulong ns = 0;
+  cl_check(clGetEventProfilingInfo(event, point, sizeof ns, &ns, nullptr), "clGetEventProfilingInfo", what);
+  return ns;
+}
+
 }  // namespace fpgacomm

@@ -23,4 +23,9 @@ void cl_check(cl_int code, const char* routine, Context&& context = "") {
     cl_fail(code, routine, context);
 }
 
+// One profiling timestamp of a finished command, in device-clock
+// nanoseconds (point: CL_PROFILING_COMMAND_QUEUED, _SUBMIT, _START or _END);
+// its queue needs CL_QUEUE_PROFILING_ENABLE, as Device's queues have.
+cl_ulong profiling_ns(cl_event event, cl_profiling_info point, const char* what);
+
 }  // namespace fpgacomm

@@ -195,8 +195,7 @@ void Transfers::record_copy(const Step& step) {
                                       CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
   cl_ulong ns[4] = {};
   for (int i = 0; i < 4; ++i)
-    cl_check(clGetEventProfilingInfo(step.event, points[i], sizeof ns[i], &ns[i], nullptr), "clGetEventProfilingInfo",
-             "reading a staging copy's profiling times for the timeline");
+    ns[i] = profiling_ns(step.event, points[i], "reading a staging copy's profiling times for the timeline");
   // Differences in integers (a double cannot hold nanoseconds since an epoch
   // exactly), signed so that a runtime stamping out of order shows as negative.
   auto seconds = [&](int from, int to) {
