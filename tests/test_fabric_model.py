@@ -1,7 +1,6 @@
 """Sensitivity, schedules, determinism and errors of the fabric simulator."""
 
 import json
-import math
 
 import pytest
 

@@ -1,8 +1,6 @@
 """The seeds' figures, reproduced by simulated frame timing (issue 4, "Must
 reproduce"). Tolerances are the issue's."""
 
-import math
-
 import pytest
 
 from fpgacomm import fabric

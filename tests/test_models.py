@@ -1,8 +1,6 @@
 """The performance models: every seed number exactly, and fits that recover
 known parameters from synthetic noisy data within their reported error."""
 
-import math
-
 import numpy as np
 import pytest
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from .cli import add_device_options, device_options
 
-_ARROWS = {("h2d", "H"): "H->D", ("h2d", "H!"): "H!->D", ("d2h", "H"): "D->H", ("d2h", "H!"): "D->H!"}
-_SIZE_WIDTH, _FIELD_WIDTH = 12, 14
-
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -31,30 +28,9 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def format_devbw(result, full: bool = False, rank: int = 0) -> str:
-    """OMB-style text of one rank: bandwidth (MB/s, 10^6) and time per copy (us) per direction and host kind."""
-    rows = [row for row in result.rows if row["rank"] == rank]
-    series = [key for key in _ARROWS if any((r["direction"], r["host_kind"]) == key for r in rows)]
-    cell = {(r["size"], r["direction"], r["host_kind"]): r for r in rows}
-    sizes = sorted({r["size"] for r in rows})
-    columns = [(f"{_ARROWS[key]}(MB/s)", key, "bandwidth", 1e-6) for key in series]
-    columns += [(f"{_ARROWS[key]}(us)", key, "time_avg", 1e6) for key in series]
-    if full:
-        columns += [(f"{_ARROWS[key]} dev(us)", key, "device_time_avg", 1e6) for key in series]
-    device = result.env.get("rank_devices", [""] * (rank + 1))[rank]
-    lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
-             f"# Rank {rank}: {device}",
-             "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
-             + ("; dev = profiling-event time" if full else "")]
-    lines.append(f"{'# Size':<{_SIZE_WIDTH}}" + "".join(f"{header:>{_FIELD_WIDTH}}" for header, *_ in columns))
-    for size in sizes:
-        cells = [cell[(size, *key)][column] * factor for _, key, column, factor in columns]
-        lines.append(f"{size:<{_SIZE_WIDTH}d}" + "".join(f"{value:{_FIELD_WIDTH}.2f}" for value in cells))
-    return "\n".join(lines)
-
-
 def run(args) -> int:
     from . import devbw, mpi
+    from .report import format_text
 
     comm = mpi.world()
     directions = devbw.DIRECTIONS if args.direction == "both" else (args.direction,)
@@ -62,7 +38,7 @@ def run(args) -> int:
                        warmup=args.warmup, directions=directions, host_kinds=tuple(args.kinds) or devbw.HOST_KINDS,
                        concurrent=args.concurrent)
     if comm.Get_rank() == 0:
-        print(format_devbw(result, full=args.full), flush=True)
+        print(format_text(result, full=args.full), flush=True)
         for path in (args.json, args.csv):
             if path:
                 result.write(path)

@@ -333,13 +333,6 @@ def cuscomnet_torus(rows: int = 4, cols: int = 4, link: str = "measured", forwar
                                       "priorities": priorities, "bit_error_rate": bit_error_rate}, spec)
 
 
-# DESIGN.md, "Formulas the seed texts lost": BittWare 520N in HPCC FPGA's b_eff.
-BEFF_CHANNELS_PER_PAIR = BITTWARE_520N["channels"]
-BEFF_CHANNEL_WIDTH = BITTWARE_520N["width_bytes"]   # bytes (256 bits)
-BEFF_FREQUENCY = BITTWARE_520N["frequency_hz"]      # Hz
-BEFF_LATENCY = BITTWARE_520N["latency_s"]           # s
-
-
 def beff_520n(n: int = 4) -> Fabric:
     """BittWare 520N boards in HPCC FPGA's b_eff ring: each FPGA has 4
     external channels of 256 bits at 156.25 MHz, 2 to each neighbour, with
@@ -349,9 +342,10 @@ def beff_520n(n: int = 4) -> Fabric:
     L bytes takes ceil(L / 64) cycles plus the latency.
     """
     _require_nodes(n, 3, "beff_520n (distinct left and right neighbours)")
-    link = _link(BEFF_CHANNEL_WIDTH * 8 * BEFF_FREQUENCY, 1, "none", BEFF_LATENCY)
-    framing = _framing("520N external channel", 0, 0, 0, 4096, BEFF_CHANNEL_WIDTH)
-    spec = _spec("ring", n, link, framing, ports_per_node=2 * BEFF_CHANNELS_PER_PAIR)
+    board = BITTWARE_520N  # the channel model's figures (models/beff.py, DESIGN.md)
+    link = _link(board["width_bytes"] * 8 * board["frequency_hz"], 1, "none", board["latency_s"])
+    framing = _framing("520N external channel", 0, 0, 0, 4096, board["width_bytes"])
+    spec = _spec("ring", n, link, framing, ports_per_node=2 * board["channels"])
     return Fabric("beff_520n", {"n": n}, spec)
 
 

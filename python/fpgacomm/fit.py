@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from . import models
-from .models.base import Fit, model_error
+from .models.base import Fit, usage_error
 from .result import Result
 
 
@@ -24,11 +24,11 @@ def read(paths) -> Result:
     results = []
     for path in paths:
         if not os.path.isfile(path):
-            raise model_error(f"fit: {path}: no such file; give a Result JSON written with --json")
+            raise usage_error(f"fit: {path}: no such file; give a Result JSON written with --json")
         try:
             results.append(Result.read_json(path))
         except (ValueError, KeyError, TypeError) as error:
-            raise model_error(f"fit: {path} is not a Result JSON of fpgacomm ({error})") from None
+            raise usage_error(f"fit: {path} is not a Result JSON of fpgacomm ({error})") from None
     return combine(results)
 
 
@@ -47,7 +47,7 @@ def _join_on_size(results: list) -> Result:
     validation) is kept from each as "benchmark.column"."""
     for r in results:
         if "size" not in r.columns:
-            raise model_error(f"fit: Results of different benchmarks are joined on 'size', and {r.benchmark} "
+            raise usage_error(f"fit: Results of different benchmarks are joined on 'size', and {r.benchmark} "
                               f"has no size column ({', '.join(r.columns)})")
     counts = {}
     for r in results:

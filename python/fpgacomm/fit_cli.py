@@ -21,11 +21,11 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from . import fit
-    from .models.base import model_error
+    from .models.base import usage_error
     from .report import format_table
 
     if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
-        raise model_error(f"fit: --json {args.json}: its directory does not exist; create it or give another path")
+        raise usage_error(f"fit: --json {args.json}: its directory does not exist; create it or give another path")
     fitted, comparison = fit.fit(args.results, args.model)
     print(fitted)
     print(format_table(comparison))

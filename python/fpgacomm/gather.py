@@ -53,6 +53,7 @@ import math
 from dataclasses import dataclass
 
 from . import _core
+from .osu import usage_error
 from .result import Result
 
 NAMES = ("ring", "tree", "vlink", "mpi")
@@ -103,15 +104,9 @@ class _Hop:
         return _Hop(self.dst, self.src, self.blocks, self.dst_end, self.src_end)
 
 
-def _error(message: str) -> Exception:
-    error = _core.UsageError(message)
-    error.agreed = True  # depends on the parameters alone: every rank raises it alike
-    return error
-
-
 def _whole(value, name: str, least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise _error(f"gather: {name} {value!r}; give a whole number of {least} or more")
+        raise usage_error(f"gather: {name} {value!r}; give a whole number of {least} or more")
     return value
 
 
@@ -119,19 +114,19 @@ def check(name: str, nodes: int, block_bytes: int = 0, *, ports: int = 2, virtua
           root: int = 0, collective: str = "gather") -> None:
     """One clear UsageError for the first parameter schedule() cannot take."""
     if name not in NAMES:
-        raise _error(f"gather: unknown schedule {name!r}; choose {', '.join(NAMES)}")
+        raise usage_error(f"gather: unknown schedule {name!r}; choose {', '.join(NAMES)}")
     if collective not in COLLECTIVES:
-        raise _error(f"gather: unknown collective {collective!r}; choose {', '.join(COLLECTIVES)}")
+        raise usage_error(f"gather: unknown collective {collective!r}; choose {', '.join(COLLECTIVES)}")
     _whole(nodes, "nodes", 2)
     _whole(block_bytes, "block size (bytes per node)", 0)
     if ports not in PORTS:
-        raise _error(f"gather: {ports!r} ports per node; the schedules are built for "
+        raise usage_error(f"gather: {ports!r} ports per node; the schedules are built for "
                      f"{' or '.join(map(str, PORTS))}")
     if virtual_ports not in VIRTUAL_PORTS:
-        raise _error(f"gather: {virtual_ports!r} virtual ports per port; choose "
+        raise usage_error(f"gather: {virtual_ports!r} virtual ports per port; choose "
                      f"{', '.join(map(str, VIRTUAL_PORTS))}")
     if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < nodes:
-        raise _error(f"gather: root {root!r}; give a node from 0 to {nodes - 1}")
+        raise usage_error(f"gather: root {root!r}; give a node from 0 to {nodes - 1}")
 
 
 def _directions(ports: int, vports: int) -> list[tuple[int, int]]:
@@ -344,7 +339,7 @@ def _sizes(sizes) -> list[int]:
         return resolve_sizes(sizes)
     sizes = list(sizes)
     if not sizes or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in sizes):
-        raise _error(f"gather: sizes {sizes!r}; give whole bytes per node, 0 or more")
+        raise usage_error(f"gather: sizes {sizes!r}; give whole bytes per node, 0 or more")
     return sizes
 
 
@@ -383,15 +378,15 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     comm = mpi.resolve(comm)
     nodes = comm.Get_size()
     if nodes < 2:
-        raise _error(f"gather needs at least 2 ranks (one per node), and this run has {nodes}; "
+        raise usage_error(f"gather needs at least 2 ranks (one per node), and this run has {nodes}; "
                      f"run it with mpirun -np 2 or more")
     check(schedule, nodes, ports=ports, virtual_ports=virtual_ports, root=root, collective=collective)
     if control not in CONTROLS:
-        raise _error(f"gather: unknown control {control!r}; choose barrier (an MPI_Barrier closes every stage) "
+        raise usage_error(f"gather: unknown control {control!r}; choose barrier (an MPI_Barrier closes every stage) "
                      f"or local (none)")
     check_mem_kind(mem)
     if isinstance(barrier_reference, bool) or not isinstance(barrier_reference, int) or barrier_reference < 0:
-        raise _error(f"gather: barrier_reference {barrier_reference!r}; give a whole number of barriers, 0 or more")
+        raise usage_error(f"gather: barrier_reference {barrier_reference!r}; give a whole number of barriers, 0 or more")
     size_list = _sizes(sizes)
     counts = iteration_counts(ITERATIONS, iterations, warmup)
     device_options = device or DeviceOptions()
@@ -404,7 +399,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
             fit = comm.allreduce(room // nodes, op=mpi.MPI().MIN)
             size_list = [s for s in size_list if s <= fit]
             if not size_list:
-                raise _error(f"gather: even the default sweep's smallest size exceeds the device's memory for "
+                raise usage_error(f"gather: even the default sweep's smallest size exceeds the device's memory for "
                              f"{nodes} nodes ({fit} bytes per node fit); give smaller --sizes")
     rank = comm.Get_rank()
     shape = _build(schedule, nodes, 0, ports=ports, virtual_ports=virtual_ports, root=root, collective=collective)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-from . import _core
 from .cli import EXIT_VALIDATION, add_device_options, device_options
+from .osu import usage_error
 from .gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
 from .report import format_text
 
@@ -46,26 +46,20 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def _error(message: str) -> Exception:
-    error = _core.UsageError(message)
-    error.agreed = True
-    return error
-
-
 def _node_counts(text: str) -> tuple[int, ...]:
     try:
         counts = tuple(int(part) for part in text.split(","))
     except ValueError:
         counts = ()
     if not counts or min(counts) < 2:
-        raise _error(f"gather: --nodes {text!r}; give node counts of 2 or more separated by commas, e.g. 4,9,16")
+        raise usage_error(f"gather: --nodes {text!r}; give node counts of 2 or more separated by commas, e.g. 4,9,16")
     return counts
 
 
 def simulate(args):
     """The schedule on a fabric preset: fpgacomm.gather_sim, imported only here."""
     if args.mem is not None:
-        raise _error("gather: --mem applies to real runs; leave it out with --fabric")
+        raise usage_error("gather: --mem applies to real runs; leave it out with --fabric")
     options = {"fabric": args.fabric, "ports": args.ports, "virtual_ports": args.virtual_ports,
                "control": args.control, "collective": args.collective}
     if args.schedule:
@@ -81,7 +75,7 @@ def simulate(args):
     except ModuleNotFoundError as error:
         if error.name != "fpgacomm.gather_sim":
             raise
-        raise _error("gather --fabric needs the simulated gathers (fpgacomm.gather_sim), which this installation "
+        raise usage_error("gather --fabric needs the simulated gathers (fpgacomm.gather_sim), which this installation "
                      "lacks; run real ranks under mpirun without --fabric") from None
     return gather_sim.run(**options)
 
@@ -93,7 +87,7 @@ def run(args) -> int:
         result, rank = simulate(args), 0
     else:
         if args.nodes:
-            raise _error("gather: --nodes sets simulated node counts; give --fabric, or set the real node count "
+            raise usage_error("gather: --nodes sets simulated node counts; give --fabric, or set the real node count "
                          "with mpirun -np")
         from . import mpi
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import secrets
 from typing import NamedTuple
 
 import numpy as np
@@ -26,10 +25,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from . import _core, collectives, onesided, osu
+from . import collectives, onesided, osu
 from .models.base import Fit, Model
+from .osu import usage_error
 from .report import human_bandwidth, human_bytes, human_seconds
-from .result import Result
+from .result import Result, atomic_write
 
 # What each benchmark's rows hold, hence which figure draws them.
 LATENCY = frozenset([f"osu_{test}" for test in osu.LATENCY_TESTS]
@@ -55,14 +55,6 @@ _LINE_STYLES = ("-", "--", ":", "-.")
 _FIGSIZE = (6.4, 4.4)
 
 
-def plot_error(message: str) -> Exception:
-    """A UsageError that depends on the inputs alone (the same on every
-    rank): the CLI prints it once and exits with status 2."""
-    error = _core.UsageError(message)
-    error.agreed = True
-    return error
-
-
 # ------------------------------------------------------------------ files
 
 
@@ -70,7 +62,7 @@ def figure_format(path) -> str:
     """png, pdf or svg from the file's suffix, or a UsageError."""
     suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
     if suffix not in FORMATS:
-        raise plot_error(f"cannot write a figure to {os.fspath(path)!r}: unknown extension "
+        raise usage_error(f"cannot write a figure to {os.fspath(path)!r}: unknown extension "
                          f"{'.' + suffix if suffix else '(none)'}; use .png, .pdf or .svg")
     return suffix
 
@@ -79,18 +71,13 @@ def save(figure: Figure, path) -> None:
     """Writes the figure as PNG, PDF or SVG (by suffix), atomically: the
     file holds the whole figure or is left as it was."""
     fmt = figure_format(path)
-    directory, name = os.path.split(os.path.abspath(path))
+    directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise plot_error(f"cannot write {os.fspath(path)!r}: directory {directory!r} does not exist")
-    tmp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
+        raise usage_error(f"cannot write {os.fspath(path)!r}: directory {directory!r} does not exist")
     try:
-        figure.savefig(tmp, format=fmt, dpi=150)
-        os.replace(tmp, path)
+        atomic_write(path, lambda f: figure.savefig(f, format=fmt, dpi=150), newline=None, binary=True)
     except OSError as error:
-        raise plot_error(f"cannot write {os.fspath(path)!r}: {error.strerror or error}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        raise usage_error(f"cannot write {os.fspath(path)!r}: {error.strerror or error}") from None
 
 
 # ------------------------------------------------------------------ axes
@@ -120,7 +107,7 @@ def unit_of(column: str) -> str:
     for word, unit in _NAMED_UNITS:
         if word in column:
             return unit
-    raise plot_error(f"cannot tell the unit of column {column!r}; record it in the Result's units")
+    raise usage_error(f"cannot tell the unit of column {column!r}; record it in the Result's units")
 
 
 def _size_axis(ax, label: str = "message size") -> None:
@@ -201,7 +188,7 @@ def _as_model(model) -> Model:
         return model.model
     if isinstance(model, Model):
         return model
-    raise plot_error(f"a model overlay is a Model or a Fit, got {type(model).__name__}")
+    raise usage_error(f"a model overlay is a Model or a Fit, got {type(model).__name__}")
 
 
 def _model_curve(model: Model, sizes: np.ndarray, unit: str) -> np.ndarray:
@@ -213,7 +200,7 @@ def _model_curve(model: Model, sizes: np.ndarray, unit: str) -> np.ndarray:
         return predicted
     if {predicts, unit} == {"s", "B/s"}:
         return sizes / predicted
-    raise plot_error(f"the {model.name} model predicts {model.y_column} ({predicts}); it cannot be drawn "
+    raise usage_error(f"the {model.name} model predicts {model.y_column} ({predicts}); it cannot be drawn "
                      f"on a plot in {unit}")
 
 
@@ -224,7 +211,7 @@ def _column(result: Result, candidates: tuple) -> str:
     for column in candidates:
         if column in result.columns:
             return column
-    raise plot_error(f"{result.benchmark} has none of the columns {', '.join(candidates)}; "
+    raise usage_error(f"{result.benchmark} has none of the columns {', '.join(candidates)}; "
                      f"its columns: {', '.join(result.columns)}")
 
 
@@ -234,7 +221,7 @@ def _size_sweep(results, ax, models, quantity: str, candidates: tuple) -> Figure
     _size_axis(ax)
     units = {result.units[_column(result, candidates)] for result in results}
     if len(units) != 1:
-        raise plot_error(f"cannot draw {quantity} in {' and '.join(sorted(units))} on one axis")
+        raise usage_error(f"cannot draw {quantity} in {' and '.join(sorted(units))} on one axis")
     unit = units.pop()
     factor = _value_axis(ax, quantity, unit)
     colours = {}
@@ -265,7 +252,7 @@ def _overlay(ax, results: list, models, unit: str, factor: float, colours: dict)
     sizes = np.concatenate([result.column("size") for result in results]).astype(float)
     sizes = sizes[sizes > 0]
     if not len(sizes):
-        raise plot_error("a model overlay needs Results with sizes above 0 bytes to draw over")
+        raise usage_error("a model overlay needs Results with sizes above 0 bytes to draw over")
     grid = np.geomspace(sizes.min(), sizes.max(), 200)
     for i, (name, model) in enumerate(overlays):
         ax.plot(grid, _model_curve(model, grid, unit) * factor, color=colours.get(name, "black"), linewidth=1,
@@ -296,7 +283,7 @@ def memory_kinds(results, axes=None, *, models=()) -> Figure:
     latencies = [r for r in results if r.benchmark in LATENCY]
     bandwidths = [r for r in results if r.benchmark in BANDWIDTH]
     if not latencies or not bandwidths or len(latencies) + len(bandwidths) != len(results):
-        raise plot_error("memory_kinds draws latency and bandwidth Results side by side; give both kinds")
+        raise usage_error("memory_kinds draws latency and bandwidth Results side by side; give both kinds")
     latency(latencies, axes[0], models=models)
     bandwidth(bandwidths, axes[1], models=models)
     return axes[0].figure
@@ -346,7 +333,7 @@ def _gather_lines(results) -> dict:
     for result in _as_list(results):
         for column in ("schedule", "nodes", "size", "time", "throughput"):
             if column not in result.columns:
-                raise plot_error(f"{result.benchmark} lacks the gather column {column!r}; "
+                raise usage_error(f"{result.benchmark} lacks the gather column {column!r}; "
                                  f"its columns: {', '.join(result.columns)}")
         source = f"{result.params['fabric']} (simulated)" if "fabric" in result.params else "measured"
         table = result.to_numpy()
@@ -430,7 +417,7 @@ def _comparison(source) -> _Comparison:
                            x_name, y_name, source.units.get("x") or unit_of(x_name),
                            source.units.get("measured") or unit_of(y_name),
                            f"{params.get('model', 'model')} against {params.get('source', 'measurement')}")
-    raise plot_error(f"model_against_measurement draws a Fit or a compare Result, got "
+    raise usage_error(f"model_against_measurement draws a Fit or a compare Result, got "
                      f"{source.benchmark if isinstance(source, Result) else type(source).__name__}")
 
 
@@ -475,7 +462,7 @@ def model_against_measurement(source, axes=None) -> Figure:
 def _as_list(results) -> list:
     items = [results] if isinstance(results, (Result, Fit)) else list(results)
     if not items:
-        raise plot_error("nothing to plot: give at least one Result")
+        raise usage_error("nothing to plot: give at least one Result")
     return items
 
 
@@ -503,7 +490,7 @@ def kind(result) -> str:
     if found is not None:
         return found
     name = result.benchmark
-    raise plot_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
+    raise usage_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
                      f"(osu_latency, osu_bw, ...), b_eff, gather and compare Results")
 
 
@@ -517,14 +504,14 @@ def figure_for(results, *, models=()) -> Figure:
     if kinds == ["bandwidth", "latency"]:
         return memory_kinds(results, models=models)
     if len(kinds) > 1:
-        raise plot_error(f"cannot draw {' and '.join(kinds)} Results on one figure "
+        raise usage_error(f"cannot draw {' and '.join(kinds)} Results on one figure "
                          f"({', '.join(sorted({_name(r) for r in results}))}); plot them separately")
     figure_kind = kinds[0]
     if figure_kind in ("gather", "model") and models:
-        raise plot_error(f"model overlays apply to latency, bandwidth and b_eff figures, not to {figure_kind}")
+        raise usage_error(f"model overlays apply to latency, bandwidth and b_eff figures, not to {figure_kind}")
     if figure_kind == "model":
         if len(results) != 1:
-            raise plot_error("model against measurement draws one compare Result or Fit at a time")
+            raise usage_error("model against measurement draws one compare Result or Fit at a time")
         return model_against_measurement(results[0])
     draw = {"latency": latency, "bandwidth": bandwidth, "beff": beff, "gather": gather}[figure_kind]
     return draw(results) if figure_kind == "gather" else draw(results, models=models)

@@ -26,18 +26,18 @@ def register(subparsers) -> None:
 
 def read_result(path: str):
     """A Result from a .json or .csv file, or a UsageError naming the file."""
-    from .plot import plot_error
+    from .osu import usage_error
     from .result import Result
 
     if not os.path.isfile(path):
-        raise plot_error(f"{path}: no such file")
+        raise usage_error(f"{path}: no such file")
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in (".json", ".csv"):
-        raise plot_error(f"{path}: a Result file is .json or .csv")
+        raise usage_error(f"{path}: a Result file is .json or .csv")
     try:
         return Result.read_json(path) if suffix == ".json" else Result.read_csv(path)
     except (ValueError, KeyError, TypeError) as error:
-        raise plot_error(f"{path}: not an fpgacomm Result: {error}") from None
+        raise usage_error(f"{path}: not an fpgacomm Result: {error}") from None
 
 
 def fits(modules: dict, results: list) -> dict:

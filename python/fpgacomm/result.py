@@ -293,7 +293,7 @@ def _parse_cell(text: str) -> Any:
         return text
 
 
-def atomic_write(path, write: Callable, newline: str | None) -> None:
+def atomic_write(path, write: Callable, newline: str | None, binary: bool = False) -> None:
     """Write a file so that `path` holds either its old content or the new
     content in full, never a fragment: a crash or an exception while
     serialising a result at the end of a long run must not destroy the
@@ -302,14 +302,15 @@ def atomic_write(path, write: Callable, newline: str | None) -> None:
     The data goes to a temporary file in the same directory (os.replace is
     atomic only within one file system), is flushed and fsynced, then
     replaces `path`. The temporary file is created with O_EXCL and mode 0o666
-    so the umask applies, as for any file the user writes.
+    so the umask applies, as for any file the user writes. binary: `write`
+    gets a byte stream (figures), and newline does not apply.
     """
     path = os.fspath(path)
     directory, name = os.path.split(os.path.abspath(path))
     tmp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        f = open(fd, "w", encoding="utf-8", newline=newline)
+        f = open(fd, "wb") if binary else open(fd, "w", encoding="utf-8", newline=newline)
     except BaseException:
         os.close(fd)
         os.unlink(tmp)

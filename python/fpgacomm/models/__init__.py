@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import model_error
+from .base import usage_error
 
 REGISTRY = {
     "hockney": "fpgacomm.models.hockney",
@@ -25,12 +25,12 @@ REGISTRY = {
 def load(name: str):
     """The module registered as `name`, or a UsageError that says what is wrong."""
     if name not in REGISTRY:
-        raise model_error(f"unknown model '{name}'; choose {', '.join(REGISTRY)}")
+        raise usage_error(f"unknown model '{name}'; choose {', '.join(REGISTRY)}")
     try:
         return importlib.import_module(REGISTRY[name])
     except ModuleNotFoundError as error:
         if error.name != REGISTRY[name]:
             raise
-        raise model_error(f"model '{name}' is registered, but its module {REGISTRY[name]} is not part of this "
+        raise usage_error(f"model '{name}' is registered, but its module {REGISTRY[name]} is not part of this "
                           f"installation; update fpgacomm or choose "
                           f"{', '.join(n for n in REGISTRY if n != name)}") from None

@@ -26,16 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import _core
+from ..osu import usage_error
 from ..result import Result
-
-
-def model_error(message: str) -> Exception:
-    """The core's UsageError, the same on every rank (it depends on the
-    parameters and data alone): the CLI prints it once and exits with status 2."""
-    error = _core.UsageError(message)
-    error.agreed = True
-    return error
 
 
 @dataclass
@@ -106,7 +98,7 @@ class Model:
         unknown = sorted(set(values) - set(self.parameters))
         missing = [p for p in self.parameters if p not in values]
         if unknown or missing:
-            raise model_error(f"{self.name} model: parameters are {', '.join(self.parameters)}; "
+            raise usage_error(f"{self.name} model: parameters are {', '.join(self.parameters)}; "
                               f"unknown {unknown}, missing {missing}")
         self.params = {p: float(values[p]) for p in self.parameters}
 
@@ -130,7 +122,7 @@ class Model:
         """(x, y) from a Result's columns, rows with a missing value dropped."""
         for column in (cls.x_column, cls.y_column):
             if column not in result.columns:
-                raise model_error(f"{cls.name} model needs columns '{cls.x_column}' and '{cls.y_column}'; "
+                raise usage_error(f"{cls.name} model needs columns '{cls.x_column}' and '{cls.y_column}'; "
                                   f"{result.benchmark} has {', '.join(result.columns)}")
         x = np.asarray(result.column(cls.x_column), dtype=float)
         y = np.asarray(result.column(cls.y_column), dtype=float)
@@ -150,10 +142,10 @@ class Model:
         fixed = {name: float(value) for name, value in (fixed or {}).items()}
         unknown = sorted(set(fixed) - set(cls.parameters))
         if unknown:
-            raise model_error(f"{cls.name} model: cannot fix {unknown}; its parameters are {', '.join(cls.parameters)}")
+            raise usage_error(f"{cls.name} model: cannot fix {unknown}; its parameters are {', '.join(cls.parameters)}")
         free = cls.free_parameters(fixed)
         if len(x) < len(free) + 1:
-            raise model_error(f"{cls.name} model: {len(free)} parameters need at least "
+            raise usage_error(f"{cls.name} model: {len(free)} parameters need at least "
                               f"{len(free) + 1} points, got {len(x)}")
         weighted, sigma = uncertainties(x, y, weighted)
         # fixed goes to _solve only when given, so that a model's _solve(x, y,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..result import Result
-from .base import Model, figures, linear_least_squares, model_error
+from .base import Model, figures, linear_least_squares, usage_error
 
 BITTWARE_520N = dict(channels=2, width_bytes=32, frequency_hz=156.25e6, latency_s=520e-9)
 PRESETS = {"520n": BITTWARE_520N}
@@ -77,7 +77,7 @@ class ChannelModel(Model):
     def network_beff(self, fpgas: int, sizes=DEFAULT_SIZES) -> float:
         """b_eff of a ring of n FPGAs: every FPGA has its own channels (seed 000)."""
         if fpgas < 1:
-            raise model_error(f"a b_eff network needs at least 1 FPGA, got {fpgas}")
+            raise usage_error(f"a b_eff network needs at least 1 FPGA, got {fpgas}")
         return fpgas * self.fpga_beff(sizes)
 
     # ------------------------------------------------------------------- fit
@@ -111,7 +111,7 @@ class ChannelModel(Model):
         design = np.column_stack([np.ceil(x / word), np.ones_like(x)])
         (inverse_frequency, latency), _ = linear_least_squares(design, time, time * sigma / np.abs(y))
         if inverse_frequency <= 0:
-            raise model_error("b_eff channel model: the measured time per message does not grow with the size; "
+            raise usage_error("b_eff channel model: the measured time per message does not grow with the size; "
                               "give b(L) over sizes beyond one channel word")
         return cls._nonlinear(x, y, sigma, [1.0 / inverse_frequency, max(latency, 0.0)], fixed)
 
@@ -131,10 +131,10 @@ OPTIONS = {
 
 def model_from(preset: str = "520n", **overrides) -> ChannelModel:
     if preset not in PRESETS:
-        raise model_error(f"unknown b_eff preset '{preset}'; choose {', '.join(PRESETS)}")
+        raise usage_error(f"unknown b_eff preset '{preset}'; choose {', '.join(PRESETS)}")
     model = ChannelModel(**{**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}})
     if model.channels < 1 or model.width_bytes <= 0 or model.frequency_hz <= 0 or model.latency_s < 0:
-        raise model_error(f"the b_eff channel model needs --channels >= 1, --width-bytes and --frequency-hz > 0 "
+        raise usage_error(f"the b_eff channel model needs --channels >= 1, --width-bytes and --frequency-hz > 0 "
                           f"and --latency-s >= 0, got {model!r}")
     return model
 
@@ -143,7 +143,7 @@ def predictions(preset="520n", channels=None, width_bytes=None, frequency_hz=Non
                 max_size=20) -> Result:
     """b_eff per kernel pair, per FPGA and for the ring of `fpgas` FPGAs."""
     if not 0 <= max_size <= 30:
-        raise model_error(f"--max-size is a log2 exponent from 0 to 30, got {max_size}")
+        raise usage_error(f"--max-size is a log2 exponent from 0 to 30, got {max_size}")
     model = model_from(preset, channels=channels, width_bytes=width_bytes, frequency_hz=frequency_hz,
                        latency_s=latency_s)
     sizes = [1 << m for m in range(max_size + 1)]

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..result import Result
-from .base import Fit, Model, figures, linear_least_squares, model_error
+from .base import Fit, Model, figures, linear_least_squares, usage_error
 
 SEED_003 = dict(link_latency=0.0, routing_latency=0.57e-6, app_latency=0.13e-6, link_bandwidth=1565e6 / 8,
                 packet_bytes=64)
@@ -69,7 +69,7 @@ class CusComNet(Model):
         dequeue = 1.0 / self.packet_time
         rho = enqueue / dequeue
         if not 0 <= rho < 1:
-            raise model_error(f"cuscomnet: the output queue is unstable (rho = {rho:.3g} >= 1): {rate:.4g} "
+            raise usage_error(f"cuscomnet: the output queue is unstable (rho = {rho:.3g} >= 1): {rate:.4g} "
                               f"packets/s over {ports} links exceed what {self.packet_bytes:.0f}-byte packets at "
                               f"{self.link_bandwidth:.4g} B/s can drain; lower the rate below "
                               f"{ports * dequeue:.4g} packets/s")
@@ -104,11 +104,11 @@ class CusComNet(Model):
         several joined (fpgacomm fit A.json B.json ...)."""
         x, y = super().data(result)
         if len(set(x.tolist())) < 2:
-            raise model_error(f"{cls.name} model: needs latencies over at least two hop counts to separate Tr "
+            raise usage_error(f"{cls.name} model: needs latencies over at least two hop counts to separate Tr "
                               f"from Ta; got hops {sorted(set(x.tolist()))} (join fabric latency Results: "
                               f"fpgacomm fit H1.json H2.json ... --model cuscomnet)")
         if "size" in result.columns and len(set(result.column("size").tolist())) > 1:
-            raise model_error(f"{cls.name} model fits the latency of one packet size against hops; "
+            raise usage_error(f"{cls.name} model fits the latency of one packet size against hops; "
                               f"{result.benchmark} holds sizes {sorted(set(result.column('size').tolist()))}")
         return x, y
 
@@ -138,7 +138,7 @@ class CusComNet(Model):
 def torus_shape(nodes: int) -> tuple:
     """The most nearly square rows x cols = nodes."""
     if nodes < 1:
-        raise model_error(f"a torus needs at least 1 node, got {nodes}")
+        raise usage_error(f"a torus needs at least 1 node, got {nodes}")
     rows = max(r for r in range(1, math.isqrt(nodes) + 1) if nodes % r == 0)
     return rows, nodes // rows
 
@@ -162,7 +162,7 @@ def predictions(links=2, packet_bits=512, link_bandwidth=1565e6, routing_latency
                 app_latency=SEED_003["app_latency"], link_latency=SEED_003["link_latency"], rate=0.0,
                 mean_links=None, max_nodes=1024) -> Result:
     if links < 1 or packet_bits < 0 or link_bandwidth <= 0 or rate < 0:
-        raise model_error(f"cuscomnet needs --links >= 1, --packet-bits >= 0, --link-bandwidth > 0 and "
+        raise usage_error(f"cuscomnet needs --links >= 1, --packet-bits >= 0, --link-bandwidth > 0 and "
                           f"--rate >= 0; got {links}, {packet_bits}, {link_bandwidth}, {rate}")
     model = CusComNet(link_latency=link_latency, routing_latency=routing_latency, app_latency=app_latency,
                       link_bandwidth=link_bandwidth / 8, packet_bytes=packet_bits / 8)

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..result import Result
-from .base import Fit, Model, figures, linear_least_squares, model_error, r_squared, uncertainties
+from .base import Fit, Model, figures, linear_least_squares, usage_error, r_squared, uncertainties
 
 # BIC's penalty, doubled: the switch sizes are searched over every size, so
 # plain BIC accepts spurious ranges (in 26 of 60 synthetic single-range sets
@@ -42,7 +42,7 @@ class Hockney(Model):
         """(size, time) from an OSU latency, fabric latency or fabric bandwidth Result."""
         column = next((c for c in TIME_COLUMNS if c in result.columns), None)
         if "size" not in result.columns or column is None:
-            raise model_error(f"{cls.name} model needs columns 'size' and one of {', '.join(TIME_COLUMNS)} "
+            raise usage_error(f"{cls.name} model needs columns 'size' and one of {', '.join(TIME_COLUMNS)} "
                               f"(a latency Result, e.g. fpgacomm osu latency); {result.benchmark} has "
                               f"{', '.join(result.columns)}")
         x = np.asarray(result.column("size"), dtype=float)
@@ -76,7 +76,7 @@ class Hockney(Model):
             return values, covariance
         inverse = values[-1]
         if inverse <= 0:
-            raise model_error(f"{cls.name} model: the time does not grow with the size (slope {inverse:.3g} s/B); "
+            raise usage_error(f"{cls.name} model: the time does not grow with the size (slope {inverse:.3g} s/B); "
                               f"give sizes over a wider range")
         jacobian = np.eye(len(values))
         jacobian[-1, -1] = -1.0 / inverse ** 2
@@ -94,7 +94,7 @@ class PiecewiseHockney(Model):
 
     def __init__(self, segments: list, switches: list):
         if len(switches) != len(segments) - 1 or list(switches) != sorted(switches):
-            raise model_error(f"{self.name}: {len(segments)} ranges need {len(segments) - 1} increasing switch "
+            raise usage_error(f"{self.name}: {len(segments)} ranges need {len(segments) - 1} increasing switch "
                               f"sizes, got {list(switches)}")
         self.segments = list(segments)
         self.switches = np.asarray(switches, dtype=float)
@@ -135,7 +135,7 @@ class PiecewiseHockney(Model):
         x, y = x[order], y[order]
         n = len(x)
         if n < min_points:
-            raise model_error(f"{cls.name}: needs at least {min_points} sizes, got {n}")
+            raise usage_error(f"{cls.name}: needs at least {min_points} sizes, got {n}")
         weighted, sigma = uncertainties(x, y, weighted)
 
         def cost(i, j):  # least absolute relative deviation of one Hockney range over points i..j-1
@@ -158,7 +158,7 @@ class PiecewiseHockney(Model):
         criteria = {s: 2 * n * math.log(max(best[s][n][0], floor) / n) + PENALTY * (3 * s - 1) * math.log(n)
                     for s in range(1, max_segments + 1) if n in best[s]}
         if not criteria:
-            raise model_error(f"{cls.name}: the sizes do not span two distinct values in {min_points} points")
+            raise usage_error(f"{cls.name}: the sizes do not span two distinct values in {min_points} points")
         count = min(criteria, key=lambda s: (criteria[s], s))
         bounds, j = [], n
         for s in range(count, 0, -1):
@@ -213,7 +213,7 @@ OPTIONS = {
 
 def predictions(alpha=None, beta=None, size=1 << 20) -> Result:
     if alpha is None or beta is None:
-        raise model_error("fpgacomm model hockney needs --alpha SECONDS and --beta BYTES_PER_SECOND "
+        raise usage_error("fpgacomm model hockney needs --alpha SECONDS and --beta BYTES_PER_SECOND "
                           "(fit them with fpgacomm fit RESULT.json --model hockney)")
     model = Hockney(alpha=alpha, beta=beta)
     return figures("model_hockney", {**model.params, "size": size},

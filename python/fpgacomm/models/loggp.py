@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ..result import Result
-from .base import Fit, Model, figures, linear_least_squares, model_error, r_squared
+from .base import Fit, Model, figures, linear_least_squares, usage_error, r_squared
 
 COLUMNS = {"latency_avg": "fpgacomm osu latency", "bandwidth": "fpgacomm osu bw",
            "send_overhead": "fpgacomm overhead", "recv_overhead": "fpgacomm overhead"}
@@ -58,7 +58,7 @@ class LogGP(Model):
         missing = [c for c in ("size", *COLUMNS) if c not in result.columns]
         if missing:
             sources = sorted({COLUMNS[c] for c in missing if c in COLUMNS})
-            raise model_error(f"{cls.name} model needs columns {', '.join(missing)} (from {'; '.join(sources)}), "
+            raise usage_error(f"{cls.name} model needs columns {', '.join(missing)} (from {'; '.join(sources)}), "
                               f"joined on size: fpgacomm fit LATENCY.json BW.json OVERHEAD.json --model loggp; "
                               f"{result.benchmark} has {', '.join(result.columns)}")
         return {c: np.asarray(result.column(c), dtype=float) for c in ("size", *COLUMNS)}
@@ -82,7 +82,7 @@ class LogGP(Model):
 
         stream = usable("bandwidth")
         if len(set(n[stream])) < 3:
-            raise model_error(f"{cls.name} model: g and G need bandwidths at 3 or more sizes; got "
+            raise usage_error(f"{cls.name} model: g and G need bandwidths at 3 or more sizes; got "
                               f"{len(set(n[stream]))}")
         t = n[stream] / data["bandwidth"][stream]
         (g, big_g), gap_covariance = linear_least_squares(
@@ -91,7 +91,7 @@ class LogGP(Model):
         o_r, var_r = _mean(data["recv_overhead"][usable("recv_overhead")], weighted)
         one_way = usable("latency_avg", "send_overhead", "recv_overhead")
         if not one_way.any():
-            raise model_error(f"{cls.name} model: no size has a latency and both overheads; run osu latency and "
+            raise usage_error(f"{cls.name} model: no size has a latency and both overheads; run osu latency and "
                               f"fpgacomm overhead over the same sizes")
         excess = n[one_way] - 1
         wire = data["latency_avg"][one_way] - data["send_overhead"][one_way] - data["recv_overhead"][one_way]
@@ -114,7 +114,7 @@ def _mean(values: np.ndarray, weighted: bool, reference: np.ndarray | None = Non
     """(weighted mean, variance of the mean); weights 1 / reference^2
     (reference: the values themselves) when weighted."""
     if len(values) == 0:
-        raise model_error("loggp model: no measured overheads in the Result")
+        raise usage_error("loggp model: no measured overheads in the Result")
     reference = values if reference is None else reference
     weights = 1 / reference ** 2 if weighted else np.ones_like(values)
     mean = float(np.sum(weights * values) / np.sum(weights))
@@ -134,7 +134,7 @@ def predictions(L=None, o_s=None, o_r=None, g=None, G=None, size=1 << 20) -> Res
     given = {"L": L, "o_s": o_s, "o_r": o_r, "g": g, "G": G}
     missing = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is None]
     if missing:
-        raise model_error(f"fpgacomm model loggp needs {' '.join(missing)} (fit them with fpgacomm fit "
+        raise usage_error(f"fpgacomm model loggp needs {' '.join(missing)} (fit them with fpgacomm fit "
                           f"LATENCY.json BW.json OVERHEAD.json --model loggp)")
     model = LogGP(**given)
     return figures("model_loggp", {**model.params, "size": size},

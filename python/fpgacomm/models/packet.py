@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..result import Result
-from .base import Fit, Model, figures, linear_least_squares, model_error
+from .base import Fit, Model, figures, linear_least_squares, usage_error
 
 # Seed 001 section IV-C (Fig. 5): peak PUT/GET bandwidth per packet size.
 SEED_001_PEAKS = {128: 2621e6, 256: 3419e6, 512: 3813e6, 1024: 3813e6}
@@ -52,7 +52,7 @@ class PacketModel(Model):
         """The transfer size reaching `fraction` of peak(packet) after a
         latency t0: fraction / (1 - fraction) * t0 * peak."""
         if not 0 < fraction < 1:
-            raise model_error(f"the saturation fraction must lie between 0 and 1, got {fraction}")
+            raise usage_error(f"the saturation fraction must lie between 0 and 1, got {fraction}")
         return fraction / (1 - fraction) * latency * self.predict(packet)
 
     def half_bandwidth_size(self, packet, latency: float = SEED_001_LATENCY):
@@ -67,7 +67,7 @@ class PacketModel(Model):
         ceiling = fixed.get("ceiling", float(np.max(y)))
         below = y < 0.99 * ceiling
         if np.count_nonzero(below) < 2 or len(set(x[below])) < 2:
-            raise model_error(f"{cls.name} model: needs at least two packet sizes whose peak stays under the "
+            raise usage_error(f"{cls.name} model: needs at least two packet sizes whose peak stays under the "
                               f"ceiling, to separate header and line rate; got {np.count_nonzero(below)}")
         design = np.column_stack([np.ones(np.count_nonzero(below)), 1.0 / x[below]])
         (inverse_rate, header_over_rate), _ = linear_least_squares(design, 1.0 / y[below],
@@ -94,9 +94,9 @@ def predictions(header=None, line_rate=None, ceiling=None, latency=SEED_001_LATE
     try:
         sizes = [int(p) for p in str(packets).split(",")]
     except ValueError:
-        raise model_error(f"--packets takes payload sizes in bytes separated by commas, got '{packets}'") from None
+        raise usage_error(f"--packets takes payload sizes in bytes separated by commas, got '{packets}'") from None
     if any(p <= 0 for p in sizes) or latency < 0:
-        raise model_error(f"packet sizes must be positive and the latency at least 0, got {packets} and {latency}")
+        raise usage_error(f"packet sizes must be positive and the latency at least 0, got {packets} and {latency}")
     seed_fit = PacketModel.fit(seed_001_peaks())
     given = {"header": header, "line_rate": line_rate, "ceiling": ceiling}
     model = PacketModel(**{k: seed_fit.params[k] if v is None else v for k, v in given.items()})

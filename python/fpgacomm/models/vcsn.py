@@ -21,8 +21,9 @@ import math
 import numpy as np
 
 from .. import _core
+from ..osu import parse_size
 from ..result import Result
-from .base import Fit, Model, linear_least_squares, model_error
+from .base import Fit, Model, linear_least_squares, usage_error
 
 # --- protocol efficiency (section 4.2.2) ------------------------------------
 LANE_RATE = 25.78125e9  # baud per lane, QSFP28
@@ -78,11 +79,11 @@ def fat_tree_levels(nodes: int, switch_ports: int = SWITCH_PORTS) -> int:
     (Al-Fares et al., seed 004's [3] and Fig. 16)."""
     k = int(switch_ports)
     if k < 2 or k % 2:
-        raise model_error(f"vcsn model: a fat tree needs an even switch port count of at least 2, got {k}")
+        raise usage_error(f"vcsn model: a fat tree needs an even switch port count of at least 2, got {k}")
     for levels, capacity in ((1, k), (2, k * k // 2), (3, k ** 3 // 4)):
         if nodes <= capacity:
             return levels
-    raise model_error(f"vcsn model: {nodes} FPGAs exceed a three-level fat tree of {k}-port switches "
+    raise usage_error(f"vcsn model: {nodes} FPGAs exceed a three-level fat tree of {k}-port switches "
                       f"({k ** 3 // 4}); give more switch ports")
 
 
@@ -117,7 +118,7 @@ def procedure(transfers, setups, *, setup_cost, barrier, control: str = "barrier
     "local": stages run back to back, configured in advance (section 6.4).
     Returns lists "setup", "transfer", "barrier" (one float per stage)."""
     if control not in ("barrier", "local"):
-        raise model_error(f"gather control {control!r}; use 'barrier' or 'local'")
+        raise usage_error(f"gather control {control!r}; use 'barrier' or 'local'")
     count = len(transfers)
     setup, barriers = [0.0] * count, [0.0] * count
     if count:
@@ -222,7 +223,7 @@ class GatherModel(Model):
     def data(cls, result: Result) -> tuple:
         need = ("nodes", "size", "time")
         if any(column not in result.columns for column in need):
-            raise model_error(f"{cls.name} model needs columns {', '.join(need)}; "
+            raise usage_error(f"{cls.name} model needs columns {', '.join(need)}; "
                               f"{result.benchmark} has {', '.join(result.columns)}")
         return np.column_stack([result.column("nodes"), result.column("size")]), result.column("time")
 
@@ -240,7 +241,7 @@ class GatherModel(Model):
         fit.extra["undetermined"]."""
         rows, design, target = _fit_rows(cls, result)
         if len(rows) < 3:
-            raise model_error(f"{cls.name} model: fitting needs at least 3 gather rows, got {len(rows)}")
+            raise usage_error(f"{cls.name} model: fitting needs at least 3 gather rows, got {len(rows)}")
         # Unknowns t, c (set-ups), l, 1/b (transfers), barrier_round,
         # barrier_short, barrier_long (barriers): three independent linear
         # problems, each with its own residual variance. Within each, the
@@ -263,7 +264,7 @@ class GatherModel(Model):
                 spread[j] = math.sqrt(max(covariance[k, k], 0.0))
             full[np.ix_(used, used)] = covariance
         if solution[3] <= 0:
-            raise model_error(f"{cls.name} model: the transfers do not grow with the data size; "
+            raise usage_error(f"{cls.name} model: the transfers do not grow with the data size; "
                               f"fit a sweep of sizes")
         inverse_b = solution[3]
         solution[3] = 1 / inverse_b
@@ -300,7 +301,7 @@ class GatherModel(Model):
         Result names one (gather Results; mpi rows are left out), else the
         model's own; "model": the model's own (eq. 7's or Fig. 11's)."""
         if stages not in ("schedule", "model"):
-            raise model_error(f"{self.name} model: compare stages {stages!r}; use 'schedule' or 'model'")
+            raise usage_error(f"{self.name} model: compare stages {stages!r}; use 'schedule' or 'model'")
         x, y = self.data(result)
         original = type(self)(**{**self.params, "barrier_short": self.barrier_short - EXTRA_SHORT,
                                  "barrier_long": self.barrier_long - EXTRA_LONG})
@@ -365,7 +366,7 @@ def _row_schedule(result: Result, row: dict) -> tuple:
     from .. import gather  # the schedules: imported late, gather imports the core
     params = result.params
     if row.get("schedule") == "mpi":
-        raise model_error("vcsn model: the mpi schedule has no stage model; fit ring, tree or vlink rows")
+        raise usage_error("vcsn model: the mpi schedule has no stage model; fit ring, tree or vlink rows")
     schedule = gather.schedule(row["schedule"], int(row["nodes"]), int(row["size"]),
                                ports=int(params.get("ports", 2)), virtual_ports=int(params.get("virtual_ports", 2)),
                                collective=params.get("collective", "gather"), root=int(params.get("root", 0)),
@@ -401,7 +402,7 @@ def _fit_rows(cls, result: Result) -> tuple:
     need = ("schedule", "nodes", "size", "stages", "setup", "transfer", "barrier")
     if not isinstance(result, Result) or any(column not in result.columns for column in need):
         have = ", ".join(result.columns) if isinstance(result, Result) else type(result).__name__
-        raise model_error(f"{cls.name} model: fitting needs a gather Result with columns {', '.join(need)}; "
+        raise usage_error(f"{cls.name} model: fitting needs a gather Result with columns {', '.join(need)}; "
                           f"got {have}")
     control = result.params.get("control", "barrier")
     prior = cls.seed()
@@ -443,7 +444,7 @@ def estimate(nodes=None, sizes=None, *, corrected: bool = True) -> Result:
     rows = []
     for n in nodes:
         if not isinstance(n, int) or n < 2:
-            raise model_error(f"vcsn model: node count {n!r}; give whole numbers of 2 or more")
+            raise usage_error(f"vcsn model: node count {n!r}; give whole numbers of 2 or more")
         for d in sizes:
             v, c = vcsn.time(n, d), dcn.time(n, d)
             rows.append({"nodes": n, "size": int(d), "levels": vcsn.levels(n), "vcsn": v, "dcn": c, "ratio": c / v})
@@ -461,14 +462,14 @@ OPTIONS = {
 
 
 def _numbers(text: str, what: str) -> list:
+    """Comma-separated whole numbers, K/M/G binary suffixes allowed (the CLI's size syntax)."""
     values = []
     for item in filter(None, (part.strip() for part in str(text).split(","))):
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(item[-1:].upper(), 1)
-        digits = item[:-1] if scale > 1 else item
-        if not digits.isdigit():
-            raise model_error(f"vcsn model: {what} {item!r}; give whole numbers separated by commas "
-                              f"(sizes may end in K, M or G)")
-        values.append(int(digits) * scale)
+        try:
+            values.append(parse_size(item))
+        except _core.UsageError:
+            raise usage_error(f"vcsn model: {what} {item!r}; give whole numbers separated by commas "
+                              f"(sizes may end in K, M or G)") from None
     return values
 
 
@@ -477,7 +478,7 @@ def predictions(nodes: str = "", sizes: str = "64K,1M,16M,256M", barrier: str = 
     bandwidths (eq. 1, 2) and, for each node count and size given, the
     gather times of eq. 7 and the DCN counterpart (figure, value, unit rows)."""
     if barrier not in ("corrected", "printed"):
-        raise model_error(f"vcsn model: barrier {barrier!r}; use 'corrected' or 'printed'")
+        raise usage_error(f"vcsn model: barrier {barrier!r}; use 'corrected' or 'printed'")
     rows = [("DCN payload bandwidth, eq. 1", DCN_BANDWIDTH, "B/s"),
             ("VCSN payload bandwidth, eq. 2", VCSN_BANDWIDTH, "B/s")]
     counts = _numbers(nodes, "node count")
