@@ -1,7 +1,8 @@
 """What limits the staged pipeline: reads a timeline written by
-`fpgacomm osu bw|bibw ... --timeline FILE` and prints, per rank and size,
-how long each stage was busy in the recorded window, how much stages
-overlapped, how long all stood idle, and the mean per-chunk latencies.
+`fpgacomm osu TEST ... --timeline FILE` and prints, per rank and size,
+how long each stage was busy in the recorded iteration (a window, or a
+latency test's round trip), how much stages overlapped, how long all stood
+idle, and the mean per-chunk latencies.
 
     python bench/timeline.py FILE
 
@@ -87,6 +88,7 @@ def summarize(rows) -> list:
             "overlap": sum(covered[2:]),
             "enqueue_to_start": mean([r["queued_to_submit"] + r["submit_to_start"] for r in group]),
             "start_to_end": mean([r["start_to_end"] for r in group]),
+            "copy_on_host": mean([r["copy_done"] - r["copy_enqueued"] for r in group]),
             "mpi_per_chunk": mean([r["mpi_done"] - r["mpi_posted"] for r in group]),
             "limit": max(busy, key=busy.get),
         })
@@ -109,8 +111,8 @@ def report(summary: dict) -> str:
     lines.append(f"  two or more busy {summary['overlap'] * 1e3:.3f} ms ({100 * summary['overlap'] / window:.1f} %), "
                  f"all idle {summary['idle'] * 1e3:.3f} ms ({100 * summary['idle'] / window:.1f} %)")
     lines.append(f"  per chunk: copy enqueue->start {summary['enqueue_to_start'] * 1e6:.1f} us, "
-                 f"start->end {summary['start_to_end'] * 1e6:.1f} us; MPI posted->done "
-                 f"{summary['mpi_per_chunk'] * 1e6:.1f} us")
+                 f"start->end {summary['start_to_end'] * 1e6:.1f} us, enqueue->done on the host "
+                 f"{summary['copy_on_host'] * 1e6:.1f} us; MPI posted->done {summary['mpi_per_chunk'] * 1e6:.1f} us")
     lines.append(f"  limit: {summary['limit']} (busy {100 * summary['busy'][summary['limit']] / window:.1f} % "
                  "of the window)")
     return "\n".join(lines)
@@ -118,7 +120,7 @@ def report(summary: dict) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("file", help="a timeline JSON from fpgacomm osu bw|bibw --timeline")
+    parser.add_argument("file", help="a timeline JSON from fpgacomm osu TEST --timeline")
     args = parser.parse_args(argv)
     try:
         with open(args.file, encoding="utf-8") as f:

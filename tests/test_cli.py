@@ -98,12 +98,30 @@ def test_timeline_is_written_for_staged_bandwidth_tests_and_read_by_the_analysis
     assert analysis.stdout.count("limit: ") == 2 and analysis.stdout.count("d2h  busy") == 2
 
 
+def test_latency_timeline_records_each_ranks_two_copies_of_the_last_round_trip(tmp_path):
+    target = tmp_path / "timeline.json"
+    run = fpgacomm("osu", "latency", "D", "D", "--path", "staged", "-m", "4:8", "-i", "3", "-x", "1", "-c",
+                   "--timeline", str(target), ranks=2)
+    assert run.returncode == 0, run.stderr
+    timeline = Result.read_json(target)
+    assert timeline.benchmark == "osu_latency_timeline"
+    # One chunk per message: each rank stages its send to the host and its receive to the device.
+    legs = sorted((row["size"], row["rank"], row["direction"]) for row in timeline.rows)
+    assert legs == sorted((size, rank, way) for size in (4, 8) for rank in (0, 1) for way in ("send", "recv"))
+    for row in timeline.rows:
+        assert row["bytes"] == row["size"] and row["offset"] == 0
+        assert 0 <= row["copy_enqueued"] <= row["copy_done"] and 0 <= row["mpi_posted"] <= row["mpi_done"]
+        # A send copies before MPI takes the chunk; a receive copies after MPI delivered it.
+        if row["direction"] == "send":
+            assert row["copy_done"] <= row["mpi_posted"]
+        else:
+            assert row["mpi_done"] <= row["copy_enqueued"]
+
+
 def test_timeline_is_refused_where_nothing_is_staged(tmp_path):
     target = tmp_path / "timeline.json"
     cases = [
-        (("osu", "latency", "D", "D", "--path", "staged"), "not of osu latency; drop --timeline or run bw or bibw"),
-        (("osu", "mbw_mr", "D", "D", "--path", "staged"), "not of osu mbw_mr"),
-        (("osu", "allreduce", "--mem", "D"), "not of osu allreduce"),
+        (("osu", "allreduce", "--mem", "D"), "not of osu allreduce, which stages device buffers whole"),
         (("osu", "bw", "H", "H!"), "neither side stages here (direct to direct); use a device kind"),
         (("osu", "bw", "D", "D", "--path", "mapped"), "neither side stages here (mapped to mapped)"),
     ]

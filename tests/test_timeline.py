@@ -26,6 +26,7 @@ def test_busy_overlap_idle_and_latencies_of_two_send_chunks():
     assert summary["idle"] == pytest.approx(1.0) and summary["overlap"] == pytest.approx(1.0)
     assert summary["enqueue_to_start"] == pytest.approx(1.5) and summary["start_to_end"] == 1.0
     assert summary["mpi_per_chunk"] == 2.0 and summary["limit"] == "mpi"
+    assert summary["copy_on_host"] == 2.5  # seen done at 2 and 3 after enqueueing at 0
 
 
 def test_three_stages_at_once_count_once_as_overlap():

@@ -138,10 +138,10 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     defaults switch above 8192 bytes. buffers "multiple" allocates fresh
     buffers per size, one per window slot. touch launches the placeholder
     kernel on device buffers before each measured operation (untimed). path
-    chooses staged or mapped transfers for device memory. timeline (bw and
-    bibw with a staging side) records every staged chunk of the last timed
-    window of each size: the Result's attribute `timeline` is then, on rank 0,
-    a Result of every rank's chunks (None on other ranks).
+    chooses staged or mapped transfers for device memory. timeline (with a
+    staging side) records every staged chunk of the last timed iteration of
+    each size, a window or a round trip: the Result's attribute `timeline` is
+    then, on rank 0, a Result of every rank's chunks (None on other ranks).
     """
     if test not in ITERATIONS:
         raise usage_error(f"unknown point-to-point test '{test}'; choose {', '.join(ITERATIONS)}")

@@ -40,8 +40,9 @@ def register(subparsers) -> None:
     parser.add_argument("--json", metavar="FILE", help="write the Result as JSON")
     parser.add_argument("--csv", metavar="FILE", help="write the Result as CSV")
     parser.add_argument("--timeline", metavar="FILE",
-                        help="bw and bibw with staging: write every staged chunk's timeline of the last timed "
-                             "window of each size as JSON (analyse with bench/timeline.py)")
+                        help="point-to-point tests with staging: write every staged chunk's timeline of the last "
+                             "timed iteration (window or round trip) of each size as JSON (analyse with "
+                             "bench/timeline.py)")
     parser.set_defaults(run=run)
 
 
@@ -120,8 +121,9 @@ def _run_test(args, comm):
         raise osu.usage_error(f"osu {args.test} takes one memory kind as --mem KIND, not positional kinds "
                               f"({' '.join(args.kinds)})")
     if args.timeline:
-        raise osu.usage_error(f"--timeline records the staged pipeline of osu bw and bibw, not of osu {args.test}; "
-                              "drop --timeline or run bw or bibw")
+        raise osu.usage_error(f"--timeline records the staged transfers of point-to-point tests, not of osu "
+                              f"{args.test}, which stages device buffers whole; drop --timeline or run a "
+                              "point-to-point test")
     staging_only = {key: parameters.pop(key) for key in ("buffers", "touch", "path", "chunk_bytes", "slots")}
     if staging_only != {"buffers": "single", "touch": False, "path": "auto", "chunk_bytes": None, "slots": 4}:
         raise osu.usage_error(f"-b, --touch, --path, --chunk and --slots apply to point-to-point tests only; "

@@ -95,9 +95,6 @@ class Runner {
     if (options.iterations < 1 || options.iterations_large < 1) throw UsageError("iterations -i must be at least 1");
     if (options.warmup < 0 || options.warmup_large < 0) throw UsageError("warm-up -x must not be negative");
     if (options.sizes.empty()) throw UsageError("no message sizes to run");
-    if (options.timeline && (spec_.shape == Shape::PingPong || spec_.multi_pair))
-      throw UsageError("a timeline records the staged pipeline of osu bw and bibw, not of osu " + options.test +
-                       "; drop --timeline or run bw or bibw");
     const int pairs = comm.size() / 2;
     const bool first = comm.rank() < pairs;
     role_ = {pairs, first, first ? comm.rank() + pairs : comm.rank() - pairs,

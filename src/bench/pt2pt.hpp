@@ -26,7 +26,7 @@ struct Pt2ptOptions {
   bool multiple_buffers = false;  // -b multiple: fresh buffers per size, one per window slot
   bool touch = false;             // placeholder kernel on device buffers before each measured operation
   int bank = 0;                   // memory bank for B and P
-  bool timeline = false;          // bw and bibw with staging: record the last timed window's chunks
+  bool timeline = false;          // with staging: record the last timed iteration's chunks
   TransferOptions transfer;
 };
 
