@@ -89,6 +89,11 @@ def summarize(rows) -> list:
             "enqueue_to_start": mean([r["queued_to_submit"] + r["submit_to_start"] for r in group]),
             "start_to_end": mean([r["start_to_end"] for r in group]),
             "copy_on_host": mean([r["copy_done"] - r["copy_enqueued"] for r in group]),
+            # From one stage's end to the next one's start, as the host saw it:
+            # a blocking enqueue or MPI call, or a slow notice, shows here.
+            "handover": {direction: mean([r["mpi_posted"] - r["copy_done"] if direction == "send"
+                                          else r["copy_enqueued"] - r["mpi_done"] for r in rows])
+                         for direction, rows in copies.items() if rows},
             "mpi_per_chunk": mean([r["mpi_done"] - r["mpi_posted"] for r in group]),
             "limit": max(busy, key=busy.get),
         })
@@ -113,6 +118,11 @@ def report(summary: dict) -> str:
     lines.append(f"  per chunk: copy enqueue->start {summary['enqueue_to_start'] * 1e6:.1f} us, "
                  f"start->end {summary['start_to_end'] * 1e6:.1f} us, enqueue->done on the host "
                  f"{summary['copy_on_host'] * 1e6:.1f} us; MPI posted->done {summary['mpi_per_chunk'] * 1e6:.1f} us")
+    handover = summary["handover"]
+    if handover:
+        lines.append("  hand-over: " + ", ".join(
+            f"{'copy done->MPI posted' if direction == 'send' else 'MPI done->copy enqueued'} {seconds * 1e6:.1f} us"
+            for direction, seconds in sorted(handover.items(), reverse=True)))
     lines.append(f"  limit: {summary['limit']} (busy {100 * summary['busy'][summary['limit']] / window:.1f} % "
                  "of the window)")
     return "\n".join(lines)

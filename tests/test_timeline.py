@@ -27,6 +27,7 @@ def test_busy_overlap_idle_and_latencies_of_two_send_chunks():
     assert summary["enqueue_to_start"] == pytest.approx(1.5) and summary["start_to_end"] == 1.0
     assert summary["mpi_per_chunk"] == 2.0 and summary["limit"] == "mpi"
     assert summary["copy_on_host"] == 2.5  # seen done at 2 and 3 after enqueueing at 0
+    assert summary["handover"] == {"send": 0.0}  # MPI posted as soon as each copy was seen done
 
 
 def test_three_stages_at_once_count_once_as_overlap():
@@ -37,6 +38,8 @@ def test_three_stages_at_once_count_once_as_overlap():
     (summary,) = timeline.summarize(rows)
     assert summary["busy"] == {"d2h": 2.0, "mpi": 4.0, "h2d": 2.0}
     assert summary["overlap"] == pytest.approx(3.0) and summary["idle"] == 0
+    # Copy enqueued at 0.5 minus MPI seen done at 2 (these rows need not be causal).
+    assert summary["handover"] == {"send": -2.0, "recv": -1.5}
 
 
 def test_the_command_reports_and_refuses_what_it_cannot_read(tmp_path, capsys):
