@@ -9,11 +9,19 @@
 # Parts, in the order given (default: build tests measure):
 #   build     scripts/setup.sh into $FPGACOMM_PYTHON
 #   tests     tests/test_gpu.py, then the rest of the suite
+#   tests-gpu tests/test_gpu.py alone
 #   shared    two ranks sharing GPU 0 (FPGA_MAPPING=0:0): osu latency|bw|bibw
 #             H-H, H-D, D-D (-c), devbw, the chunk sweep of bw D D, beff
 #             pcie|kernel, gather --mem D, then the targets
 #   per-rank  the same with one GPU per rank (FPGA_MAPPING=0:1), if 2 GPUs
-#   cpu       gather --mem H (ring, tree, vlink, mpi) with 4, 8, 16 ranks, b_eff cpu with 16
+#   timeline  where the staged pipeline loses time on GPU 0 shared by both ranks
+#             (TIMELINE_MAPPING, default 0:0): osu latency and bw with
+#             --timeline and bench/timeline.py's analysis of each, chunk and
+#             slot variants, the pinned slots as plain MPI buffers (bw H! H!),
+#             and devbw of small copies in turns against both ranks at once
+#   cpu-gather  gather --mem H (ring, tree, vlink, mpi) with 4, 8, 16 ranks
+#   cpu-beff  b_eff cpu with 16 ranks
+#   cpu       cpu-gather cpu-beff
 #   measure   shared per-rank cpu
 #
 # Every step runs under `timeout`, prints UTC timestamps and is recorded in
@@ -53,6 +61,9 @@ BEFF=(-n 2 --target-time 0.05)
 GATHER_SIZES_D=64K:64M
 GATHER_SIZES_H=64K:16M
 CPU_RANKS=(4 8 16)
+TIMELINE_LATENCY=(-m 1:64K -i 200 -x 20)
+TIMELINE_BANDWIDTH=(-m 16M:64M -i 10 -x 2 -W 16)
+SMALL_COPIES=(-m 1:64K -i 200 -x 20)
 if [[ -n "${CAMPAIGN_QUICK:-}" ]]; then
   LATENCY=(-m 1:1K -i 20 -x 2)
   BANDWIDTH=(-m 1:16M -i 2 -x 1 -W 4)
@@ -63,6 +74,9 @@ if [[ -n "${CAMPAIGN_QUICK:-}" ]]; then
   GATHER_SIZES_D=64K:1M
   GATHER_SIZES_H=64K:1M
   CPU_RANKS=(4)
+  TIMELINE_LATENCY=(-m 1:64K -i 10 -x 1)
+  TIMELINE_BANDWIDTH=(-m 16M:16M -i 2 -x 1 -W 4)
+  SMALL_COPIES=(-m 1:64K -i 10 -x 1)
 fi
 # The device tool brings back at most 8 files from $OUT: everything is
 # written under $WORK and packed into $OUT/campaign-PARTS.tar.gz at the end.
@@ -115,9 +129,14 @@ build() {
   step build 300 "$WORK/build.log" scripts/setup.sh
 }
 
+tests_gpu() {
+  step tests-gpu 120 "$WORK/tests-gpu.log" "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_gpu.py
+  grep -hE "^(FAILED|ERROR|SKIPPED)|[0-9]+ (passed|failed)" "$WORK/tests-gpu.log" | head -20
+}
+
 tests() {
   # The GPU checks first and alone, so the suite's time limit cannot hide them.
-  step tests-gpu 120 "$WORK/tests-gpu.log" "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_gpu.py
+  tests_gpu
   step tests 240 "$WORK/tests.log" "$PY" -m pytest -q -rs -p no:cacheprovider --durations=15 \
     --ignore=tests/test_gpu.py tests
   grep -hE "^(FAILED|ERROR|SKIPPED)|[0-9]+ (passed|failed)" "$WORK/tests-gpu.log" "$WORK/tests.log" | head -40
@@ -205,15 +224,61 @@ per_rank() {
   fi
 }
 
-cpu() {
+# traced NAME OSU_ARGS...: one osu run with its timeline, then the timeline's analysis.
+traced() {
+  local name=$1 dir="$WORK/timeline"
+  shift
+  step "timeline/$name" 60 "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu "$@" --path staged -c \
+    "${DEVICE[@]}" --json "$dir/$name.json" --timeline "$dir/$name.timeline.json" &&
+    step "timeline/$name-analysis" 30 "$dir/$name.analysis.txt" "$PY" bench/timeline.py "$dir/$name.timeline.json"
+}
+
+timeline() {
+  local dir="$WORK/timeline" kinds
+  mkdir -p "$dir"
+  export FPGA_MAPPING=${TIMELINE_MAPPING:-0:0}
+  stamp "timeline: FPGA_MAPPING=$FPGA_MAPPING"
+  for kinds in "D D" "H D" "D H"; do
+    traced "latency_${kinds// /_}" latency $kinds "${TIMELINE_LATENCY[@]}"
+    traced "bw_${kinds// /_}" bw $kinds "${TIMELINE_BANDWIDTH[@]}"
+  done
+  traced bibw_D_D bibw D D "${TIMELINE_BANDWIDTH[@]}"
+  traced bw_D_D_chunk1M bw D D "${TIMELINE_BANDWIDTH[@]}" --chunk 1M
+  traced bw_D_D_chunk16M bw D D "${TIMELINE_BANDWIDTH[@]}" --chunk 16M
+  traced bw_D_D_slots2 bw D D "${TIMELINE_BANDWIDTH[@]}" --slots 2
+  traced bw_D_D_slots8 bw D D "${TIMELINE_BANDWIDTH[@]}" --slots 8
+  # MPI straight from and into pinned memory, the kind the staging slots are.
+  for kinds in "H H" "H! H!" "H H!" "H! H"; do
+    local name="bw_${kinds// /_}" && name=${name//!/p}
+    step "timeline/$name" 60 "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu bw $kinds \
+      "${TIMELINE_BANDWIDTH[@]}" -c "${DEVICE[@]}" --json "$dir/$name.json"
+  done
+  # Small copies of each rank alone, then of both ranks at once.
+  step timeline/devbw_turns 60 "$dir/devbw_turns.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" devbw H! \
+    "${SMALL_COPIES[@]}" -f "${DEVICE[@]}" --json "$dir/devbw_turns.json"
+  step timeline/devbw_concurrent 60 "$dir/devbw_concurrent.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" devbw H! \
+    "${SMALL_COPIES[@]}" --concurrent -f "${DEVICE[@]}" --json "$dir/devbw_concurrent.json"
+  unset FPGA_MAPPING
+}
+
+cpu_gather() {
   local dir="$WORK/cpu" n
   mkdir -p "$dir"
   for n in "${CPU_RANKS[@]}"; do
     gather "$n" H "$dir" cpu ring tree vlink mpi
   done
-  n=${CPU_RANKS[-1]}
-  step "cpu/beff_cpu_np$n" 120 "$dir/beff_cpu_np$n.txt" "${MPIRUN[@]}" "$n" "${FPGACOMM[@]}" beff --comm-type cpu \
+}
+
+cpu_beff() {
+  local dir="$WORK/cpu" n=${CPU_RANKS[-1]}
+  mkdir -p "$dir"
+  step "cpu/beff_cpu_np$n" 150 "$dir/beff_cpu_np$n.txt" "${MPIRUN[@]}" "$n" "${FPGACOMM[@]}" beff --comm-type cpu \
     "${BEFF[@]}" --json "$dir/beff_cpu_np$n.json"
+}
+
+cpu() {
+  cpu_gather
+  cpu_beff
 }
 
 measure() {
@@ -227,9 +292,10 @@ parts=("$@")
 stamp "campaign: ${parts[*]}; python $PY; platform $PLATFORM; OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-}; OUT=$OUT"
 for part in "${parts[@]}"; do
   case $part in
-    build|tests|shared|cpu|measure) $part ;;
-    per-rank) per_rank ;;
-    *) echo "unknown part '$part'; choose build, tests, shared, per-rank, cpu or measure" >&2; exit 2 ;;
+    build|tests|shared|timeline|cpu|measure) $part ;;
+    per-rank|tests-gpu|cpu-gather|cpu-beff) ${part//-/_} ;;
+    *) echo "unknown part '$part'; choose build, tests, tests-gpu, shared, per-rank, timeline, cpu-gather, cpu-beff, cpu" \
+         "or measure" >&2; exit 2 ;;
   esac
 done
 # $OUT: campaign.log, steps.tsv, the targets and the archive (in parts
