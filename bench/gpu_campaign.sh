@@ -253,6 +253,15 @@ timeline() {
     step "timeline/$name" 60 "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu bw $kinds \
       "${TIMELINE_BANDWIDTH[@]}" -c "${DEVICE[@]}" --json "$dir/$name.json"
   done
+  # Which command moves small data to the device fastest, in one process and in two at once.
+  if g++ -O2 -std=c++17 bench/copy_commands.cpp -lOpenCL -o "$dir/copy_commands" > "$dir/copy_commands.build.txt" 2>&1
+  then
+    step timeline/copy_commands 60 "$dir/copy_commands.txt" "$dir/copy_commands" "$PLATFORM"
+    step timeline/copy_commands_two 60 "$dir/copy_commands_two.txt" bash -c \
+      "'$dir/copy_commands' '$PLATFORM' > '$dir/copy_commands_second.txt' & '$dir/copy_commands' '$PLATFORM'; wait \$!"
+  else
+    stamp "FAILED timeline/copy_commands: it does not compile; see $dir/copy_commands.build.txt"
+  fi
   # Small copies of each rank alone, then of both ranks at once.
   step timeline/devbw_turns 60 "$dir/devbw_turns.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" devbw H! \
     "${SMALL_COPIES[@]}" -f "${DEVICE[@]}" --json "$dir/devbw_turns.json"

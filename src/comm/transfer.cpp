@@ -251,6 +251,7 @@ bool Transfers::advance_sends() {
                 [&] { return "sending " + std::to_string(step.bytes) + " bytes to rank " + std::to_string(step.peer); });
     if (step.record >= 0) mark(step, &ChunkTimes::mpi_posted);
     step.state = State::OnWire;
+    requests_stale_ = true;
     ++on_wire_;
     ++send_next_wire_;
     progressed = true;
@@ -281,6 +282,7 @@ bool Transfers::advance_recvs() {
                 });
     if (step.record >= 0) mark(step, &ChunkTimes::mpi_posted);
     step.state = State::OnWire;
+    requests_stale_ = true;
     ++on_wire_;
     ++recv_next_post_;
     progressed = true;
@@ -305,14 +307,19 @@ bool Transfers::advance_recvs() {
 }
 
 bool Transfers::complete_requests(bool block) {
-  requests_.clear();
-  request_steps_.clear();
-  for (auto* steps : {&sends_, &recvs_})
-    for (auto& step : *steps)
-      if (step.state == State::OnWire) {
-        requests_.push_back(step.request);
-        request_steps_.push_back(&step);
-      }
+  // Rebuilt only when requests were posted or completed since: a batch of
+  // many chunks polls far more often than that.
+  if (requests_stale_) {
+    requests_.clear();
+    request_steps_.clear();
+    for (auto* steps : {&sends_, &recvs_})
+      for (auto& step : *steps)
+        if (step.state == State::OnWire) {
+          requests_.push_back(step.request);
+          request_steps_.push_back(&step);
+        }
+    requests_stale_ = false;
+  }
   const int n = static_cast<int>(requests_.size());
   completed_.resize(requests_.size());
   int count = 0;
@@ -320,7 +327,8 @@ bool Transfers::complete_requests(bool block) {
     comm_.check(MPI_Waitsome(n, requests_.data(), &count, completed_.data(), MPI_STATUSES_IGNORE), "MPI_Waitsome");
   else
     comm_.check(MPI_Testsome(n, requests_.data(), &count, completed_.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
-  if (count == MPI_UNDEFINED) return false;
+  if (count == MPI_UNDEFINED || count == 0) return false;
+  requests_stale_ = true;
   for (int i = 0; i < count; ++i) {
     Step& step = *request_steps_[completed_[i]];
     step.request = MPI_REQUEST_NULL;
@@ -399,7 +407,13 @@ void Transfers::wait_all() {
       cl_check(clWaitForEvents(1, &sends_[send_next_wire_].event), "clWaitForEvents", "waiting for a staging copy");
       continue;
     }
-    if (on_wire_ > 0) progressed |= complete_requests(false);
+    if (on_wire_ > 0) {
+      // With no copy in flight only an MPI completion can move the batch on,
+      // so wait inside MPI, as OMB does, instead of polling it between other
+      // work (on a CPU device the backoff below leaves the cores to copies).
+      const bool only_mpi_can_progress = !progressed && device_copies_ == 0 && !copies_need_host_cores;
+      progressed |= complete_requests(only_mpi_can_progress);
+    }
     if (!backoff) continue;
     if (progressed)
       backoff->progressed();
@@ -423,6 +437,7 @@ void Transfers::finish_batch() {
   mappings_.clear();
   received_.clear();
   on_wire_ = device_copies_ = 0;
+  requests_stale_ = true;
   has_staged_ = false;
   send_next_stage_ = send_next_wire_ = send_staged_ = 0;
   recv_next_post_ = recv_next_unstage_ = recv_staged_ = 0;

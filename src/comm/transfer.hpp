@@ -170,7 +170,8 @@ class Transfers {
   bool has_staged_ = false;  // the batch has device copies
   int on_wire_ = 0;         // MPI requests in flight
   int device_copies_ = 0;   // staging copies in flight
-  std::vector<MPI_Request> requests_;  // reused by complete_requests()
+  std::vector<MPI_Request> requests_;  // the requests on the wire, rebuilt when stale
+  bool requests_stale_ = true;
   std::vector<Step*> request_steps_;
   std::vector<int> completed_;
   Timeline* timeline_ = nullptr;
