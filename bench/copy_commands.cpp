@@ -39,7 +39,21 @@ struct Setup {
   cl_command_queue queue;
   cl_mem device, pinned;  // the device buffer; a pinned host buffer, mapped at `host`
   unsigned char* host;
+  size_t bytes;  // of each buffer
 };
+
+// The pinned buffer holds the data for `copy`: unmapped while the command reads it.
+void unmap_pinned(Setup& s) {
+  check(clEnqueueUnmapMemObject(s.queue, s.pinned, s.host, 0, nullptr, nullptr), "clEnqueueUnmapMemObject");
+  check(clFinish(s.queue), "clFinish");
+}
+
+void map_pinned(Setup& s) {
+  cl_int status;
+  s.host = static_cast<unsigned char*>(clEnqueueMapBuffer(s.queue, s.pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                          s.bytes, 0, nullptr, nullptr, &status));
+  check(status, "clEnqueueMapBuffer");
+}
 
 Setup open(const std::string& platform_part, size_t bytes) {
   cl_uint count = 0;
@@ -54,6 +68,7 @@ Setup open(const std::string& platform_part, size_t bytes) {
     check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
     cl_int status;
     Setup s{};
+    s.bytes = bytes;
     s.context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
     check(status, "clCreateContext");
     s.queue = clCreateCommandQueueWithProperties(s.context, device, nullptr, &status);
@@ -62,27 +77,12 @@ Setup open(const std::string& platform_part, size_t bytes) {
     check(status, "clCreateBuffer");
     s.pinned = clCreateBuffer(s.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &status);
     check(status, "clCreateBuffer");
-    s.host = static_cast<unsigned char*>(clEnqueueMapBuffer(s.queue, s.pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
-                                                            0, bytes, 0, nullptr, nullptr, &status));
-    check(status, "clEnqueueMapBuffer");
+    map_pinned(s);
     std::printf("# platform '%s'\n", name);
     return s;
   }
   std::fprintf(stderr, "copy_commands: no platform whose name contains '%s'\n", platform_part.c_str());
   std::exit(2);
-}
-
-// The pinned buffer holds the data for `copy`: unmapped while the command reads it.
-void unmap_pinned(Setup& s) {
-  check(clEnqueueUnmapMemObject(s.queue, s.pinned, s.host, 0, nullptr, nullptr), "clEnqueueUnmapMemObject");
-  check(clFinish(s.queue), "clFinish");
-}
-
-void map_pinned(Setup& s, size_t bytes) {
-  cl_int status;
-  s.host = static_cast<unsigned char*>(clEnqueueMapBuffer(s.queue, s.pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                                          bytes, 0, nullptr, nullptr, &status));
-  check(status, "clEnqueueMapBuffer");
 }
 
 void move(Setup& s, const std::string& command, size_t n) {
@@ -120,7 +120,7 @@ double time_move(Setup& s, const std::string& command, size_t n, int iterations)
   const double start = now();
   for (int i = 0; i < iterations; ++i) move(s, command, n);
   const double seconds = (now() - start) / iterations;
-  if (command == "copy") map_pinned(s, n);
+  if (command == "copy") map_pinned(s);
   if (!ok) {
     std::fprintf(stderr, "copy_commands: %s of %zu bytes did not arrive intact\n", command.c_str(), n);
     std::exit(1);
