@@ -18,7 +18,9 @@
 #             (TIMELINE_MAPPING, default 0:0): osu latency and bw with
 #             --timeline and bench/timeline.py's analysis of each, chunk and
 #             slot variants, the pinned slots as plain MPI buffers (bw H! H!),
-#             and devbw of small copies in turns against both ranks at once
+#             single against fresh buffers per window slot (-b), the commands
+#             that move small data (bench/copy_commands.cpp), and devbw of
+#             small copies in turns against both ranks at once
 #   cpu-gather  gather --mem H (ring, tree, vlink, mpi) with 4, 8, 16 ranks
 #   cpu-beff  b_eff cpu with 16 ranks
 #   cpu       cpu-gather cpu-beff
@@ -64,6 +66,7 @@ CPU_RANKS=(4 8 16)
 TIMELINE_LATENCY=(-m 1:64K -i 200 -x 20)
 TIMELINE_BANDWIDTH=(-m 16M:64M -i 10 -x 2 -W 16)
 SMALL_COPIES=(-m 1:64K -i 200 -x 20)
+BUFFERS_SWEEP=(-m 16M:64M -i 4 -x 1 -W 16)
 if [[ -n "${CAMPAIGN_QUICK:-}" ]]; then
   LATENCY=(-m 1:1K -i 20 -x 2)
   BANDWIDTH=(-m 1:16M -i 2 -x 1 -W 4)
@@ -77,6 +80,7 @@ if [[ -n "${CAMPAIGN_QUICK:-}" ]]; then
   TIMELINE_LATENCY=(-m 1:64K -i 10 -x 1)
   TIMELINE_BANDWIDTH=(-m 16M:16M -i 2 -x 1 -W 4)
   SMALL_COPIES=(-m 1:64K -i 10 -x 1)
+  BUFFERS_SWEEP=(-m 16M:16M -i 1 -x 1 -W 4)
 fi
 # The device tool brings back at most 8 files from $OUT: everything is
 # written under $WORK and packed into $OUT/campaign-PARTS.tar.gz at the end.
@@ -252,6 +256,16 @@ timeline() {
     local name="bw_${kinds// /_}" && name=${name//!/p}
     step "timeline/$name" 60 "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu bw $kinds \
       "${TIMELINE_BANDWIDTH[@]}" -c "${DEVICE[@]}" --json "$dir/$name.json"
+  done
+  # OMB's single buffers stay in the host's caches; fresh buffers per window slot do not (validation of
+  # 16 buffers per size is slow, hence fewer iterations).
+  local buffers
+  for kinds in "H H" "D D"; do
+    for buffers in single multiple; do
+      local name="bw_${kinds// /_}_$buffers"
+      step "timeline/$name" 120 "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu bw $kinds \
+        "${BUFFERS_SWEEP[@]}" -b $buffers -c "${DEVICE[@]}" --json "$dir/$name.json"
+    done
   done
   # Which command moves small data to the device fastest, in one process and in two at once.
   if g++ -O2 -std=c++17 bench/copy_commands.cpp -lOpenCL -o "$dir/copy_commands" > "$dir/copy_commands.build.txt" 2>&1
