@@ -74,30 +74,38 @@ def summarize(rows) -> list:
         window = max(max(r["mpi_done"], r["copy_done"]) for r in group)
         covered = coverage(unions, window)
         busy = {stage: sum(e - s for s, e in union) for stage, union in unions.items()}
-        copies = defaultdict(list)
-        for row in group:
-            copies[row["direction"]].append(row)
+        copies = {"d2h": [r for r in group if r["direction"] == "send"],
+                  "h2d": [r for r in group if r["direction"] == "recv"]}
         summaries.append({
             "rank": rank, "size": size, "chunks": len(group),
             "window": window,
             "busy": busy,
-            "bytes": {"d2h": sum(r["bytes"] for r in copies["send"]),
+            "bytes": {"d2h": sum(r["bytes"] for r in copies["d2h"]),
                       "mpi": sum(r["bytes"] for r in group),
-                      "h2d": sum(r["bytes"] for r in copies["recv"])},
+                      "h2d": sum(r["bytes"] for r in copies["h2d"])},
             "idle": covered[0],
             "overlap": sum(covered[2:]),
-            "enqueue_to_start": mean([r["queued_to_submit"] + r["submit_to_start"] for r in group]),
-            "start_to_end": mean([r["start_to_end"] for r in group]),
-            "copy_on_host": mean([r["copy_done"] - r["copy_enqueued"] for r in group]),
-            # From one stage's end to the next one's start, as the host saw it:
-            # a blocking enqueue or MPI call, or a slow notice, shows here.
-            "handover": {direction: mean([r["mpi_posted"] - r["copy_done"] if direction == "send"
-                                          else r["copy_enqueued"] - r["mpi_done"] for r in rows])
-                         for direction, rows in copies.items() if rows},
+            "copies": {stage: copy_latencies(stage, rows) for stage, rows in copies.items() if rows},
             "mpi_per_chunk": mean([r["mpi_done"] - r["mpi_posted"] for r in group]),
             "limit": max(busy, key=busy.get),
         })
     return summaries
+
+
+def copy_latencies(stage: str, rows) -> dict:
+    """Mean per-copy latencies of one copy stage's chunks, in seconds."""
+    return {
+        "enqueue_to_start": mean([r["queued_to_submit"] + r["submit_to_start"] for r in rows]),
+        "start_to_end": mean([r["start_to_end"] for r in rows]),
+        "on_host": mean([r["copy_done"] - r["copy_enqueued"] for r in rows]),
+        # From one stage's end to the next one's start, as the host saw it:
+        # a blocking enqueue or MPI call, or a slow notice, shows here.
+        "handover": mean([r["mpi_posted"] - r["copy_done"] if stage == "d2h" else r["copy_enqueued"] - r["mpi_done"]
+                          for r in rows]),
+    }
+
+
+HANDOVER = {"d2h": "copy done->MPI posted", "h2d": "MPI done->copy enqueued"}
 
 
 def mean(values) -> float:
@@ -110,19 +118,19 @@ def report(summary: dict) -> str:
              f"window {window * 1e3:.3f} ms"]
     for stage in STAGES:
         busy, nbytes = summary["busy"][stage], summary["bytes"][stage]
-        if nbytes:
-            lines.append(f"  {stage:4} busy {busy * 1e3:9.3f} ms {100 * busy / window:5.1f} %   "
-                         f"{nbytes / busy / 1e9 if busy else 0:7.2f} GB/s while busy")
+        if not nbytes:
+            continue
+        lines.append(f"  {stage:4} busy {busy * 1e3:9.3f} ms {100 * busy / window:5.1f} %   "
+                     f"{nbytes / busy / 1e9 if busy else 0:7.2f} GB/s while busy")
+        if stage == "mpi":
+            lines.append(f"       per chunk: posted->done {summary['mpi_per_chunk'] * 1e6:.1f} us")
+        else:
+            copy = summary["copies"][stage]
+            lines.append(f"       per copy: enqueue->start {copy['enqueue_to_start'] * 1e6:.1f} us, start->end "
+                         f"{copy['start_to_end'] * 1e6:.1f} us, enqueue->done on the host {copy['on_host'] * 1e6:.1f} "
+                         f"us; {HANDOVER[stage]} {copy['handover'] * 1e6:.1f} us")
     lines.append(f"  two or more busy {summary['overlap'] * 1e3:.3f} ms ({100 * summary['overlap'] / window:.1f} %), "
                  f"all idle {summary['idle'] * 1e3:.3f} ms ({100 * summary['idle'] / window:.1f} %)")
-    lines.append(f"  per chunk: copy enqueue->start {summary['enqueue_to_start'] * 1e6:.1f} us, "
-                 f"start->end {summary['start_to_end'] * 1e6:.1f} us, enqueue->done on the host "
-                 f"{summary['copy_on_host'] * 1e6:.1f} us; MPI posted->done {summary['mpi_per_chunk'] * 1e6:.1f} us")
-    handover = summary["handover"]
-    if handover:
-        lines.append("  hand-over: " + ", ".join(
-            f"{'copy done->MPI posted' if direction == 'send' else 'MPI done->copy enqueued'} {seconds * 1e6:.1f} us"
-            for direction, seconds in sorted(handover.items(), reverse=True)))
     lines.append(f"  limit: {summary['limit']} (busy {100 * summary['busy'][summary['limit']] / window:.1f} % "
                  "of the window)")
     return "\n".join(lines)

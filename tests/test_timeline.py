@@ -24,10 +24,10 @@ def test_busy_overlap_idle_and_latencies_of_two_send_chunks():
     assert summary["busy"] == {"d2h": 2.0, "mpi": 3.0, "h2d": 0}
     assert summary["bytes"] == {"d2h": 8, "mpi": 8, "h2d": 0}
     assert summary["idle"] == pytest.approx(1.0) and summary["overlap"] == pytest.approx(1.0)
-    assert summary["enqueue_to_start"] == pytest.approx(1.5) and summary["start_to_end"] == 1.0
     assert summary["mpi_per_chunk"] == 2.0 and summary["limit"] == "mpi"
-    assert summary["copy_on_host"] == 2.5  # seen done at 2 and 3 after enqueueing at 0
-    assert summary["handover"] == {"send": 0.0}  # MPI posted as soon as each copy was seen done
+    # Copies seen done at 2 and 3 after enqueueing at 0, MPI posted as soon as each was.
+    assert summary["copies"] == {"d2h": {"enqueue_to_start": pytest.approx(1.5), "start_to_end": 1.0,
+                                         "on_host": 2.5, "handover": 0.0}}
 
 
 def test_three_stages_at_once_count_once_as_overlap():
@@ -38,8 +38,10 @@ def test_three_stages_at_once_count_once_as_overlap():
     (summary,) = timeline.summarize(rows)
     assert summary["busy"] == {"d2h": 2.0, "mpi": 4.0, "h2d": 2.0}
     assert summary["overlap"] == pytest.approx(3.0) and summary["idle"] == 0
-    # Copy enqueued at 0.5 minus MPI seen done at 2 (these rows need not be causal).
-    assert summary["handover"] == {"send": -2.0, "recv": -1.5}
+    # Each direction apart; the receive's copy enqueued at 0.5 minus its MPI seen done at 2 (these rows
+    # need not be causal).
+    assert summary["copies"]["d2h"]["handover"] == -2.0 and summary["copies"]["h2d"]["handover"] == -1.5
+    assert summary["copies"]["h2d"]["enqueue_to_start"] == 0.5 and summary["copies"]["d2h"]["enqueue_to_start"] == 0
 
 
 def test_the_command_reports_and_refuses_what_it_cannot_read(tmp_path, capsys):
