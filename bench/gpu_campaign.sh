@@ -230,12 +230,19 @@ per_rank() {
   fi
 }
 
-# traced NAME OSU_ARGS...: one osu run with its timeline, then the timeline's analysis.
+# timeline_osu LIMIT NAME OSU_ARGS...: one validated osu run, its output and JSON in the timeline directory.
+timeline_osu() {
+  local limit=$1 name=$2 dir="$WORK/timeline"
+  shift 2
+  step "timeline/$name" "$limit" "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu "$@" -c "${DEVICE[@]}" \
+    --json "$dir/$name.json"
+}
+
+# traced NAME OSU_ARGS...: one staged osu run with its timeline, then the timeline's analysis.
 traced() {
   local name=$1 dir="$WORK/timeline"
   shift
-  step "timeline/$name" 60 "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu "$@" --path staged -c \
-    "${DEVICE[@]}" --json "$dir/$name.json" --timeline "$dir/$name.timeline.json" &&
+  timeline_osu 60 "$name" "$@" --path staged --timeline "$dir/$name.timeline.json" &&
     step "timeline/$name-analysis" 30 "$dir/$name.analysis.txt" "$PY" bench/timeline.py "$dir/$name.timeline.json"
 }
 
@@ -256,17 +263,14 @@ timeline() {
   # MPI straight from and into pinned memory, the kind the staging slots are.
   for kinds in "H H" "H! H!" "H H!" "H! H"; do
     local name="bw_${kinds// /_}" && name=${name//!/p}
-    step "timeline/$name" 60 "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu bw $kinds \
-      "${TIMELINE_BANDWIDTH[@]}" -c "${DEVICE[@]}" --json "$dir/$name.json"
+    timeline_osu 60 "$name" bw $kinds "${TIMELINE_BANDWIDTH[@]}"
   done
   # OMB's single buffers stay in the host's caches; fresh buffers per window slot do not (validation of
   # 16 buffers per size is slow, hence fewer iterations).
   local buffers
   for kinds in "H H" "D D"; do
     for buffers in single multiple; do
-      local name="bw_${kinds// /_}_$buffers"
-      step "timeline/$name" 120 "$dir/$name.txt" "${MPIRUN[@]}" 2 "${FPGACOMM[@]}" osu bw $kinds \
-        "${BUFFERS_SWEEP[@]}" -b $buffers -c "${DEVICE[@]}" --json "$dir/$name.json"
+      timeline_osu 120 "bw_${kinds// /_}_$buffers" bw $kinds "${BUFFERS_SWEEP[@]}" -b $buffers
     done
   done
   # Which command moves small data to the device fastest, in one process and in two at once.

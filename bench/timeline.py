@@ -24,6 +24,8 @@ import sys
 from collections import defaultdict
 
 STAGES = ("d2h", "mpi", "h2d")
+# A send's chunk is copied device-to-host, a receive's host-to-device.
+COPY_STAGE = {"send": "d2h", "recv": "h2d"}
 
 
 def merged(intervals) -> list:
@@ -42,7 +44,7 @@ def stage_intervals(rows) -> dict:
     busy = {stage: [] for stage in STAGES}
     for row in rows:
         copy_start = row["copy_enqueued"] + row["queued_to_submit"] + row["submit_to_start"]
-        busy["d2h" if row["direction"] == "send" else "h2d"].append((copy_start, copy_start + row["start_to_end"]))
+        busy[COPY_STAGE[row["direction"]]].append((copy_start, copy_start + row["start_to_end"]))
         busy["mpi"].append((row["mpi_posted"], row["mpi_done"]))
     return {stage: merged(intervals) for stage, intervals in busy.items()}
 
@@ -74,8 +76,7 @@ def summarize(rows) -> list:
         window = max(max(r["mpi_done"], r["copy_done"]) for r in group)
         covered = coverage(unions, window)
         busy = {stage: sum(e - s for s, e in union) for stage, union in unions.items()}
-        copies = {"d2h": [r for r in group if r["direction"] == "send"],
-                  "h2d": [r for r in group if r["direction"] == "recv"]}
+        copies = {stage: [r for r in group if COPY_STAGE[r["direction"]] == stage] for stage in ("d2h", "h2d")}
         summaries.append({
             "rank": rank, "size": size, "chunks": len(group),
             "window": window,
