@@ -11,15 +11,17 @@
 #   tests     tests/test_gpu.py, then the rest of the suite
 #   tests-gpu tests/test_gpu.py alone
 #   shared    two ranks sharing GPU 0 (FPGA_MAPPING=0:0): osu latency|bw|bibw
-#             H-H, H-D, D-D (-c), devbw, the chunk sweep of bw D D, beff
-#             pcie|kernel, gather --mem D, then the targets
+#             H-H, H-D, D-D (-c), bw H-H with fresh buffers (-b multiple),
+#             devbw, the chunk sweep of bw D D, beff pcie|kernel, gather
+#             --mem D, then the targets
 #   per-rank  the same with one GPU per rank (FPGA_MAPPING=0:1), if 2 GPUs
 #   timeline  where the staged pipeline loses time on GPU 0 shared by both ranks
 #             (TIMELINE_MAPPING, default 0:0): osu latency and bw with
 #             --timeline and bench/timeline.py's analysis of each, chunk and
 #             slot variants, the pinned slots as plain MPI buffers (bw H! H!),
 #             single against fresh buffers per window slot (-b), the commands
-#             that move small data (bench/copy_commands.cpp), and devbw of
+#             that move small data (bench/copy_commands.cpp), the staged
+#             wire pattern in plain MPI (bench/mpi_window.py), and devbw of
 #             small copies in turns against both ranks at once
 #   cpu-gather  gather --mem H (ring, tree, vlink, mpi) with 4, 8, 16 ranks
 #   cpu-beff  b_eff cpu with 16 ranks
@@ -69,6 +71,7 @@ TIMELINE_LATENCY=(-m 1:64K -i 200 -x 20)
 TIMELINE_BANDWIDTH=(-m 16M:64M -i 10 -x 2 -W 16)
 SMALL_COPIES=(-m 1:64K -i 200 -x 20)
 BUFFERS_SWEEP=(-m 16M:64M -i 4 -x 1 -W 16)
+WINDOW=(--chunk 4M --slots 4 --bytes 64M --reps 20)
 if [[ -n "${CAMPAIGN_QUICK:-}" ]]; then
   LATENCY=(-m 1:1K -i 20 -x 2)
   BANDWIDTH=(-m 1:16M -i 2 -x 1 -W 4)
@@ -83,6 +86,7 @@ if [[ -n "${CAMPAIGN_QUICK:-}" ]]; then
   TIMELINE_BANDWIDTH=(-m 16M:16M -i 2 -x 1 -W 4)
   SMALL_COPIES=(-m 1:64K -i 10 -x 1)
   BUFFERS_SWEEP=(-m 16M:16M -i 1 -x 1 -W 4)
+  WINDOW=(--chunk 1M --slots 4 --bytes 16M --reps 3)
 fi
 # The device tool brings back at most 8 files from $OUT: everything is
 # written under $WORK and packed into $OUT/campaign-PARTS.tar.gz at the end.
@@ -163,6 +167,10 @@ two_ranks() {
         "${DEVICE[@]}" --json "$dir/$name.json"
     done
   done
+  # Context for the bandwidth target: H-H with fresh buffers per message, none of them in the host's caches
+  # (validating 16 buffers per size is slow, hence fewer sizes and iterations).
+  step "$label/osu_bw_H_H_multiple" 150 "$dir/osu_bw_H_H_multiple.txt" "${two[@]}" osu bw H H "${BUFFERS_SWEEP[@]}" \
+    -b multiple -c --json "$dir/osu_bw_H_H_multiple.json"
   step "$label/devbw" 90 "$dir/devbw.txt" "${two[@]}" devbw "${DEVBW[@]}" -f "${DEVICE[@]}" \
     --json "$dir/devbw.json"
   local chunk
@@ -273,6 +281,8 @@ timeline() {
       timeline_osu 120 "bw_${kinds// /_}_$buffers" bw $kinds "${BUFFERS_SWEEP[@]}" -b $buffers
     done
   done
+  # The staged wire pattern in plain MPI (no devices): the MPI stage's own ceiling on this host.
+  step timeline/mpi_window 60 "$dir/mpi_window.txt" "${MPIRUN[@]}" 2 "$PY" bench/mpi_window.py "${WINDOW[@]}"
   # Which command moves small data to the device fastest, in one process and in two at once.
   if g++ -O2 -std=c++17 bench/copy_commands.cpp -lOpenCL -o "$dir/copy_commands" > "$dir/copy_commands.build.txt" 2>&1
   then

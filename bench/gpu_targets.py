@@ -13,6 +13,11 @@ devbw):
 - latency: at every size up to 1 KiB, (lat_DD - lat_HH) / (2 * RT), target
   <= 1, where RT is one device round trip (a pinned 1-byte write plus read,
   host clock) averaged over the two ranks.
+
+Where DIR also holds osu_bw_H_H_multiple.json (`osu bw H H -b multiple`:
+fresh buffers for every message of the window, so none is served from the
+host's caches), each bandwidth row adds bw_DD over that H-H as context. The
+verdict stays the target's, against OMB's default single buffer.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ BANDWIDTH_TARGET = 0.8
 LATENCY_UP_TO = 1024
 LATENCY_ROUND_TRIPS = 2
 FILES = ("devbw", "osu_bw_H_H", "osu_bw_D_D", "osu_latency_H_H", "osu_latency_D_D")
+FRESH_BUFFERS = "osu_bw_H_H_multiple"
 
 
 def by_size(result: Result, column: str) -> dict:
@@ -44,6 +50,7 @@ def copy_bandwidth(result: Result, rank: int, direction: str, size: int) -> floa
 
 def bandwidth_rows(results: dict) -> list[dict]:
     dd, hh = by_size(results["osu_bw_D_D"], "bandwidth"), by_size(results["osu_bw_H_H"], "bandwidth")
+    fresh = by_size(results[FRESH_BUFFERS], "bandwidth") if FRESH_BUFFERS in results else {}
     rows = []
     for size in sorted(s for s in dd if s >= BANDWIDTH_FROM):
         if size not in hh:
@@ -53,7 +60,8 @@ def bandwidth_rows(results: dict) -> list[dict]:
         reference = min(device, hh[size])
         ratio = dd[size] / reference
         rows.append({"size": size, "dd": dd[size], "device": device, "hh": hh[size], "ratio": ratio,
-                     "met": ratio >= BANDWIDTH_TARGET})
+                     "met": ratio >= BANDWIDTH_TARGET, "hh_fresh": fresh.get(size),
+                     "ratio_fresh": dd[size] / min(device, fresh[size]) if size in fresh else None})
     if not rows:
         raise ValueError(f"osu_bw_D_D has no size of {BANDWIDTH_FROM} B or more; run it with -m up to 64M")
     return rows
@@ -78,14 +86,22 @@ def report(directory: Path) -> str:
     if missing:
         raise ValueError(f"{directory} lacks {', '.join(f'{name}.json' for name in missing)}; "
                          f"run bench/gpu_campaign.sh to make them")
-    results = {name: Result.read_json(directory / f"{name}.json") for name in FILES}
+    names = FILES + ((FRESH_BUFFERS,) if (directory / f"{FRESH_BUFFERS}.json").exists() else ())
+    results = {name: Result.read_json(directory / f"{name}.json") for name in names}
     devices = results["osu_bw_D_D"].env.get("rank_devices", [])
+    fresh = FRESH_BUFFERS in results
+    context = f"{'H-H -b m':>10}{'ratio':>8}" if fresh else ""
     lines = [f"# issue 8 targets, {directory}: {' | '.join(devices)}",
-             f"# D-D bandwidth / min(pinned copy, H-H MPI bandwidth), target >= {BANDWIDTH_TARGET}",
-             f"{'# Size':<12}{'D-D(GB/s)':>12}{'copy(GB/s)':>12}{'H-H(GB/s)':>12}{'ratio':>9}  verdict"]
+             f"# D-D bandwidth / min(pinned copy, H-H MPI bandwidth), target >= {BANDWIDTH_TARGET}"]
+    if fresh:
+        lines.append("# context, not the target: the same over H-H with fresh buffers per message (-b multiple)")
+    lines.append(f"{'# Size':<12}{'D-D(GB/s)':>12}{'copy(GB/s)':>12}{'H-H(GB/s)':>12}{'ratio':>9}  verdict{context}")
     for row in bandwidth_rows(results):
-        lines.append(f"{row['size']:<12d}{row['dd'] / 1e9:12.2f}{row['device'] / 1e9:12.2f}{row['hh'] / 1e9:12.2f}"
-                     f"{row['ratio']:9.3f}  {'met' if row['met'] else 'MISSED'}")
+        line = (f"{row['size']:<12d}{row['dd'] / 1e9:12.2f}{row['device'] / 1e9:12.2f}{row['hh'] / 1e9:12.2f}"
+                f"{row['ratio']:9.3f}  {'met    ' if row['met'] else 'MISSED '}")
+        if row["hh_fresh"] is not None:
+            line += f"{row['hh_fresh'] / 1e9:10.2f}{row['ratio_fresh']:8.3f}"
+        lines.append(line.rstrip())
     round_trip, rows = latency_rows(results)
     lines += [f"# (D-D - H-H latency) / {LATENCY_ROUND_TRIPS} device round trips "
               f"(RT = {round_trip * 1e6:.2f} us), target <= 1",

@@ -70,3 +70,15 @@ def test_report_prints_verdicts_and_names_missing_files(tmp_path, capsys):
     (tmp_path / "devbw.json").unlink()
     assert gpu_targets.main([str(tmp_path)]) == 2
     assert "lacks devbw.json; run bench/gpu_campaign.sh" in capsys.readouterr().err
+
+
+def test_fresh_buffer_h_h_is_context_beside_the_unchanged_verdict(tmp_path, capsys):
+    write_campaign(tmp_path)
+    Result("osu_bw", {}, ENV, [{"size": 16 * MIB, "bandwidth": 6e9}], {"size": "B", "bandwidth": "B/s"}).write_json(
+        tmp_path / "osu_bw_H_H_multiple.json")
+    assert gpu_targets.main([str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    # 8 GB/s over min(copy 12, H-H 15) misses; over min(copy 12, fresh H-H 6) it is 1.333
+    (row,) = [line for line in text.splitlines() if line.startswith("16777216")]
+    assert row.split() == ["16777216", "8.00", "12.00", "15.00", "0.667", "MISSED", "6.00", "1.333"]
+    assert "context, not the target" in text
