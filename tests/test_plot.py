@@ -197,15 +197,15 @@ def test_beff_draws_every_ring_the_channel_model_and_b_eff():
 # --------------------------------------------------------------- gather
 
 
-@pytest.mark.parametrize("benchmark", ["gather", "gather_sim"])
-def test_gather_draws_time_and_throughput_per_schedule_and_node_count(benchmark):
-    result = gather_result(benchmark, schedules=("ring", "tree", "mpi"))
+@pytest.mark.parametrize("benchmark_name", ["gather", "gather_sim"])
+def test_gather_draws_time_and_throughput_per_schedule_and_node_count(benchmark_name):
+    result = gather_result(benchmark_name, schedules=("ring", "tree", "mpi"))
     figure = plot.figure_for(result)
     time_ax, throughput_ax = figure.axes
     assert time_ax.get_ylabel() == "time (us)" and throughput_ax.get_ylabel() == "throughput (GB/s)"
     assert time_ax.get_xlabel() == throughput_ax.get_xlabel() == "data per node (bytes)"
     assert all(ax.get_xscale() == ax.get_yscale() == "log" for ax in figure.axes)
-    suffix = ", vcsn (simulated)" if benchmark == "gather_sim" else ""
+    suffix = ", vcsn (simulated)" if benchmark_name == "gather_sim" else ""
     table = result.to_numpy()
     for schedule in ("ring", "tree", "mpi"):
         for nodes in (4, 9):
@@ -217,11 +217,11 @@ def test_gather_draws_time_and_throughput_per_schedule_and_node_count(benchmark)
             crosses = [line for line in time_ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())
                        and line.get_color() == lines(time_ax)[name].get_color()
                        and line.get_linestyle() == "None" and np.array_equal(line.get_xdata(), rows["size"])]
-            if benchmark == "gather_sim":  # the model's times, in the line's colour
+            if benchmark_name == "gather_sim":  # the model's times, in the line's colour
                 assert any(np.allclose(line.get_ydata(), rows["model"] * 1e6) for line in crosses)
             else:
                 assert not crosses
-    assert ("model (seed 004 eq. 7)" in lines(time_ax)) == (benchmark == "gather_sim")
+    assert ("model (seed 004 eq. 7)" in lines(time_ax)) == (benchmark_name == "gather_sim")
 
 
 def test_a_gather_result_without_the_contract_columns_is_refused():
