@@ -170,7 +170,7 @@ two_ranks() {
   # Context for the bandwidth target: H-H with fresh buffers per message, none of them in the host's caches
   # (validating 16 buffers per size is slow, hence fewer sizes and iterations).
   step "$label/osu_bw_H_H_multiple" 150 "$dir/osu_bw_H_H_multiple.txt" "${two[@]}" osu bw H H "${BUFFERS_SWEEP[@]}" \
-    -b multiple -c --json "$dir/osu_bw_H_H_multiple.json"
+    -b multiple -c "${DEVICE[@]}" --json "$dir/osu_bw_H_H_multiple.json"
   step "$label/devbw" 90 "$dir/devbw.txt" "${two[@]}" devbw "${DEVBW[@]}" -f "${DEVICE[@]}" \
     --json "$dir/devbw.json"
   local chunk

@@ -357,3 +357,19 @@ def test_results_of_one_name_are_told_apart_by_the_parameters_that_differ():
     fig = plot.figure_for(sweep)
     labels = [line.get_label() for line in fig.axes[0].get_lines()]
     assert labels == ["D D chunk_bytes=1048576", "D D chunk_bytes=4194304"]
+
+
+def test_only_colliding_names_get_parameters_and_run_length_only_when_needed():
+    """H-H single against multiple buffers beside D-D: only the two H-H lines
+    grow, by buffers (their differing iterations are left out); two runs that
+    differ in iterations alone are named by them."""
+    def h_h(**params):
+        result = osu("bw", "H", "H")
+        return Result(result.benchmark, {**result.params, "buffers": "single", "iterations": 10, **params}, {},
+                      result.rows, result.units)
+
+    results = [h_h(), h_h(buffers="multiple", iterations=4), osu("bw", "D", "D")]
+    labels = [line.get_label() for line in plot.figure_for(results).axes[0].get_lines()]
+    assert labels == ["H H buffers=single", "H H buffers=multiple", "D D"]
+    labels = [line.get_label() for line in plot.figure_for([h_h(), h_h(iterations=1000)]).axes[0].get_lines()]
+    assert labels == ["H H iterations=10", "H H iterations=1000"]

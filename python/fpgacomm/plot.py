@@ -151,21 +151,38 @@ def label(result: Result) -> str:
     return text
 
 
+# How long a run was, not what it measured: named in a legend only where
+# nothing else tells two Results apart.
+_RUN_LENGTH = {"sizes", "iterations", "warmup", "iterations_large", "warmup_large"}
+
+
+def _distinguishing(group: list) -> list:
+    """The scalar parameters that differ within `group`, without the run
+    length where the others already tell every Result apart."""
+    keys = sorted({key for result in group for key in result.params})
+    differing = [key for key in keys
+                 if len({repr(result.params.get(key)) for result in group}) > 1
+                 and all(isinstance(result.params.get(key), (int, float, str)) for result in group)]
+    described = [key for key in differing if key not in _RUN_LENGTH]
+    apart = len({tuple(repr(result.params.get(key)) for key in described) for result in group}) == len(group)
+    return described if described and apart else differing
+
+
 def _labels(results: list) -> list:
     """Legend names, with the benchmark prefixed where several are mixed,
-    and the parameters that tell Results of one name apart (a chunk-size
-    sweep: "D D chunk_bytes=1048576") where names collide."""
+    and, where names collide, the parameters that tell those Results apart
+    (a chunk-size sweep: "D D chunk_bytes=1048576")."""
     names = [label(result) for result in results]
     if len({result.benchmark for result in results}) > 1:
         names = [f"{result.benchmark} {name}" for result, name in zip(results, names)]
-    if len(set(names)) < len(names):
-        keys = sorted({key for result in results for key in result.params})
-        differing = [key for key in keys
-                     if len({repr(result.params.get(key)) for result in results}) > 1
-                     and all(isinstance(result.params.get(key), (int, float, str)) for result in results)]
-        names = [name + "".join(f" {key}={result.params[key]}" for key in differing)
-                 for result, name in zip(results, names)]
-    return names
+    labelled = list(names)
+    for name in set(names):
+        group = [i for i, other in enumerate(names) if other == name]
+        if len(group) > 1:
+            keys = _distinguishing([results[i] for i in group])
+            for i in group:
+                labelled[i] = name + "".join(f" {key}={results[i].params.get(key)}" for key in keys)
+    return labelled
 
 
 _HUMAN = {"s": human_seconds, "B/s": human_bandwidth, "B": human_bytes}
