@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from .beff import COMM_TYPES, DECREASE, LOOP_RULES, LOWER, MODELS, OFFSET, REDUCTIONS, UPPER
-from .cli import EXIT_VALIDATION, add_device_options, device_options
+from .cli import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
 
 
 def register(subparsers) -> None:
@@ -43,8 +43,7 @@ def register(subparsers) -> None:
     parser.add_argument("--slots", type=int, default=4, help="staging buffers per direction")
     parser.add_argument("--nodes", type=int, help="simulated FPGAs (sim; default: the rank count, at least 3)")
     parser.add_argument("--model", choices=MODELS, help="print the channel model's bandwidth beside each row")
-    parser.add_argument("--json", metavar="FILE", help="write the Result (every rank's timings) as JSON")
-    parser.add_argument("--csv", metavar="FILE", help="write the Result's table as CSV")
+    add_output_options(parser, "the Result (every rank's timings)")
     add_device_options(parser)
     parser.set_defaults(run=run)
 
@@ -52,7 +51,6 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from . import beff, mpi
     from .osu import parse_size
-    from .report import format_text
 
     comm = mpi.world()
     result = beff.run(comm, comm_type=args.comm_type, min_size=args.min_size, max_size=args.max_size,
@@ -64,10 +62,7 @@ def run(args) -> int:
                       chunk_bytes=parse_size(args.chunk) if args.chunk else None, slots=args.slots,
                       device=device_options(args), nodes=args.nodes, model=args.model)
     if comm.Get_rank() == 0:
-        print(format_text(result), flush=True)
-        for path in (args.json, args.csv):
-            if path:
-                result.write(path)
+        print_and_save(result, args)
     failed = beff.failed_sizes(result)
     if failed:
         if comm.Get_rank() == 0:

@@ -53,6 +53,23 @@ def add_device_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--bank", type=int, default=0, help="memory bank for kinds B and P")
 
 
+def add_output_options(parser: argparse.ArgumentParser, contents: str = "the Result") -> None:
+    """--json and --csv, the files print_and_save writes."""
+    parser.add_argument("--json", metavar="FILE", help=f"write {contents} as JSON")
+    parser.add_argument("--csv", metavar="FILE", help="write the Result's table as CSV")
+
+
+def print_and_save(result, args, **text) -> None:
+    """Rank 0's output: the Result's table (format_text's options) on
+    stdout, then the Result in every file --json and --csv asked for."""
+    from .report import format_text
+
+    print(format_text(result, **text), flush=True)
+    for path in (args.json, args.csv):
+        if path:
+            result.write(path)
+
+
 def device_options(args):
     from .devices import DeviceOptions
 

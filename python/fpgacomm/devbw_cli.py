@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cli import add_device_options, device_options
+from .cli import add_device_options, add_output_options, device_options, print_and_save
 
 
 def register(subparsers) -> None:
@@ -22,15 +22,13 @@ def register(subparsers) -> None:
                         help="all ranks copy at once (default: one rank at a time)")
     parser.add_argument("-f", "--full", action="store_true",
                         help="also print the device-side (profiling event) times")
-    parser.add_argument("--json", metavar="FILE", help="write the Result (every rank's rows) as JSON")
-    parser.add_argument("--csv", metavar="FILE", help="write the Result as CSV")
+    add_output_options(parser, "the Result (every rank's rows)")
     add_device_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     from . import devbw, mpi
-    from .report import format_text
 
     comm = mpi.world()
     directions = devbw.DIRECTIONS if args.direction == "both" else (args.direction,)
@@ -38,8 +36,5 @@ def run(args) -> int:
                        warmup=args.warmup, directions=directions, host_kinds=tuple(args.kinds) or devbw.HOST_KINDS,
                        concurrent=args.concurrent)
     if comm.Get_rank() == 0:
-        print(format_text(result, full=args.full), flush=True)
-        for path in (args.json, args.csv):
-            if path:
-                result.write(path)
+        print_and_save(result, args, full=args.full)
     return 0

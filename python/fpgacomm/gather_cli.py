@@ -6,10 +6,9 @@ from __future__ import annotations
 import importlib
 import sys
 
-from .cli import EXIT_VALIDATION, add_device_options, device_options
+from .cli import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
 from .osu import usage_error
 from .gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
-from .report import format_text
 
 FABRICS = ("dcn_ring", "vcsn", "vcsn_fat_tree")
 
@@ -40,8 +39,7 @@ def register(subparsers) -> None:
     parser.add_argument("--no-validation", dest="validation", action="store_false", help="do not check the blocks")
     parser.add_argument("--fabric", choices=FABRICS, help="simulate on this fabric preset instead (no mpirun)")
     parser.add_argument("--nodes", metavar="N,N,...", help="simulated node counts (with --fabric; default 4,9,16)")
-    parser.add_argument("--json", metavar="FILE", help="write the Result as JSON")
-    parser.add_argument("--csv", metavar="FILE", help="write the Result's table as CSV")
+    add_output_options(parser)
     add_device_options(parser)
     parser.set_defaults(run=run)
 
@@ -98,10 +96,7 @@ def run(args) -> int:
                             control=args.control, collective=args.collective, iterations=args.iterations,
                             device=device_options(args), validate=args.validation, root=args.root)
     if rank == 0:
-        print(format_text(result), flush=True)
-        for path in (args.json, args.csv):
-            if path:
-                result.write(path)
+        print_and_save(result, args)
     failed = gather.failed_sizes(result) if "validation" in result.columns else []
     if failed:
         if rank == 0:

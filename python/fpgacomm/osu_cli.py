@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from . import collectives, onesided
-from .cli import EXIT_VALIDATION, add_device_options, device_options
+from .cli import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
 
 PT2PT_TESTS = ("latency", "bw", "bibw", "multi_lat", "mbw_mr")
 TESTS = PT2PT_TESTS + collectives.TESTS + onesided.TESTS
@@ -37,8 +37,7 @@ def register(subparsers) -> None:
                         help="check every received message (outside the timed region)")
     parser.add_argument("-f", "--full", action="store_true", help="print min, max, stdev and percentiles")
     parser.add_argument("-z", "--tail-lat", action="store_true", help="same as --full")
-    parser.add_argument("--json", metavar="FILE", help="write the Result as JSON")
-    parser.add_argument("--csv", metavar="FILE", help="write the Result as CSV")
+    add_output_options(parser)
     parser.add_argument("--timeline", metavar="FILE",
                         help="point-to-point tests with staging: write every staged chunk's timeline of the last "
                              "timed iteration (window or round trip) of each size as JSON (analyse with "
@@ -83,15 +82,11 @@ def validation_error(result) -> str:
 
 def run(args) -> int:
     from . import mpi
-    from .report import format_text
 
     comm = mpi.world()
     result = _run_test(args, comm)
     if comm.Get_rank() == 0:
-        print(format_text(result, full=args.full or args.tail_lat), flush=True)
-        for path in (args.json, args.csv):
-            if path:
-                result.write(path)
+        print_and_save(result, args, full=args.full or args.tail_lat)
         if args.timeline:
             result.timeline.write_json(args.timeline)
     message = validation_error(result)
