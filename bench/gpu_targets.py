@@ -86,10 +86,10 @@ def report(directory: Path) -> str:
     if missing:
         raise ValueError(f"{directory} lacks {', '.join(f'{name}.json' for name in missing)}; "
                          f"run bench/gpu_campaign.sh to make them")
-    names = FILES + ((FRESH_BUFFERS,) if (directory / f"{FRESH_BUFFERS}.json").exists() else ())
+    fresh = (directory / f"{FRESH_BUFFERS}.json").exists()
+    names = FILES + ((FRESH_BUFFERS,) if fresh else ())
     results = {name: Result.read_json(directory / f"{name}.json") for name in names}
     devices = results["osu_bw_D_D"].env.get("rank_devices", [])
-    fresh = FRESH_BUFFERS in results
     context = f"{'H-H -b m':>10}{'ratio':>8}" if fresh else ""
     lines = [f"# issue 8 targets, {directory}: {' | '.join(devices)}",
              f"# D-D bandwidth / min(pinned copy, H-H MPI bandwidth), target >= {BANDWIDTH_TARGET}"]

@@ -153,7 +153,7 @@ def label(result: Result) -> str:
 
 # How long a run was, not what it measured: named in a legend only where
 # nothing else tells two Results apart.
-_RUN_LENGTH = {"sizes", "iterations", "warmup", "iterations_large", "warmup_large"}
+_RUN_LENGTH = {"iterations", "warmup", "iterations_large", "warmup_large"}
 
 
 def _distinguishing(group: list) -> list:
