@@ -28,6 +28,8 @@ import sys
 import numpy as np
 
 
+# Not fpgacomm's parse_size: that loads the core, and with it OpenCL, which
+# this probe keeps out of the processes it times.
 def parse_bytes(text):
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     text = text.strip().upper()
