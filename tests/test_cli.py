@@ -58,9 +58,51 @@ def test_osu_bw_prints_omb_text_and_writes_json_and_csv(tmp_path):
     assert all(line.split()[-1] == "Pass" for line in lines[4:])
     result = Result.read_json(tmp_path / "bw.json")
     assert result.benchmark == "osu_bw" and result.params["send_kind"] == "H"
-    assert result.env["mpi_thread_level"]["provided"] in ("funneled", "serialized", "multiple")
-    assert result.env["mpi_thread_level"]["requested"] == "funneled"
+    # OSU Micro-Benchmarks' level: what MPI_Init gives.
+    assert result.env["mpi_thread_level"] == {"requested": "single", "provided": "single"}
     assert Result.read_csv(tmp_path / "bw.csv").rows == result.rows
+
+
+def test_kinds_go_before_or_after_the_options_as_in_omb(tmp_path):
+    """OSU Micro-Benchmarks takes options first, then the kinds; fpgacomm
+    takes them in any order, and still names an unknown option."""
+    orders = [("H", "D", "-m", "8:16", "-i", "5"), ("-m", "8:16", "-i", "5", "H", "D"),
+              ("H", "-m", "8:16", "-i", "5", "D")]
+    for number, order in enumerate(orders):
+        target = tmp_path / f"latency{number}.json"
+        run = fpgacomm("osu", "latency", *order, "-c", "--json", str(target), ranks=2)
+        assert run.returncode == 0, (order, run.stderr)
+        result = Result.read_json(target)
+        assert (result.params["send_kind"], result.params["recv_kind"]) == ("H", "D"), order
+        assert [row["size"] for row in result.rows] == [8, 16]
+    run = fpgacomm("osu", "latency", "-m", "8", "H", "D", "--bogus", ranks=2)
+    assert run.returncode == 2 and "unrecognized arguments: --bogus" in run.stderr
+
+
+def test_thread_level_is_asked_for_and_recorded(tmp_path):
+    target = tmp_path / "bw.json"
+    run = fpgacomm("osu", "bw", "-m", "8", "-i", "3", "--thread-level", "funneled", "--json", str(target), ranks=2)
+    assert run.returncode == 0, run.stderr
+    levels = Result.read_json(target).env["mpi_thread_level"]
+    assert levels["requested"] == "funneled" and levels["provided"] in ("funneled", "serialized", "multiple")
+    run = fpgacomm("osu", "bw", "--thread-level", "many", ranks=2)
+    assert run.returncode == 2 and "invalid choice: 'many'" in run.stderr
+
+
+def test_another_thread_level_once_mpi_runs_names_both_levels():
+    """MPI cannot change its thread level once started: asking is a usage error naming both."""
+    code = ("import mpi4py; mpi4py.rc.thread_level = 'funneled'\n"
+            "from mpi4py import MPI\n"
+            "from fpgacomm import _core, mpi\n"
+            "assert mpi.init() is MPI  # no level asked for: whatever runs\n"
+            "try:\n"
+            "    mpi.init(thread_level='single')\n"
+            "except _core.UsageError as error:\n"
+            "    print(error)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=ENV)
+    assert run.returncode == 0, run.stderr
+    assert "MPI already runs at thread level" in run.stdout
+    assert "cannot give the thread level single asked for" in run.stdout
 
 
 def test_errors_are_clear_and_leave_no_json(tmp_path):

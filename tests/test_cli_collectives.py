@@ -12,7 +12,7 @@ def test_allreduce_prints_omb_text_with_nccl_columns_and_writes_json(tmp_path):
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("# OSU MPI-OpenCL Allreduce Latency Test")
-    assert "# Datatype: MPI_FLOAT." in lines
+    assert "# Datatype: MPI_CHAR." in lines
     header = next(line for line in lines if line.startswith("# Size"))
     assert "Avg Latency(us)" in header and "Busbw(MB/s)" in header and "Staging(%)" in header
     rows = [line.split() for line in lines if line[:1].isdigit()]
@@ -34,7 +34,10 @@ def test_put_bw_prints_window_and_synchronisation():
 
 def test_collective_and_one_sided_errors_are_one_clear_message():
     cases = [
-        (("osu", "reduce", "-m", "6:6"), 3, "6 bytes is not a whole number of them"),
+        (("osu", "reduce", "-m", "1:2", "-T", "mpi_float"), 3, "no message size of -m holds one MPI_FLOAT (4 bytes)"),
+        (("osu", "bcast", "-d", "sycl"), 2, "-d sycl needs a SYCL runtime"),
+        (("osu", "bcast", "-d", "opencl", "--mem", "H!"), 2, "-d opencl puts the buffers in device memory"),
+        (("osu", "put_bw", "-T", "mpi_int"), 2, "osu put_bw moves MPI_CHAR only"),
         (("osu", "bcast", "--root", "5", "-m", "8"), 3, "root 5 is out of range for 3 ranks; choose --root 0..2"),
         (("osu", "alltoall", "--root", "1", "-m", "8"), 2, "osu alltoall has no root"),
         (("osu", "gather", "D", "D"), 2, "takes one memory kind as --mem KIND"),
@@ -50,3 +53,17 @@ def test_collective_and_one_sided_errors_are_one_clear_message():
         assert run.returncode == 2, (args, run.stderr)
         assert message in run.stderr and run.stderr.count(message) == 1, (args, run.stderr)
         assert "Traceback" not in run.stderr
+
+
+def test_omb_flags_d_opencl_and_datatype_with_omb_size_rule(tmp_path):
+    """-d opencl gives device buffers, as --mem D; -T mpi_int skips the
+    sizes below one element, as OSU Micro-Benchmarks 7.4 does."""
+    target = tmp_path / "reduce.json"
+    run = fpgacomm("osu", "reduce", "-d", "opencl", "-T", "mpi_int", "-m", "1:16", "-i", "3", "-x", "1", "-c",
+                   "--json", str(target), ranks=2)
+    assert run.returncode == 0, run.stderr
+    assert "# Datatype: MPI_INT." in run.stdout
+    assert [int(line.split()[0]) for line in run.stdout.splitlines() if line[:1].isdigit()] == [4, 8, 16]
+    result = Result.read_json(target)
+    assert result.params["send_kind"] == "D" and result.params["route"] == "staged"
+    assert result.params["datatype"] == "MPI_INT"

@@ -40,7 +40,19 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def add_mpi_options(parser: argparse.ArgumentParser) -> None:
+    """Options of every command that starts MPI."""
+    from .mpi import THREAD_LEVELS
+
+    group = parser.add_argument_group("MPI")
+    group.add_argument("--thread-level", choices=THREAD_LEVELS, default=None,
+                       help="MPI thread level to ask for (default single, what MPI_Init gives, as OSU "
+                            "Micro-Benchmarks runs; higher levels cost time per call in some MPI libraries)")
+
+
 def add_device_options(parser: argparse.ArgumentParser) -> None:
+    """Device selection, and MPI's options: every command that opens devices runs on MPI ranks."""
+    add_mpi_options(parser)
     group = parser.add_argument_group("devices")
     group.add_argument("--platform", default="", help="OpenCL platform: index or name substring")
     group.add_argument("--device", default="", help="device: index among the matches or name substring")
@@ -120,10 +132,31 @@ def _abort(status: int) -> None:
     sys.exit(status)
 
 
+def parse_arguments(argv=None) -> argparse.Namespace:
+    """Parses the command line. A command that takes trailing positional
+    words (osu's memory kinds, set as `trailing`) gets them wherever they
+    stand, before or after the options, as OSU Micro-Benchmarks takes them."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    trailing = getattr(args, "trailing", None)
+    if trailing:
+        unknown = [word for word in extra if word.startswith("-")]
+        setattr(args, trailing, getattr(args, trailing) + [word for word in extra if not word.startswith("-")])
+    else:
+        unknown = extra
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
     start_watchdog(args.timeout)
     try:
+        if getattr(args, "thread_level", None) is not None:
+            from . import mpi
+
+            mpi.init(thread_level=args.thread_level)
         return args.run(args)
     except _core.Error as error:
         if getattr(error, "agreed", False):

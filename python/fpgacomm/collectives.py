@@ -13,18 +13,17 @@ from __future__ import annotations
 
 from . import _core, environment, mpi, stats
 from .devices import DeviceOptions, needs_device, open_device
-from .osu import check_mem_kind, iteration_counts, resolve_sizes, usage_error
+from .osu import check_datatype, check_mem_kind, iteration_counts, resolve_sizes, usage_error
 from .result import Result
 
 TESTS = ("gather", "scatter", "allgather", "alltoall", "bcast", "reduce", "allreduce", "reduce_scatter",
          "barrier")
 ROOTED = ("gather", "scatter", "bcast", "reduce")
-REDUCTIONS = ("reduce", "allreduce", "reduce_scatter")
 # OMB's COLL_LOOP_SMALL, COLL_SKIP_SMALL, COLL_LOOP_LARGE, COLL_SKIP_LARGE.
 ITERATIONS = (1000, 100, 100, 10)
 LARGE_MESSAGE = 8192
-# OMB's MAX_MSG_SIZE_COLL; reductions start at one float.
-DEFAULT_MAX = 1 << 20
+# OMB's MIN_MESSAGE_SIZE and MAX_MSG_SIZE_COLL.
+DEFAULT_SIZES = (1, 1 << 20)
 
 
 def nccl_bytes(op: str, size: int, ranks: int) -> int:
@@ -86,13 +85,16 @@ def _rows(op: str, raw: dict, ranks: int, validate: bool) -> tuple[list, dict, d
 
 
 def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = None, iterations: int | None = None,
-        warmup: int | None = None, validate: bool = False, device: DeviceOptions | None = None) -> Result:
+        warmup: int | None = None, validate: bool = False, datatype: str = "mpi_char",
+        device: DeviceOptions | None = None) -> Result:
     """One OSU collective; collective over comm.
 
     sizes: OMB's per-rank sizes (bytes each rank contributes; see
-    nccl_bytes for nccl-tests' totals): None (1 B .. 1 MiB, reductions from
-    4 B), an OMB -m string "[MIN:]MAX" (the missing end from those
-    defaults), one size or a list. mem: the kind of
+    nccl_bytes for nccl-tests' totals): None (1 B .. 1 MiB), an OMB -m
+    string "[MIN:]MAX" (the missing end from those defaults), one size or a
+    list. datatype: OMB's -T (mpi_char, the default, mpi_int, mpi_float),
+    the elements moved and reduced; a message moves its whole elements, and
+    sizes smaller than one element get no row. mem: the kind of
     every buffer (H, H!, D, B, P); device kinds are staged through host
     memory and staging_share says how much of the time that took. root:
     the root of gather, scatter, bcast and reduce (default 0).
@@ -102,8 +104,9 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     if root is not None and op not in ROOTED:
         raise usage_error(f"osu {op} has no root; --root applies to {', '.join(ROOTED)}")
     check_mem_kind(mem)
+    check_datatype(datatype)
     comm = mpi.resolve(comm)
-    size_list = [0] if op == "barrier" else resolve_sizes(sizes, (4 if op in REDUCTIONS else 1, DEFAULT_MAX))
+    size_list = [0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES)
     small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS, iterations, warmup)
     device_options = device or DeviceOptions()
 
@@ -111,7 +114,8 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     # The barrier moves no data, so it needs no device whatever mem says.
     dev = open_device(comm, device_options, hosts) if needs_device([mem]) and op != "barrier" else None
     raw = _core.run_collective(comm, dev, op, mem, size_list, small, small_warmup, large, large_warmup,
-                               LARGE_MESSAGE, root or 0, validate, device_options.bank)
+                               LARGE_MESSAGE, datatype, root or 0, validate,
+                               device_options.bank)
     env = environment.collect(comm, dev, hosts)
     rows, units, samples = _rows(op, raw, comm.Get_size(), validate)
     params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": size_list,
@@ -149,18 +153,18 @@ def bcast(comm=None, **options) -> Result:
 
 
 def reduce(comm=None, **options) -> Result:
-    """MPI_Reduce (sum of floats) of a `size`-byte vector to the root."""
+    """MPI_Reduce (sum) of a `size`-byte vector to the root."""
     return run("reduce", comm, **options)
 
 
 def allreduce(comm=None, **options) -> Result:
-    """MPI_Allreduce (sum of floats) of a `size`-byte vector."""
+    """MPI_Allreduce (sum) of a `size`-byte vector."""
     return run("allreduce", comm, **options)
 
 
 def reduce_scatter(comm=None, **options) -> Result:
-    """MPI_Reduce_scatter (sum of floats) of a `size`-byte vector, each rank
-    keeping a nearly equal block (the first size/4 mod N ranks one float more)."""
+    """MPI_Reduce_scatter (sum) of a `size`-byte vector, each rank keeping a
+    nearly equal block of elements (the first (elements mod N) ranks one more)."""
     return run("reduce_scatter", comm, **options)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _core, environment, mpi, stats
 from .devices import DeviceOptions, needs_device, open_device
+from .errors import usage_error
 from .result import Result
 
 # OMB's defaults: timed iterations and warm-up, below and above LARGE_MESSAGE.
@@ -24,6 +25,8 @@ ITERATIONS = {
 LARGE_MESSAGE = 8192
 DEFAULT_SIZES = (1, 4 << 20)
 DEFAULT_WINDOW = 64
+# OMB's -T, its default MPI_CHAR first.
+DATATYPES = tuple(_core.datatype_names())
 LATENCY_TESTS = ("latency", "multi_lat")
 # Columns of a timeline (docs/METHODS.md, "Timeline of staged transfers"):
 # host times in seconds since the rank's window started, device durations
@@ -31,14 +34,6 @@ LATENCY_TESTS = ("latency", "multi_lat")
 TIMELINE_UNITS = {"rank": "", "size": "B", "direction": "", "chunk": "", "offset": "B", "bytes": "B",
                   "copy_enqueued": "s", "copy_done": "s", "mpi_posted": "s", "mpi_done": "s",
                   "queued_to_submit": "s", "submit_to_start": "s", "start_to_end": "s"}
-
-
-def usage_error(message: str) -> Exception:
-    """A UsageError that every rank raises identically (it depends on the
-    parameters alone), so front ends may report it once."""
-    error = _core.UsageError(message)
-    error.agreed = True
-    return error
 
 
 def parse_size(text: str) -> int:
@@ -73,6 +68,12 @@ def check_mem_kind(kind: str) -> None:
         _core.mem_kind_name(kind)
     except _core.UsageError as error:
         raise usage_error(str(error)) from None
+
+
+def check_datatype(datatype: str) -> None:
+    """A usage error, the same on every rank, unless datatype is one of DATATYPES."""
+    if datatype.lower() not in DATATYPES:
+        raise usage_error(f"unknown datatype '{datatype}'; choose {', '.join(DATATYPES)} (-T)")
 
 
 def iteration_counts(defaults: tuple, iterations: int | None, warmup: int | None) -> tuple:
@@ -129,7 +130,8 @@ def _rows(test: str, raw: dict, validate: bool) -> tuple[list, dict, dict]:
 def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | None = None,
         warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
         buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
-        slots: int = 4, timeline: bool = False, device: DeviceOptions | None = None) -> Result:
+        slots: int = 4, timeline: bool = False, datatype: str = "mpi_char",
+        device: DeviceOptions | None = None) -> Result:
     """One OSU point-to-point test; collective over comm.
 
     mem: (kind of rank 0's buffers, kind of rank 1's) -- H, H!, D, B or P; in
@@ -142,11 +144,14 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     staging side) records every staged chunk of the last timed iteration of
     each size, a window or a round trip: the Result's attribute `timeline` is
     then, on rank 0, a Result of every rank's chunks (None on other ranks).
+    datatype: OMB's -T (mpi_char, mpi_int, mpi_float): a message moves its
+    whole elements, and sizes smaller than one element get no row.
     """
     if test not in ITERATIONS:
         raise usage_error(f"unknown point-to-point test '{test}'; choose {', '.join(ITERATIONS)}")
     comm = mpi.resolve(comm)
     send_kind, recv_kind = _check_parameters(tuple(mem), buffers, path, window)
+    check_datatype(datatype)
     size_list = resolve_sizes(sizes)
     small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS[test], iterations, warmup)
     device_options = device or DeviceOptions()
@@ -155,10 +160,10 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     dev = open_device(comm, device_options, hosts) if needs_device(mem) else None
     raw = _core.run_pt2pt(comm, dev, test, send_kind, recv_kind, size_list, small, small_warmup, large,
                           large_warmup, LARGE_MESSAGE, window, validate, buffers == "multiple", touch,
-                          device_options.bank, path, chunk_bytes or 0, slots, timeline)
+                          device_options.bank, path, chunk_bytes or 0, slots, timeline, datatype)
     rows, units, samples = _rows(test, raw, validate)
     params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
-              "iterations": small, "warmup": small_warmup, "iterations_large": large,
+              "datatype": datatype.upper(), "iterations": small, "warmup": small_warmup, "iterations_large": large,
               "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
               "validate": validate, "buffers": buffers, "touch": touch, "path": path,
               "chunk_bytes": raw["chunk_bytes"], "slots": slots, "send_route": raw["send_route"],

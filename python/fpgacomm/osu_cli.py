@@ -6,7 +6,10 @@ import sys
 
 from . import collectives, onesided
 from .cli import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
+from .osu import DATATYPES
 
+# OSU Micro-Benchmarks for FPGAs' -d: the device API of device buffers.
+ACCELERATORS = ("opencl", "sycl")
 PT2PT_TESTS = ("latency", "bw", "bibw", "multi_lat", "mbw_mr")
 TESTS = PT2PT_TESTS + collectives.TESTS + onesided.TESTS
 
@@ -22,12 +25,22 @@ def register(subparsers) -> None:
                     "mpirun -np 4 fpgacomm osu allreduce --mem D -c; "
                     "mpirun -np 2 fpgacomm osu put_bw --mem D -s fence")
     parser.add_argument("test", choices=TESTS)
-    parser.add_argument("kinds", nargs="*", metavar="KIND", help="SEND_KIND RECV_KIND (default H H)")
+    parser.add_argument("kinds", nargs="*", metavar="KIND",
+                        help="SEND_KIND RECV_KIND (default H H), before or after the options")
+    # Memory kinds may follow the options, as OSU Micro-Benchmarks takes them (cli.parse_arguments).
+    parser.set_defaults(trailing="kinds")
     add_common_options(parser)
     parser.add_argument("-W", "--window-size", type=int,
                         help="messages in flight per window (bandwidth tests; default 64)")
     parser.add_argument("--mem", metavar="KIND",
                         help="collectives and one-sided: the kind of every buffer (default H)")
+    parser.add_argument("-d", "--accelerator", choices=ACCELERATORS,
+                        help="device API, as OSU Micro-Benchmarks for FPGAs takes it: opencl puts the buffers "
+                             "of collectives and one-sided tests in device memory (as --mem D); point-to-point "
+                             "tests take their kinds as SEND_KIND RECV_KIND. sycl is not available")
+    parser.add_argument("-T", "--type", dest="datatype", type=str.lower, choices=DATATYPES,
+                        help="MPI datatype of the elements (default mpi_char, as OSU Micro-Benchmarks 7.4); "
+                             "sizes smaller than one element are skipped; one-sided tests move MPI_CHAR only")
     parser.add_argument("--root", type=int, help="root rank of gather, scatter, bcast and reduce (default 0)")
     parser.add_argument("-w", "--win-options", choices=onesided.WINDOW_CREATION, default="allocate",
                         help="one-sided: MPI_Win_allocate or MPI_Win_create")
@@ -103,6 +116,13 @@ def _run_test(args, comm):
     from . import osu
 
     parameters = common_parameters(args)
+    if args.accelerator == "sycl":
+        raise osu.usage_error("-d sycl needs a SYCL runtime, and fpgacomm drives devices through OpenCL only; "
+                              "use -d opencl")
+    if args.test in onesided.TESTS and args.datatype not in (None, "mpi_char"):
+        raise osu.usage_error(f"osu {args.test} moves MPI_CHAR only, as OSU Micro-Benchmarks 7.4's one-sided "
+                              f"tests do; drop -T {args.datatype}")
+    datatype = {} if args.test in onesided.TESTS else {"datatype": args.datatype or "mpi_char"}
     if args.test in PT2PT_TESTS:
         if args.mem or args.root is not None or args.sync_option:
             raise osu.usage_error(f"--mem, --root and -s do not apply to osu {args.test}; "
@@ -111,7 +131,7 @@ def _run_test(args, comm):
             raise osu.usage_error(f"give both memory kinds (SEND_KIND RECV_KIND) or none, got {' '.join(args.kinds)}")
         window = osu.DEFAULT_WINDOW if args.window_size is None else args.window_size
         return osu.run(args.test, comm, mem=tuple(args.kinds) or ("H", "H"), window=window,
-                       validate=args.validation, timeline=bool(args.timeline), **parameters)
+                       validate=args.validation, timeline=bool(args.timeline), **datatype, **parameters)
     if args.kinds:
         raise osu.usage_error(f"osu {args.test} takes one memory kind as --mem KIND, not positional kinds "
                               f"({' '.join(args.kinds)})")
@@ -123,13 +143,27 @@ def _run_test(args, comm):
     if staging_only != {"buffers": "single", "touch": False, "path": "auto", "chunk_bytes": None, "slots": 4}:
         raise osu.usage_error(f"-b, --touch, --path, --chunk and --slots apply to point-to-point tests only; "
                               f"osu {args.test} stages device buffers whole")
-    mem = args.mem or "H"
+    mem = _one_kind(args)
     if args.test in collectives.TESTS:
         if args.window_size is not None:
             raise osu.usage_error(f"-W does not apply to osu {args.test}; it sets the window of bandwidth tests")
-        return collectives.run(args.test, comm, mem=mem, root=args.root, validate=args.validation, **parameters)
+        return collectives.run(args.test, comm, mem=mem, root=args.root, validate=args.validation, **datatype,
+                               **parameters)
     if args.root is not None:
         raise osu.usage_error(f"osu {args.test} has no root; --root applies to collectives")
     window = onesided.DEFAULT_WINDOW if args.window_size is None else args.window_size
     return onesided.run(args.test, comm, mem=mem, window=window, window_creation=args.win_options,
                         sync=args.sync_option, validate=args.validation, **parameters)
+
+
+def _one_kind(args) -> str:
+    """The kind of every buffer of a collective or one-sided test: --mem,
+    or device memory with -d opencl, else host memory."""
+    from . import osu
+
+    if args.accelerator == "opencl":
+        if args.mem in ("H", "H!"):  # pageable and pinned host memory
+            raise osu.usage_error(f"-d opencl puts the buffers in device memory, and --mem {args.mem} is host "
+                                  "memory; drop -d opencl or --mem, or give a device kind (--mem D, B or P)")
+        return args.mem or "D"
+    return args.mem or "H"

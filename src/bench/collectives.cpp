@@ -33,10 +33,13 @@ Op op_of(const std::string& name) {
 bool is_reduction(Op op) { return op == Op::Reduce || op == Op::Allreduce || op == Op::ReduceScatter; }
 bool has_root(Op op) { return op == Op::Gather || op == Op::Scatter || op == Op::Bcast || op == Op::Reduce; }
 
-// Reductions sum MPI_FLOAT as OMB does; every rank contributes whole numbers
-// 0..255, so every partial sum is exact in any order and the expected result
-// is exact too (up to 65536 ranks).
-constexpr int kFloatBytes = sizeof(float);
+// Reductions sum elements of the datatype, as OMB does. Every rank
+// contributes whole numbers small enough that no partial sum overflows, so
+// every order of summing gives the exact result: 0..255 for MPI_INT and
+// MPI_FLOAT (up to 65536 ranks); for MPI_CHAR, whose sums Open MPI's
+// vectorised reductions saturate while its scalar ones wrap, at most
+// 127 / ranks (so beyond 127 ranks MPI_CHAR reductions check zeros only:
+// validate with -T mpi_int there).
 
 class Runner {
  public:
@@ -51,13 +54,15 @@ class Runner {
       throw UsageError("root " + std::to_string(options.root) + " is out of range for " + std::to_string(ranks_) +
                        " ranks; choose --root 0.." + std::to_string(ranks_ - 1));
     if (op_ != Op::Barrier && options.sizes.empty()) throw UsageError("no message sizes to run");
+    if (sizes().empty())
+      throw UsageError("no message size of -m holds one " + datatype_name(options.datatype) + " (" +
+                       std::to_string(datatype_bytes(options.datatype)) + " bytes); use larger sizes, e.g. -m " +
+                       std::to_string(datatype_bytes(options.datatype)) + ":");
     for (std::uint64_t size : sizes()) check_size(size);
   }
 
   CollectiveRun run() {
     CollectiveRun result;
-    result.datatype = is_reduction(op_) ? "MPI_FLOAT" : "MPI_CHAR";
-    result.element_bytes = is_reduction(op_) ? kFloatBytes : 1;
     std::exception_ptr failure;
     try {
       const std::vector<std::uint64_t> all = sizes();
@@ -76,17 +81,22 @@ class Runner {
   }
 
  private:
-  // The barrier has no message: one row of size 0.
+  // The barrier has no message: one row of size 0. Other sizes smaller
+  // than one element are skipped, as OMB does.
   std::vector<std::uint64_t> sizes() const {
-    return op_ == Op::Barrier ? std::vector<std::uint64_t>{0} : options_.sizes;
+    if (op_ == Op::Barrier) return {0};
+    std::vector<std::uint64_t> holding;
+    for (std::uint64_t size : options_.sizes)
+      if (elements(size) > 0) holding.push_back(size);
+    return holding;
   }
   bool root() const { return me_ == options_.root; }
-  std::uint64_t elements(std::uint64_t size) const { return size / (is_reduction(op_) ? kFloatBytes : 1); }
+  int element_bytes() const { return datatype_bytes(options_.datatype); }
+  std::uint64_t elements(std::uint64_t size) const { return size / element_bytes(); }
+  // What one rank's message of `size` bytes moves: its whole elements.
+  std::uint64_t block_bytes(std::uint64_t size) const { return message_bytes(size, options_.datatype); }
 
   void check_size(std::uint64_t size) const {
-    if (is_reduction(op_) && size % kFloatBytes != 0)
-      throw UsageError("osu " + options_.op + " reduces 4-byte floats (MPI_FLOAT), and " + std::to_string(size) +
-                       " bytes is not a whole number of them; use sizes that are multiples of 4 (e.g. -m 4:1M)");
     if (elements(size) * ranks_ > static_cast<std::uint64_t>(INT_MAX))
       throw UsageError(std::to_string(size) + " bytes per rank on " + std::to_string(ranks_) +
                        " ranks is more elements than an MPI count can hold; use smaller messages (-m)");
@@ -105,28 +115,34 @@ class Runner {
   }
 
   std::uint64_t send_bytes(std::uint64_t size) const {
-    const std::uint64_t all = size * ranks_;
+    const std::uint64_t block = block_bytes(size), all = block * ranks_;
     switch (op_) {
-      case Op::Gather: case Op::Allgather: case Op::Reduce: case Op::Allreduce: case Op::ReduceScatter: return size;
+      case Op::Gather: case Op::Allgather: case Op::Reduce: case Op::Allreduce: case Op::ReduceScatter: return block;
       case Op::Scatter: return root() ? all : 0;
       case Op::Alltoall: return all;
-      case Op::Bcast: return root() ? size : 0;
+      case Op::Bcast: return root() ? block : 0;
       case Op::Barrier: return 0;
     }
     return 0;
   }
   std::uint64_t recv_bytes(std::uint64_t size) const {
-    const std::uint64_t all = size * ranks_;
+    const std::uint64_t block = block_bytes(size), all = block * ranks_;
     switch (op_) {
       case Op::Gather: return root() ? all : 0;
       case Op::Allgather: case Op::Alltoall: return all;
-      case Op::Scatter: case Op::Allreduce: return size;
-      case Op::Bcast: return root() ? 0 : size;
-      case Op::Reduce: return root() ? size : 0;
-      case Op::ReduceScatter: return block_of(size, me_) * kFloatBytes;
+      case Op::Scatter: case Op::Allreduce: return block;
+      case Op::Bcast: return root() ? 0 : block;
+      case Op::Reduce: return root() ? block : 0;
+      case Op::ReduceScatter: return block_of(size, me_) * element_bytes();
       case Op::Barrier: return 0;
     }
     return 0;
+  }
+
+  // Element e of `rank`'s vector in a validated reduction.
+  std::uint64_t summand(std::uint64_t e, std::uint64_t size, int iteration, int rank) const {
+    const std::uint64_t value = pattern_byte(e, size, iteration, rank);
+    return options_.datatype == Datatype::Char ? value % (127 / ranks_ + 1) : value;
   }
 
   // Validation streams (pattern_byte's last argument): who sent block
@@ -150,16 +166,14 @@ class Runner {
 
   void prepare(std::uint64_t size, int iteration) {
     if (send_) {
-      const std::uint64_t bytes = send_bytes(size);
+      const std::uint64_t bytes = send_bytes(size), block = block_bytes(size);
       std::vector<std::uint8_t> data(bytes);
       if (is_reduction(op_)) {
-        std::vector<float> values(elements(size));
-        for (std::uint64_t e = 0; e < values.size(); ++e)
-          values[e] = static_cast<float>(pattern_byte(e, size, iteration, me_));
-        std::copy_n(reinterpret_cast<const std::uint8_t*>(values.data()), bytes, data.begin());
+        for (std::uint64_t e = 0; e < elements(size); ++e)
+          encode_element(options_.datatype, summand(e, size, iteration, me_), &data[e * element_bytes()]);
       } else {
         for (std::uint64_t i = 0; i < bytes; ++i)
-          data[i] = pattern_byte(i % size, size, iteration, send_stream(static_cast<int>(i / size)));
+          data[i] = pattern_byte(i % block, size, iteration, send_stream(static_cast<int>(i / block)));
       }
       send_->buffer().write(data.data(), bytes);
     }
@@ -175,23 +189,26 @@ class Runner {
     recv_->buffer().read(data.data(), bytes);
     std::uint64_t errors = 0;
     if (is_reduction(op_)) {
+      const int width = element_bytes();
       const std::uint64_t first = op_ == Op::ReduceScatter ? block_start(size, me_) : 0;
-      for (std::uint64_t e = 0; e < bytes / kFloatBytes; ++e) {
-        float expected = 0;
-        for (int r = 0; r < ranks_; ++r) expected += static_cast<float>(pattern_byte(first + e, size, iteration, r));
-        float got;
-        std::copy_n(data.begin() + e * kFloatBytes, kFloatBytes, reinterpret_cast<std::uint8_t*>(&got));
-        if (got != expected) errors += kFloatBytes;
+      std::uint8_t expected[sizeof(double)];
+      for (std::uint64_t e = 0; e < bytes / width; ++e) {
+        std::uint64_t sum = 0;
+        for (int r = 0; r < ranks_; ++r) sum += summand(first + e, size, iteration, r);
+        encode_element(options_.datatype, sum, expected);
+        if (!std::equal(expected, expected + width, data.begin() + e * width)) errors += width;
       }
     } else {
+      const std::uint64_t block = block_bytes(size);
       for (std::uint64_t i = 0; i < bytes; ++i)
-        errors += data[i] != pattern_byte(i % size, size, iteration, recv_stream(static_cast<int>(i / size)));
+        errors += data[i] != pattern_byte(i % block, size, iteration, recv_stream(static_cast<int>(i / block)));
     }
     return errors;
   }
 
   void call(std::uint64_t size) {
     const int count = static_cast<int>(elements(size));
+    const MPI_Datatype type = mpi_datatype(options_.datatype);
     void* send = send_ ? send_->mpi_data() : nullptr;
     void* recv = recv_ ? recv_->mpi_data() : nullptr;
     const MPI_Comm c = comm_.raw();
@@ -199,23 +216,23 @@ class Runner {
     const char* what = "timing a collective";
     switch (op_) {
       case Op::Gather:
-        return comm_.check(MPI_Gather(send, count, MPI_CHAR, recv, count, MPI_CHAR, root, c), "MPI_Gather", what);
+        return comm_.check(MPI_Gather(send, count, type, recv, count, type, root, c), "MPI_Gather", what);
       case Op::Scatter:
-        return comm_.check(MPI_Scatter(send, count, MPI_CHAR, recv, count, MPI_CHAR, root, c), "MPI_Scatter", what);
+        return comm_.check(MPI_Scatter(send, count, type, recv, count, type, root, c), "MPI_Scatter", what);
       case Op::Allgather:
-        return comm_.check(MPI_Allgather(send, count, MPI_CHAR, recv, count, MPI_CHAR, c), "MPI_Allgather", what);
+        return comm_.check(MPI_Allgather(send, count, type, recv, count, type, c), "MPI_Allgather", what);
       case Op::Alltoall:
-        return comm_.check(MPI_Alltoall(send, count, MPI_CHAR, recv, count, MPI_CHAR, c), "MPI_Alltoall", what);
+        return comm_.check(MPI_Alltoall(send, count, type, recv, count, type, c), "MPI_Alltoall", what);
       case Op::Bcast:
-        return comm_.check(MPI_Bcast(root == me_ ? send : recv, count, MPI_CHAR, root, c), "MPI_Bcast", what);
+        return comm_.check(MPI_Bcast(root == me_ ? send : recv, count, type, root, c), "MPI_Bcast", what);
       case Op::Reduce:
-        return comm_.check(MPI_Reduce(send, recv, count, MPI_FLOAT, MPI_SUM, root, c), "MPI_Reduce", what);
+        return comm_.check(MPI_Reduce(send, recv, count, type, MPI_SUM, root, c), "MPI_Reduce", what);
       case Op::Allreduce:
-        return comm_.check(MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, c), "MPI_Allreduce", what);
+        return comm_.check(MPI_Allreduce(send, recv, count, type, MPI_SUM, c), "MPI_Allreduce", what);
       case Op::ReduceScatter: {
         std::vector<int> counts(ranks_);
         for (int r = 0; r < ranks_; ++r) counts[r] = static_cast<int>(block_of(size, r));
-        return comm_.check(MPI_Reduce_scatter(send, recv, counts.data(), MPI_FLOAT, MPI_SUM, c), "MPI_Reduce_scatter",
+        return comm_.check(MPI_Reduce_scatter(send, recv, counts.data(), type, MPI_SUM, c), "MPI_Reduce_scatter",
                            what);
       }
       case Op::Barrier:

@@ -11,6 +11,7 @@
 #include "bench/iterations.hpp"
 #include "cl/buffer.hpp"
 #include "comm/communicator.hpp"
+#include "comm/datatype.hpp"
 
 namespace fpgacomm {
 
@@ -22,6 +23,7 @@ struct CollectiveOptions {
   // alltoall: per block; bcast: the message; reductions: the vector).
   std::vector<std::uint64_t> sizes;
   IterationCounts counts;
+  Datatype datatype = Datatype::Char;  // OMB's -T; sizes smaller than one element are skipped
   int root = 0;
   bool validate = false;
   int bank = 0;
@@ -41,9 +43,8 @@ struct CollectiveTiming {
 };
 
 struct CollectiveRun {
-  std::vector<CollectiveTiming> sizes;  // stops after the first size that failed validation
-  std::string datatype;                 // the MPI datatype of the elements
-  int element_bytes = 1;
+  // The sizes holding at least one element; stops after the first size that failed validation.
+  std::vector<CollectiveTiming> sizes;
 };
 
 // Collective over `comm`; every rank gets the same CollectiveRun.

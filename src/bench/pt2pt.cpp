@@ -95,6 +95,10 @@ class Runner {
     if (options.iterations < 1 || options.iterations_large < 1) throw UsageError("iterations -i must be at least 1");
     if (options.warmup < 0 || options.warmup_large < 0) throw UsageError("warm-up -x must not be negative");
     if (options.sizes.empty()) throw UsageError("no message sizes to run");
+    if (message_bytes(*std::max_element(options.sizes.begin(), options.sizes.end()), options.datatype) == 0)
+      throw UsageError("no message size of -m holds one " + datatype_name(options.datatype) + " (" +
+                       std::to_string(datatype_bytes(options.datatype)) + " bytes); use larger sizes, e.g. -m " +
+                       std::to_string(datatype_bytes(options.datatype)) + ":");
     const int pairs = comm.size() / 2;
     const bool first = comm.rank() < pairs;
     role_ = {pairs, first, first ? comm.rank() + pairs : comm.rank() - pairs,
@@ -129,6 +133,7 @@ class Runner {
     }
 
     for (std::uint64_t size : options_.sizes) {
+      if (message_bytes(size, options_.datatype) == 0) continue;  // as OMB: no whole element, no row
       if (options_.multiple_buffers) {
         std::exception_ptr allocation_failure;
         try {
@@ -224,7 +229,9 @@ class Runner {
     }
   }
 
+  // OMB's row `size`, moving `bytes` (its whole elements).
   SizeTiming measure(std::uint64_t size) {
+    const std::uint64_t bytes = message_bytes(size, options_.datatype);
     const bool large = size > options_.large_threshold;
     const int iterations = large ? options_.iterations_large : options_.iterations;
     const int warmup = large ? options_.warmup_large : options_.warmup;
@@ -233,16 +240,16 @@ class Runner {
     Timeline timeline;
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
-      prepare(size, i);
+      prepare(bytes, i);
       const bool record = options_.timeline && i == warmup + iterations - 1;  // the last timed window
       if (record) transfers_.set_timeline(&timeline);
       const double start = MPI_Wtime();
       if (record) timeline.start();
-      exchange(size);
+      exchange(bytes);
       const double stop = MPI_Wtime();
       transfers_.set_timeline(nullptr);
       if (i >= warmup && role_.first_half) times[i - warmup] = stop - start;
-      if (options_.validate) errors += check(size, i);
+      if (options_.validate) errors += check(bytes, i);
     }
     // The first half keeps time; the others add zeros, so the sum over ranks
     // divided by the pairs is the mean over timing ranks, per iteration.
@@ -261,10 +268,10 @@ class Runner {
       for (double t : mean) timing.samples.push_back(t / 2.0);
     } else {
       // Bytes per window of all pairs together; bibw counts both directions.
-      const double bytes = static_cast<double>(size) * options_.window * role_.pairs *
-                           (spec_.shape == Shape::BiWindow ? 2.0 : 1.0);
-      timing.value = bytes * iterations / total;
-      for (double t : mean) timing.samples.push_back(bytes / t);
+      const double window_bytes = static_cast<double>(bytes) * options_.window * role_.pairs *
+                                  (spec_.shape == Shape::BiWindow ? 2.0 : 1.0);
+      timing.value = window_bytes * iterations / total;
+      for (double t : mean) timing.samples.push_back(window_bytes / t);
     }
     return timing;
   }

@@ -8,6 +8,7 @@
 
 #include "cl/buffer.hpp"
 #include "comm/communicator.hpp"
+#include "comm/datatype.hpp"
 #include "comm/transfer.hpp"
 
 namespace fpgacomm {
@@ -21,6 +22,8 @@ struct Pt2ptOptions {
   int iterations = 10000, warmup = 100;
   int iterations_large = 1000, warmup_large = 10;
   std::uint64_t large_threshold = 8192;
+  // OMB's -T: a message moves its whole elements; sizes smaller than one are skipped.
+  Datatype datatype = Datatype::Char;
   int window = 64;
   bool validate = false;
   bool multiple_buffers = false;  // -b multiple: fresh buffers per size, one per window slot
@@ -46,7 +49,8 @@ struct SizeTiming {
 };
 
 struct Pt2ptRun {
-  std::vector<SizeTiming> sizes;  // stops after the first size that failed validation
+  // The sizes holding at least one element; stops after the first size that failed validation.
+  std::vector<SizeTiming> sizes;
   int pairs = 1;
   std::string send_route, recv_route;  // how rank 0's and rank `pairs`' buffers moved
   std::uint64_t chunk_bytes = 0;       // the pipelining chunk all ranks used

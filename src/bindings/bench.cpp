@@ -39,7 +39,7 @@ void bind_bench(py::module_& m) {
          const std::string& recv_kind, const std::vector<std::uint64_t>& sizes, int iterations, int warmup,
          int iterations_large, int warmup_large, std::uint64_t large_threshold, int window, bool validate,
          bool multiple_buffers, bool touch, int bank, const std::string& path, std::uint64_t chunk_bytes, int slots,
-         bool timeline) {
+         bool timeline, const std::string& datatype) {
         Pt2ptOptions options;
         options.test = test;
         options.send_kind = parse_mem_kind(send_kind);
@@ -50,6 +50,7 @@ void bind_bench(py::module_& m) {
         options.iterations_large = iterations_large;
         options.warmup_large = warmup_large;
         options.large_threshold = large_threshold;
+        options.datatype = parse_datatype(datatype);
         options.window = window;
         options.validate = validate;
         options.multiple_buffers = multiple_buffers;
@@ -86,7 +87,7 @@ void bind_bench(py::module_& m) {
       py::arg("sizes"), py::arg("iterations"), py::arg("warmup"), py::arg("iterations_large"),
       py::arg("warmup_large"), py::arg("large_threshold"), py::arg("window"), py::arg("validate"),
       py::arg("multiple_buffers"), py::arg("touch"), py::arg("bank"), py::arg("path"), py::arg("chunk_bytes"),
-      py::arg("slots"), py::arg("timeline") = false,
+      py::arg("slots"), py::arg("timeline") = false, py::arg("datatype") = "mpi_char",
       "One OSU point-to-point sweep; collective over comm. Every rank gets the same timings; with timeline, "
       "each size also carries this rank's staged chunks of its last timed window.");
   m.def(

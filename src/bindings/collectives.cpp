@@ -12,12 +12,13 @@ void bind_collectives(py::module_& m) {
       "run_collective",
       [](py::object communicator, Device* device, const std::string& op, const std::string& kind,
          const std::vector<std::uint64_t>& sizes, int iterations, int warmup, int iterations_large, int warmup_large,
-         std::uint64_t large_threshold, int root, bool validate, int bank) {
+         std::uint64_t large_threshold, const std::string& datatype, int root, bool validate, int bank) {
         CollectiveOptions options;
         options.op = op;
         options.kind = parse_mem_kind(kind);
         options.sizes = sizes;
         options.counts = {iterations, warmup, iterations_large, warmup_large, large_threshold};
+        options.datatype = parse_datatype(datatype);
         options.root = root;
         options.validate = validate;
         options.bank = bank;
@@ -40,13 +41,12 @@ void bind_collectives(py::module_& m) {
         }
         py::dict out;
         out["sizes"] = sizes_out;
-        out["datatype"] = run.datatype;
-        out["element_bytes"] = run.element_bytes;
+        out["datatype"] = datatype_name(options.datatype);
         return out;
       },
       py::arg("comm"), py::arg("device"), py::arg("op"), py::arg("kind"), py::arg("sizes"), py::arg("iterations"),
       py::arg("warmup"), py::arg("iterations_large"), py::arg("warmup_large"), py::arg("large_threshold"),
-      py::arg("root"), py::arg("validate"), py::arg("bank"),
+      py::arg("datatype"), py::arg("root"), py::arg("validate"), py::arg("bank"),
       "One OSU collective sweep; collective over comm. Every rank gets the same timings.");
 }
 

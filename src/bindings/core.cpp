@@ -1,6 +1,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.hpp"
+#include "comm/datatype.hpp"
 #include "core/mapping.hpp"
 #include "core/sizes.hpp"
 
@@ -20,6 +21,7 @@ void bind_core(py::module_& m) {
   m.def(
       "doubling_sizes", [](std::uint64_t min, std::uint64_t max) { return doubling_sizes({min, max}); },
       py::arg("min"), py::arg("max"));
+  m.def("datatype_names", &datatype_names, "OSU Micro-Benchmarks' -T choices, lower case.");
   m.def("parse_device_map", &parse_device_map, py::arg("spec"), py::arg("source"));
   m.def("node_local_rank", &node_local_rank, py::arg("hosts"), py::arg("rank"));
   m.def("device_index", &device_index, py::arg("local_rank"), py::arg("device_count"), py::arg("map"),

@@ -114,6 +114,23 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
   if (offset > buffer.bytes() || bytes > buffer.bytes() - offset)
     throw UsageError("a transfer of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
                      " does not fit a buffer of " + std::to_string(buffer.bytes()) + " bytes");
+  // Until the engine holds a step of this batch, host memory goes to MPI
+  // at once; after that it queues behind the engine's steps, because MPI
+  // matches messages in the order they are posted.
+  if (sends_.empty() && recvs_.empty() && is_plain(buffer, bytes, peer_route)) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int count = static_cast<int>(bytes);
+    if (for_send)
+      comm_.check(MPI_Isend(buffer.host_data() + offset, count, MPI_BYTE, peer, tag, comm_.raw(), &request),
+                  "MPI_Isend", [&] { return "sending " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer); });
+    else
+      comm_.check(MPI_Irecv(buffer.host_data() + offset, count, MPI_BYTE, peer, tag, comm_.raw(), &request),
+                  "MPI_Irecv",
+                  [&] { return "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer); });
+    direct_requests_.push_back(request);
+    if (!for_send) received_.push_back({&buffer, offset, bytes});
+    return;
+  }
   const Route route = route_of(buffer);
   if (route != Route::Direct && !device_)
     throw UsageError(mem_kind_name(buffer.kind()) + " needs an OpenCL device, and none was opened");
@@ -379,12 +396,26 @@ class Backoff {
 
 }  // namespace
 
+void Transfers::wait_direct() {
+  if (direct_requests_.empty()) return;
+  comm_.check(MPI_Waitall(static_cast<int>(direct_requests_.size()), direct_requests_.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall", "waiting for transfers of host memory");
+}
+
 void Transfers::wait_all() {
-  // A batch of host memory only waits in MPI, as OMB does.
+  // Requests posted straight to MPI are waited for last: the engine's
+  // MPI calls progress them meanwhile.
+  if (sends_.empty() && recvs_.empty()) {
+    wait_direct();
+    finish_batch();
+    return;
+  }
+  // A batch without staging only waits in MPI, as OMB does.
   if (!has_staged_) {
     advance_sends();  // without staging every step goes on the wire at once
     advance_recvs();
     while (on_wire_ > 0) complete_requests(true);
+    wait_direct();
     finish_batch();
     return;
   }
@@ -420,6 +451,7 @@ void Transfers::wait_all() {
     else
       backoff->pause();
   }
+  wait_direct();
   finish_batch();
 }
 
@@ -434,6 +466,7 @@ void Transfers::finish_batch() {
     for (const auto& r : received_) hook(*r.buffer, r.offset, r.bytes);
   sends_.clear();
   recvs_.clear();
+  direct_requests_.clear();
   mappings_.clear();
   received_.clear();
   on_wire_ = device_copies_ = 0;

@@ -90,7 +90,10 @@ void run_receive_hook(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes)
 
 // A batch of non-blocking sends and receives of one rank, driven to
 // completion together by wait_all(): sends leave in posting order and
-// receives are posted in posting order, as MPI matching needs.
+// receives are posted in posting order, as MPI matching needs. Host memory
+// on an unchunked wire costs what plain MPI costs: posted to MPI at once
+// and completed by one MPI_Waitall, as OMB's window is; the engine below
+// runs only for device memory and chunked wires.
 class Transfers {
  public:
   // Collective over `comm`: every rank takes the smallest chunk size any
@@ -152,6 +155,7 @@ class Transfers {
   bool advance_recvs();
   bool complete_requests(bool block);
   bool event_done(cl_event event, const char* what) const;
+  void wait_direct();
   void finish_batch();
   // Timeline recording; callers test step.record >= 0 first.
   void mark(const Step& step, double ChunkTimes::*when) { timeline_->chunks[step.record].*when = timeline_->now(); }
@@ -160,7 +164,8 @@ class Transfers {
   const Communicator& comm_;
   Device* device_;
   TransferOptions options_;
-  std::vector<Step> sends_, recvs_;
+  std::vector<Step> sends_, recvs_;        // the engine's steps
+  std::vector<MPI_Request> direct_requests_;  // posted straight to MPI
   std::size_t send_next_stage_ = 0, send_next_wire_ = 0, send_staged_ = 0;
   std::size_t recv_next_post_ = 0, recv_next_unstage_ = 0, recv_staged_ = 0;
   std::vector<std::unique_ptr<Buffer>> send_slots_, recv_slots_;

@@ -7,8 +7,8 @@ from fpgacomm import _core, collectives
 
 from conftest import assert_all
 
-# Multiples of 4 (the reductions' floats) that cross the 8 KiB iteration
-# switch and do not divide evenly among 3 ranks.
+# Multiples of 4 (so every datatype's elements fill them) that cross the
+# 8 KiB iteration switch and do not divide evenly among 3 ranks.
 SIZES = [4, 8196, 65548]
 FAST = dict(sizes=SIZES, iterations=3, warmup=1, validate=True)
 
@@ -82,9 +82,27 @@ def test_root_out_of_range_is_refused_on_every_rank(comm):
     assert caught.value.agreed
 
 
-def test_reduction_sizes_must_be_whole_floats(comm):
-    with pytest.raises(_core.UsageError, match="6 bytes is not a whole number of them") as caught:
-        collectives.allreduce(comm, sizes=[6])
+@pytest.mark.parametrize("datatype,element", [("mpi_char", 1), ("mpi_int", 4), ("mpi_float", 4)])
+@pytest.mark.parametrize("op", ["reduce", "allreduce", "reduce_scatter", "alltoall"])
+def test_every_datatype_moves_whole_elements_and_skips_smaller_sizes(comm, op, datatype, element):
+    """OSU Micro-Benchmarks' -T: a size carries size // element elements (6
+    bytes of MPI_INT: one), a size below one element gets no row, and
+    reductions of every datatype give the exact sum (MPI_CHAR modulo 256)."""
+    sizes = [1, 2, 6, 8196]
+    result = collectives.run(op, comm, sizes=sizes, datatype=datatype, root=root_for(op, comm), iterations=3,
+                             warmup=1, validate=True)
+    assert result.params["datatype"] == datatype.upper()
+    assert_all(comm, [row["size"] for row in result.rows] == [size for size in sizes if size >= element],
+               f"{op} {datatype} rows")
+    assert_all(comm, all(row["validation"] == "pass" for row in result.rows), f"{op} {datatype} validation")
+
+
+def test_sizes_without_one_element_are_refused_on_every_rank(comm):
+    with pytest.raises(_core.UsageError, match=r"no message size of -m holds one MPI_INT \(4 bytes\)") as caught:
+        collectives.allreduce(comm, sizes=[1, 2], datatype="mpi_int")
+    assert caught.value.agreed
+    with pytest.raises(_core.UsageError, match="unknown datatype 'mpi_double'") as caught:
+        collectives.allreduce(comm, sizes=[8], datatype="mpi_double")
     assert caught.value.agreed
 
 
