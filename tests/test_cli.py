@@ -75,6 +75,7 @@ def test_kinds_go_before_or_after_the_options_as_in_omb(tmp_path):
         result = Result.read_json(target)
         assert (result.params["send_kind"], result.params["recv_kind"]) == ("H", "D"), order
         assert [row["size"] for row in result.rows] == [8, 16]
+        assert any("outside the timed region" in note for note in result.params["omb_differences"])
     run = fpgacomm("osu", "latency", "-m", "8", "H", "D", "--bogus", ranks=2)
     assert run.returncode == 2 and "unrecognized arguments: --bogus" in run.stderr
 

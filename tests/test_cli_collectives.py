@@ -67,3 +67,6 @@ def test_omb_flags_d_opencl_and_datatype_with_omb_size_rule(tmp_path):
     result = Result.read_json(target)
     assert result.params["send_kind"] == "D" and result.params["route"] == "staged"
     assert result.params["datatype"] == "MPI_INT"
+    # The Result says where the method departs from OSU Micro-Benchmarks': staging and validation.
+    notes = result.params["omb_differences"]
+    assert len(notes) == 2 and "pinned host memory" in notes[0] and "outside the timed region" in notes[1]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import _core, environment, mpi, stats
 from .devices import DeviceOptions, needs_device, open_device
-from .osu import check_datatype, check_mem_kind, iteration_counts, resolve_sizes, usage_error
+from .osu import check_datatype, check_mem_kind, iteration_counts, omb_differences, resolve_sizes, usage_error
 from .result import Result
 
 TESTS = ("gather", "scatter", "allgather", "alltoall", "bcast", "reduce", "allreduce", "reduce_scatter",
@@ -118,11 +118,12 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
                                device_options.bank)
     env = environment.collect(comm, dev, hosts)
     rows, units, samples = _rows(op, raw, comm.Get_size(), validate)
+    route = "staged" if mem not in ("H", "H!") else "direct"
     params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": size_list,
               "root": (root or 0) if op in ROOTED else None, "datatype": raw["datatype"],
               "iterations": small, "warmup": small_warmup, "iterations_large": large,
               "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "validate": validate,
-              "route": "staged" if mem not in ("H", "H!") else "direct",
+              "route": route, "omb_differences": omb_differences([route], validate),
               "busbw_factor": busbw_factor(op, comm.Get_size()), **topology(env), **device_options.params()}
     return Result(f"osu_{op}", params, env, rows, units, samples)
 

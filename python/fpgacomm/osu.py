@@ -76,6 +76,22 @@ def check_datatype(datatype: str) -> None:
         raise usage_error(f"unknown datatype '{datatype}'; choose {', '.join(DATATYPES)} (-T)")
 
 
+def omb_differences(routes, validate: bool) -> list[str]:
+    """Where a run's method departs on purpose from OSU Micro-Benchmarks
+    7.4's, in words, for the Result (docs/METHODS.md has the detail).
+    routes: how the run's buffers moved (direct, staged, mapped)."""
+    notes = []
+    if "staged" in routes:
+        notes.append("device buffers move through pinned host memory (fpgacomm's staging); OSU Micro-Benchmarks "
+                     "hands device buffers to a device-aware MPI")
+    if "mapped" in routes:
+        notes.append("device buffers are mapped into host memory for MPI (the device shares host memory)")
+    if validate:
+        notes.append("validation fills and checks buffers outside the timed region and times one exchange per "
+                     "iteration; OSU Micro-Benchmarks repeats a validated iteration 6 times and times the last")
+    return notes
+
+
 def iteration_counts(defaults: tuple, iterations: int | None, warmup: int | None) -> tuple:
     """(timed, warm-up, timed large, warm-up large): OMB's defaults, unless
     iterations or warmup (OMB's -i, -x) set one count for every size."""
@@ -167,7 +183,9 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
               "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
               "validate": validate, "buffers": buffers, "touch": touch, "path": path,
               "chunk_bytes": raw["chunk_bytes"], "slots": slots, "send_route": raw["send_route"],
-              "recv_route": raw["recv_route"], "pairs": raw["pairs"], **device_options.params()}
+              "recv_route": raw["recv_route"], "pairs": raw["pairs"],
+              "omb_differences": omb_differences((raw["send_route"], raw["recv_route"]), validate),
+              **device_options.params()}
     if test in LATENCY_TESTS:
         del params["window"]
     env = environment.collect(comm, dev, hosts)
