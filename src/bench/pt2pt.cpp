@@ -179,8 +179,9 @@ class Runner {
       for (auto* set : {&send_, &recv_})
         for (auto& buffer : *set) device_->touch(buffer->mem());
     }
-    // Untimed work on one rank must not land in the other's timed region.
-    if (options_.validate || options_.touch) comm_.barrier();
+    // Untimed work on one rank must not land in the other's timed region;
+    // and OMB's multi-pair tests start every iteration of all pairs together.
+    if (options_.validate || options_.touch || spec_.multi_pair) comm_.barrier();
   }
 
   std::uint64_t check(std::uint64_t size, int iteration) {
