@@ -21,10 +21,14 @@ def test_defaults_are_omb_s_and_every_sync_prints_its_calls():
         assert all(row[2] == "Pass" for row in rows)
 
 
-def test_dynamic_window_prints_its_creation():
-    run = fpgacomm("osu", "put_latency", "-w", "dynamic", "-m", "8:8", "-i", "3", "-c", ranks=2)
+def test_dynamic_window_prints_its_creation_under_omb_s_title():
+    run = fpgacomm("osu", "get_latency", "-w", "dynamic", "-m", "8:8", "-i", "3", "-c", ranks=2)
     assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("# OSU MPI_Get latency Test v")
     assert "# Window creation: MPI_Win_create_dynamic" in run.stdout
+    run = fpgacomm("osu", "put_bw", "--mem", "D", "-m", "8:8", "-i", "3", "-W", "2", ranks=2)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("# OSU MPI_Put-OpenCL Bandwidth Test v")
 
 
 def test_a_sync_the_test_does_not_take_is_one_message_and_status_2():

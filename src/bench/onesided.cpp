@@ -1,6 +1,5 @@
 #include "bench/onesided.hpp"
 
-#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <functional>
@@ -79,16 +78,6 @@ class Runner {
   }
 
   OneSidedRun run() {
-    const std::uint64_t largest = *std::max_element(options_.sizes.begin(), options_.sizes.end());
-    std::exception_ptr failure;
-    try {
-      // OMB allocates the local buffer anew for each size; one of the
-      // largest window's bytes serves every size, device kinds included.
-      local_ = std::make_unique<StagedBuffer>(device_, options_.kind, largest * slots_, options_.bank);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    comm_.agree(failure);
     MPI_Group everyone = MPI_GROUP_NULL;
     check_mpi(MPI_Comm_group(comm_.raw(), &everyone), "MPI_Comm_group");
     const int code = MPI_Group_incl(everyone, 1, &peer_, &peer_group_);
@@ -135,24 +124,27 @@ class Runner {
     comm_.agree(failure);
   }
 
-  // The window of one size, `bytes` on every rank, made anew per size as
-  // OMB does: MPI_Win_allocate's own memory, or a page-aligned host Buffer
-  // (zeroed, so its pages exist) given to MPI_Win_create or attached to a
-  // dynamic window, whose base address the ranks then exchange.
-  void open_window(std::uint64_t bytes) {
+  // The buffers of one size, `bytes` on every rank, made anew per size as
+  // OMB does: the local buffer (zeroed, so its pages exist and, as after
+  // OMB's memset, the small ones sit in cache) and the window, either
+  // MPI_Win_allocate's own memory or a page-aligned host Buffer given to
+  // MPI_Win_create or attached to a dynamic window, whose base address the
+  // ranks then exchange.
+  void allocate_buffers(std::uint64_t bytes) {
+    std::exception_ptr failure;
+    try {
+      local_ = std::make_unique<StagedBuffer>(device_, options_.kind, bytes, options_.bank);
+      if (creation_ != Creation::Allocate) target_ = std::make_unique<Buffer>(nullptr, MemKind::Host, bytes);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    comm_.agree(failure);
     const auto length = static_cast<MPI_Aint>(bytes);
     if (creation_ == Creation::Allocate) {
       check_mpi(MPI_Win_allocate(length, 1, MPI_INFO_NULL, comm_.raw(), &window_memory_, &window_),
                 "MPI_Win_allocate");
       return;
     }
-    std::exception_ptr failure;
-    try {
-      target_ = std::make_unique<Buffer>(nullptr, MemKind::Host, bytes);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    comm_.agree(failure);
     window_memory_ = target_->host_data();
     if (creation_ == Creation::Create) {
       check_user_memory_window(MPI_Win_create(window_memory_, length, 1, MPI_INFO_NULL, comm_.raw(), &window_),
@@ -168,10 +160,11 @@ class Runner {
               "MPI_Sendrecv");
   }
 
-  void close_window() {
+  void free_buffers() {
     if (creation_ == Creation::Dynamic) check_mpi(MPI_Win_detach(window_, window_memory_), "MPI_Win_detach");
     check_mpi(MPI_Win_free(&window_), "MPI_Win_free");
     target_.reset();
+    local_.reset();
     window_memory_ = nullptr;
     peer_base_ = 0;
   }
@@ -351,7 +344,7 @@ class Runner {
     std::vector<double> times(static_cast<std::size_t>(iterations), 0.0);
     double staging = 0;
     std::uint64_t errors = 0;
-    open_window(size * slots_);
+    allocate_buffers(size * slots_);
     comm_.barrier();
     if (lock_per_size() && me_ == 0) lock_peer();
     double first_start = 0, last_stop = 0;
@@ -370,7 +363,7 @@ class Runner {
     }
     if (lock_per_size() && me_ == 0) unlock_peer();
     comm_.barrier();
-    close_window();
+    free_buffers();
 
     // Rank 0 keeps time; rank 1 adds zeros. The total is OMB's: the span of
     // the timed loop, which holds the two clock reads per iteration that
@@ -409,8 +402,8 @@ class Runner {
   int me_, peer_;
   int slots_;  // operations per iteration, each at its own offset: W in the bandwidth tests, else 1
   MPI_Group peer_group_ = MPI_GROUP_NULL;  // post and start name the peer
-  std::unique_ptr<StagedBuffer> local_;
-  std::unique_ptr<Buffer> target_;  // the window's memory with -w create or dynamic
+  std::unique_ptr<StagedBuffer> local_;  // this size's local (origin) buffer
+  std::unique_ptr<Buffer> target_;       // this size's window memory with -w create or dynamic
   std::uint8_t* window_memory_ = nullptr;
   MPI_Aint peer_base_ = 0;  // where the peer's window starts: its address with -w dynamic, else 0
   MPI_Win window_ = MPI_WIN_NULL;
