@@ -2,10 +2,11 @@
 
     mpirun -np 2 python -c "import fpgacomm.onesided as o; print(o.put_bw(mem='D', sync='fence'))"
 
-OMB's method (docs/METHODS.md, "One-sided"): rank 0 is the origin and times;
-latency includes the synchronisation; bandwidth tests issue a window of W
-operations per synchronisation. The window memory is host memory; a local
-buffer of a device kind is staged through host memory (staging_share).
+OMB's method (docs/METHODS.md, "OSU one-sided tests"): rank 0 is the origin
+and times; latency includes the synchronisation; bandwidth tests issue W
+operations per synchronisation, operation j at offset j * size of a window
+of size * W bytes. The window memory is host memory, made anew per size; a
+local buffer of a device kind is staged through host memory (staging_share).
 Bandwidth Results carry the curve's peak, half-bandwidth size and 95%
 saturation size (params["curve"]); GET tests also run PUT with the same
 parameters and report GET's overhead against it per size.
@@ -30,8 +31,31 @@ ITERATIONS = {
 TESTS = tuple(ITERATIONS)
 LARGE_MESSAGE = 8192
 DEFAULT_WINDOW = 64
-WINDOW_CREATION = ("allocate", "create")
-SYNC = ("flush", "lock", "fence")
+# OMB's -w: MPI_Win_allocate (default), MPI_Win_create, MPI_Win_create_dynamic.
+WINDOW_CREATION = ("allocate", "create", "dynamic")
+# OMB's -s: passive target (lock, flush, flush_local, lock_all) and active
+# target (pscw, fence); put_bibw, where both ranks put at once, takes active
+# target only. The first of each test's choices is OMB's default.
+SYNC = ("flush", "lock", "flush_local", "lock_all", "pscw", "fence")
+SYNC_CHOICES = {test: SYNC for test in TESTS} | {"put_bibw": ("pscw", "fence")}
+
+
+def check_choices(test: str, window_creation: str, sync: str | None) -> str:
+    """The synchronisation the test runs with (OMB's default when sync is
+    None); a usage error, the same on every rank, for a name OMB does not
+    have or a synchronisation the test does not take."""
+    if test not in ITERATIONS:
+        raise usage_error(f"unknown one-sided test '{test}'; choose {', '.join(TESTS)}")
+    if window_creation not in WINDOW_CREATION:
+        raise usage_error(f"unknown window creation '{window_creation}'; choose {', '.join(WINDOW_CREATION)} (-w)")
+    choices = SYNC_CHOICES[test]
+    if sync is None:
+        return choices[0]
+    if sync not in SYNC:
+        raise usage_error(f"unknown synchronisation '{sync}'; choose {', '.join(SYNC)} (-s)")
+    if sync not in choices:
+        raise usage_error(f"osu {test} takes -s {' or '.join(choices)} (both ranks put at once), as OMB, not -s {sync}")
+    return sync
 
 
 def curve(rows: list) -> dict | None:
@@ -82,18 +106,13 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     """One OSU one-sided test on exactly 2 ranks; collective over comm.
 
     mem: the kind of the local (origin) buffer of both ranks. window_creation:
-    MPI_Win_allocate or MPI_Win_create (OMB's -w). sync: flush, lock or fence
-    (OMB's -s; default flush, and fence for put_bibw, the only one it takes).
+    allocate, create or dynamic (OMB's -w; MPI_Win_allocate,
+    MPI_Win_create, MPI_Win_create_dynamic). sync: OMB's -s, one of SYNC;
+    default flush, and for put_bibw pscw (it takes pscw or fence only).
     compare_put: for get_latency and get_bw, also run the PUT test with the
     same parameters and add put_* and overhead_vs_put columns.
     """
-    if test not in ITERATIONS:
-        raise usage_error(f"unknown one-sided test '{test}'; choose {', '.join(TESTS)}")
-    if window_creation not in WINDOW_CREATION:
-        raise usage_error(f"unknown window creation '{window_creation}'; choose create or allocate (-w)")
-    sync = sync or ("fence" if test == "put_bibw" else "flush")
-    if sync not in SYNC:
-        raise usage_error(f"unknown synchronisation '{sync}'; choose flush, lock or fence (-s)")
+    sync = check_choices(test, window_creation, sync)
     if window < 1:
         raise usage_error(f"window size must be at least 1, got {window}")
     check_mem_kind(mem)

@@ -42,10 +42,12 @@ def register(subparsers) -> None:
                         help="MPI datatype of the elements (default mpi_char, as OSU Micro-Benchmarks 7.4); "
                              "sizes smaller than one element are skipped; one-sided tests move MPI_CHAR only")
     parser.add_argument("--root", type=int, help="root rank of gather, scatter, bcast and reduce (default 0)")
-    parser.add_argument("-w", "--win-options", choices=onesided.WINDOW_CREATION, default="allocate",
-                        help="one-sided: MPI_Win_allocate or MPI_Win_create")
-    parser.add_argument("-s", "--sync-option", choices=onesided.SYNC,
-                        help="one-sided: synchronisation (default flush; put_bibw takes fence only)")
+    parser.add_argument("-w", "--win-options", choices=onesided.WINDOW_CREATION, default="allocate", type=str.lower,
+                        help="one-sided: window creation, MPI_Win_allocate, MPI_Win_create or "
+                             "MPI_Win_create_dynamic (default allocate)")
+    parser.add_argument("-s", "--sync-option", choices=onesided.SYNC, type=str.lower,
+                        help="one-sided: synchronisation (default flush; put_bibw takes pscw, its default, "
+                             "or fence)")
     parser.add_argument("-c", "--validation", action="store_true",
                         help="check every received message (outside the timed region)")
     parser.add_argument("-f", "--full", action="store_true", help="print min, max, stdev and percentiles")

@@ -149,7 +149,7 @@ def _validation_cell(value) -> str:
 
 
 def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
-               preamble: list = ()) -> str:
+               preamble: list = (), operation: str = "") -> str:
     """OMB's header, then one line per size.
 
     Column order: the measured values, then Validation (where OMB puts it),
@@ -162,7 +162,7 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     validate = bool(result.params.get("validate", False))
     version = result.env.get("fpgacomm_version", "unknown")
 
-    lines = [f"# OSU MPI{'-OpenCL' if on_device else ''} {title} v{version} (fpgacomm)"]
+    lines = [f"# OSU MPI{operation}{'-OpenCL' if on_device else ''} {title} v{version} (fpgacomm)"]
     if on_device:
         lines.append(f"# Send Buffer on {KIND_NAMES[send]} "
                      f"and Receive Buffer on {KIND_NAMES[recv]}")
@@ -258,24 +258,26 @@ def _collective_formatter(title: str) -> Callable[[Result, bool], str]:
     return format_collective
 
 
-# One-sided: OMB's titles and its window and synchronisation lines.
+# One-sided: OMB's titles ("# OSU MPI_Put Latency Test", its spelling) and
+# its window and synchronisation lines.
 _ONE_SIDED = {
-    "put_latency": ("Put Latency Test", _LATENCY_MAIN, _LATENCY_FULL),
-    "get_latency": ("Get Latency Test", _LATENCY_MAIN, _LATENCY_FULL),
-    "put_bw": ("Put Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
-    "get_bw": ("Get Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
-    "put_bibw": ("Put Bi-directional Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
+    "put_latency": ("_Put", "Latency Test", _LATENCY_MAIN, _LATENCY_FULL),
+    "get_latency": ("_Get", "latency Test", _LATENCY_MAIN, _LATENCY_FULL),
+    "put_bw": ("_Put", "Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
+    "get_bw": ("_Get", "Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
+    "put_bibw": ("_Put", "Bi-directional Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
 }
-_WINDOW_CALLS = {"allocate": "MPI_Win_allocate", "create": "MPI_Win_create"}
-_SYNC_CALLS = {"flush": "MPI_Win_flush", "lock": "MPI_Win_lock/unlock", "fence": "MPI_Win_fence"}
+_WINDOW_CALLS = {"allocate": "MPI_Win_allocate", "create": "MPI_Win_create", "dynamic": "MPI_Win_create_dynamic"}
+_SYNC_CALLS = {"lock": "MPI_Win_lock/unlock", "pscw": "MPI_Win_post/start/complete/wait", "fence": "MPI_Win_fence",
+               "flush": "MPI_Win_flush", "flush_local": "MPI_Win_flush_local", "lock_all": "MPI_Win_lock_all/unlock_all"}
 
 
-def _one_sided_formatter(title: str, main: list, extra: list) -> Callable[[Result, bool], str]:
+def _one_sided_formatter(operation: str, title: str, main: list, extra: list) -> Callable[[Result, bool], str]:
     def format_one_sided(result: Result, full: bool = False) -> str:
         preamble = [f"# Window creation: {_WINDOW_CALLS[_param(result, 'window_creation')]}",
                     f"# Synchronization: {_SYNC_CALLS[_param(result, 'sync')]}"]
         staging = [("Staging(%)", "staging_share", 100.0)]
-        return _osu_table(result, full, title, main, extra + staging, preamble=preamble)
+        return _osu_table(result, full, title, main, extra + staging, preamble=preamble, operation=operation)
     return format_one_sided
 
 

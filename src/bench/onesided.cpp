@@ -1,6 +1,5 @@
 #include "bench/onesided.hpp"
 
-#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <functional>
@@ -16,7 +15,8 @@ namespace fpgacomm {
 namespace {
 
 enum class Shape { Latency, Bandwidth, BiBandwidth };
-enum class Sync { Flush, Lock, Fence };
+enum class Sync { Lock, Flush, FlushLocal, LockAll, Pscw, Fence };
+enum class Creation { Create, Allocate, Dynamic };
 
 struct TestSpec {
   bool put;
@@ -33,24 +33,37 @@ TestSpec spec_of(const std::string& test) {
 }
 
 Sync sync_of(const std::string& name) {
-  if (name == "flush") return Sync::Flush;
   if (name == "lock") return Sync::Lock;
+  if (name == "flush") return Sync::Flush;
+  if (name == "flush_local") return Sync::FlushLocal;
+  if (name == "lock_all") return Sync::LockAll;
+  if (name == "pscw") return Sync::Pscw;
   if (name == "fence") return Sync::Fence;
-  throw UsageError("unknown synchronisation '" + name + "'; choose flush, lock or fence (-s)");
+  throw UsageError("unknown synchronisation '" + name + "'; choose lock, flush, flush_local, lock_all, pscw or fence (-s)");
 }
+
+Creation creation_of(const std::string& name) {
+  if (name == "create") return Creation::Create;
+  if (name == "allocate") return Creation::Allocate;
+  if (name == "dynamic") return Creation::Dynamic;
+  throw UsageError("unknown window creation '" + name + "'; choose create, allocate or dynamic (-w)");
+}
+
+// Active target: both ranks call the synchronisation (fence; post, start,
+// complete, wait). Passive target: the origin alone (lock, flush, ...).
+bool active_target(Sync sync) { return sync == Sync::Pscw || sync == Sync::Fence; }
 
 class Runner {
  public:
   Runner(const Communicator& comm, Device* device, const OneSidedOptions& options)
       : comm_(comm), device_(device), options_(options), spec_(spec_of(options.test)), sync_(sync_of(options.sync)),
-        me_(comm.rank()), peer_(1 - comm.rank()) {
+        creation_(creation_of(options.window_creation)), me_(comm.rank()), peer_(1 - comm.rank()),
+        slots_(spec_.shape == Shape::Latency ? 1 : options.window) {
     if (comm.size() != 2)
       throw UsageError("osu " + options.test + " needs exactly 2 ranks, and this run has " +
                        std::to_string(comm.size()) + "; run it with mpirun -np 2");
-    if (options.window_creation != "create" && options.window_creation != "allocate")
-      throw UsageError("unknown window creation '" + options.window_creation + "'; choose create or allocate (-w)");
-    if (spec_.shape == Shape::BiBandwidth && sync_ != Sync::Fence)
-      throw UsageError("osu put_bibw synchronises both ranks at once and supports only fence, as OMB; use -s fence");
+    if (spec_.shape == Shape::BiBandwidth && !active_target(sync_))
+      throw UsageError("osu put_bibw takes -s pscw or fence (both ranks put at once), as OMB, not -s " + options.sync);
     if (options.window < 1) throw UsageError("window size -W must be at least 1");
     options.counts.check();
     if (options.sizes.empty()) throw UsageError("no message sizes to run");
@@ -59,47 +72,17 @@ class Runner {
         throw UsageError(std::to_string(size) + " bytes is more than an MPI count can hold; use smaller messages (-m)");
   }
 
-  ~Runner() {
-    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);  // cleanup: never throws
-  }
-
-  // Some MPI builds can only put into memory they allocated: Open MPI 4.1's
-  // osc/rdma needs a transport with RDMA, and shared memory without single
-  // copy (btl_vader_single_copy_mechanism=none) has none. Say so once, agreed.
-  void create_window(std::uint64_t bytes) {
-    const int code = MPI_Win_create(window_memory_, static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm_.raw(),
-                                    &window_);
-    std::exception_ptr failure;
-    if (code != MPI_SUCCESS) {
-      char text[MPI_MAX_ERROR_STRING];
-      int length = 0;
-      MPI_Error_string(code, text, &length);
-      failure = std::make_exception_ptr(UsageError(
-          "this MPI library cannot create a window over user memory (MPI_Win_create: " + std::string(text, length) +
-          "); use -w allocate, or give it a transport with RDMA (Open MPI on one node: "
-          "OMPI_MCA_btl_vader_single_copy_mechanism=cma, or UCX)"));
-    }
-    comm_.agree(failure);
+  ~Runner() {  // cleanup: never throws
+    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
+    if (peer_group_ != MPI_GROUP_NULL) MPI_Group_free(&peer_group_);
   }
 
   OneSidedRun run() {
-    const std::uint64_t largest = *std::max_element(options_.sizes.begin(), options_.sizes.end());
-    std::exception_ptr failure;
-    try {
-      local_ = std::make_unique<StagedBuffer>(device_, options_.kind, largest, options_.bank);
-      if (options_.window_creation == "create") target_ = std::make_unique<Buffer>(nullptr, MemKind::Host, largest);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    comm_.agree(failure);
-    if (target_) {
-      window_memory_ = target_->host_data();
-      create_window(largest);
-    } else {
-      comm_.check(MPI_Win_allocate(static_cast<MPI_Aint>(largest), 1, MPI_INFO_NULL, comm_.raw(), &window_memory_,
-                                   &window_),
-                  "MPI_Win_allocate", "allocating the window");
-    }
+    MPI_Group everyone = MPI_GROUP_NULL;
+    check_mpi(MPI_Comm_group(comm_.raw(), &everyone), "MPI_Comm_group");
+    const int code = MPI_Group_incl(everyone, 1, &peer_, &peer_group_);
+    MPI_Group_free(&everyone);
+    check_mpi(code, "MPI_Group_incl");
     OneSidedRun result;
     for (std::uint64_t size : options_.sizes) {
       result.sizes.push_back(measure(size));
@@ -109,21 +92,98 @@ class Runner {
   }
 
  private:
-  // Both ranks issue operations: the fence ping-pong of the latency tests
-  // (OMB's) and the bidirectional bandwidth. Otherwise rank 0 alone.
-  bool both_issue() const { return sync_ == Sync::Fence && spec_.shape != Shape::Bandwidth; }
+  // Both ranks issue operations: the ping-pong of the latency tests with
+  // active target (OMB's), and the bidirectional bandwidth. Otherwise rank 0 alone.
+  bool both_issue() const {
+    return spec_.shape == Shape::BiBandwidth || (spec_.shape == Shape::Latency && active_target(sync_));
+  }
   bool issues() const { return me_ == 0 || both_issue(); }
   // Where data lands: the target's window for PUT, the origin's local buffer for GET.
   bool receives() const { return spec_.put ? (me_ == 1 || both_issue()) : issues(); }
+  // flush and flush_local hold one lock on the peer for a whole size (OMB's).
+  bool lock_per_size() const { return sync_ == Sync::Flush || sync_ == Sync::FlushLocal; }
 
   void check_mpi(int code, const char* routine) const { comm_.check(code, routine, "in a one-sided test"); }
+
+  // A window over memory MPI did not allocate, where the library may refuse
+  // it: Open MPI 4.1's osc/rdma needs a transport with RDMA, and shared
+  // memory without single copy (btl_vader_single_copy_mechanism=none) has
+  // none. Said once, agreed.
+  void check_user_memory_window(int code, const char* routine) const {
+    std::exception_ptr failure;
+    if (code != MPI_SUCCESS) {
+      char text[MPI_MAX_ERROR_STRING];
+      int length = 0;
+      MPI_Error_string(code, text, &length);
+      failure = std::make_exception_ptr(UsageError(
+          "this MPI library cannot create a window over user memory (" + std::string(routine) + ": " +
+          std::string(text, length) +
+          "); use -w allocate, or give it a transport with RDMA (Open MPI on one node: "
+          "OMPI_MCA_btl_vader_single_copy_mechanism=cma, or UCX)"));
+    }
+    comm_.agree(failure);
+  }
+
+  // The buffers of one size, `bytes` on every rank, made anew per size as
+  // OMB does: the local buffer (zeroed, so its pages exist and, as after
+  // OMB's memset, the small ones sit in cache) and the window, either
+  // MPI_Win_allocate's own memory or a page-aligned host Buffer given to
+  // MPI_Win_create or attached to a dynamic window, whose base address the
+  // ranks then exchange.
+  void allocate_buffers(std::uint64_t bytes) {
+    std::exception_ptr failure;
+    try {
+      local_ = std::make_unique<StagedBuffer>(device_, options_.kind, bytes, options_.bank);
+      if (creation_ != Creation::Allocate) target_ = std::make_unique<Buffer>(nullptr, MemKind::Host, bytes);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    comm_.agree(failure);
+    const auto length = static_cast<MPI_Aint>(bytes);
+    if (creation_ == Creation::Allocate) {
+      check_mpi(MPI_Win_allocate(length, 1, MPI_INFO_NULL, comm_.raw(), &window_memory_, &window_),
+                "MPI_Win_allocate");
+      return;
+    }
+    window_memory_ = target_->host_data();
+    if (creation_ == Creation::Create) {
+      check_user_memory_window(MPI_Win_create(window_memory_, length, 1, MPI_INFO_NULL, comm_.raw(), &window_),
+                               "MPI_Win_create");
+      return;
+    }
+    check_mpi(MPI_Win_create_dynamic(MPI_INFO_NULL, comm_.raw(), &window_), "MPI_Win_create_dynamic");
+    check_user_memory_window(MPI_Win_attach(window_, window_memory_, length), "MPI_Win_attach");
+    MPI_Aint mine = 0;
+    check_mpi(MPI_Get_address(window_memory_, &mine), "MPI_Get_address");
+    check_mpi(MPI_Sendrecv(&mine, 1, MPI_AINT, peer_, 0, &peer_base_, 1, MPI_AINT, peer_, 0, comm_.raw(),
+                           MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+  }
+
+  void free_buffers() {
+    if (creation_ == Creation::Dynamic) check_mpi(MPI_Win_detach(window_, window_memory_), "MPI_Win_detach");
+    check_mpi(MPI_Win_free(&window_), "MPI_Win_free");
+    target_.reset();
+    local_.reset();
+    window_memory_ = nullptr;
+    peer_base_ = 0;
+  }
+
+  void lock_peer() { check_mpi(MPI_Win_lock(MPI_LOCK_SHARED, peer_, 0, window_), "MPI_Win_lock"); }
+  void unlock_peer() { check_mpi(MPI_Win_unlock(peer_, window_), "MPI_Win_unlock"); }
+  void flush() { check_mpi(MPI_Win_flush(peer_, window_), "MPI_Win_flush"); }
   void fence() { check_mpi(MPI_Win_fence(0, window_), "MPI_Win_fence"); }
+  void post() { check_mpi(MPI_Win_post(peer_group_, 0, window_), "MPI_Win_post"); }
+  void start() { check_mpi(MPI_Win_start(peer_group_, 0, window_), "MPI_Win_start"); }
+  void complete() { check_mpi(MPI_Win_complete(window_), "MPI_Win_complete"); }
+  void wait() { check_mpi(MPI_Win_wait(window_), "MPI_Win_wait"); }
 
   // Local loads and stores to this rank's own window, kept apart from the
   // peer's operations: inside a lock of our own (passive target) or
-  // between fences (active target; the caller fences afterwards).
+  // outside any epoch of the peer's (active target; the barriers of
+  // prepare() and check() and the next synchronisation order them).
   void with_own_window(const std::function<void()>& access) {
-    if (sync_ == Sync::Fence) return access();
+    if (active_target(sync_)) return access();
     check_mpi(MPI_Win_lock(MPI_LOCK_SHARED, me_, 0, window_), "MPI_Win_lock");
     check_mpi(MPI_Win_sync(window_), "MPI_Win_sync");
     access();
@@ -131,101 +191,152 @@ class Runner {
     check_mpi(MPI_Win_unlock(me_, window_), "MPI_Win_unlock");
   }
 
-  // Every rank fills where data comes from with its own pattern (stream =
-  // its rank) and zeroes where data lands.
+  // Each slot of each rank has its own pattern stream, so a slot that
+  // landed at another slot's offset, or not at all, fails.
+  int stream(int rank, int slot) const { return rank * slots_ + slot; }
+
+  // Every rank fills where data comes from (its local buffer for PUT, its
+  // window for GET) with its own patterns, one per slot, and zeroes where
+  // data lands.
   void prepare(std::uint64_t size, int iteration) {
-    std::vector<std::uint8_t> pattern(size);
-    for (std::uint64_t i = 0; i < size; ++i) pattern[i] = pattern_byte(i, size, iteration, me_);
+    const std::uint64_t bytes = size * slots_;
+    std::vector<std::uint8_t> pattern(bytes);
+    for (int slot = 0; slot < slots_; ++slot)
+      for (std::uint64_t i = 0; i < size; ++i)
+        pattern[slot * size + i] = pattern_byte(i, size, iteration, stream(me_, slot));
     if (spec_.put) {
-      local_->buffer().write(pattern.data(), size);
-      with_own_window([&] { std::memset(window_memory_, 0, size); });
+      local_->buffer().write(pattern.data(), bytes);
+      with_own_window([&] { std::memset(window_memory_, 0, bytes); });
     } else {
-      local_->buffer().fill_zero();
-      with_own_window([&] { std::memcpy(window_memory_, pattern.data(), size); });
+      const std::vector<std::uint8_t> zeros(bytes, 0);
+      local_->buffer().write(zeros.data(), bytes);
+      with_own_window([&] { std::memcpy(window_memory_, pattern.data(), bytes); });
     }
-    // Separates these stores from the peer's next operations.
-    if (sync_ == Sync::Fence) fence(); else comm_.barrier();
+    comm_.barrier();  // separates these stores from the peer's next operations
   }
 
   std::uint64_t count_errors(const std::uint8_t* data, std::uint64_t size, int iteration) const {
     std::uint64_t errors = 0;
-    for (std::uint64_t i = 0; i < size; ++i) errors += data[i] != pattern_byte(i, size, iteration, peer_);
+    for (int slot = 0; slot < slots_; ++slot)
+      for (std::uint64_t i = 0; i < size; ++i)
+        errors += data[slot * size + i] != pattern_byte(i, size, iteration, stream(peer_, slot));
     return errors;
   }
 
-  // Wrong bytes where this rank received; the receive hook (tests) sees
-  // every landing place that is a Buffer: the local buffer, and the window
-  // made with -w create.
+  // Wrong bytes in every slot where this rank received. The receive hook
+  // (tests) sees each slot of every landing place that is a Buffer: the
+  // local buffer, and the window's memory with -w create or dynamic.
   std::uint64_t check(std::uint64_t size, int iteration) {
+    // MPI_Win_flush_local completes PUTs at the origin only; completing them
+    // at the target too is validation's business, outside the timed region.
+    if (sync_ == Sync::FlushLocal && spec_.put && me_ == 0) flush();
     comm_.barrier();  // the peer's synchronisation has completed its operations
     if (!receives()) return 0;
+    const std::uint64_t bytes = size * slots_;
     std::uint64_t errors = 0;
     if (spec_.put) {
       with_own_window([&] {
-        if (target_) run_receive_hook(*target_, 0, size);
+        if (target_)
+          for (int slot = 0; slot < slots_; ++slot) run_receive_hook(*target_, slot * size, size);
         errors = count_errors(window_memory_, size, iteration);
       });
     } else {
-      run_receive_hook(local_->buffer(), 0, size);
-      std::vector<std::uint8_t> data(size);
-      local_->buffer().read(data.data(), size);
+      for (int slot = 0; slot < slots_; ++slot) run_receive_hook(local_->buffer(), slot * size, size);
+      std::vector<std::uint8_t> data(bytes);
+      local_->buffer().read(data.data(), bytes);
       errors = count_errors(data.data(), size, iteration);
     }
     return errors;
   }
 
-  // One PUT or GET of `size` bytes with the peer's window at offset 0.
-  void operate(std::uint64_t size) {
+  // One PUT or GET of `size` bytes: slot j of the local buffer with slot j
+  // of the peer's window (offset j * size on both sides, as OMB).
+  void operate(std::uint64_t size, int slot) {
     const int count = static_cast<int>(size);
+    std::uint8_t* local = local_->mpi_data() + slot * size;
+    const MPI_Aint displacement = peer_base_ + static_cast<MPI_Aint>(slot * size);
     if (spec_.put)
-      check_mpi(MPI_Put(local_->mpi_data(), count, MPI_CHAR, peer_, 0, count, MPI_CHAR, window_), "MPI_Put");
+      check_mpi(MPI_Put(local, count, MPI_CHAR, peer_, displacement, count, MPI_CHAR, window_), "MPI_Put");
     else
-      check_mpi(MPI_Get(local_->mpi_data(), count, MPI_CHAR, peer_, 0, count, MPI_CHAR, window_), "MPI_Get");
+      check_mpi(MPI_Get(local, count, MPI_CHAR, peer_, displacement, count, MPI_CHAR, window_), "MPI_Get");
   }
 
-  // The operations of one iteration and their staging: device data goes to
-  // the host mirror before a PUT and comes back after a GET completed.
-  // Returns the seconds spent staging.
-  double issue(std::uint64_t size, int operations) {
-    if (!local_->staged()) {  // host buffers: no clock reads beyond the caller's
-      for (int j = 0; j < operations; ++j) operate(size);
-      complete();
-      return 0.0;
-    }
+  // Device data reaches the host mirror before PUTs read it; GETs' data
+  // goes back to the device once they completed. Seconds spent; host
+  // buffers take no clock reads.
+  double stage_out(std::uint64_t bytes) {
+    if (!spec_.put || !local_->staged()) return 0.0;
     const double start = MPI_Wtime();
-    if (spec_.put) local_->to_host(size);
-    const double staged = MPI_Wtime();
-    for (int j = 0; j < operations; ++j) operate(size);
-    complete();
-    const double synced = MPI_Wtime();
-    if (!spec_.put) local_->to_device(size);
-    return (staged - start) + (MPI_Wtime() - synced);
+    local_->to_host(bytes);
+    return MPI_Wtime() - start;
+  }
+  double stage_in(std::uint64_t bytes) {
+    if (spec_.put || !local_->staged()) return 0.0;
+    const double start = MPI_Wtime();
+    local_->to_device(bytes);
+    return MPI_Wtime() - start;
   }
 
-  // Completes the issued operations as the synchronisation mode says.
-  void complete() {
-    switch (sync_) {
-      case Sync::Flush: return check_mpi(MPI_Win_flush(peer_, window_), "MPI_Win_flush");
-      case Sync::Lock: return check_mpi(MPI_Win_unlock(peer_, window_), "MPI_Win_unlock");
-      case Sync::Fence: return fence();
-    }
-  }
-
-  // One timed iteration; returns this rank's staging seconds.
+  // One timed iteration, OMB's calls in OMB's order per test and
+  // synchronisation; returns this rank's staging seconds.
   double iteration(std::uint64_t size) {
-    const int operations = spec_.shape == Shape::Latency ? 1 : options_.window;
-    if (sync_ == Sync::Lock && issues()) check_mpi(MPI_Win_lock(MPI_LOCK_SHARED, peer_, 0, window_), "MPI_Win_lock");
-    if (sync_ != Sync::Fence) return issues() ? issue(size, operations) : 0.0;
-    if (spec_.shape == Shape::Latency) {
-      // OMB's fence ping-pong: rank 0 operates, then rank 1, one fence apart.
-      double staging = 0;
-      if (me_ == 0) staging = issue(size, 1), fence();
-      else fence(), staging = issue(size, 1);
+    double staging = 0;
+    const std::uint64_t bytes = size * slots_;
+    const auto operations = [&] {
+      staging += stage_out(bytes);
+      for (int slot = 0; slot < slots_; ++slot) operate(size, slot);
+    };
+    const auto landed = [&] { staging += stage_in(bytes); };
+
+    if (spec_.shape == Shape::BiBandwidth) {  // both ranks, PUT: nothing lands locally
+      if (sync_ == Sync::Fence) {
+        fence(), operations(), fence();
+      } else {
+        post(), start(), operations(), complete(), wait();
+      }
       return staging;
     }
-    if (issues()) return issue(size, operations);
-    fence();  // rank 1 of put_bw and get_bw: the target's half of the epoch
-    return 0.0;
+    if (both_issue()) {  // latency ping-pong: rank 0 operates on rank 1, then rank 1 on rank 0
+      if (sync_ == Sync::Fence) {
+        if (me_ == 0) fence(), operations(), fence(), landed(), fence();
+        else fence(), fence(), operations(), fence(), landed();
+      } else if (me_ == 0) {
+        start(), operations(), complete(), landed(), post(), wait();
+      } else {
+        post(), wait(), start(), operations(), complete(), landed();
+      }
+      return staging;
+    }
+    if (me_ == 1) {  // the target: its part of an active-target epoch, else nothing
+      if (sync_ == Sync::Fence) fence(), fence();
+      if (sync_ == Sync::Pscw) post(), wait();
+      return 0.0;
+    }
+    switch (sync_) {
+      case Sync::Lock:
+        lock_peer(), operations(), unlock_peer();
+        break;
+      case Sync::LockAll:
+        check_mpi(MPI_Win_lock_all(0, window_), "MPI_Win_lock_all");
+        operations();
+        check_mpi(MPI_Win_unlock_all(window_), "MPI_Win_unlock_all");
+        break;
+      case Sync::Flush:
+        operations(), flush();
+        break;
+      case Sync::FlushLocal:
+        operations();
+        check_mpi(MPI_Win_flush_local(peer_, window_), "MPI_Win_flush_local");
+        break;
+      case Sync::Fence:
+        fence(), operations(), fence();
+        break;
+      case Sync::Pscw:
+        start(), operations(), complete();
+        break;
+    }
+    landed();
+    return staging;
   }
 
   OneSidedTiming measure(std::uint64_t size) {
@@ -233,9 +344,10 @@ class Runner {
     std::vector<double> times(static_cast<std::size_t>(iterations), 0.0);
     double staging = 0;
     std::uint64_t errors = 0;
-    if (sync_ == Sync::Flush && me_ == 0) check_mpi(MPI_Win_lock(MPI_LOCK_SHARED, peer_, 0, window_), "MPI_Win_lock");
+    allocate_buffers(size * slots_);
     comm_.barrier();
-    if (sync_ == Sync::Fence) fence();  // opens the first epoch
+    if (lock_per_size() && me_ == 0) lock_peer();
+    double first_start = 0, last_stop = 0;
     for (int i = 0; i < warmup + iterations; ++i) {
       if (options_.validate) prepare(size, i);
       const double start = MPI_Wtime();
@@ -244,30 +356,37 @@ class Runner {
       if (i >= warmup && me_ == 0) {
         times[i - warmup] = stop - start;
         staging += staged;
+        if (i == warmup) first_start = start;
+        last_stop = stop;
       }
       if (options_.validate) errors += check(size, i);
     }
-    if (sync_ == Sync::Flush && me_ == 0) check_mpi(MPI_Win_unlock(peer_, window_), "MPI_Win_unlock");
-    if (sync_ == Sync::Fence) check_mpi(MPI_Win_fence(MPI_MODE_NOSUCCEED, window_), "MPI_Win_fence");
+    if (lock_per_size() && me_ == 0) unlock_peer();
     comm_.barrier();
+    free_buffers();
 
-    // Rank 0 keeps time; rank 1 adds zeros.
+    // Rank 0 keeps time; rank 1 adds zeros. The total is OMB's: the span of
+    // the timed loop, which holds the two clock reads per iteration that
+    // OMB's loop also makes for its per-iteration samples. With validation
+    // between the iterations it is their sum instead, validation left out.
     times = comm_.sum(times);
-    double total = 0;
-    for (double t : times) total += t;
+    double total = comm_.sum(std::vector<double>{last_stop - first_start})[0];
+    if (options_.validate) {
+      total = 0;
+      for (double t : times) total += t;
+    }
     OneSidedTiming timing;
     timing.size = size;
     timing.iterations = iterations;
     timing.errors = comm_.sum(errors);
     timing.staging_share = comm_.sum(std::vector<double>{staging})[0] / total;
     if (spec_.shape == Shape::Latency) {
-      // The fence ping-pong holds two operations one after the other.
-      const double per = sync_ == Sync::Fence ? 2.0 : 1.0;
+      // The ping-pong holds two operations one after the other.
+      const double per = both_issue() ? 2.0 : 1.0;
       timing.value = total / (per * iterations);
       for (double t : times) timing.samples.push_back(t / per);
     } else {
-      const double bytes =
-          static_cast<double>(size) * options_.window * (spec_.shape == Shape::BiBandwidth ? 2.0 : 1.0);
+      const double bytes = static_cast<double>(size) * slots_ * (spec_.shape == Shape::BiBandwidth ? 2.0 : 1.0);
       timing.value = bytes * iterations / total;
       for (double t : times) timing.samples.push_back(bytes / t);
     }
@@ -279,10 +398,14 @@ class Runner {
   const OneSidedOptions& options_;
   TestSpec spec_;
   Sync sync_;
+  Creation creation_;
   int me_, peer_;
-  std::unique_ptr<StagedBuffer> local_;
-  std::unique_ptr<Buffer> target_;  // the window's memory with -w create
+  int slots_;  // operations per iteration, each at its own offset: W in the bandwidth tests, else 1
+  MPI_Group peer_group_ = MPI_GROUP_NULL;  // post and start name the peer
+  std::unique_ptr<StagedBuffer> local_;  // this size's local (origin) buffer
+  std::unique_ptr<Buffer> target_;       // this size's window memory with -w create or dynamic
   std::uint8_t* window_memory_ = nullptr;
+  MPI_Aint peer_base_ = 0;  // where the peer's window starts: its address with -w dynamic, else 0
   MPI_Win window_ = MPI_WIN_NULL;
 };
 

@@ -1,9 +1,10 @@
 // The OSU one-sided tests on MPI windows (OMB's method, docs/METHODS.md
-// "One-sided"): PUT and GET latency, PUT and GET bandwidth with windows of
-// back-to-back operations per synchronisation, and PUT bidirectional
-// bandwidth. The origin's local buffer may be of any memory kind (device
-// kinds are staged through host memory, timed apart); the window is host
-// memory. Raw timings out; reporting is Python's.
+// "OSU one-sided tests"): PUT and GET latency, PUT and GET bandwidth with
+// windows of W operations per synchronisation, each at its own offset, and
+// PUT bidirectional bandwidth. The origin's local buffer may be of any
+// memory kind (device kinds are staged through host memory, timed apart);
+// the window is host memory, made anew for every size as OMB does. Raw
+// timings out; reporting is Python's.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,9 +21,13 @@ struct OneSidedOptions {
   MemKind kind = MemKind::Host;      // the local (origin) buffer of both ranks
   std::vector<std::uint64_t> sizes;
   IterationCounts counts;
-  int window = 64;                        // operations per synchronisation in the bandwidth tests
-  std::string window_creation = "allocate";  // create | allocate (OMB's -w)
-  std::string sync = "flush";                // flush | lock | fence (OMB's -s)
+  int window = 64;  // operations per synchronisation in the bandwidth tests (OMB's -W)
+  // OMB's -w: create | allocate | dynamic (MPI_Win_create, MPI_Win_allocate,
+  // MPI_Win_create_dynamic with the memory attached).
+  std::string window_creation = "allocate";
+  // OMB's -s: lock | flush | flush_local | lock_all | pscw | fence; put_bibw
+  // takes pscw or fence only.
+  std::string sync = "flush";
   bool validate = false;
   int bank = 0;
 };

@@ -7,10 +7,17 @@ import pytest
 
 from fpgacomm import _core, onesided
 
+from conftest import assert_all
+
 SIZES = [1, 8192, 65536 + 12]
-FAST = dict(sizes=SIZES, iterations=3, warmup=1, window=4, validate=True)
-CASES = [(test, sync) for test, sync in itertools.product(onesided.TESTS, onesided.SYNC)
-         if test != "put_bibw" or sync == "fence"]
+WINDOW = 4
+FAST = dict(sizes=SIZES, iterations=3, warmup=1, window=WINDOW, validate=True)
+CASES = [(test, sync) for test in onesided.TESTS for sync in onesided.SYNC_CHOICES[test]]
+
+
+def slots(test: str) -> int:
+    """Operations per synchronisation, each at its own offset of the window."""
+    return 1 if test.endswith("latency") else WINDOW
 
 
 @pytest.mark.ranks(2)
@@ -18,7 +25,7 @@ CASES = [(test, sync) for test, sync in itertools.product(onesided.TESTS, onesid
 @pytest.mark.parametrize("window_creation", onesided.WINDOW_CREATION)
 @pytest.mark.parametrize("test,sync", CASES)
 def test_every_one_sided_test_delivers_intact_data(comm, test, sync, window_creation, mem, windows_over_user_memory):
-    if window_creation == "create" and not windows_over_user_memory:
+    if window_creation != "allocate" and not windows_over_user_memory:
         with pytest.raises(_core.UsageError, match="cannot create a window over user memory.*use -w allocate") as caught:
             onesided.run(test, comm, mem=mem, sync=sync, window_creation=window_creation, **FAST)
         assert caught.value.agreed
@@ -38,6 +45,82 @@ def test_every_one_sided_test_delivers_intact_data(comm, test, sync, window_crea
         assert result.params["curve"]["peak_bandwidth"] == max(row["bandwidth"] for row in result.rows)
 
 
+def receivers(test: str, sync: str) -> set:
+    """The ranks where data lands: the target of PUT, the origin of GET,
+    both in put_bibw and in the latency ping-pong of active target."""
+    if test == "put_bibw" or (test.endswith("latency") and sync in ("pscw", "fence")):
+        return {0, 1}
+    return {1} if test.startswith("put_") else {0}
+
+
+@pytest.mark.ranks(2)
+@pytest.mark.parametrize("mem", ["H", "D"])
+@pytest.mark.parametrize("window_creation", ["create", "dynamic"])
+@pytest.mark.parametrize("test,sync", CASES)
+def test_each_operation_lands_at_its_own_offset(comm, test, sync, window_creation, mem, windows_over_user_memory):
+    """The receive hook sees every slot where data landed (the window's
+    memory for PUT, the local buffer for GET), in slot order, W per
+    iteration: slot j lies at offset j * size and holds the peer's pattern
+    of slot j in that iteration, so the W operations went to W offsets."""
+    if not windows_over_user_memory:
+        pytest.skip("this MPI cannot make windows over user memory, and the hook needs such a window")
+    sizes, iterations, warmup = [8, 4096 + 4], 2, 1
+    width, peer = slots(test), 1 - comm.rank
+    seen = []
+
+    def inspect(buffer, offset, nbytes):
+        seen.append((offset, nbytes, buffer.read(nbytes, offset)))
+
+    _core.set_receive_hook(inspect)
+    try:
+        result = onesided.run(test, comm, mem=mem, sync=sync, window_creation=window_creation, sizes=sizes,
+                              iterations=iterations, warmup=warmup, window=WINDOW, validate=True, compare_put=False)
+    finally:
+        _core.set_receive_hook(None)
+    expected = []
+    if comm.rank in receivers(test, sync):
+        for size in sizes:
+            for iteration in range(warmup + iterations):
+                for slot in range(width):
+                    pattern = bytes(_core.pattern_byte(i, size, iteration, peer * width + slot) for i in range(size))
+                    expected.append((slot * size, size, pattern))
+    landed = [(offset, nbytes, bytes(np.asarray(data, dtype=np.uint8))) for offset, nbytes, data in seen]
+    assert_all(comm, landed == expected, f"{len(landed)} slots seen, {len(expected)} expected")
+    assert all(row["validation"] == "pass" for row in result.rows)
+
+
+FAULTS = ("misplaced", "missing")
+
+
+@pytest.mark.ranks(2)
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("mem", ["H", "D"])
+@pytest.mark.parametrize("test", ["put_bw", "get_bw", "put_bibw"])
+def test_a_misplaced_or_missing_slot_fails_validation(comm, test, mem, fault, windows_over_user_memory):
+    """After the operations landed, a hook copies slot 0 over slot 1 (as if
+    two operations had gone to one offset) or zeroes the last slot (as if
+    its operation never came): the size fails, and the sweep stops there."""
+    if not windows_over_user_memory:
+        pytest.skip("this MPI cannot make windows over user memory, and the hook needs such a window")
+
+    def corrupt(buffer, offset, nbytes):
+        if fault == "misplaced" and offset == nbytes:
+            buffer.write(buffer.read(nbytes, 0), offset)
+        if fault == "missing" and offset == (WINDOW - 1) * nbytes:
+            buffer.write(np.zeros(nbytes, dtype=np.uint8), offset)
+
+    _core.set_receive_hook(corrupt)
+    try:
+        result = onesided.run(test, comm, mem=mem, window_creation="create", compare_put=False, **FAST)
+    finally:
+        _core.set_receive_hook(None)
+    assert len(result.rows) == 1
+    row = result.rows[0]
+    assert row["validation"] == "fail"
+    # 1-byte slots: a byte of the copied or zeroed slot may match by chance, not all of every iteration's.
+    assert 0 < row["validation_errors"] <= len(receivers(test, "fence")) * 4 * row["size"]
+
+
 @pytest.mark.ranks(2)
 @pytest.mark.parametrize("test", onesided.TESTS)
 def test_corruption_after_the_operation_fails_validation(comm, test, windows_over_user_memory):
@@ -45,6 +128,7 @@ def test_corruption_after_the_operation_fails_validation(comm, test, windows_ove
     -w create for PUT, the local device buffer for GET)."""
     if not windows_over_user_memory:
         pytest.skip("this MPI cannot MPI_Win_create over user memory, and the hook needs such a window")
+
     def corrupt(buffer, offset, nbytes):
         byte = buffer.read(1, offset + nbytes // 2)
         buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
@@ -59,9 +143,22 @@ def test_corruption_after_the_operation_fails_validation(comm, test, windows_ove
 
 
 @pytest.mark.ranks(2)
-def test_put_bibw_takes_fence_only(comm):
-    with pytest.raises(_core.UsageError, match="supports only fence") as caught:
-        onesided.put_bibw(comm, sizes=[8], sync="flush")
+@pytest.mark.parametrize("sync", ["lock", "flush", "flush_local", "lock_all"])
+def test_put_bibw_refuses_passive_target(comm, sync):
+    with pytest.raises(_core.UsageError, match=f"osu put_bibw takes -s pscw or fence .*, not -s {sync}$") as caught:
+        onesided.put_bibw(comm, sizes=[8], sync=sync)
+    assert caught.value.agreed
+
+
+@pytest.mark.ranks(2)
+def test_unknown_choices_name_omb_choices(comm):
+    with pytest.raises(_core.UsageError, match="unknown synchronisation 'flushall'; choose flush, lock, "
+                                               "flush_local, lock_all, pscw, fence") as caught:
+        onesided.put_bw(comm, sizes=[8], sync="flushall")
+    assert caught.value.agreed
+    with pytest.raises(_core.UsageError, match="unknown window creation 'shared'; choose allocate, create, "
+                                               "dynamic") as caught:
+        onesided.put_bw(comm, sizes=[8], window_creation="shared")
     assert caught.value.agreed
 
 
@@ -72,6 +169,16 @@ def test_one_sided_tests_refuse_other_rank_counts(comm, test):
     with pytest.raises(_core.UsageError, match=f"needs exactly 2 ranks, and this run has {ranks}") as caught:
         onesided.run(test, comm, sizes=[8])
     assert caught.value.agreed
+
+
+def test_defaults_are_omb_s():
+    """OMB 7.4: MPI_Win_allocate and MPI_Win_flush; put_bibw MPI_Win_post/start/complete/wait."""
+    assert {test: onesided.check_choices(test, "allocate", None) for test in onesided.TESTS} == {
+        "put_latency": "flush", "get_latency": "flush", "put_bw": "flush", "get_bw": "flush", "put_bibw": "pscw"}
+    assert onesided.SYNC_CHOICES["put_bibw"] == ("pscw", "fence")
+    assert all(set(onesided.SYNC_CHOICES[test]) == set(onesided.SYNC) for test in onesided.TESTS if test != "put_bibw")
+    assert onesided.ITERATIONS["put_latency"] == (10000, 100, 1000, 10)
+    assert onesided.ITERATIONS["put_bw"] == (100, 10, 20, 2)
 
 
 def test_curve_finds_half_and_saturation_sizes():
