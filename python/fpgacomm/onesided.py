@@ -17,7 +17,7 @@ from __future__ import annotations
 from . import _core, environment, mpi, stats
 from .collectives import topology
 from .devices import DeviceOptions, needs_device, open_device
-from .osu import check_mem_kind, iteration_counts, resolve_sizes, usage_error
+from .osu import check_mem_kind, iteration_counts, omb_differences, resolve_sizes, usage_error
 from .result import Result
 
 # OMB's defaults per test: timed iterations and warm-up below and above LARGE_MESSAGE.
@@ -130,10 +130,11 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
 
     rows, units, samples = _rows(test, sweep(test), validate)
     latency = test.endswith("latency")
+    route = "staged" if mem not in ("H", "H!") else "direct"
     params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "window_creation": window_creation,
               "sync": sync, "iterations": small, "warmup": small_warmup, "iterations_large": large,
               "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
-              "validate": validate, "route": "staged" if mem not in ("H", "H!") else "direct",
+              "validate": validate, "route": route, "omb_differences": omb_differences([route], validate),
               "curve": None if latency else curve(rows)}
     if test.startswith("get_") and compare_put:
         put_rows, _, _ = _rows(test.replace("get_", "put_"), sweep(test.replace("get_", "put_")), validate)

@@ -87,8 +87,9 @@ def omb_differences(routes, validate: bool) -> list[str]:
     if "mapped" in routes:
         notes.append("device buffers are mapped into host memory for MPI (the device shares host memory)")
     if validate:
-        notes.append("validation fills and checks buffers outside the timed region and times one exchange per "
-                     "iteration; OSU Micro-Benchmarks repeats a validated iteration 6 times and times the last")
+        notes.append("validation fills and checks buffers outside the timed region and times one operation per "
+                     "iteration (OSU Micro-Benchmarks' point-to-point and collective tests repeat a validated "
+                     "iteration 6 times and time the last)")
     return notes
 
 
