@@ -226,8 +226,8 @@ def fpgacomm_context(result: dict) -> dict:
     library = (env.get("mpi_library") or "").replace("\x00", "").strip()
     return {"mpi_library": library.splitlines()[0].split(",")[0] if library else None,
             "thread_level": f"{levels.get('provided')} (asked {levels.get('requested')})" if levels else None,
-            "datatype": params.get("datatype"), "fpgacomm_version": env.get("fpgacomm_version"),
-            "git_revision": env.get("git_revision"), "python": env.get("python"), "ranks": env.get("ranks")}
+            "datatype": params.get("datatype"),
+            "version": f"fpgacomm {env.get('fpgacomm_version')} (git {env.get('git_revision')})"}
 
 
 def median(values: list[float]) -> float | None:
@@ -269,17 +269,17 @@ def build_omb(tarball: Path, build: Path, jobs: int, log=print) -> dict[str, Pat
     digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
     compiler = subprocess.run([mpicc, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
     stamp = {"tarball_sha256": digest, "cflags": OMB_CFLAGS, "mpicc": mpicc, "compiler": compiler}
-    stamp_file = build / "fpgacomm-omb-build.json"
+    stamp_file, log_file = build / "fpgacomm-omb-build.json", build / "fpgacomm-omb-build.log"
     programs = omb_programs(build)
     if stamp_file.exists() and json.loads(stamp_file.read_text()) == stamp and all(
             p.exists() for p in programs.values()):
         log(f"OMB 7.4: reusing the build in {build}")
         return programs
-    if build.exists() and any(build.iterdir()) and not stamp_file.exists():
+    if build.exists() and any(build.iterdir()) and not (stamp_file.exists() or log_file.exists()):
         raise UsageError(f"{build} holds files that are not an OMB build of this script; give an empty or new "
                          "folder with --omb-build")
     started = time.monotonic()
-    log(f"OMB 7.4: building in {build} (configure and make, a few minutes on 2 cores)")
+    log(f"OMB 7.4: building in {build} (log: {log_file})")
     shutil.rmtree(build / "src", ignore_errors=True)
     stamp_file.unlink(missing_ok=True)
     (build / "src").mkdir(parents=True)
@@ -290,7 +290,7 @@ def build_omb(tarball: Path, build: Path, jobs: int, log=print) -> dict[str, Pat
         for item in top.iterdir():
             item.rename(source / item.name)
         top.rmdir()
-    with open(build / "build.log", "w") as output:
+    with open(log_file, "w") as output:
         def step(*command, cwd=source):
             subprocess.run(list(command), cwd=cwd, stdout=output, stderr=subprocess.STDOUT, check=True)
 
@@ -300,7 +300,7 @@ def build_omb(tarball: Path, build: Path, jobs: int, log=print) -> dict[str, Pat
                 names = [p.name for p in programs.values() if p.parent == source / directory]
                 step("make", f"-j{jobs}", *names, cwd=source / directory)
         except subprocess.CalledProcessError as error:
-            raise UsageError(f"building OMB failed ({' '.join(map(str, error.cmd))}); see {build / 'build.log'}")
+            raise UsageError(f"building OMB failed ({' '.join(map(str, error.cmd))}); see {log_file}")
     stamp_file.write_text(json.dumps(stamp, indent=1))
     log(f"OMB 7.4: built in {time.monotonic() - started:.0f} s")
     return programs
@@ -440,7 +440,7 @@ def contexts(runner: Runner, omb_thread_level: str, where: dict) -> dict:
         return ", ".join(sorted({c[key] for c in ours.values() if c.get(key)})) or "-"
 
     return {"fpgacomm": {"mpi_library": joined("mpi_library"), "thread_level": joined("thread_level"),
-                         "datatypes": datatypes(ours)},
+                         "datatypes": datatypes(ours), "version": joined("version")},
             "omb": {"mpi_library": f"{where['mpi']} (built with {where['mpicc']})",
                     "thread_level": f"{omb_thread_level} (MPI_Init, no level asked)",
                     "datatypes": datatypes(runner.contexts["omb"])}}
@@ -488,9 +488,15 @@ def table_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-BEGIN_MARK = "<!-- bench/omb_side.py: begin (a rerun replaces everything up to the end mark) -->"
-END_MARK = "<!-- bench/omb_side.py: end -->"
-TITLE = "## fpgacomm against OSU Micro-Benchmarks 7.4, side by side: `bench/omb_side.py`"
+SECTION_NAME = re.compile(r"^[A-Za-z0-9 .,_()]+(-[A-Za-z0-9 .,_()]+)*$")
+
+
+def marks(name: str) -> tuple[str, str]:
+    """The comments around a section; each machine's section has its name."""
+    return (f"<!-- bench/omb_side.py, {name}: begin (a rerun replaces everything up to the end mark) -->",
+            f"<!-- bench/omb_side.py, {name}: end -->")
+
+
 METHOD = ("Both sides on host buffers, ranks bound to cores, one mpirun per measurement with the same `-m`, `-i`, "
           "`-x` and `-W 64` (one-sided: `-w allocate -s flush`, put_bibw `-s fence`), fpgacomm and OMB taking "
           "turns to go first from round to round. Each figure is the median over the rounds; the ratio is "
@@ -511,11 +517,13 @@ def merged_rows(parts: list[dict]) -> list[dict]:
     return sorted(rows.values(), key=lambda row: order.get((row["test"], row["size"]), len(order)))
 
 
-def section(parts: list[dict]) -> str:
-    """bench/RESULTS.md's section from one run's report, or several runs'
-    (each a subset of the tests, e.g. on a machine that gives 10 minutes a command)."""
+def section(parts: list[dict], name: str) -> str:
+    """bench/RESULTS.md's section `name` from one run's report, or several
+    runs' (each a subset of the tests, e.g. on a machine that gives 10
+    minutes a command)."""
     rows = merged_rows(parts)
-    lines = [BEGIN_MARK, TITLE, ""]
+    begin, end = marks(name)
+    lines = [begin, f"## fpgacomm against OSU Micro-Benchmarks 7.4, side by side ({name}): `bench/omb_side.py`", ""]
     rehearsals = [part["setup"]["rehearsal"] for part in parts if part["setup"]["rehearsal"]]
     if rehearsals:
         lines += [f"**Rehearsal, not the record** ({'; '.join(rehearsals)}): these figures only show that the "
@@ -530,10 +538,12 @@ def section(parts: list[dict]) -> str:
                   f"{', a tenth of the iterations (quick mode)' if setup['quick'] else ''}, collectives and "
                   f"multi-pair tests on {setup['ranks']} ranks"
                   f"{', extra mpirun arguments ' + repr(setup['mpirun_args']) if setup['mpirun_args'] else ''}; "
-                  f"{part['seconds']:.0f} s in all.{' ' + setup['note'] if setup['note'] else ''}", ""]
+                  f"{part['seconds']:.0f} s in all, load average {where['load'][0]:.1f} at the start and "
+                  f"{where['load'][1]:.1f} at the end; every round's figures in `{part['json']}`."
+                  f"{' ' + setup['note'] if setup['note'] else ''}", ""]
     lines += ["| run | side | MPI library | thread level | datatype |", "|---|---|---|---|---|"]
     for number, part in enumerate(parts, 1):
-        for side, name in (("fpgacomm", "fpgacomm"), ("omb", "OMB 7.4")):
+        for side, name in (("fpgacomm", part["contexts"]["fpgacomm"]["version"]), ("omb", "OMB 7.4")):
             context = part["contexts"][side]
             lines.append(f"| {number} | {name} | {context['mpi_library']} | {context['thread_level']} "
                          f"| {context['datatypes']} |")
@@ -544,15 +554,16 @@ def section(parts: list[dict]) -> str:
                 for side, note in row["failures"]]
     if failures:
         lines += ["", "Failed measurements:", *failures]
-    return "\n".join([*lines, "", END_MARK]) + "\n"
+    return "\n".join([*lines, "", end]) + "\n"
 
 
-def write_section(path: Path, text: str) -> None:
-    """Replaces the section between the marks, or appends it."""
+def write_section(path: Path, text: str, name: str) -> None:
+    """Replaces the section `name` between its marks, or appends it."""
     old = path.read_text() if path.exists() else ""
-    start, end = old.find(BEGIN_MARK), old.find(END_MARK)
+    begin_mark, end_mark = marks(name)
+    start, end = old.find(begin_mark), old.find(end_mark)
     if start >= 0 and end > start:
-        rest = old[end + len(END_MARK):]
+        rest = old[end + len(end_mark):]
         new = old[:start] + text + (rest[1:] if rest.startswith("\n") else rest)
     else:
         new = old.rstrip("\n") + "\n\n" + text if old else text
@@ -620,6 +631,9 @@ def parse_arguments(argv: list[str]):
     parser.add_argument("--deadline", type=float, metavar="SECONDS",
                         help="start no round that would end after this many seconds, judging by the last round "
                              "(for machines that limit a command's time); the section says how many ran")
+    parser.add_argument("--section", metavar="NAME",
+                        help="the section's name, one per machine, in its title and marks (default: 'N cores', "
+                             "from this machine; with --report, the name the first run used)")
     parser.add_argument("--results", metavar="FILE",
                         help="Markdown file whose omb_side section is written or replaced, '' for none (default: "
                              "bench/RESULTS.md)")
@@ -632,6 +646,8 @@ def parse_arguments(argv: list[str]):
                              "and size replaces an earlier one's)")
     args = parser.parse_args(argv)
     args.results = DEFAULT_RESULTS if args.results is None else (Path(args.results) if args.results else None)
+    if args.section is not None and not SECTION_NAME.match(args.section):
+        raise UsageError(f"--section {args.section!r}: use letters, digits, spaces and . , _ ( ) -, no '--'")
     if args.report:
         measuring = [f"--{name.replace('_', '-')}" for name in ("omb_tarball", "omb_build", "python", "mpirun_args",
                                                                 "tests", "rounds", "ranks", "quick", "rehearsal",
@@ -655,6 +671,7 @@ def parse_arguments(argv: list[str]):
         value = getattr(args, name)
         if value is not None and value <= 0:
             raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
+    args.section = args.section or f"{cores()} cores"
     if args.quick and not args.rehearsal:
         args.rehearsal = "quick mode"
     args.selected = select(args.tests)
@@ -672,16 +689,20 @@ def parse_arguments(argv: list[str]):
     return args
 
 
+def shown_path(path: Path) -> str:
+    """A path as the section shows it: relative to the repository when inside it."""
+    path = path.absolute()
+    return str(path.relative_to(ROOT)) if ROOT in path.parents else str(path)
+
+
 def reproduce_command(argv: list[str]) -> str:
-    python = Path(sys.executable)
-    if ROOT in python.parents:
-        python = python.relative_to(ROOT)
-    return shlex.join([str(python), "bench/omb_side.py", *argv])
+    return shlex.join([shown_path(Path(sys.executable)), "bench/omb_side.py", *argv])
 
 
 def measure(args, programs: dict[str, Path], argv: list[str]) -> dict:
     """Every case of the selected tests, round after round; the run's report."""
     started, clock = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic()
+    load_at_start = os.getloadavg()[0]
     cases = [case for case in CASES if case.test in args.selected]
     records = {case: {"fpgacomm": [], "omb": [], "failures": [], "seconds": []} for case in cases}
     rounds_run, last_round = 0, 0.0
@@ -706,7 +727,7 @@ def measure(args, programs: dict[str, Path], argv: list[str]) -> dict:
                       f"{format_figure(case.test, record['omb'][-1]):>13}", flush=True)
             rounds_run, last_round = number + 1, time.monotonic() - round_clock
         omb_thread_level = mpi_init_thread_level(args.python)
-    where = machine()
+    where = dict(machine(), load=[load_at_start, os.getloadavg()[0]])
     rows = []
     for case, record in records.items():
         timed, warmup = work(case.test, case.size, args.quick)
@@ -716,9 +737,10 @@ def measure(args, programs: dict[str, Path], argv: list[str]) -> dict:
                      **compare(case, record["fpgacomm"], record["omb"]), "failures": record["failures"],
                      "rounds": {"fpgacomm": record["fpgacomm"], "omb": record["omb"]}, "seconds": record["seconds"],
                      "commands": {side: command_for(case, args, programs, side) for side in ("fpgacomm", "omb")}})
-    return {"command": reproduce_command(argv), "started": started, "seconds": time.monotonic() - clock,
+    return {"command": reproduce_command(argv), "json": shown_path(args.json), "started": started,
+            "seconds": time.monotonic() - clock,
             "machine": where, "contexts": contexts(runner, omb_thread_level, where),
-            "setup": {"rounds": args.rounds, "rounds_run": rounds_run, "ranks": args.ranks, "quick": args.quick,
+            "setup": {"section": args.section, "rounds": args.rounds, "rounds_run": rounds_run, "ranks": args.ranks, "quick": args.quick,
                       "rehearsal": args.rehearsal, "note": args.note, "mpirun_args": args.mpirun_args},
             "rows": rows}
 
@@ -728,7 +750,8 @@ def main(argv=None) -> int:
     try:
         args = parse_arguments(argv)
         if args.report:
-            parts = [json.loads(path.read_text()) for path in args.report]
+            # Each report's figures are where it lies now, not where it was written.
+            parts = [dict(json.loads(path.read_text()), json=shown_path(path)) for path in args.report]
         else:
             parts = [measure(args, omb_from_options(args), argv)]
     except UsageError as error:
@@ -741,8 +764,9 @@ def main(argv=None) -> int:
         args.json.write_text(json.dumps(parts[0], indent=1))
         print(f"\nwrote {args.json}")
     if args.results:
-        write_section(args.results, section(parts))
-        print(f"wrote the omb_side section of {args.results}")
+        name = args.section or parts[0]["setup"]["section"]
+        write_section(args.results, section(parts, name), name)
+        print(f"wrote the section '{name}' of {args.results}")
     return 1 if any(row["ratio"] is None or row["verdict"] == "missed" for row in rows) else 0
 
 

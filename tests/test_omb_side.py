@@ -53,13 +53,15 @@ def test_fpgacomm_figure_and_context_from_a_result_json():
     result = {"rows": [{"size": 8, "latency_avg": 5e-7}, {"size": MIB, "latency_avg": 1e-4}],
               "params": {"datatype": "MPI_CHAR"},
               "env": {"mpi_library": "Open MPI v4.1.6, package: Open MPI\x00\nmore", "ranks": 4,
-                      "mpi_thread_level": {"requested": "single", "provided": "single"}}}
+                      "mpi_thread_level": {"requested": "single", "provided": "single"},
+                      "fpgacomm_version": "0.1", "git_revision": "abc123"}}
     assert omb_side.fpgacomm_figure(result, "allreduce", MIB) == 1e-4
     with pytest.raises(ValueError, match="no row of 16 B"):
         omb_side.fpgacomm_figure(result, "allreduce", 16)
     context = omb_side.fpgacomm_context(result)
     assert context["mpi_library"] == "Open MPI v4.1.6"
     assert context["thread_level"] == "single (asked single)" and context["datatype"] == "MPI_CHAR"
+    assert context["version"] == "fpgacomm 0.1 (git abc123)"
     assert omb_side.fpgacomm_figure({"rows": [{"size": 8, "message_rate": 3e6}]}, "mbw_mr", 8) == 3e6
 
 
@@ -115,25 +117,30 @@ def test_tests_and_groups_selected_and_unknown_names_refused():
         omb_side.select("lat")
 
 
-def test_the_section_replaces_its_previous_version_only(tmp_path):
+def test_a_section_replaces_its_previous_version_and_no_other(tmp_path):
     path = tmp_path / "RESULTS.md"
     path.write_text("# Measured speed\n\nbefore\n")
-    omb_side.write_section(path, f"{omb_side.BEGIN_MARK}\nfirst\n{omb_side.END_MARK}\n")
+    begin, end = omb_side.marks("2 cores")
+    omb_side.write_section(path, f"{begin}\nfirst\n{end}\n", "2 cores")
+    other_begin, other_end = omb_side.marks("H100")
+    omb_side.write_section(path, f"{other_begin}\nother\n{other_end}\n", "H100")
     path.write_text(path.read_text() + "\nafter\n")
-    omb_side.write_section(path, f"{omb_side.BEGIN_MARK}\nsecond\n{omb_side.END_MARK}\n")
+    omb_side.write_section(path, f"{begin}\nsecond\n{end}\n", "2 cores")
     text = path.read_text()
-    assert "first" not in text and text.count(omb_side.BEGIN_MARK) == 1
-    assert text.startswith("# Measured speed\n\nbefore\n") and text.endswith(f"second\n{omb_side.END_MARK}\n\nafter\n")
+    assert "first" not in text and text.count(begin) == 1 and "other" in text
+    assert text == f"# Measured speed\n\nbefore\n\n{begin}\nsecond\n{end}\n\n{other_begin}\nother\n{other_end}\n\nafter\n"
 
 
 def report(rows, rehearsal="", started="2026-11-24 16:00 UTC"):
     """A run's report as measure() writes it, with hand-made rows."""
-    context = {"mpi_library": "Open MPI v4.1.4", "thread_level": "single (asked single)", "datatypes": "MPI_CHAR"}
-    return {"command": ".venv/bin/python bench/omb_side.py --tests latency", "started": started, "seconds": 12.0,
+    context = {"mpi_library": "Open MPI v4.1.4", "thread_level": "single (asked single)", "datatypes": "MPI_CHAR",
+               "version": "fpgacomm 0.1 (git abc123)"}
+    return {"command": ".venv/bin/python bench/omb_side.py --tests latency", "json": "omb_side-vm.json",
+            "started": started, "seconds": 12.0,
             "machine": {"host": "vm", "cpu": "x86", "cores": 2, "os": "Debian 12", "mpi": "Open MPI 4.1.4",
-                        "mpicc": "/usr/bin/mpicc"},
+                        "mpicc": "/usr/bin/mpicc", "load": [1.5, 2.25]},
             "contexts": {"fpgacomm": context, "omb": dict(context, thread_level="single (MPI_Init, no level asked)")},
-            "setup": {"rounds": 5, "rounds_run": 5, "ranks": 2, "quick": False, "rehearsal": rehearsal, "note": "",
+            "setup": {"section": "vm", "rounds": 5, "rounds_run": 5, "ranks": 2, "quick": False, "rehearsal": rehearsal, "note": "",
                       "mpirun_args": ""},
             "rows": rows}
 
@@ -157,8 +164,11 @@ def test_reports_merge_in_the_cases_order_and_a_later_run_wins(tmp_path):
     results = tmp_path / "RESULTS.md"
     assert omb_side.main(["--report", *map(str, paths), "--results", str(results)]) == 0
     text = results.read_text()
+    assert "## fpgacomm against OSU Micro-Benchmarks 7.4, side by side (vm)" in text
     assert "**Rehearsal, not the record** (quick mode)" in text and "Run 2 of 2: 2026-11-24 17:00 UTC" in text
-    assert "Targets met: 1 of 1." in text
+    assert "| 2 | fpgacomm 0.1 (git abc123) | Open MPI v4.1.4 | single (asked single) | MPI_CHAR |" in text
+    assert f"every round's figures in `{paths[1]}`" in text
+    assert "Targets met: 1 of 1." in text and "load average 1.5 at the start and 2.2 at the end" in text
     assert "| latency | 8 B | 2 | 100 / 10 | latency (lower is better) | 1.000 us | 1.000 us | 1.000 |" in text
     assert omb_side.main(["--report", str(paths[0]), "--results", ""]) == 1  # its latency misses
 
@@ -168,3 +178,5 @@ def test_report_refuses_measuring_options(capsys, tmp_path):
     assert "--report measures nothing, so --rounds would do nothing" in capsys.readouterr().err
     assert omb_side.main(["--report", str(tmp_path / "none.json")]) == 2
     assert "no report at" in capsys.readouterr().err
+    assert omb_side.main(["--report", str(tmp_path / "none.json"), "--section", "a -- b"]) == 2
+    assert "--section 'a -- b': use letters" in capsys.readouterr().err
