@@ -23,8 +23,8 @@ results come back as files, or from several runs that each took part of
 the tests.
 
 Ranks: latency, bw, bibw and the one-sided tests on 2; multi_lat, mbw_mr
-and the collectives on --ranks. A full run (5 rounds of every test) takes
-about 6 minutes on 2 cores, --quick about 4 (starting mpirun dominates).
+and the collectives on --ranks. A full run (5 rounds of every test) took
+7 minutes on a busy 2-core VM, --quick 5 (starting mpirun dominates).
 Exit status: 0 when every target is met, 1 when one is missed or a
 measurement failed, 2 on bad input.
 """
