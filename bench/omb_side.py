@@ -334,8 +334,14 @@ def run_measurement(command: list[str], limit: float) -> tuple[int | None, str]:
 
 
 def failure(status: int | None, output: str, limit: float) -> str:
-    tail = " | ".join(line for line in output.strip().splitlines()[-3:])
-    return f"time limit of {limit:g} s" if status is None else f"exit {status}: {tail}"
+    """Why a measurement failed, in one line: fpgacomm's own message when it
+    printed one (mpirun's report of the exit follows it), else the last lines."""
+    if status is None:
+        return f"time limit of {limit:g} s"
+    # mpirun's rules of dashes may run on from a rank's last line.
+    lines = [line.strip().rstrip("-=") for line in output.splitlines() if line.strip().strip("-=")]
+    own = [line for line in lines if line.startswith("fpgacomm")]
+    return f"exit {status}: {own[-1] if own else ' | '.join(lines[-3:])}"
 
 
 class Runner:

@@ -94,6 +94,15 @@ def test_a_failed_side_leaves_its_rounds_out_of_the_ratio():
     assert omb_side.compare(Case("scatter", 8), [1.0], [2.0])["verdict"] is None
 
 
+def test_a_failure_is_told_in_one_line():
+    output = ("fpgacomm: rank 1: time limit of 0.3 s exceeded (--timeout); aborting-----\n"
+              "mpirun detected that one or more processes exited with non-zero status\n  Exit code:    124\n-----\n")
+    assert omb_side.failure(124, output, 0.3) == "exit 124: fpgacomm: rank 1: time limit of 0.3 s exceeded " \
+                                                 "(--timeout); aborting"
+    assert omb_side.failure(1, "a\nb\nc\nd\n", 5) == "exit 1: b | c | d"
+    assert omb_side.failure(None, "", 5) == "time limit of 5 s"
+
+
 def test_both_sides_get_the_same_flags():
     assert omb_side.common_flags(Case("bw", 4 * MIB), quick=False) == ["-m", "4194304:4194304", "-i", "20", "-x",
                                                                        "2", "-W", "64"]
