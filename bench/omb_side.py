@@ -349,16 +349,13 @@ class Runner:
 
     def __init__(self, args, programs: dict[str, Path], scratch: Path):
         self.args, self.programs, self.scratch = args, programs, scratch
-        self.extra = shlex.split(args.mpirun_args)
         self.contexts = {"fpgacomm": {}, "omb": {}}
 
     def fpgacomm(self, case: Case) -> tuple[float | None, str]:
         output_file = self.scratch / f"{case.test}_{case.size}.json"
         output_file.unlink(missing_ok=True)
-        command = mpirun_command(ranks_for(case.test, self.args.ranks), self.extra) + [
-            str(self.args.python), "-m", "fpgacomm", "--timeout", f"{self.args.test_timeout:g}", "osu", case.test,
-            *common_flags(case, self.args.quick), "--json", str(output_file)]
-        status, output = run_measurement(command, self.args.test_timeout + 10)
+        status, output = run_measurement(fpgacomm_command(case, self.args, str(output_file)),
+                                         self.args.test_timeout + 10)
         if status != 0:
             return None, failure(status, output, self.args.test_timeout)
         try:
@@ -372,7 +369,7 @@ class Runner:
     def omb(self, case: Case) -> tuple[float | None, str]:
         value, note, datatype = run_omb(self.programs[case.test], case.test, case.size,
                                         common_flags(case, self.args.quick), ranks_for(case.test, self.args.ranks),
-                                        self.extra, self.args.test_timeout)
+                                        shlex.split(self.args.mpirun_args), self.args.test_timeout)
         if value is not None:
             self.contexts["omb"][case.test] = {"datatype": datatype}
         return value, note
@@ -393,13 +390,19 @@ def run_omb(program: Path, test: str, size: int, flags: list[str], ranks: int, e
     return value, "" if value is not None else f"no row of {size} B in OMB's output", parsed["datatype"]
 
 
+def fpgacomm_command(case: Case, args, output_file: str) -> list[str]:
+    """One fpgacomm measurement; its own watchdog ends it at the time limit too."""
+    return mpirun_command(ranks_for(case.test, args.ranks), shlex.split(args.mpirun_args)) + [
+        str(args.python), "-m", "fpgacomm", "--timeout", f"{args.test_timeout:g}", "osu", case.test,
+        *common_flags(case, args.quick), "--json", output_file]
+
+
 def command_for(case: Case, args, programs: dict[str, Path], side: str) -> str:
-    """The mpirun command line of one measurement, as the section prints it."""
-    launcher = shlex.join(mpirun_command(ranks_for(case.test, args.ranks), shlex.split(args.mpirun_args)))
-    flags = shlex.join(common_flags(case, args.quick))
+    """The mpirun command line of one measurement, as the report records it."""
     if side == "omb":
-        return f"{launcher} osu_{case.test} {flags}"
-    return f"{launcher} python -m fpgacomm osu {case.test} {flags} --json FILE"
+        return shlex.join(mpirun_command(ranks_for(case.test, args.ranks), shlex.split(args.mpirun_args)) + [
+            str(programs[case.test]), *common_flags(case, args.quick)])
+    return shlex.join(fpgacomm_command(case, args, "FILE"))
 
 
 def mpi_init_thread_level(python: Path) -> str:
