@@ -1,19 +1,21 @@
-"""Point-to-point speed benchmark: fpgacomm against a plain-C MPI reference
-and against the serial staging bound, measured in one invocation.
+"""Point-to-point speed benchmark: fpgacomm's host route against OSU
+Micro-Benchmarks 7.4 itself, its device routes against the serial staging
+bound and the host route, and its memory, measured in one invocation.
 
     python bench/pt2pt.py [--rounds 5] [--out bench/results/pt2pt-HOST.json]
 
-The driver builds bench/reference/omb_reference.c with mpicc, starts two
-ranks that load it beside fpgacomm (same MPI, same thread level), and then
-measures the peak memory of sweeps up to 1 GiB messages in fresh ranks.
-Each figure is the best of --rounds alternating repetitions, because a
-2-core machine is noisy; the ratios are what bench/RESULTS.md records.
+The host-route yardstick is OMB 7.4's osu_latency and osu_bw, built and run
+by bench/omb_side.py's functions (see its --help for --omb-tarball and
+--omb-build): each round starts two ranks that measure fpgacomm, then runs
+OMB with the same sizes, iterations and window, one mpirun per figure. Then
+the peak memory of sweeps up to 1 GiB messages is measured in fresh ranks.
+Each figure is the best of --rounds rounds, because a 2-core machine is
+noisy; the ratios are what bench/RESULTS.md records.
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import platform
 import resource
@@ -23,45 +25,46 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from harness import ENV, build_reference, write_part  # noqa: E402
+import omb_side  # noqa: E402
+from harness import ENV, write_part  # noqa: E402
 
-REFERENCE_LIBRARY = ROOT / "build" / "bench" / "omb_reference.so"
 MiB = 1 << 20
 GiB = 1 << 30
+WINDOW = 64
+OMB_TIMEOUT = 300.0
 
 # (name, kind pair, path, benchmark) sweeps whose peak memory is measured.
 MEMORY_CASES = [("bw H H", ("H", "H"), "auto", "bw"), ("bw D D staged", ("D", "D"), "staged", "bw"),
                 ("bw D D mapped", ("D", "D"), "mapped", "bw"), ("latency D D staged", ("D", "D"), "staged", "latency")]
 MEMORY_SIZES = "256M:1G"
+# (test, size, timed iterations, warm-up) of the host-route figures, the
+# same in fpgacomm and in OMB; "chunk" is the pipelining chunk, known once
+# the ranks have opened their device.
+HOST_LATENCY = ("latency", 8, 20000, 1000)
+HOST_BW = ("bw", 4 * MiB, 10, 2)
+HOST_BW_CHUNK = ("bw", "chunk", 20, 2)
 
 
-def load_reference():
-    library = ctypes.CDLL(str(REFERENCE_LIBRARY))
-    library.reference_latency.restype = ctypes.c_double
-    library.reference_latency.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
-    library.reference_bandwidth.restype = ctypes.c_double
-    library.reference_bandwidth.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int]
-    return library
-
-
-def measure_ranks(rounds: int, platform_name: str) -> dict:
-    """Runs inside both ranks; returns the figures on rank 0."""
+def measure_ranks(platform_name: str) -> dict:
+    """Runs inside both ranks: one round of fpgacomm's figures, on rank 0."""
     from fpgacomm import _core, mpi, osu
     from fpgacomm.devices import DeviceOptions, open_device
 
     comm = mpi.world()
-    fint = comm.py2f()
-    reference = load_reference()
+    # The host route first, before a device (and a CPU device's worker
+    # threads) exists in the process, as in OMB's processes.
+    _, size, iterations, warmup = HOST_LATENCY
+    figures = {"latency_8B_fpgacomm": osu.latency(comm, sizes=[size], iterations=iterations,
+                                                  warmup=warmup).rows[0]["latency_avg"]}
+    _, size, iterations, warmup = HOST_BW
+    figures["bw_4MiB_fpgacomm_HH"] = osu.bw(comm, sizes=[size], window=WINDOW, iterations=iterations,
+                                            warmup=warmup).rows[0]["bandwidth"]
     options = DeviceOptions(platform=platform_name)
     device = open_device(comm, options)
     chunk = _core.default_chunk_bytes(device)
-    best: dict[str, float] = {}
+    figures["chunk_bytes"] = chunk
 
-    def keep(name, value, larger_is_better):
-        old = best.get(name)
-        best[name] = value if old is None else (max(old, value) if larger_is_better else min(old, value))
-
-    def bandwidth(size, mem, path="auto", window=64, iterations=10, chunk_bytes=chunk):
+    def bandwidth(size, mem, path="auto", window=WINDOW, iterations=10, chunk_bytes=chunk):
         result = osu.bw(comm, sizes=[size], mem=mem, path=path, window=window, iterations=iterations, warmup=2,
                         chunk_bytes=chunk_bytes, device=options)
         return result.rows[0]["bandwidth"]
@@ -71,25 +74,42 @@ def measure_ranks(rounds: int, platform_name: str) -> dict:
         comm.Barrier()
         return size / comm.bcast(seconds, root=rank)
 
-    for _ in range(rounds):
-        keep("latency_8B_reference", reference.reference_latency(fint, 8, 20000, 1000), False)
-        keep("latency_8B_fpgacomm", osu.latency(comm, sizes=[8], iterations=20000, warmup=1000).rows[0]["latency_avg"], False)
-        keep("bw_4MiB_reference", reference.reference_bandwidth(fint, 4 * MiB, 64, 10, 2), True)
-        keep("bw_4MiB_fpgacomm_HH", bandwidth(4 * MiB, ("H", "H")), True)
-        keep("bw_4MiB_fpgacomm_DD_mapped", bandwidth(4 * MiB, ("D", "D"), "mapped"), True)
-        for size, window in ((4 * MiB, 64), (16 * MiB, 16), (64 * MiB, 8)):
-            tag = f"{size // MiB}MiB"
-            keep(f"bw_{tag}_fpgacomm_DD_staged", bandwidth(size, ("D", "D"), "staged", window, 5), True)
-            # The serial staging bound, each part at the same chunk size:
-            # device-to-host on the sender, MPI of chunk-sized messages, host-to-device on the receiver.
-            keep(f"d2h_{tag}", copy_bandwidth("d2h", size, 0), True)
-            keep(f"h2d_{tag}", copy_bandwidth("h2d", size, 1), True)
-        keep("hh_chunk_reference", reference.reference_bandwidth(fint, chunk, 64, 20, 2), True)
-        for sweep_chunk in (64 * 1024, 256 * 1024, MiB, 2 * MiB, 4 * MiB, 8 * MiB):
-            keep(f"chunk_{sweep_chunk}_bw_16MiB_DD_staged",
-                 bandwidth(16 * MiB, ("D", "D"), "staged", 16, 5, chunk_bytes=sweep_chunk), True)
-    best["chunk_bytes"] = chunk
-    return best
+    figures["bw_4MiB_fpgacomm_DD_mapped"] = bandwidth(4 * MiB, ("D", "D"), "mapped")
+    for size, window in ((4 * MiB, 64), (16 * MiB, 16), (64 * MiB, 8)):
+        tag = f"{size // MiB}MiB"
+        figures[f"bw_{tag}_fpgacomm_DD_staged"] = bandwidth(size, ("D", "D"), "staged", window, 5)
+        # The serial staging bound, each part at the same chunk size:
+        # device-to-host on the sender, MPI of chunk-sized messages, host-to-device on the receiver.
+        figures[f"d2h_{tag}"] = copy_bandwidth("d2h", size, 0)
+        figures[f"h2d_{tag}"] = copy_bandwidth("h2d", size, 1)
+    for sweep_chunk in (64 * 1024, 256 * 1024, MiB, 2 * MiB, 4 * MiB, 8 * MiB):
+        figures[f"chunk_{sweep_chunk}_bw_16MiB_DD_staged"] = bandwidth(16 * MiB, ("D", "D"), "staged", 16, 5,
+                                                                       chunk_bytes=sweep_chunk)
+    return figures
+
+
+def measure_omb(programs: dict, chunk: int) -> dict:
+    """One round of OMB's host-route figures, one mpirun each."""
+    figures = {}
+    for name, (test, size, iterations, warmup) in (("latency_8B_omb", HOST_LATENCY),
+                                                   ("bw_4MiB_omb", HOST_BW),
+                                                   ("hh_chunk_omb", HOST_BW_CHUNK)):
+        size = chunk if size == "chunk" else size
+        flags = ["-m", f"{size}:{size}", "-i", str(iterations), "-x", str(warmup)]
+        flags += ["-W", str(WINDOW)] if test == "bw" else []
+        value, note, _ = omb_side.run_omb(programs[test], test, size, flags, 2, [], OMB_TIMEOUT)
+        if value is None:
+            raise RuntimeError(f"OMB osu_{test} {' '.join(flags)}: {note}")
+        figures[name] = value
+    return figures
+
+
+def keep_best(best: dict, figures: dict) -> None:
+    """Each figure's best so far: the least latency, the most bandwidth."""
+    for name, value in figures.items():
+        old = best.get(name)
+        lower = name.startswith("latency")
+        best[name] = value if old is None else (min(old, value) if lower else max(old, value))
 
 
 def measure_memory(case: str, platform_name: str) -> dict:
@@ -107,20 +127,21 @@ def measure_memory(case: str, platform_name: str) -> dict:
 
 def launch(platform_name: str, *arguments: str) -> dict:
     output = ROOT / "build" / "bench" / "part.json"
-    command = ["mpirun", "-np", "2", sys.executable, __file__, "--platform", platform_name, "--part", *arguments,
-               "--part-output", str(output)]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    command = omb_side.mpirun_command(2, []) + [sys.executable, __file__, "--platform", platform_name, "--part",
+                                                *arguments, "--part-output", str(output)]
     subprocess.run(command, check=True, env=ENV, timeout=1800)
     return json.loads(output.read_text())
 
 
 def ratios(m: dict) -> list[tuple[str, float, str, bool]]:
     """(what, ratio, target, met) for every speed target of issue 2."""
-    rows = [("osu latency H H 8 B / C reference", m["latency_8B_fpgacomm"] / m["latency_8B_reference"], "<= 1.10",
-             m["latency_8B_fpgacomm"] / m["latency_8B_reference"] <= 1.10),
-            ("osu bw H H 4 MiB / C reference", m["bw_4MiB_fpgacomm_HH"] / m["bw_4MiB_reference"], ">= 0.95",
-             m["bw_4MiB_fpgacomm_HH"] / m["bw_4MiB_reference"] >= 0.95)]
+    rows = [("osu latency H H 8 B / OMB 7.4", m["latency_8B_fpgacomm"] / m["latency_8B_omb"], "<= 1.10",
+             m["latency_8B_fpgacomm"] / m["latency_8B_omb"] <= 1.10),
+            ("osu bw H H 4 MiB / OMB 7.4", m["bw_4MiB_fpgacomm_HH"] / m["bw_4MiB_omb"], ">= 0.95",
+             m["bw_4MiB_fpgacomm_HH"] / m["bw_4MiB_omb"] >= 0.95)]
     for tag in ("4MiB", "16MiB", "64MiB"):
-        bound = 1.0 / (1.0 / m[f"d2h_{tag}"] + 1.0 / m["hh_chunk_reference"] + 1.0 / m[f"h2d_{tag}"])
+        bound = 1.0 / (1.0 / m[f"d2h_{tag}"] + 1.0 / m["hh_chunk_omb"] + 1.0 / m[f"h2d_{tag}"])
         ratio = m[f"bw_{tag}_fpgacomm_DD_staged"] / bound
         rows.append((f"osu bw D D staged {tag} / serial staging bound", ratio, ">= 1.2", ratio >= 1.2))
     mapped = m["bw_4MiB_fpgacomm_DD_mapped"] / m["bw_4MiB_fpgacomm_HH"]
@@ -133,18 +154,26 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--platform", default="", help="OpenCL platform (index or name substring)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / f"pt2pt-{platform.node()}.json"))
+    omb_side.add_omb_options(parser)
     parser.add_argument("--part", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--part-output", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.part:  # inside mpirun
-        figures = (measure_ranks(int(args.part[1]), args.platform) if args.part[0] == "ranks"
-                   else measure_memory(args.part[1], args.platform))
+        figures = measure_ranks(args.platform) if args.part[0] == "ranks" else measure_memory(args.part[1],
+                                                                                            args.platform)
         write_part(args.part_output, figures)
         return 0
 
-    build_reference("omb_reference")
-    figures = launch(args.platform, "ranks", str(args.rounds))
+    try:
+        programs = omb_side.omb_from_options(args)
+    except omb_side.UsageError as error:
+        print(f"pt2pt: error: {error}", file=sys.stderr)
+        return omb_side.EXIT_USAGE
+    figures: dict[str, float] = {}
+    for _ in range(args.rounds):
+        keep_best(figures, launch(args.platform, "ranks"))
+        keep_best(figures, measure_omb(programs, int(figures["chunk_bytes"])))
     memory = [launch(args.platform, "memory", case[0]) for case in MEMORY_CASES]
     table = ratios(figures)
     for case in memory:
