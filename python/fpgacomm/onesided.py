@@ -131,7 +131,7 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     rows, units, samples = _rows(test, sweep(test), validate)
     latency = test.endswith("latency")
     route = "staged" if mem not in ("H", "H!") else "direct"
-    params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "window_creation": window_creation,
+    params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "datatype": "MPI_CHAR", "window_creation": window_creation,
               "sync": sync, "iterations": small, "warmup": small_warmup, "iterations_large": large,
               "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
               "validate": validate, "route": route, "omb_differences": omb_differences([route], validate),
