@@ -10,6 +10,7 @@ always installs it, its absence fails them.
 
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from fpgacomm import Result, _core
 from fpgacomm.devices import describe, kernel_dir
 
 from test_cli import fpgacomm
+from test_mpi import HERE, mpirun
 
 EMULATORS = [info for info in _core.all_devices() if info.emulated and info.type == "fpga"]
 
@@ -120,3 +122,13 @@ def test_gather_on_device_buffers_checks_every_block(emulator, tmp_path):
     result = Result.read_json(out)
     assert result.rows and all(row["validation"] == "pass" for row in result.rows)
     assert json.dumps(result.env["opencl"]["emulated"]) == "true"
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_beff_iec_rings_of_emulated_fpgas(emulator, ranks):
+    """tests/mpi/test_beff_iec.py under mpirun: one rank is HPCC FPGA's
+    loopback, two share both neighbours, three make an odd ring."""
+    run = mpirun(ranks, sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                 str(HERE / "mpi" / "test_beff_iec.py"), timeout=600)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    assert " passed" in run.stdout
