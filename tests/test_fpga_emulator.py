@@ -10,7 +10,9 @@ always installs it, its absence fails them.
 
 import json
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ from fpgacomm.devices import describe, kernel_dir
 from test_cli import fpgacomm
 from test_mpi import HERE, mpirun
 
+ROOT = Path(__file__).resolve().parent.parent
 EMULATORS = [info for info in _core.all_devices() if info.emulated and info.type == "fpga"]
 
 
@@ -132,3 +135,30 @@ def test_beff_iec_rings_of_emulated_fpgas(emulator, ranks):
                  str(HERE / "mpi" / "test_beff_iec.py"), timeout=600)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
     assert " passed" in run.stdout
+
+
+def test_setup_registers_the_cached_emulator_where_it_is_told(emulator, tmp_path):
+    """scripts/fpga_emulator.sh with the cache filled: no download, the
+    manifest checked, and one .icd naming the cached library written into
+    FPGACOMM_ICD_VENDORS beside copies of the system's .icd files."""
+    library = emulator_library()
+    if library is None:
+        pytest.skip("the emulator is registered from elsewhere than set-up's cache")
+    vendors = tmp_path / "vendors"
+    run = subprocess.run([str(ROOT / "scripts" / "fpga_emulator.sh")], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, FPGACOMM_ICD_VENDORS=str(vendors)))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "found in" in run.stdout and "downloading" not in run.stdout
+    assert (vendors / "fpgacomm-intel-fpga-emu.icd").read_text().strip() == str(library)
+    system = {path.name for path in Path("/etc/OpenCL/vendors").glob("*.icd")}
+    assert {path.name for path in vendors.glob("*.icd")} == system | {"fpgacomm-intel-fpga-emu.icd"}
+
+
+def emulator_library():
+    """The libintelocl_emu.so of set-up's cache, if the loader's registry names it."""
+    folders = [os.environ.get("OCL_ICD_VENDORS", "/etc/OpenCL/vendors"), "/etc/OpenCL/vendors"]
+    for folder in folders:
+        icd = Path(folder) / "fpgacomm-intel-fpga-emu.icd"
+        if icd.is_file():
+            return Path(icd.read_text().strip())
+    return None
