@@ -130,9 +130,10 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     across the ranks of one host), sim (the beff_520n fabric simulator,
     `nodes` FPGAs, by default as many as ranks and at least 3). loop_rule:
     hpcc (default for cpu), documented, or adaptive (default for pcie, kernel
-    and iec: each measurement lasts about target_time seconds). reduction: hpcc, or rabenseifner (logavg over the
-    natural ring and `random_rings` random rings). model "520n" adds the
-    channel model's aggregated bandwidth for the same N beside each row.
+    and iec: each measurement lasts about target_time seconds). reduction:
+    hpcc, or rabenseifner (logavg over the natural ring and `random_rings`
+    random rings). model "520n" adds the channel model's aggregated
+    bandwidth for the same N beside each row.
     """
     if comm_type not in COMM_TYPES:
         raise usage_error(f"unknown communication type '{comm_type}'; choose {', '.join(COMM_TYPES)}")

@@ -202,7 +202,8 @@ class Runner {
                        info.label() + " on '" + info.platform_name +
                        "' has none; use an Intel FPGA with a b_eff IEC binary (--binary) or Intel's FPGA "
                        "emulator (--device-type fpga), or --comm-type kernel");
-    for (const char* name : {"beff_iec_recv_left", "beff_iec_recv_right", "beff_iec_send_right", "beff_iec_send_left"}) {
+    for (const char* name :
+         {"beff_iec_recv_left", "beff_iec_recv_right", "beff_iec_send_right", "beff_iec_send_left"}) {
       iec_kernels_.push_back(device_->kernel("beff_iec", name));
       iec_queues_.push_back(std::make_unique<Queue>(*device_));
     }
