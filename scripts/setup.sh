@@ -3,14 +3,19 @@
 # (OpenCL ICD loader and headers, PoCL, Open MPI, Debian's mpi4py/NumPy/
 # Matplotlib/pytest built for /usr/bin/python3, and nbclient/ipykernel/
 # nbformat, with which the tests run the notebooks), a virtual environment
-# in .venv that sees them, and the build of fpgacomm into it.
+# in .venv that sees them, the build of fpgacomm into it, and Intel's FPGA
+# emulation platform for OpenCL registered beside PoCL
+# (scripts/fpga_emulator.sh says where; FPGACOMM_ICD_VENDORS=DIR registers
+# it in DIR instead of the loader's global folder, FPGACOMM_FPGA_EMULATOR=no
+# leaves it out).
 #
 # mpi4py comes from Debian on purpose: it is built against Debian's Open MPI,
 # the same library fpgacomm._core links, which a wheel from PyPI is not.
 #
 # FPGACOMM_PYTHON=/path/to/python uses an existing interpreter that already
 # has mpi4py, NumPy, Matplotlib, pytest, pybind11 and scikit-build-core (as on
-# machines without a package registry) and skips the system packages.
+# machines without a package registry) and skips the system packages and
+# the FPGA emulator (FPGACOMM_FPGA_EMULATOR=yes installs it there too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +48,10 @@ else
   if ! "$python" -c "import scikit_build_core" 2>/dev/null; then
     "$python" -m pip install -q "scikit-build-core>=0.8"
   fi
+fi
+
+if [ -z "${FPGACOMM_PYTHON:-}" ] || [ "${FPGACOMM_FPGA_EMULATOR:-}" = "yes" ]; then
+  scripts/fpga_emulator.sh
 fi
 
 # --no-build-isolation: CMake must see the environment's mpi4py (its C API

@@ -6,4 +6,7 @@ MPI is imported lazily, at the thread level fpgacomm needs (fpgacomm.mpi).
 """
 
 from ._core import __version__  # noqa: F401  (the build's version)
+from .devices import use_user_icd_vendors
 from .result import Result  # noqa: F401
+
+use_user_icd_vendors()  # before any OpenCL call of any module

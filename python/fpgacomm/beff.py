@@ -12,14 +12,15 @@ mean of B(m) over the sizes run. docs/METHODS.md ("b_eff") states every rule.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
-from . import _core, environment, fabric, mpi
+from . import _core, beff_iec, environment, fabric, mpi
 from .devices import DeviceOptions, open_device
 from .osu import usage_error
 from .result import Result
 
-COMM_TYPES = ("cpu", "pcie", "kernel", "sim", "iec")
+COMM_TYPES = ("cpu", "pcie", "kernel", "iec", "sim")
 LOOP_RULES = ("hpcc", "documented", "adaptive")
 MODELS = ("520n",)
 REDUCTIONS = ("hpcc", "rabenseifner")
@@ -123,13 +124,16 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
 
     comm_type: cpu (host buffers), pcie (device buffers staged through the
     host every exchange), kernel (as pcie, messages written and checked by
-    device kernels), sim (the beff_520n fabric simulator, `nodes` FPGAs, by
-    default as many as ranks and at least 3), iec (needs an FPGA bitstream:
-    an error says why). loop_rule: hpcc (default for cpu), documented, or
-    adaptive (default for pcie and kernel: each measurement lasts about
-    target_time seconds). reduction: hpcc, or rabenseifner (logavg over the
-    natural ring and `random_rings` random rings). model "520n" adds the
-    channel model's aggregated bandwidth for the same N beside each row.
+    device kernels), iec (HPCC FPGA's IEC mode: kernels/beff_iec.cl's kernels
+    stream and check every message over Intel external channels, on a board
+    from --binary or on Intel's FPGA emulator, whose channels beff_iec joins
+    across the ranks of one host), sim (the beff_520n fabric simulator,
+    `nodes` FPGAs, by default as many as ranks and at least 3). loop_rule:
+    hpcc (default for cpu), documented, or adaptive (default for pcie, kernel
+    and iec: each measurement lasts about target_time seconds). reduction:
+    hpcc, or rabenseifner (logavg over the natural ring and `random_rings`
+    random rings). model "520n" adds the channel model's aggregated
+    bandwidth for the same N beside each row.
     """
     if comm_type not in COMM_TYPES:
         raise usage_error(f"unknown communication type '{comm_type}'; choose {', '.join(COMM_TYPES)}")
@@ -160,12 +164,13 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     hosts = _core.host_names(comm)
     dev = open_device(comm, device_options, hosts) if comm_type != "cpu" else None
     if comm_type == "iec":
-        raise usage_error(_iec_unavailable(dev))
+        beff_iec.check_iec_device(comm, dev, hosts)
     ranks = comm.Get_size()
     rows, rank_timings, rings, details = [], [], {}, {}
     for name, order in _patterns(reduction, ring_order, seed, random_rings, ranks):
-        raw = _core.run_beff(comm, dev, comm_type, sizes, loop_lengths, target_time, upper, repetitions,
-                             validation_iterations, order, device_options.bank, chunk_bytes or 0, slots)
+        with _channels(comm, comm_type, dev, order):
+            raw = _core.run_beff(comm, dev, comm_type, sizes, loop_lengths, target_time, upper, repetitions,
+                                 validation_iterations, order, device_options.bank, chunk_bytes or 0, slots)
         rings[name] = order
         details = {"route": raw["route"], "chunk_bytes": raw["chunk_bytes"]}
         for timing in raw["sizes"]:
@@ -207,13 +212,12 @@ def _headline(rows: list, reduction: str, sizes: int) -> dict:
     return {"b_eff": value, "b_eff_reduction": how, "b_eff_per_pattern": means}
 
 
-def _iec_unavailable(dev) -> str:
-    info = dev.info
-    return (f"--comm-type iec needs Intel external channels: an Intel FPGA (such as a BittWare 520N) "
-            f"programmed with HPCC FPGA's b_eff IEC bitstream, whose kernels drive the serial links between "
-            f"boards; {info.label()} on '{info.platform_name}' has no external channels, and fpgacomm runs no "
-            f"IEC bitstream. Use --comm-type kernel (device kernels, staged transfers), pcie, cpu, or sim "
-            f"(the 520N's channels simulated)")
+def _channels(comm, comm_type: str, dev, order: list[int]):
+    """Where the IEC kernels find their channels: the emulator's files, wired
+    for this ring (beff_iec); a board's cables need nothing."""
+    if comm_type == "iec" and dev.info.emulated:
+        return beff_iec.emulated_channels(comm, order)
+    return contextlib.nullcontext()
 
 
 def _simulated(comm, sizes: list, nodes: int | None, params: dict) -> Result:

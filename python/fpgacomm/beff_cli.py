@@ -16,15 +16,16 @@ def register(subparsers) -> None:
                     "1 MiB). Example: mpirun -np 4 fpgacomm beff --comm-type kernel -m 16")
     parser.add_argument("--comm-type", choices=COMM_TYPES, default="cpu",
                         help="cpu: host buffers; pcie: device buffers staged through the host; kernel: as pcie, "
-                             "messages written and checked by device kernels; sim: simulated 520N links; "
-                             "iec: Intel external channels (needs an FPGA bitstream)")
+                             "messages written and checked by device kernels; iec: HPCC FPGA's IEC mode, kernels "
+                             "streaming over Intel external channels (an Intel FPGA with --binary, or Intel's FPGA "
+                             "emulator with --device-type fpga, ranks on one host); sim: simulated 520N links")
     parser.add_argument("--min-size", type=int, default=0, metavar="LOG2", help="smallest message 2^LOG2 bytes")
     parser.add_argument("-m", type=int, default=20, metavar="LOG2", dest="max_size",
                         help="largest message 2^LOG2 bytes (default 20)")
     parser.add_argument("--step-size", type=int, default=1, metavar="LOG2", help="step between sizes in log2")
     parser.add_argument("--loop-rule", choices=LOOP_RULES,
                         help="loop length per size: hpcc (HPCC FPGA v1.3, default for cpu), documented "
-                             "(seed 000's formula) or adaptive (default for pcie and kernel)")
+                             "(seed 000's formula) or adaptive (default for pcie, kernel and iec)")
     parser.add_argument("-u", "--upper", type=int, default=UPPER, help="largest loop length")
     parser.add_argument("-l", "--lower", type=int, default=LOWER, help="smallest loop length")
     parser.add_argument("-o", "--offset", type=int, default=OFFSET, help="log2 size where the loop length starts to fall")

@@ -42,6 +42,23 @@ def kernel_dir() -> str:
     return str(Path(__file__).resolve().parent / "kernels")
 
 
+def user_icd_vendors() -> str:
+    """The folder where scripts/fpga_emulator.sh registers the FPGA emulator,
+    beside copies of the system's .icd files, when set-up runs without root."""
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data, "fpgacomm", "OpenCL", "vendors")
+
+
+def use_user_icd_vendors() -> None:
+    """Points the ICD loader at user_icd_vendors() when set-up made it and the
+    user chose no registry (OCL_ICD_VENDORS, OCL_ICD_FILENAMES): without root
+    the emulator cannot be registered globally. Debian's loader reads the
+    variable at the first OpenCL call, so this works after loading _core."""
+    folder = user_icd_vendors()
+    if "OCL_ICD_VENDORS" not in os.environ and "OCL_ICD_FILENAMES" not in os.environ and os.path.isdir(folder):
+        os.environ["OCL_ICD_VENDORS"] = folder
+
+
 def configure_runtime(local_rank: int, local_ranks: int) -> None:
     """Environment the OpenCL runtime reads once, before its first call.
 
@@ -106,7 +123,7 @@ def describe(probe: bool = True, bank: int = 0) -> list[dict]:
                "name": info.name, "vendor": info.vendor, "type": info.type, "version": info.version,
                "driver_version": info.driver_version, "global_mem_bytes": info.global_mem_bytes,
                "max_alloc_bytes": info.max_alloc_bytes, "host_unified_memory": info.host_unified_memory,
-               "kinds": [], "unavailable": {}}
+               "emulated": info.emulated, "kinds": [], "unavailable": {}}
         if probe:
             device = _core.Device(info, kernel_dir())
             for kind in MEMORY_KINDS:

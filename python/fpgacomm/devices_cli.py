@@ -23,7 +23,8 @@ def format_table(table: list[dict]) -> str:
     for row in table:
         lines.append(f"platform {row['platform_index']} '{row['platform']}' ({row['platform_version']})")
         lines.append(f"  device {row['device_index']}: {row['name']}")
-        lines.append(f"    type {row['type']}, {row['version']}, driver {row['driver_version']}")
+        emulated = " (emulated: timings are not the device's)" if row["emulated"] else ""
+        lines.append(f"    type {row['type']}{emulated}, {row['version']}, driver {row['driver_version']}")
         lines.append(f"    global memory {human_bytes(row['global_mem_bytes'])}, "
                      f"max allocation {human_bytes(row['max_alloc_bytes'])}, "
                      f"host-unified memory {'yes' if row['host_unified_memory'] else 'no'}")

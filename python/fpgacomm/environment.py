@@ -11,7 +11,10 @@ import numpy
 
 from . import __version__, _core, mpi
 
-_RUNTIME_VARIABLES = ("FPGA_MAPPING", "POCL_MAX_PTHREAD_COUNT", "POCL_CACHE_DIR", "OMP_NUM_THREADS")
+_RUNTIME_VARIABLES = ("FPGA_MAPPING", "POCL_MAX_PTHREAD_COUNT", "POCL_CACHE_DIR", "OMP_NUM_THREADS",
+                      "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES")
+EMULATION_NOTE = ("software emulation: kernels and copies run on the host's cores, so these timings are the "
+                  "emulator's, not an FPGA's performance")
 
 
 def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
@@ -21,7 +24,7 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
     label = ""
     info = device.info if device is not None else None
     if info is not None:
-        label = f"{info.label()} on '{info.platform_name}'"
+        label = f"{info.label()} on '{info.platform_name}'" + (" (emulated)" if info.emulated else "")
     devices = comm.allgather(label)
     per_node = {host: hosts.count(host) for host in dict.fromkeys(hosts)}
     env = {
@@ -47,5 +50,7 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
                          "device": info.name, "device_type": info.type, "device_version": info.version,
                          "driver_version": info.driver_version, "global_mem_bytes": info.global_mem_bytes,
                          "max_alloc_bytes": info.max_alloc_bytes,
-                         "host_unified_memory": info.host_unified_memory}
+                         "host_unified_memory": info.host_unified_memory, "emulated": info.emulated}
+        if info.emulated:
+            env["opencl"]["emulation"] = EMULATION_NOTE
     return env

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <memory>
 
 #include "bench/ring.hpp"
@@ -36,6 +37,24 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// An in-order queue of the runner's own: the IEC kernels must run at once,
+// as on a board, and an in-order queue runs one kernel at a time.
+class Queue {
+ public:
+  explicit Queue(Device& device) {
+    cl_int status = CL_SUCCESS;
+    queue_ = clCreateCommandQueue(device.context(), device.info().id, 0, &status);
+    cl_check(status, "clCreateCommandQueue", "opening a queue for an IEC kernel");
+  }
+  ~Queue() { clReleaseCommandQueue(queue_); }
+  Queue(const Queue&) = delete;
+  Queue& operator=(const Queue&) = delete;
+  cl_command_queue get() const { return queue_; }
+
+ private:
+  cl_command_queue queue_ = nullptr;
+};
+
 std::vector<std::uint8_t> message(std::uint64_t size, std::uint64_t stamp) {
   std::vector<std::uint8_t> bytes(size);
   for (std::uint64_t i = 0; i < size; ++i) bytes[i] = beff_message_byte(i, size, stamp);
@@ -56,6 +75,10 @@ class Runner {
       throw UsageError("the ring has " + std::to_string(options.ring.size()) + " positions for " +
                        std::to_string(comm.size()) + " ranks");
     neighbours_ = ring_neighbours(options.ring, comm.rank());
+    if (options.type == BeffType::Iec) {
+      open_iec();
+      return;
+    }
     const MemKind kind = options.type == BeffType::Cpu ? MemKind::Host : MemKind::Device;
     if (is_device_kind(kind) && !device)
       throw UsageError("b_eff --comm-type pcie and kernel need an OpenCL device, and none was opened");
@@ -75,10 +98,23 @@ class Runner {
     }
   }
 
+  // The emulator's channel files belong to this run's wiring: the next run
+  // must build the IEC program anew, so that it opens the files of its own.
+  ~Runner() {
+    if (options_.type != BeffType::Iec || !device_ || !device_->info().emulated) return;
+    try {
+      device_->release_program("beff_iec");
+    } catch (const std::exception& e) {
+      std::cerr << "fpgacomm: warning: " << e.what() << "\n";
+    }
+  }
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
   BeffRun run() {
     BeffRun result;
     result.chunk_bytes = transfers_.options().chunk_bytes;
-    result.route = route_name(route_);
+    result.route = options_.type == BeffType::Iec ? "io channels" : route_name(route_);
     for (std::size_t i = 0; i < options_.sizes.size(); ++i) {
       const std::uint64_t size = options_.sizes[i];
       BeffSize timing;
@@ -146,9 +182,55 @@ class Runner {
   double measure(std::uint64_t size, std::uint64_t loops) {
     comm_.barrier();
     const double start = MPI_Wtime();
-    for (std::uint64_t i = 0; i < loops; ++i) exchange(size);
+    if (options_.type == BeffType::Iec) {
+      stream_iec(size, loops);
+    } else {
+      for (std::uint64_t i = 0; i < loops; ++i) exchange(size);
+    }
     if (device_) device_->finish();
     return MPI_Wtime() - start;
+  }
+
+  // HPCC FPGA's IEC mode: no device buffers and no MPI transfers; the four
+  // kernels, on four queues, stream and check the messages themselves.
+  void open_iec() {
+    if (!device_)
+      throw UsageError("b_eff --comm-type iec needs an OpenCL device, and none was opened");
+    const DeviceInfo& info = device_->info();
+    if (!info.has_extension("cl_intel_channels"))
+      throw UsageError("b_eff --comm-type iec needs Intel external channels (cl_intel_channels), and " +
+                       info.label() + " on '" + info.platform_name +
+                       "' has none; use an Intel FPGA with a b_eff IEC binary (--binary) or Intel's FPGA "
+                       "emulator (--device-type fpga), or --comm-type kernel");
+    for (const char* name :
+         {"beff_iec_recv_left", "beff_iec_recv_right", "beff_iec_send_right", "beff_iec_send_left"}) {
+      iec_kernels_.push_back(device_->kernel("beff_iec", name));
+      iec_queues_.push_back(std::make_unique<Queue>(*device_));
+    }
+    error_counter_ = std::make_unique<Buffer>(device_, MemKind::Device, 2 * sizeof(cl_uint));
+  }
+
+  // One launch of each IEC kernel for `loops` messages each way; waits for all.
+  void stream_iec(std::uint64_t size, std::uint64_t loops) {
+    const cl_ulong bytes = size, count = loops, first = sequence_;
+    const cl_uint me = static_cast<cl_uint>(comm_.rank());
+    const cl_uint left = static_cast<cl_uint>(neighbours_.left), right = static_cast<cl_uint>(neighbours_.right);
+    const cl_mem errors = error_counter_->mem();
+    // Receivers first: on the emulator a send blocks until its reader is there.
+    set_args(iec_kernels_[0], "beff_iec_recv_left", bytes, count, first, left, errors);
+    set_args(iec_kernels_[1], "beff_iec_recv_right", bytes, count, first, right, errors);
+    set_args(iec_kernels_[2], "beff_iec_send_right", bytes, count, first, me);
+    set_args(iec_kernels_[3], "beff_iec_send_left", bytes, count, first, me);
+    const std::size_t one = 1;
+    for (std::size_t k = 0; k < iec_kernels_.size(); ++k) {
+      cl_check(clEnqueueNDRangeKernel(iec_queues_[k]->get(), iec_kernels_[k], 1, nullptr, &one, &one, 0, nullptr,
+                                      nullptr),
+               "clEnqueueNDRangeKernel", "launching a b_eff IEC kernel");
+      cl_check(clFlush(iec_queues_[k]->get()), "clFlush", "launching a b_eff IEC kernel");
+    }
+    for (const auto& queue : iec_queues_)
+      cl_check(clFinish(queue->get()), "clFinish", "waiting for the b_eff IEC kernels");
+    sequence_ += loops;
   }
 
   // Rabenseifner's rule: trial loops doubling until they last a tenth of the
@@ -193,6 +275,7 @@ class Runner {
   // read back through a fresh host copy; receive buffers are cleared first
   // so that a message that never arrives cannot pass as the previous one.
   void validate(std::uint64_t size) {
+    if (options_.type == BeffType::Iec) return;  // its receive kernels checked every message
     const int me = comm_.rank();
     for (int v = 0; v < options_.validation_iterations; ++v) {
       const std::uint64_t sequence = sequence_;
@@ -265,12 +348,13 @@ class Runner {
   // Adds the kernel type's device count of wrong bytes to errors_ and
   // clears it (the device checks every message it receives).
   void collect_device_errors() {
-    if (options_.type != BeffType::Kernel) return;
+    if (options_.type != BeffType::Kernel && options_.type != BeffType::Iec) return;
     device_->finish();
-    cl_uint count = 0;
-    error_counter_->read(&count, sizeof count);
-    if (count) error_counter_->fill_zero();
-    errors_ += count;
+    cl_uint counts[2] = {0, 0};
+    const std::size_t slots = options_.type == BeffType::Iec ? 2 : 1;  // IEC: one per receive kernel
+    error_counter_->read(counts, slots * sizeof(cl_uint));
+    if (counts[0] || counts[1]) error_counter_->fill_zero();
+    errors_ += counts[0] + counts[1];
   }
 
   const Communicator& comm_;
@@ -281,6 +365,8 @@ class Runner {
   Route route_ = Route::Direct;
   std::unique_ptr<Buffer> send_right_, send_left_, recv_left_, recv_right_, error_counter_;
   cl_kernel send_kernel_ = nullptr, recv_kernel_ = nullptr;
+  std::vector<cl_kernel> iec_kernels_;  // receive left, receive right, send right, send left
+  std::vector<std::unique_ptr<Queue>> iec_queues_;
   // Every rank runs the same exchanges, so the count names an exchange alike everywhere.
   std::uint64_t sequence_ = 0;
   std::uint64_t errors_ = 0;  // wrong bytes this rank received in the current size
@@ -292,7 +378,8 @@ BeffType parse_beff_type(const std::string& name) {
   if (name == "cpu") return BeffType::Cpu;
   if (name == "pcie") return BeffType::Pcie;
   if (name == "kernel") return BeffType::Kernel;
-  throw UsageError("unknown b_eff communication type '" + name + "'; choose cpu, pcie, kernel, sim or iec");
+  if (name == "iec") return BeffType::Iec;
+  throw UsageError("unknown b_eff communication type '" + name + "'; choose cpu, pcie, kernel, iec or sim");
 }
 
 std::uint64_t beff_stamp(int sender, int direction, std::uint64_t sequence) {

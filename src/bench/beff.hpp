@@ -17,7 +17,12 @@ namespace fpgacomm {
 // cpu: host buffers, MPI only. pcie: device buffers staged through the host
 // on every exchange. kernel: as pcie, and a send kernel writes each message
 // on the device while a receive kernel checks it there (kernels/beff.cl).
-enum class BeffType { Cpu, Pcie, Kernel };
+// iec: HPCC FPGA's IEC mode, send and receive kernels streaming every
+// message over Intel external channels (kernels/beff_iec.cl), one launch per
+// measured execution; the host only launches them, MPI only synchronises.
+// Its channels must be cabled (a board) or joined (the emulator's channel
+// files: the caller's working directory holds them, see beff_iec.py).
+enum class BeffType { Cpu, Pcie, Kernel, Iec };
 BeffType parse_beff_type(const std::string& name);
 
 struct BeffOptions {

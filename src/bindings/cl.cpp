@@ -34,6 +34,7 @@ void bind_cl(py::module_& m) {
       .def_readonly("global_mem_bytes", &DeviceInfo::global_mem_bytes)
       .def_readonly("max_alloc_bytes", &DeviceInfo::max_alloc_bytes)
       .def_readonly("host_unified_memory", &DeviceInfo::host_unified_memory)
+      .def_readonly("emulated", &DeviceInfo::emulated)
       .def("label", &DeviceInfo::label)
       .def("__repr__", [](const DeviceInfo& d) { return "<DeviceInfo " + d.label() + ">"; });
 

@@ -191,9 +191,17 @@ void Buffer::write(const void* source, std::uint64_t bytes, std::uint64_t offset
     std::memcpy(host_ + offset, source, bytes);
     return;
   }
-  cl_check(clEnqueueWriteBuffer(device_->to_device_queue(), mem_, CL_TRUE, offset, bytes, source, 0, nullptr,
-                                nullptr),
-           "clEnqueueWriteBuffer", "writing " + std::to_string(bytes) + " bytes to " + mem_kind_name(kind_));
+  // A blocking write only promises that `source` may be reused, not that the
+  // buffer holds the data (OpenCL 1.2, 5.2.2): Intel's FPGA emulator returns
+  // before the copy is done, and a read on the other queue then sees the old
+  // bytes. Waiting for the command's event makes the write complete here.
+  const std::string what = "writing " + std::to_string(bytes) + " bytes to " + mem_kind_name(kind_);
+  cl_event done = nullptr;
+  cl_check(clEnqueueWriteBuffer(device_->to_device_queue(), mem_, CL_TRUE, offset, bytes, source, 0, nullptr, &done),
+           "clEnqueueWriteBuffer", what);
+  const cl_int waited = clWaitForEvents(1, &done);
+  clReleaseEvent(done);
+  cl_check(waited, "clWaitForEvents", what);
 }
 
 void Buffer::read(void* destination, std::uint64_t bytes, std::uint64_t offset) const {

@@ -113,6 +113,23 @@ cl_kernel Device::kernel(const std::string& file, const std::string& name) {
   return kernel;
 }
 
+void Device::release_program(const std::string& file) {
+  const std::string key = binary_path_.empty() ? file : "";
+  const auto found = programs_.find(key);
+  if (found == programs_.end()) return;
+  for (auto kernel = kernels_.begin(); kernel != kernels_.end();) {
+    // With a binary every kernel is the binary's, whatever file it was asked under.
+    if (key.empty() || kernel->first.rfind(file + "/", 0) == 0) {
+      cl_check(clReleaseKernel(kernel->second), "clReleaseKernel", "releasing kernel '" + kernel->first + "'");
+      kernel = kernels_.erase(kernel);
+    } else {
+      ++kernel;
+    }
+  }
+  cl_check(clReleaseProgram(found->second), "clReleaseProgram", "releasing the program of " + file);
+  programs_.erase(found);
+}
+
 void Device::touch(cl_mem buffer) {
   cl_kernel placeholder = kernel("placeholder", "placeholder");
   cl_check(clSetKernelArg(placeholder, 0, sizeof(cl_mem), &buffer), "clSetKernelArg", "touching a buffer");

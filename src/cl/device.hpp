@@ -27,6 +27,12 @@ class Device {
   // A kernel from kernels/<file>.cl (or from the binary), built once.
   cl_kernel kernel(const std::string& file, const std::string& name);
 
+  // Releases the program of kernels/<file>.cl (or the binary's) and its
+  // kernels; the next kernel() builds it anew. Intel's FPGA emulator opens a
+  // program's io channel files at its first launch, in the working directory
+  // of that moment, and keeps them while the program lives.
+  void release_program(const std::string& file);
+
   // Launches the empty placeholder kernel on `buffer` and waits, so the
   // runtime must assume the device changed it (seed 002 section 3.1.2).
   void touch(cl_mem buffer);

@@ -47,13 +47,28 @@ std::string lower(std::string text) {
   return text;
 }
 
+// Intel's emulator names itself in its platform ("Intel(R) FPGA Emulation
+// Platform for OpenCL(TM)") and older SDKs in the device ("Emulated Device").
+bool names_an_emulator(const DeviceInfo& d) {
+  return (lower(d.platform_name) + " " + lower(d.name)).find("emulat") != std::string::npos;
+}
+
+// Keeps the devices that `wanted` accepts, if any does; else leaves all.
+template <class Predicate>
+void prefer(std::vector<DeviceInfo>& devices, Predicate wanted) {
+  if (std::any_of(devices.begin(), devices.end(), wanted))
+    devices.erase(std::remove_if(devices.begin(), devices.end(), [&](const DeviceInfo& d) { return !wanted(d); }),
+                  devices.end());
+}
+
 bool is_index(const std::string& text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 std::string choices(const std::vector<DeviceInfo>& devices) {
   std::string text;
-  for (const auto& d : devices) text += "\n  " + d.label() + " on '" + d.platform_name + "' (" + d.type + ")";
+  for (const auto& d : devices)
+    text += "\n  " + d.label() + " on '" + d.platform_name + "' (" + d.type + (d.emulated ? ", emulated" : "") + ")";
   return text.empty() ? " none (is an OpenCL ICD installed? see README.md)" : text;
 }
 
@@ -102,6 +117,7 @@ std::vector<DeviceInfo> all_devices() {
       info.global_mem_bytes = device_value<cl_ulong>(ids[d], CL_DEVICE_GLOBAL_MEM_SIZE);
       info.max_alloc_bytes = device_value<cl_ulong>(ids[d], CL_DEVICE_MAX_MEM_ALLOC_SIZE);
       info.host_unified_memory = device_value<cl_bool>(ids[d], CL_DEVICE_HOST_UNIFIED_MEMORY) == CL_TRUE;
+      info.emulated = names_an_emulator(info);
       devices.push_back(std::move(info));
     }
   }
@@ -123,12 +139,13 @@ std::vector<DeviceInfo> select_devices(const DeviceSelection& selection) {
     if (match && (type == "all" || type == "auto" || d.type == type)) by_platform.push_back(d);
   }
   // auto: a machine with an accelerator and a CPU platform (PoCL beside a
-  // GPU driver) would otherwise pair rank 0's GPU with rank 1's CPU device.
-  const auto accelerator = [](const DeviceInfo& d) { return d.type == "fpga" || d.type == "gpu"; };
-  if (type == "auto" && std::any_of(by_platform.begin(), by_platform.end(), accelerator))
-    by_platform.erase(std::remove_if(by_platform.begin(), by_platform.end(),
-                                     [&](const DeviceInfo& d) { return !accelerator(d); }),
-                      by_platform.end());
+  // GPU driver) would otherwise pair rank 0's GPU with rank 1's CPU device;
+  // and an emulator, which runs kernels on the host's cores at a fraction of
+  // PoCL's speed, is never the default while anything else is there.
+  const auto real = [](const DeviceInfo& d) { return !d.emulated; };
+  if (type == "auto")
+    prefer(by_platform, [&](const DeviceInfo& d) { return real(d) && (d.type == "fpga" || d.type == "gpu"); });
+  prefer(by_platform, real);
   std::vector<DeviceInfo> chosen;
   if (is_index(selection.device)) {
     const auto index = static_cast<std::size_t>(std::stoul(selection.device));

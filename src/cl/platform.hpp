@@ -19,6 +19,9 @@ struct DeviceInfo {
   std::uint64_t global_mem_bytes = 0;
   std::uint64_t max_alloc_bytes = 0;
   bool host_unified_memory = false;
+  // A software emulation of the device (Intel's FPGA emulation platform):
+  // its kernels run on the host's cores and its timings are not the device's.
+  bool emulated = false;
 
   bool has_extension(const std::string& extension) const;
   // "platform 0 device 1 'name'", for messages.
@@ -30,7 +33,10 @@ std::vector<DeviceInfo> all_devices();
 
 // Which devices a run may use: platform and device by index or by a
 // case-insensitive name substring (empty = any), type fpga|gpu|cpu|all, or
-// auto (the default): the accelerators (fpga, gpu) when any match, else all.
+// auto (the default): the real accelerators (fpga, gpu) when any match, else
+// every device that is not an emulator, else all. A type takes its real
+// devices when there are any, else its emulated ones (--device-type fpga on
+// a machine with only Intel's FPGA emulator takes the emulator).
 struct DeviceSelection {
   std::string platform;
   std::string device;
