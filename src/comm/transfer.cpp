@@ -70,9 +70,12 @@ void run_receive_hook(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes)
   if (const ReceiveHook& hook = receive_hook()) hook(buffer, offset, bytes);
 }
 
+bool copies_use_host_cores(const Device* device) {
+  return !device || device->info().type == "cpu" || device->info().emulated;
+}
+
 std::uint64_t default_chunk_bytes(const Device* device) {
-  const bool cpu = !device || device->info().type == "cpu";
-  return cpu ? std::uint64_t(1) << 20 : std::uint64_t(4) << 20;
+  return copies_use_host_cores(device) ? std::uint64_t(1) << 20 : std::uint64_t(4) << 20;
 }
 
 Transfers::Transfers(const Communicator& comm, Device* device, TransferOptions options)
@@ -425,7 +428,7 @@ void Transfers::wait_all() {
   // memory, a sender's progress moves its data). A CPU device copies with
   // the host's cores, so there a rank whose next send waits for its chunk
   // sleeps on that copy, and otherwise backs off instead of spinning.
-  const bool copies_need_host_cores = device_->info().type == "cpu";
+  const bool copies_need_host_cores = copies_use_host_cores(device_);
   std::optional<Backoff> backoff;
   if (copies_need_host_cores) backoff.emplace();
   while (true) {

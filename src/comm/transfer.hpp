@@ -46,9 +46,14 @@ struct TransferOptions {
   int slots = 4;                  // staging buffers per direction: chunks in flight
 };
 
-// The measured best pipelining chunk (bench/RESULTS.md): 1 MiB where a CPU
-// device's copies share the host's cores, 4 MiB where an accelerator's copy
-// engines make each command's fixed cost the thing to amortise.
+// Whether the device's copies run on the host's cores: a CPU device's, and
+// an emulator's (Intel's FPGA emulator copies with host memcpy), so a rank
+// waiting for them must leave the cores free rather than poll.
+bool copies_use_host_cores(const Device* device);
+
+// The measured best pipelining chunk (bench/RESULTS.md): 1 MiB where the
+// copies share the host's cores, 4 MiB where an accelerator's copy engines
+// make each command's fixed cost the thing to amortise.
 std::uint64_t default_chunk_bytes(const Device* device);
 
 // The life of each staged chunk of the batches waited for while a Timeline
