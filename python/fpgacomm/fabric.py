@@ -580,29 +580,41 @@ def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, 
                     "mean_links": "", "throughput": "B/s", "duration": "s", "events": ""})
 
 
-def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None) -> Result:
+def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse: bool = True,
+                 details: bool = True) -> Result:
     """Runs a staged schedule: each stage a list of transfers (src, dst,
-    bytes[, port[, lane]]), started together; the next stage starts after
-    the host's crossbar set-up and barrier (seed 004 eq. 7's procedure).
-    reconfigure (default: the fabric has a virtual topology, VCSN) adds the
-    MAC-table write first. One row per stage; the first row, stage "setup",
-    is the control before the first transfer; "end" of the last row is the
-    schedule's time. samples["N"] holds stage N's transfers' completion
-    times after the stage's start, in the order given."""
+    bytes[, port[, lane]]) or runs of them (count, src, src_step, dst,
+    dst_step, bytes, port, lane: the i-th from src + i*src_step to dst +
+    i*dst_step, mod the node count), started together; the next stage starts
+    after the host's crossbar set-up and barrier (seed 004 eq. 7's
+    procedure). reconfigure (default: the fabric has a virtual topology,
+    VCSN) adds the MAC-table write first. Each stage starts from an empty
+    network: reuse simulates each distinct group of independent transfers
+    once and gives times bit-identical to reuse=False, which simulates every
+    stage in full (docs/FABRIC.md, "Exact reuse"). One row per stage; the
+    first row, stage "setup", is the control before the first transfer;
+    "end" of the last row is the schedule's time. details: samples["N"]
+    holds stage N's transfers' completion times after the stage's start, in
+    the order given."""
     fabric = _fabric(fabric)
     if reconfigure is None:
         reconfigure = fabric.virtual_topology
-    r = _sim.run_schedule(fabric.spec, [[tuple(t) for t in stage] for stage in stages], bool(reconfigure))
+    r = _sim.run_schedule(fabric.spec, [[tuple(t) for t in stage] for stage in stages], bool(reconfigure),
+                          bool(reuse), bool(details))
     rows = [{"stage": "setup", "start": 0.0, "transfer": 0.0, "control": r["setup"], "end": r["setup"],
-             "bytes": 0}]
+             "bytes": 0, "transfers": 0}]
     for index, stage in enumerate(r["stages"], 1):
         rows.append({"stage": str(index), "start": stage["start"], "transfer": stage["transfer"],
                      "control": stage["control"], "end": stage["start"] + stage["transfer"] + stage["control"],
-                     "bytes": stage["bytes"]})
-    return Result("fabric_schedule", {**fabric.params(), "stages": len(stages), "reconfigure": bool(reconfigure),
-                                      "events": r["events"]}, _env(), rows,
-                  {"stage": "", "start": "s", "transfer": "s", "control": "s", "end": "s", "bytes": "B"},
-                  samples={str(index): stage["done"] for index, stage in enumerate(r["stages"], 1)})
+                     "bytes": stage["bytes"], "transfers": stage["transfers"]})
+    params = {**fabric.params(), "stages": len(stages), "reconfigure": bool(reconfigure),
+              **{key: r[key] for key in ("events", "events_simulated", "groups", "distinct_groups",
+                                         "mean_depth")},
+              "reuse": r["reused"], "reuse_note": r["note"]}
+    samples = {str(index): stage["done"] for index, stage in enumerate(r["stages"], 1)} if details else {}
+    return Result("fabric_schedule", params, _env(), rows,
+                  {"stage": "", "start": "s", "transfer": "s", "control": "s", "end": "s", "bytes": "B",
+                   "transfers": ""}, samples=samples)
 
 
 def virtual_streams(fabric="vcsn", transfers=()) -> Result:

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <string>
 
 #include "core/error.hpp"
@@ -12,6 +14,7 @@ namespace fpgacomm::fabric {
 Network::Network(const FabricSpec& spec)
     : spec_(spec),
       topology_((spec.validate(), Topology::build(spec))),
+      engine_(this),
       rng_(spec.seed),
       mac_table_(spec_, topology_->planes()),
       chunk_(spec_.chunk_bytes()) {
@@ -43,6 +46,28 @@ Network::Network(const FabricSpec& spec)
   read_queue_.resize(topology_->nodes());
   read_busy_.assign(slots, 0);
   write_free_.assign(slots, 0.0);
+  // Ports alike in everything a frame's timing depends on share a class.
+  std::map<std::tuple<double, double, const Framing*, double, int, int, int>, int> classes;
+  port_class_.reserve(ports_.size());
+  for (const Port& port : ports_) {
+    const auto signature = std::make_tuple(port.rate, port.latency, port.framing, port.capacity,
+                                           static_cast<int>(port.lanes.size()),
+                                           static_cast<int>(topology_->role(port.device)),
+                                           static_cast<int>(topology_->role(port.peer)));
+    port_class_.push_back(classes.emplace(signature, static_cast<int>(classes.size())).first->second);
+  }
+}
+
+void Network::begin_stage() {
+  if (live_messages_ > 0) {
+    throw Error("fabric: a new stage began with " + std::to_string(live_messages_) + " message(s) still in flight");
+  }
+  engine_.restart();
+  for (Port& port : ports_) {
+    port.rr = 0;
+    for (Lane& lane : port.lanes) lane.last_input = -1;
+  }
+  std::fill(write_free_.begin(), write_free_.end(), 0.0);
 }
 
 const DeviceSpec& Network::device_spec(int device) const {
@@ -128,7 +153,7 @@ int Network::submit(int src, int dst, std::int64_t bytes, double start, int port
   if (units > 0) message.channel_left[(units - 1) % group.count] -= units * unit - bytes;
   for (std::int64_t left : message.channel_left) message.frames_total += (left + chunk_ - 1) / chunk_;
   if (message.frames_total == 0) message.frames_total = 1;  // an empty message is one empty frame
-  engine_.schedule_at(start, this, tag(kStart, id));
+  engine_.schedule_at(start, tag(kStart, id));
   return id;
 }
 
@@ -142,7 +167,7 @@ void Network::at(double time, std::function<void()> action) {
     free_timers_.pop_back();
     timers_[id] = std::move(action);
   }
-  engine_.schedule_at(std::max(time, now()), this, tag(kTimer, id));
+  engine_.schedule_at(std::max(time, now()), tag(kTimer, id));
 }
 
 void Network::run() {
@@ -214,7 +239,7 @@ void Network::start_reads(int node) {
     queue.pop_front();
     messages_[id].engine = engine;
     const double read = messages_[id].record.bytes > 0 ? spec_.node.dma_latency : 0.0;
-    engine_.schedule_in(spec_.node.app_latency + read, this, tag(kFrameReady, id));
+    engine_.schedule_in(spec_.node.app_latency + read, tag(kFrameReady, id));
   }
 }
 
@@ -244,7 +269,7 @@ void Network::frame_ready(int id) {
   frame.tail_ready = now() + static_cast<double>(payload) / spec_.node.dma_bandwidth;
   const bool cut_through = spec_.hub.forwarding == Forwarding::cut_through;
   frame.eligible = cut_through ? now() : frame.tail_ready;
-  engine_.schedule_at(frame.eligible, this, tag(kEnqueue, frame_id));
+  engine_.schedule_at(frame.eligible, tag(kEnqueue, frame_id));
 
   message.channel_left[channel] -= payload;
   ++message.frames_emitted;
@@ -256,12 +281,11 @@ void Network::frame_ready(int id) {
     }
   }
   if (message.frames_emitted < message.frames_total) {
-    engine_.schedule_at(frame.tail_ready, this, tag(kFrameReady, id));
+    engine_.schedule_at(frame.tail_ready, tag(kFrameReady, id));
     return;
   }
   // Read completely: the engine takes the next message once this read ends.
-  engine_.schedule_at(frame.tail_ready, this,
-                      tag(kReadEngineFree, message.record.src * spec_.node.dma_engines + message.engine));
+  engine_.schedule_at(frame.tail_ready, tag(kReadEngineFree, message.record.src * spec_.node.dma_engines + message.engine));
 }
 
 void Network::try_start(int port_id) {
@@ -328,10 +352,10 @@ void Network::grant(int port_id, Lane& lane) {
     if (request.frame >= 0) {
       frames_[request.frame].requested = false;
       frames_[request.frame].granted = true;
-      engine_.schedule_at(now(), this, tag(kWakePort, request.port));
+      engine_.schedule_at(now(), tag(kWakePort, request.port));
     } else {
       messages_[request.message].granted = true;
-      engine_.schedule_at(now(), this, tag(kFrameReady, request.message));
+      engine_.schedule_at(now(), tag(kFrameReady, request.message));
     }
   }
 }
@@ -371,19 +395,19 @@ void Network::transmit(int port_id, int lane, int frame_id) {
   ++port.stats.frames;
   port.stats.wire_bytes += frame.wire;
   port.stats.busy_time += end - start;
-  engine_.schedule_at(end, this, tag(kPortFree, port_id));
+  engine_.schedule_at(end, tag(kPortFree, port_id));
 
   const DeviceSpec& next = device_spec(port.peer);
   const double head = start + port.latency + next.routing_latency;
   const double tail = end + port.latency + next.routing_latency;
   if (port.peer == message.record.dst) {
     frame.first_byte = head + spec_.node.app_latency;
-    engine_.schedule_at(tail, this, tag(kDeliver, frame_id));
+    engine_.schedule_at(tail, tag(kDeliver, frame_id));
     return;
   }
   frame.tail_ready = tail;
   frame.eligible = next.forwarding == Forwarding::cut_through ? head : tail;
-  engine_.schedule_at(frame.eligible, this, tag(kEnqueue, frame_id));
+  engine_.schedule_at(frame.eligible, tag(kEnqueue, frame_id));
 }
 
 void Network::port_free(int port_id) {
@@ -411,7 +435,7 @@ void Network::deliver(int frame_id) {
   write_free = std::max(write_free, now() + spec_.node.app_latency) + frame.payload / spec_.node.dma_bandwidth;
   record.done = std::max(record.done, write_free);
   if (++message.frames_done == message.frames_total) {
-    engine_.schedule_at(record.done, this, tag(kDone, frame.message));
+    engine_.schedule_at(record.done, tag(kDone, frame.message));
   }
 }
 

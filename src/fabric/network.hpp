@@ -65,6 +65,14 @@ class Network : public EventHandler {
   // Simulates until nothing is left to do. Throws Error if a message never
   // arrived (bounded buffers in a cycle can deadlock).
   void run();
+  // Starts an empty network afresh, as after a barrier: the clock at 0,
+  // arbitration and write engines as at the beginning. Only when nothing
+  // is in flight.
+  void begin_stage();
+  // Ports of one class are alike in all that times a frame: rate, latency,
+  // framing, buffer, lanes, and the kinds of device at both ends.
+  int port_class(int port) const { return port_class_[port]; }
+  int dma_engines() const { return spec_.node.dma_engines; }
 
   int node_port(int node, int local) const;
   const PortStats& port_stats(int port) const { return ports_[port].stats; }
@@ -165,6 +173,7 @@ class Network : public EventHandler {
   std::vector<double> write_free_;            // node * engines + engine: when the write engine is idle
   std::vector<std::function<void()>> timers_;
   std::vector<int> free_timers_;
+  std::vector<int> port_class_;
 };
 
 }  // namespace fpgacomm::fabric

@@ -23,17 +23,23 @@ struct Recorder : EventHandler {
 };
 
 void test_engine_orders_by_time_then_schedule_order() {
-  Engine engine;
   Recorder recorder;
-  engine.schedule_at(2.0, &recorder, 1);
-  engine.schedule_at(1.0, &recorder, 2);
-  engine.schedule_at(2.0, &recorder, 3);  // same time as tag 1: after it
-  engine.schedule_at(1.0, &recorder, 4);
+  Engine engine(&recorder);
+  engine.schedule_at(2.0, 1);
+  engine.schedule_at(1.0, 2);
+  engine.schedule_at(2.0, 3);  // same time as tag 1: after it
+  engine.schedule_at(1.0, 4);
   engine.run();
   CHECK((recorder.seen == std::vector<std::uint64_t>{2, 4, 1, 3}));
   CHECK(engine.now() == 2.0);
   CHECK(engine.events_processed() == 4);
-  CHECK_THROWS(Error, engine.schedule_at(1.0, &recorder, 5), "before the current time");
+  CHECK_THROWS(Error, engine.schedule_at(1.0, 5), "before the current time");
+  // Taken from a queue of 4, 3, 2 and 1 events.
+  CHECK(engine.mean_depth() == 2.5);
+  engine.restart();
+  CHECK(engine.now() == 0.0);
+  engine.schedule_at(0.5, 6);
+  CHECK_THROWS(Error, engine.restart(), "1 events pending");
 }
 
 void test_framing_pads_and_splits() {
