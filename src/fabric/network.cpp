@@ -31,6 +31,10 @@ Network::Network(const FabricSpec& spec)
     const DeviceSpec& device = device_spec(port.device);
     port.capacity = device.buffer_bytes;
     port.lanes.resize(device.lanes);
+    port.round_robin = device.arbitration == Arbitration::round_robin;
+    const DeviceSpec& peer = device_spec(port.peer);
+    port.peer_routing_latency = peer.routing_latency;
+    port.peer_cuts_through = peer.forwarding == Forwarding::cut_through;
   }
   for (const LinkScale& scale : spec_.link_scales) {
     if (scale.device < 0 || scale.device >= topology_->devices() || scale.port < 0 ||
@@ -81,7 +85,7 @@ const DeviceSpec& Network::device_spec(int device) const {
 
 // A device with fewer lanes than the message's lane (a switch without
 // priorities) queues it in its last lane.
-int Network::lane_at(int device, int lane) const { return std::min(lane, device_spec(device).lanes - 1); }
+int Network::lane_at(const Port& port, int lane) { return std::min(lane, static_cast<int>(port.lanes.size()) - 1); }
 
 int Network::node_port(int node, int local) const {
   const auto& local_ports = topology_->ports_of(node);
@@ -199,7 +203,7 @@ void Network::handle(std::uint64_t event_tag) {
       Frame& frame = frames_[id];
       Port& port = ports_[frame.port];
       frame.enqueued = now();
-      port.lanes[lane_at(port.device, messages_[frame.message].lane)].frames.push_back(static_cast<int>(id));
+      port.lanes[lane_at(port, messages_[frame.message].lane)].frames.push_back(static_cast<int>(id));
       try_start(frame.port);
       break;
     }
@@ -251,7 +255,7 @@ void Network::frame_ready(int id) {
   const std::int64_t payload = std::min<std::int64_t>(message.channel_left[channel], chunk_);
   const int port_id = message.group.first + channel;
   Port& port = ports_[port_id];
-  Lane& lane = port.lanes[lane_at(port.device, message.lane)];
+  Lane& lane = port.lanes[lane_at(port, message.lane)];
   const double wire = static_cast<double>(port.framing->chunk_wire_bytes(payload));
   if (!message.granted) {
     const int engine_input =
@@ -292,7 +296,7 @@ void Network::try_start(int port_id) {
   Port& port = ports_[port_id];
   if (port.busy) return;
   const int lanes = static_cast<int>(port.lanes.size());
-  const bool round_robin = device_spec(port.device).arbitration == Arbitration::round_robin;
+  const bool round_robin = port.round_robin;
   for (int k = 0; k < lanes; ++k) {
     const int lane = round_robin ? (port.rr + k) % lanes : k;
     if (port.lanes[lane].frames.empty()) continue;
@@ -306,7 +310,7 @@ void Network::try_start(int port_id) {
       if (!frame.granted) {
         if (frame.requested) continue;  // the grant wakes this port
         Port& next_port = ports_[next];
-        Lane& next_lane = next_port.lanes[lane_at(next_port.device, message.lane)];
+        Lane& next_lane = next_port.lanes[lane_at(next_port, message.lane)];
         const double wire = static_cast<double>(next_port.framing->chunk_wire_bytes(frame.payload));
         if (!admit(next, next_lane, Request{port_id, port_id, frame_id, -1, wire})) {
           frame.requested = true;
@@ -397,16 +401,15 @@ void Network::transmit(int port_id, int lane, int frame_id) {
   port.stats.busy_time += end - start;
   engine_.schedule_at(end, tag(kPortFree, port_id));
 
-  const DeviceSpec& next = device_spec(port.peer);
-  const double head = start + port.latency + next.routing_latency;
-  const double tail = end + port.latency + next.routing_latency;
+  const double head = start + port.latency + port.peer_routing_latency;
+  const double tail = end + port.latency + port.peer_routing_latency;
   if (port.peer == message.record.dst) {
     frame.first_byte = head + spec_.node.app_latency;
     engine_.schedule_at(tail, tag(kDeliver, frame_id));
     return;
   }
   frame.tail_ready = tail;
-  frame.eligible = next.forwarding == Forwarding::cut_through ? head : tail;
+  frame.eligible = port.peer_cuts_through ? head : tail;
   engine_.schedule_at(frame.eligible, tag(kEnqueue, frame_id));
 }
 

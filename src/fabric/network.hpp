@@ -119,6 +119,10 @@ class Network : public EventHandler {
     double rate = 0.0, latency = 0.0, capacity = 0.0;
     std::vector<Lane> lanes;
     const Framing* framing = nullptr;  // this segment's frames
+    // The devices' specs a frame needs on every hop, looked up once.
+    bool round_robin = true;
+    double peer_routing_latency = 0.0;
+    bool peer_cuts_through = true;
     bool busy = false;
     int rr = 0;
     int in_flight_lane = 0;
@@ -143,7 +147,7 @@ class Network : public EventHandler {
     return (static_cast<std::uint64_t>(event) << 56) | static_cast<std::uint64_t>(id);
   }
   const DeviceSpec& device_spec(int device) const;
-  int lane_at(int device, int lane) const;
+  static int lane_at(const Port& port, int lane);
   int submit(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done);
   void start_reads(int node);
   void frame_ready(int message);
