@@ -565,12 +565,23 @@ def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21)) -> Resul
 
 
 def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, packets: int = 2000,
-            size: int | None = None) -> Result:
+            size: int | None = None, limits=None) -> Result:
     """Random uniform traffic: every node sends `packets` packets of `size`
     bytes (default: the framing's largest payload) to uniformly chosen other
-    nodes at Poisson times of `rate` packets per second."""
+    nodes at Poisson times of `rate` packets per second. limits
+    (fabric_resources.Limits): a run larger is refused before it starts."""
+    from . import fabric_resources
+
+    if isinstance(nodes, int) and isinstance(packets, int):
+        # Before the fabric is built: a million nodes would take its memory first.
+        fabric_resources.check(fabric_resources.estimate_packets(
+            f"random traffic of {packets} packets from each of {nodes} nodes", nodes, nodes * packets,
+            size or 0, hops=4), limits)
     fabric = _fabric(fabric, nodes)
     payload = fabric.spec.framing.max_payload if size is None else size
+    fabric_resources.check(fabric_resources.estimate_packets(
+        f"random traffic of {packets} packets from each of {fabric.nodes} nodes", fabric.nodes,
+        fabric.nodes * packets, payload, hops=4, chunk=fabric.spec.framing.max_payload), limits)
     r = _sim.uniform_traffic(fabric.spec, float(rate), packets, payload)
     row = {"rate": float(rate), "size": payload, "packets": r["packets"], "mean_latency": r["mean_latency"],
            "mean_wait": r["mean_wait"], "mean_links": r["mean_links"], "throughput": r["throughput"],

@@ -16,7 +16,7 @@ differ.
 
 from __future__ import annotations
 
-from . import _core, schedules
+from . import _core, fabric_resources, schedules
 from . import fabric as fabrics  # run() takes the preset's name as `fabric`
 from .models import vcsn
 from .result import Result
@@ -29,6 +29,8 @@ TABLE6_SIZES = tuple(64 * KiB << k for k in range(13))
 # ports; MPI_Gather goes over the host path.
 FABRICS = {"ring": ("dcn_ring", "vcsn"), "tree": ("vcsn", "vcsn_fat_tree"),
            "vlink": ("vcsn", "vcsn_fat_tree"), "mpi": ("host_path",)}
+# Payload bytes the simulator moves as one frame on each preset (fabric.py's framings).
+PRESET_CHUNK = {"dcn_ring": 3968, "vcsn": 9152, "vcsn_fat_tree": 9152, "host_path": 4096}
 OWN_SCHEDULE = {"dcn_ring": "ring", "vcsn": "tree", "vcsn_fat_tree": "tree", "host_path": "mpi"}
 COST_FIELDS = ("crossbar_setup", "topology_reconfiguration", "interrupt", "barrier_per_round", "barrier_base",
                "barrier_extra_long", "barrier_extra_short", "long_work_threshold", "fpgas_per_server")
@@ -130,6 +132,13 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     return parts
 
 
+def _preset_levels(name: str, nodes: int) -> int:
+    """Switch levels a path of the preset climbs, known before it is built
+    (0: direct links; the host path's hosts and switch count as 2)."""
+    fixed = {"dcn_ring": 0, "vcsn": 1, "host_path": 2}
+    return fixed[name] if name in fixed else vcsn.fat_tree_levels(nodes)
+
+
 def _levels(fab: fabrics.Fabric) -> int:
     """f of eq. 7: the fat tree's levels; one switch (VCSN) or one link (DCN) is 1."""
     return max(1, int(fabrics._sim.describe(fab.spec).get("levels", 1)))
@@ -137,7 +146,7 @@ def _levels(fab: fabrics.Fabric) -> int:
 
 def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
         ports: int = 2, virtual_ports: int = 2, control: str = "barrier", collective: str = "gather",
-        reuse: bool = True) -> Result:
+        reuse: bool = True, limits: fabric_resources.Limits | None = None) -> Result:
     """Simulated gathers (scatters, allgathers) of `schedule` on the preset
     `fabric`, one row per (nodes, size): the contract's gather columns with
     the fat-tree levels, `model` (models.vcsn with the schedule's own
@@ -148,11 +157,21 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
     schedule None: the fabric's own (ring on dcn_ring, tree on vcsn and
     vcsn_fat_tree, mpi on host_path). reuse: simulate each distinct group
     of independent transfers once (the same times to the bit; False: every
-    stage in full; control "local" always simulates in full)."""
+    stage in full; control "local" always simulates in full). limits:
+    what the run may take (fabric_resources.Limits); every point is
+    estimated before anything is built, and one too large is refused."""
     fabric_name = fabric
     if schedule is None:
         schedule = OWN_SCHEDULE.get(fabric_name, "tree")
     nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
+    reuse_here = reuse and control != "local"
+    for n in nodes:
+        for d in sizes:
+            fabric_resources.check(fabric_resources.estimate_gather(
+                schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective,
+                levels=_preset_levels(fabric_name, n), chunk=PRESET_CHUNK.get(fabric_name, 9152), reuse=reuse_here),
+                limits)
+    progress = fabric_resources.Progress("gather_sim", len(nodes) * len(sizes))
     rows, samples = [], {}
     model = vcsn.DcnGather.seed() if fabric_name == "dcn_ring" else vcsn.VcsnGather.seed()
     for n in nodes:
@@ -176,9 +195,45 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
                          "barrier": sum(parts["barrier"]), "levels": levels, "model": modelled,
                          "model_printed": printed, "events": parts["events"],
                          "events_simulated": parts["events_simulated"]})
+            progress.step(f"{n} nodes, {d} bytes")
     params = {"schedule": schedule, "collective": collective, "control": control, "fabric": fabric_name,
               "ports": ports, "virtual_ports": virtual_ports, "broadcast": False,
               "reuse": parts["reuse"], "reuse_note": parts["reuse_note"],
               "model": model.name, "model_params": dict(model.params),
               "host_costs": fab.params()["host_costs"], "fabric_arguments": fab.params()["fabric_arguments"]}
     return Result("gather_sim", params, fabrics._env(), rows, UNITS, samples)
+
+
+FIG20_NODES = (16, 64, 256, 1024, 4096, vcsn.FIG20_NODES)
+FIG20_SIZES = (64 * KiB, 256 * MiB)
+
+
+def fig20(nodes=FIG20_NODES, sizes=FIG20_SIZES, *, limits: fabric_resources.Limits | None = None) -> Result:
+    """Fig. 20 of the VCSN paper by simulation: the DCN ring gather on
+    dcn_ring and the VCSN tree gather on vcsn_fat_tree (36-port switches)
+    at each cluster size and data size, their ratio DCN / VCSN, and beside
+    them the paper's estimate (models.vcsn.estimate: eq. 7 and the DCN
+    counterpart with Table 5's values). Every point is estimated first
+    (limits): one too large for this machine is refused before any runs."""
+    nodes, sizes = list(nodes), list(sizes)
+    for schedule, preset in (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree")):
+        for n in nodes:
+            for d in sizes:
+                fabric_resources.check(fabric_resources.estimate_gather(
+                    schedule, n, d, levels=_preset_levels(preset, n), chunk=PRESET_CHUNK[preset]), limits)
+    dcn = run("ring", "dcn_ring", nodes, sizes, limits=limits)
+    tree = run("tree", "vcsn_fat_tree", nodes, sizes, limits=limits)
+    model = {(row["nodes"], row["size"]): row for row in vcsn.estimate(nodes, sizes).rows}
+    rows = []
+    for ring_row, tree_row in zip(dcn.rows, tree.rows):
+        key = (ring_row["nodes"], ring_row["size"])
+        rows.append({"nodes": key[0], "size": key[1], "levels": tree_row["levels"], "dcn": ring_row["time"],
+                     "vcsn": tree_row["time"], "ratio": ring_row["time"] / tree_row["time"],
+                     "model_dcn": model[key]["dcn"], "model_vcsn": model[key]["vcsn"],
+                     "model_ratio": model[key]["ratio"], "events": ring_row["events"] + tree_row["events"],
+                     "events_simulated": ring_row["events_simulated"] + tree_row["events_simulated"]})
+    return Result("gather_sim_fig20", {"dcn": "ring on dcn_ring", "vcsn": "tree on vcsn_fat_tree",
+                                       "switch_ports": vcsn.SWITCH_PORTS, "control": "barrier"},
+                  fabrics._env(), rows,
+                  {"nodes": "", "size": "B", "levels": "", "dcn": "s", "vcsn": "s", "ratio": "", "model_dcn": "s",
+                   "model_vcsn": "s", "model_ratio": "", "events": "", "events_simulated": ""})
