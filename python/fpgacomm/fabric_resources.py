@@ -120,7 +120,8 @@ def estimate_gather(name: str, nodes: int, block_bytes: int, *, ports: int = 2, 
     per_chain = EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * _frames(longest * block_bytes, chunk)
     groups = (2 * levels + 1) * ports  # path shapes
     if reuse:
-        events = groups * per_block + collected * per_chain
+        # The collected directions go RECEIVES at a time, one per plane: alike.
+        events = groups * per_block + math.ceil(collected / 2) * per_chain
     else:
         events = transfers * per_block + collected * per_chain
     widest = transfers / max(stages, 1) * 2  # the first stages are the widest

@@ -28,6 +28,7 @@ Network::Network(const FabricSpec& spec)
     port.rate = link.data_rate();
     port.latency = link.latency;
     port.framing = &spec_.segment_framing(infos[i].trunk);
+    port.chunk_wire = static_cast<double>(port.framing->chunk_wire_bytes(chunk_));
     const DeviceSpec& device = device_spec(port.device);
     port.capacity = device.buffer_bytes;
     port.lanes.resize(device.lanes);
@@ -83,9 +84,6 @@ const DeviceSpec& Network::device_spec(int device) const {
   return spec_.sw;
 }
 
-// A device with fewer lanes than the message's lane (a switch without
-// priorities) queues it in its last lane.
-int Network::lane_at(const Port& port, int lane) { return std::min(lane, static_cast<int>(port.lanes.size()) - 1); }
 
 int Network::node_port(int node, int local) const {
   const auto& local_ports = topology_->ports_of(node);
@@ -256,7 +254,7 @@ void Network::frame_ready(int id) {
   const int port_id = message.group.first + channel;
   Port& port = ports_[port_id];
   Lane& lane = port.lanes[lane_at(port, message.lane)];
-  const double wire = static_cast<double>(port.framing->chunk_wire_bytes(payload));
+  const double wire = wire_bytes(port, payload);
   if (!message.granted) {
     const int engine_input =
         static_cast<int>(ports_.size()) + message.record.src * spec_.node.dma_engines + message.engine;
@@ -311,7 +309,7 @@ void Network::try_start(int port_id) {
         if (frame.requested) continue;  // the grant wakes this port
         Port& next_port = ports_[next];
         Lane& next_lane = next_port.lanes[lane_at(next_port, message.lane)];
-        const double wire = static_cast<double>(next_port.framing->chunk_wire_bytes(frame.payload));
+        const double wire = wire_bytes(next_port, frame.payload);
         if (!admit(next, next_lane, Request{port_id, port_id, frame_id, -1, wire})) {
           frame.requested = true;
           continue;
@@ -395,7 +393,7 @@ void Network::transmit(int port_id, int lane, int frame_id) {
   port.busy = true;
   port.in_flight_lane = lane;
   port.in_flight_wire = frame.wire;
-  if (frame.port >= 0) frame.wire = static_cast<int>(ports_[frame.port].framing->chunk_wire_bytes(frame.payload));
+  if (frame.port >= 0) frame.wire = static_cast<int>(wire_bytes(ports_[frame.port], frame.payload));
   ++port.stats.frames;
   port.stats.wire_bytes += frame.wire;
   port.stats.busy_time += end - start;

@@ -10,6 +10,7 @@
 // robin, a node's own DMA engines taking their turn among the links that
 // forward into the same FIFO.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -42,7 +43,10 @@ struct PortStats {
   double wait_sum = 0.0;  // time frames spent queued before their transmission began
 };
 
-class Network : public EventHandler {
+// Hidden: its hot member functions call each other directly and may be
+// inlined, where a position-independent library would otherwise call them
+// through the PLT (other code may interpose exported functions).
+class [[gnu::visibility("hidden")]] Network : public EventHandler {
  public:
   explicit Network(const FabricSpec& spec);
   Network(const Network&) = delete;
@@ -119,6 +123,7 @@ class Network : public EventHandler {
     double rate = 0.0, latency = 0.0, capacity = 0.0;
     std::vector<Lane> lanes;
     const Framing* framing = nullptr;  // this segment's frames
+    double chunk_wire = 0.0;           // wire bytes of a full chunk on it: most frames are one
     // The devices' specs a frame needs on every hop, looked up once.
     bool round_robin = true;
     double peer_routing_latency = 0.0;
@@ -147,7 +152,12 @@ class Network : public EventHandler {
     return (static_cast<std::uint64_t>(event) << 56) | static_cast<std::uint64_t>(id);
   }
   const DeviceSpec& device_spec(int device) const;
-  static int lane_at(const Port& port, int lane);
+  // A device with fewer lanes than the message's lane (a switch without
+  // priorities) queues it in its last lane.
+  static int lane_at(const Port& port, int lane) { return std::min(lane, static_cast<int>(port.lanes.size()) - 1); }
+  double wire_bytes(const Port& port, std::int64_t payload) const {
+    return payload == chunk_ ? port.chunk_wire : static_cast<double>(port.framing->chunk_wire_bytes(payload));
+  }
   int submit(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done);
   void start_reads(int node);
   void frame_ready(int message);
