@@ -41,7 +41,7 @@ void StageGroups::claim(int resource, int t) {
 }
 
 void StageGroups::split(const std::vector<StageTransfer>& transfers) {
-  transfers_ = &transfers;
+  transfers_ = transfers;
   ++stage_stamp_;
   const int count = static_cast<int>(transfers.size());
   path_begin_.assign(1, 0);
@@ -103,7 +103,7 @@ const std::vector<std::int64_t>& StageGroups::key(int group) {
   const int engines = network_.dma_engines();
   key_.push_back(members_end(group) - members_begin(group));
   for (const int* member = members_begin(group); member != members_end(group); ++member) {
-    const StageTransfer& transfer = (*transfers_)[*member];
+    const StageTransfer& transfer = transfers_[*member];
     if (src_stamp_[transfer.src] != key_stamp_) {
       src_stamp_[transfer.src] = key_stamp_;
       src_number_[transfer.src] = sources++;

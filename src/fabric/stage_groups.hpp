@@ -46,7 +46,7 @@ class StageGroups {
   const Network& network_;
   const Topology& topology_;
   int ports_ = 0, nodes_ = 0;
-  const std::vector<StageTransfer>* transfers_ = nullptr;
+  std::vector<StageTransfer> transfers_;  // the stage split last
   // Per transfer: its path, one port group per hop, flat.
   std::vector<int> path_begin_;
   std::vector<PortGroup> hops_;

@@ -10,6 +10,7 @@
 #include "fabric/link.hpp"
 #include "fabric/mac_table.hpp"
 #include "fabric/network.hpp"
+#include "fabric/stage_groups.hpp"
 #include "fabric/topology.hpp"
 
 using namespace fpgacomm;
@@ -186,6 +187,30 @@ void test_bounded_buffers_apply_backpressure() {
   CHECK(slow.bandwidth < 0.26e9 && slow.bandwidth > 0.24e9);
 }
 
+// Transfers that share a port or a DMA engine form one group; a group and
+// its relabelled twin have one key, a slower link or another lane does not.
+void test_stage_groups_split_and_key() {
+  FabricSpec spec = plain(TopologyKind::ring, 12);
+  spec.link_scales = {LinkScale{9, 1, 0.5}};  // node 9 -> 10 (its second port) is slower
+  Network network(spec);
+  StageGroups groups(network);
+  // 1->2 and 2->3 share nothing (read and write engines are apart); 4->6
+  // and 5->6 share node 6's write engines and the link 5->6.
+  groups.split({{1, 2, 100, 0, 0}, {4, 6, 100, 0, 0}, {2, 3, 100, 0, 0}, {5, 6, 100, 0, 0}, {9, 10, 100, 0, 0},
+                {7, 8, 100, 0, 0}, {8, 9, 100, 0, 0}});
+  CHECK(groups.groups() == 6);
+  CHECK((std::vector<int>(groups.members_begin(1), groups.members_end(1)) == std::vector<int>{1, 3}));
+  const auto key_of = [&](int g) { return groups.key(g); };
+  CHECK(key_of(0) == key_of(2));  // 1->2 and 2->3
+  CHECK(key_of(0) == key_of(4));  // 7->8
+  CHECK(key_of(0) != key_of(3));  // 9->10 crosses the slower link
+  CHECK(key_of(0) != key_of(1));
+  std::vector<std::int64_t> pair = key_of(1);
+  groups.split({{0, 2, 100, 0, 0}, {1, 2, 100, 0, 0}, {3, 4, 100, 0, 0}});
+  CHECK(groups.groups() == 2 && key_of(0) == pair);
+  CHECK_THROWS(UsageError, groups.split({{0, 12, 100, 0, 0}}), "not in this fabric");
+}
+
 }  // namespace
 
 int main() {
@@ -199,5 +224,6 @@ int main() {
   test_errors_for_impossible_input();
   test_stream_is_serialisation_plus_latency();
   test_bounded_buffers_apply_backpressure();
+  test_stage_groups_split_and_key();
   return check::failures;
 }
