@@ -19,7 +19,8 @@ def gather_estimate(schedule, preset, nodes, size, **options):
 
 def test_the_default_admits_the_cluster_scale_targets():
     for args in (("tree", "vcsn_fat_tree", 1024, 16 * MiB), ("tree", "vcsn_fat_tree", 4096, 16 * MiB),
-                 ("ring", "dcn_ring", 11664, 64 << 10), ("tree", "vcsn_fat_tree", 11664, 64 << 10)):
+                 ("ring", "dcn_ring", 11664, 64 << 10), ("tree", "vcsn_fat_tree", 11664, 64 << 10),
+                 ("ring", "dcn_ring", 11664, 256 * MiB), ("tree", "vcsn_fat_tree", 11664, 256 * MiB)):
         fabric_resources.check(gather_estimate(*args))
 
 
