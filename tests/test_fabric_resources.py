@@ -78,3 +78,12 @@ def test_cli_no_reuse_prints_the_same_table():
     assert reused.stdout == full.stdout
     run = fpgacomm("gather", "--no-reuse", "--sizes", "8")
     assert run.returncode == 2 and "--no-reuse applies to simulated runs" in run.stderr
+
+
+def test_latency_and_bandwidth_are_checked_too():
+    with pytest.raises(fabric.UsageError, match="a stream of up to 1099511627776 bytes on vcsn"):
+        fabric.bandwidth("vcsn", size=1 << 40, limits=Limits(events=1e6))
+    with pytest.raises(fabric.UsageError, match="a ping-pong of 2000 messages"):
+        fabric.latency("vcsn", size=1 << 20, iterations=1000, limits=Limits(events=1e5))
+    run = fpgacomm("fabric", "bw", "vcsn", "--size", "1G", "--max-events", "1000")
+    assert run.returncode == 2 and run.stderr.count("would need") == 1

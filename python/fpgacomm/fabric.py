@@ -501,6 +501,17 @@ def _sizes(size) -> list:
     return sizes
 
 
+def _admit(what: str, fabric: Fabric, messages: int, sizes: list, dst: int, limits) -> None:
+    """fabric_resources' estimate of `messages` messages of the largest size
+    from node 0 to dst, checked against the limits before simulating."""
+    from . import fabric_resources
+
+    fabric_resources.check(fabric_resources.estimate_packets(
+        f"{what} of up to {max(sizes, default=0)} bytes on {fabric.name}", fabric.nodes, messages,
+        max(sizes, default=0), hops=max(1, _sim.distances(fabric.spec, 0)[dst]),
+        chunk=fabric.spec.framing.max_payload), limits)
+
+
 def node_at(fabric: Fabric, hops: int | None = None, src: int = 0) -> int:
     """The lowest-numbered node `hops` links from `src`; hops=None: the
     nearest (a neighbour: 1 link on direct networks, 2 through a switch)."""
@@ -515,7 +526,7 @@ def node_at(fabric: Fabric, hops: int | None = None, src: int = 0) -> int:
 
 
 def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None, size=0,
-            iterations: int = 1) -> Result:
+            iterations: int = 1, limits=None) -> Result:
     """Ping-pong between node 0 and a node `hops` links away (default: a
     neighbour), per size:
     one-way time to the receiver's memory ("latency"), to its first byte at
@@ -523,6 +534,7 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
     and half the round trip over `iterations` as OSU reports."""
     fabric = _fabric(fabric, nodes)
     dst = node_at(fabric, hops)
+    _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, _sizes(size), dst, limits)
     rows = []
     for size in _sizes(size):
         r = _sim.ping_pong(fabric.spec, 0, dst, size, iterations)
@@ -534,13 +546,14 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
 
 
 def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: int | None = None,
-              port: int = 0) -> Result:
+              port: int = 0, limits=None) -> Result:
     """One long stream from node 0 to a node `hops` links away (default: a
     neighbour), per size:
     time from the request to the last byte in the receiver's memory."""
     fabric = _fabric(fabric, nodes)
     dst = node_at(fabric, hops)
     links = _sim.distances(fabric.spec, 0, port)[dst]
+    _admit("a stream", fabric, 1, _sizes(size), dst, limits)
     rows = []
     for size in _sizes(size):
         r = _sim.stream(fabric.spec, 0, dst, size, port)

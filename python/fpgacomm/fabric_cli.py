@@ -73,11 +73,12 @@ def run(args) -> int:
         raise fabric.UsageError(f"fabric: --json {args.json}: its directory does not exist; create it or "
                                 "give another path")
     if args.fabric_command == "latency":
-        result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size)
+        result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))
         columns = [("size", "bytes", "{:d}"), ("hops", "links", "{:d}"), ("latency", "latency [s]", "{:.6e}"),
                    ("first_byte", "first byte [s]", "{:.6e}")]
     elif args.fabric_command == "bw":
-        result = fabric.bandwidth(args.preset, nodes=args.nodes, size=args.size, hops=args.hops)
+        result = fabric.bandwidth(args.preset, nodes=args.nodes, size=args.size, hops=args.hops,
+                                  limits=limits_of(args))
         columns = [("size", "bytes", "{:d}"), ("hops", "links", "{:d}"), ("time", "time [s]", "{:.6e}"),
                    ("bandwidth", "bandwidth [B/s]", "{:.6e}")]
     else:
