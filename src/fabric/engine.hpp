@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace fpgacomm::fabric {
@@ -31,8 +32,8 @@ class Engine {
   // Schedules `handler->handle(tag)` at simulated time `time` (seconds),
   // which must not lie in the past.
   void schedule_at(double time, std::uint64_t tag) {
-    if (time < now_) reject_past(time);
-    const Event event{time, next_seq_++, tag};
+    if (!(time >= now_)) reject_past(time);
+    const Event event{time + 0.0, next_seq_++, tag};  // + 0.0: -0.0 becomes +0.0
     std::size_t hole = heap_.size();
     heap_.push_back(event);
     while (hole > 0) {
@@ -92,9 +93,15 @@ class Engine {
     std::uint64_t tag;
   };
   static constexpr std::size_t kArity = 4;
-  static bool later(const Event& a, const Event& b) {
-    return a.time > b.time || (a.time == b.time && a.seq > b.seq);
+  // Times are never negative (none lies before 0), so their bit patterns
+  // order as the times do, and (time, seq) compares as one 128-bit number:
+  // no branch on equal times.
+  static unsigned __int128 order(const Event& e) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &e.time, sizeof bits);
+    return (static_cast<unsigned __int128>(bits) << 64) | e.seq;
   }
+  static bool later(const Event& a, const Event& b) { return order(a) > order(b); }
   [[noreturn]] void reject_past(double time) const;
 
   EventHandler* handler_;

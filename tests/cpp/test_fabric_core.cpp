@@ -41,6 +41,10 @@ void test_engine_orders_by_time_then_schedule_order() {
   CHECK(engine.now() == 0.0);
   engine.schedule_at(0.5, 6);
   CHECK_THROWS(Error, engine.restart(), "1 events pending");
+  // -0.0 is the time 0, before 0.5 (its bits alone would order it last).
+  engine.schedule_at(-0.0, 7);
+  engine.run();
+  CHECK((recorder.seen == std::vector<std::uint64_t>{2, 4, 1, 3, 7, 6}));
 }
 
 void test_framing_pads_and_splits() {
