@@ -76,6 +76,8 @@ def test_cli_no_reuse_prints_the_same_table():
     full = fpgacomm("gather", "--fabric", "vcsn", "--nodes", "4,9", "--sizes", "64K:128K", "--no-reuse")
     assert reused.returncode == full.returncode == 0, full.stderr
     assert reused.stdout == full.stdout
+    local = fpgacomm("gather", "--fabric", "vcsn", "--nodes", "4", "--sizes", "64K", "--control", "local")
+    assert local.returncode == 0 and "control local: stages may overlap" in local.stderr
     run = fpgacomm("gather", "--no-reuse", "--sizes", "8")
     assert run.returncode == 2 and "--no-reuse applies to simulated runs" in run.stderr
 

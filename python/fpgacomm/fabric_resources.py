@@ -139,9 +139,11 @@ def estimate_gather(name: str, nodes: int, block_bytes: int, *, ports: int = 2, 
 def estimate_packets(what: str, nodes: int, packets: float, payload: int, *, hops: int = 2, ports_per_node: int = 1,
                      levels: int = 1, chunk: int = 9152) -> Estimate:
     """`packets` messages of `payload` bytes crossing `hops` links each, on
-    a fabric of `nodes` nodes (latency, bandwidth and traffic)."""
-    events = packets * (EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * _frames(payload, chunk))
-    memory = _network_memory(nodes, ports_per_node, levels) + packets * BYTES_PER_FRAME
+    a fabric of `nodes` nodes (latency, bandwidth and traffic). Memory: a
+    record per message and, queued at the sender, up to one message's frames."""
+    frames = _frames(payload, chunk)
+    events = packets * (EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * frames)
+    memory = _network_memory(nodes, ports_per_node, levels) + (packets + frames) * BYTES_PER_FRAME
     return Estimate(what, events, memory, packets)
 
 

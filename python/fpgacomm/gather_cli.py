@@ -81,7 +81,10 @@ def simulate(args):
             raise
         raise usage_error("gather --fabric needs the simulated gathers (fpgacomm.gather_sim), which this installation "
                      "lacks; run real ranks under mpirun without --fabric") from None
-    return gather_sim.run(**options)
+    result = gather_sim.run(**options)
+    if result.params["reuse_note"]:
+        print(f"gather: {result.params['reuse_note']}", file=sys.stderr)
+    return result
 
 
 def run(args) -> int:

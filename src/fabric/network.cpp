@@ -287,7 +287,8 @@ void Network::frame_ready(int id) {
     return;
   }
   // Read completely: the engine takes the next message once this read ends.
-  engine_.schedule_at(frame.tail_ready, tag(kReadEngineFree, message.record.src * spec_.node.dma_engines + message.engine));
+  const int read_engine = message.record.src * spec_.node.dma_engines + message.engine;
+  engine_.schedule_at(frame.tail_ready, tag(kReadEngineFree, read_engine));
 }
 
 void Network::try_start(int port_id) {
