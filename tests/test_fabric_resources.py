@@ -89,3 +89,17 @@ def test_latency_and_bandwidth_are_checked_too():
         fabric.latency("vcsn", size=1 << 20, iterations=1000, limits=Limits(events=1e5))
     run = fpgacomm("fabric", "bw", "vcsn", "--size", "1G", "--max-events", "1000")
     assert run.returncode == 2 and run.stderr.count("would need") == 1
+
+
+def test_progress_goes_to_stderr_for_long_runs(capsys):
+    progress = fabric_resources.Progress("gather_sim", 2, after=0.0)
+    progress.begin("4096 nodes, 16 MiB", fabric_resources.Estimate("x", 8e8, 0, 0))
+    progress.step("4096 nodes, 16 MiB")
+    quiet = fabric_resources.Progress("gather_sim", 1)
+    quiet.begin("4 nodes", fabric_resources.Estimate("x", 10, 0, 0))
+    quiet.step("4 nodes")
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[0] == "gather_sim: 1/2 (4096 nodes, 16 MiB): about 8e+08 events, 100 s estimated"
+    assert captured.err.splitlines()[1].startswith("gather_sim: 1/2 done (4096 nodes, 16 MiB), ")
+    assert len(captured.err.splitlines()) == 2

@@ -148,13 +148,19 @@ def estimate_packets(what: str, nodes: int, packets: float, payload: int, *, hop
 
 
 class Progress:
-    """Progress lines on stderr, once a run has taken `after` seconds:
-    which point of how many, and the time so far."""
+    """Progress on stderr for runs longer than `after` seconds: before a
+    point estimated to take longer, what it is and the estimate; after each
+    point once the run has taken longer, how many are done and the time."""
 
     def __init__(self, what: str, total: int, after: float = 3.0):
         self.what, self.total, self.after = what, total, after
         self.start = time.perf_counter()
         self.done = 0
+
+    def begin(self, label: str, estimate: Estimate) -> None:
+        if estimate.seconds >= self.after:
+            print(f"{self.what}: {self.done + 1}/{self.total} ({label}): about {estimate.events:.3g} events, "
+                  f"{estimate.seconds:.0f} s estimated", file=sys.stderr, flush=True)
 
     def step(self, label: str) -> None:
         self.done += 1

@@ -165,19 +165,18 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
         schedule = OWN_SCHEDULE.get(fabric_name, "tree")
     nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
     reuse_here = reuse and control != "local"
-    for n in nodes:
-        for d in sizes:
-            fabric_resources.check(fabric_resources.estimate_gather(
-                schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective,
-                levels=_preset_levels(fabric_name, n), chunk=PRESET_CHUNK.get(fabric_name, 9152), reuse=reuse_here),
-                limits)
-    progress = fabric_resources.Progress("gather_sim", len(nodes) * len(sizes))
+    estimates = {(n, d): fabric_resources.check(fabric_resources.estimate_gather(
+                     schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective,
+                     levels=_preset_levels(fabric_name, n), chunk=PRESET_CHUNK[fabric_name], reuse=reuse_here), limits)
+                 for n in nodes for d in sizes}
+    progress = fabric_resources.Progress("gather_sim", len(estimates))
     rows, samples = [], {}
     model = vcsn.DcnGather.seed() if fabric_name == "dcn_ring" else vcsn.VcsnGather.seed()
     for n in nodes:
         fab = _preset(fabric_name, n, ports, virtual_ports)
         levels = _levels(fab)
         for d in sizes:
+            progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])
             plan = schedules.schedule(schedule, n, d, ports=ports, virtual_ports=virtual_ports,
                                       collective=collective, broadcast=False)
             parts = simulate(plan, fab, control=control, reuse=reuse)
