@@ -1,10 +1,15 @@
-"""Speed of the fabric simulator (issue 4, Speed): a VCSN fat-tree gather of
-1 MiB per node at 1024 and 4096 nodes (gather.py's vlink schedule: every
-block straight to node 0, two per stage). Reports the event count, wall time,
-peak memory and events per second against a bare binary-heap push-and-pop
-loop of the same event size measured in the same run.
+"""Speed of the fabric simulator at cluster scale, in one run:
 
-    .venv/bin/python bench/fabric_events.py [--nodes 1024 4096] [--size 1M]
+1. the engine against a bare binary-heap loop (std::push_heap/pop_heap, as
+   std::priority_queue) of events of the same size, at the workload's own
+   mean queue depth: a tree gather of 256 x 1 MiB on vcsn_fat_tree simulated
+   in full (no reuse), alternating engine and heap rounds; the ratio of the
+   medians, and the median of each round's ratio;
+2. tree gathers on vcsn_fat_tree, 1024 x 16 MiB and 4096 x 16 MiB, with exact
+   reuse (schedule built, grouped and simulated: the whole gather_sim.simulate);
+3. the 11664-node Fig. 20 points that the default limits admit.
+
+    .venv/bin/python bench/fabric_events.py [--rounds 5] [--skip-fig20]
 """
 
 from __future__ import annotations
@@ -12,46 +17,92 @@ from __future__ import annotations
 import argparse
 import platform
 import resource
+import statistics
 import time
 
-from fpgacomm import fabric, gather, gather_sim
+from fpgacomm import fabric, fabric_resources, gather_sim, schedules
 
-HEAP_OPERATIONS = 20_000_000
+MiB = 1 << 20
 
 
 def peak_memory_bytes() -> int:
-    # ru_maxrss is in KiB on Linux: the process's peak so far.
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
-def simulated_gather(nodes: int, size: int) -> dict:
-    fab = fabric.vcsn_fat_tree(nodes)
-    stages = gather_sim.fabric_stages(gather.schedule("vlink", nodes, size))
+def engine_round(stages, fab) -> tuple:
     start = time.perf_counter()
-    result = fabric.run_schedule(fab, stages)
+    result = fabric.run_schedule(fab, stages, reuse=False, details=False)
     wall = time.perf_counter() - start
-    events = result.params["events"]
-    return {"nodes": nodes, "levels": fabric._sim.describe(fab.spec)["levels"], "stages": len(stages),
-            "simulated": result.rows[-1]["end"], "events": events, "wall": wall, "rate": events / wall,
-            "peak_memory": peak_memory_bytes()}
+    return result.params["events"] / wall, result.params["mean_depth"], result.params["events"]
+
+
+def engine_against_heap(rounds: int) -> None:
+    fab = fabric.vcsn_fat_tree(256)
+    stages = gather_sim.fabric_stages(schedules.schedule("tree", 256, MiB))
+    engine, heap, heap1024 = [], [], []
+    for _ in range(rounds):
+        rate, depth, events = engine_round(stages, fab)
+        engine.append(rate)
+        heap.append(fabric._sim.heap_baseline_rate(events, max(1, round(depth))))
+        heap1024.append(fabric._sim.heap_baseline_rate(events, 1024))
+    e, h, h1024 = statistics.median(engine), statistics.median(heap), statistics.median(heap1024)
+    # The load of a shared machine drifts between rounds: each round's
+    # engine is divided by the heap measured right after it, then the median.
+    paired = statistics.median(a / b for a, b in zip(engine, heap))
+    paired1024 = statistics.median(a / b for a, b in zip(engine, heap1024))
+    print(f"engine: tree 256 x 1 MiB on vcsn_fat_tree in full, {events} events, mean queue depth {depth:.0f}")
+    print("| engine [events/s] | heap at depth [ops/s] | engine / heap: medians, paired | heap at 1024 [ops/s] | "
+          "engine / heap(1024): medians, paired |")
+    print("|---|---|---|---|---|")
+    print(f"| {e:.3e} | {h:.3e} | {e / h:.2f}x, {paired:.2f}x | {h1024:.3e} | {e / h1024:.2f}x, {paired1024:.2f}x |")
+    print(f"(rounds: engine {', '.join(f'{r:.3e}' for r in engine)}; heap {', '.join(f'{r:.3e}' for r in heap)})\n",
+          flush=True)
+
+
+def gather_point(schedule: str, preset: str, nodes: int, size: int) -> dict:
+    estimate = fabric_resources.estimate_gather(schedule, nodes, size, levels=gather_sim._preset_levels(preset, nodes),
+                                                chunk=gather_sim.PRESET_CHUNK[preset])
+    fabric_resources.check(estimate)
+    start = time.perf_counter()
+    fab = gather_sim._preset(preset, nodes, 2, 2)
+    plan = schedules.schedule(schedule, nodes, size, broadcast=False)
+    parts = gather_sim.simulate(plan, fab)
+    wall = time.perf_counter() - start
+    return {"schedule": schedule, "preset": preset, "nodes": nodes, "size": size, "stages": len(plan.stages),
+            "time": parts["time"], "events": parts["events"], "simulated": parts["events_simulated"],
+            "groups": parts["groups"], "distinct": parts["distinct_groups"], "wall": wall,
+            "estimate": estimate.events, "memory": peak_memory_bytes()}
+
+
+def print_points(points) -> None:
+    print("| schedule | fabric | nodes | bytes per node | stages | simulated gather [s] | events (full) | "
+          "events simulated | estimated | groups | distinct | wall [s] | peak RSS [MiB] |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for p in points:
+        print(f"| {p['schedule']} | {p['preset']} | {p['nodes']} | {p['size']} | {p['stages']} | {p['time']:.6e} | "
+              f"{p['events']:.3e} | {p['simulated']:.3e} | {p['estimate']:.2e} | {p['groups']} | {p['distinct']} | "
+              f"{p['wall']:.2f} | {p['memory'] / 2**20:.0f} |", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, nargs="+", default=[1024, 4096])
-    parser.add_argument("--size", type=int, default=1 << 20, help="bytes per node (default 1 MiB)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--skip-fig20", action="store_true")
     args = parser.parse_args()
-    heap_rate = fabric._sim.heap_baseline_rate(HEAP_OPERATIONS, 1024)
-    print(f"machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}")
-    print(f"bare heap push+pop: {heap_rate:.3e} operations/s ({HEAP_OPERATIONS} operations, 1024 pending)")
-    print("| nodes | fat-tree levels | stages | simulated gather [s] | events | wall [s] | events/s "
-          "| vs heap | peak memory [MiB] |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for nodes in args.nodes:
-        r = simulated_gather(nodes, args.size)
-        print(f"| {nodes} | {r['levels']} | {r['stages']} | {r['simulated']:.6e} | {r['events']} | "
-              f"{r['wall']:.2f} | {r['rate']:.3e} | {r['rate'] / heap_rate:.2f}x | "
-              f"{r['peak_memory'] / 2**20:.0f} |", flush=True)
+    print(f"machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
+    engine_against_heap(args.rounds)
+    print_points([gather_point("tree", "vcsn_fat_tree", n, 16 * MiB) for n in (1024, 4096)])
+    if args.skip_fig20:
+        return
+    print()
+    points = []
+    for schedule, preset in (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree")):
+        for size in gather_sim.FIG20_SIZES:
+            try:
+                points.append(gather_point(schedule, preset, 11664, size))
+            except fabric.UsageError as refused:
+                print(f"refused: {refused}")
+    print_points(points)
 
 
 if __name__ == "__main__":

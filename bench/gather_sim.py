@@ -2,9 +2,12 @@
 fabric presets at 4, 9 and 16 nodes over Table 6's sizes, against the model
 with each schedule's own stages and eq. 7 as printed; the DCN/VCSN ratio;
 Table 6's layout for eq. 7 against the simulated tree; and one large run
-(default 1024 nodes on the 36-port fat tree) with its wall time.
+(default 1024 nodes on the 36-port fat tree) with its wall time. With
+--fig20, only Fig. 20 of the VCSN paper by simulation (gather_sim.fig20):
+DCN / VCSN at the given cluster and data sizes beside the paper's estimate.
 
     .venv/bin/python bench/gather_sim.py [--large 1024] [--large-sizes 64K,1M]
+    .venv/bin/python bench/gather_sim.py --fig20 16,64,256,1024,4096,11664 --fig20-sizes 64K,256M
 """
 
 from __future__ import annotations
@@ -81,12 +84,34 @@ def large_run(nodes: int, sizes: list) -> None:
               f"{wall:.1f} |", flush=True)
 
 
+def fig20(nodes: list, sizes: list) -> None:
+    print("Fig. 20 by simulation: ring on dcn_ring (DCN), tree on vcsn_fat_tree (VCSN, 36-port switches), beside "
+          "the paper's estimate (eq. 7 and its DCN counterpart)\n")
+    print("| nodes | data per node | levels | DCN [s] | VCSN [s] | DCN / VCSN | model DCN / VCSN | events (full) | "
+          "events simulated | wall [s] |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n in nodes:
+        for size in sizes:
+            start = time.perf_counter()
+            row = gather_sim.fig20([n], [size]).rows[0]
+            wall = time.perf_counter() - start
+            print(f"| {n} | {human_bytes(size)} | {row['levels']} | {row['dcn']:.6e} | {row['vcsn']:.6e} | "
+                  f"{row['ratio']:.3f} | {row['model_ratio']:.3f} | {row['events']:.3e} | "
+                  f"{row['events_simulated']:.3e} | {wall:.1f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", type=int, default=1024, help="node count of the large run (default 1024)")
     parser.add_argument("--large-sizes", type=sizes_argument, default=[64 << 10, MiB],
                         help="data per node of the large run (default 64K,1M)")
+    parser.add_argument("--fig20", type=lambda text: [int(n) for n in text.split(",")],
+                        help="cluster sizes of Fig. 20 to simulate (only that)")
+    parser.add_argument("--fig20-sizes", type=sizes_argument, default=[64 << 10, 256 * MiB])
     args = parser.parse_args()
+    if args.fig20:
+        fig20(args.fig20, args.fig20_sizes)
+        return
     start = time.perf_counter()
     results = {pair: gather_sim.run(*pair, nodes=NODES) for pair in PAIRS}
     print(f"4/9/16 nodes, Table 6's 13 sizes, 3 schedules: {time.perf_counter() - start:.1f} s wall")

@@ -501,6 +501,17 @@ def _sizes(size) -> list:
     return sizes
 
 
+def _admit(what: str, fabric: Fabric, messages: int, sizes: list, dst: int, limits) -> None:
+    """fabric_resources' estimate of `messages` messages of the largest size
+    from node 0 to dst, checked against the limits before simulating."""
+    from . import fabric_resources
+
+    fabric_resources.check(fabric_resources.estimate_packets(
+        f"{what} of up to {max(sizes, default=0)} bytes on {fabric.name}", fabric.nodes, messages,
+        max(sizes, default=0), hops=max(1, _sim.distances(fabric.spec, 0)[dst]),
+        chunk=fabric.spec.framing.max_payload), limits)
+
+
 def node_at(fabric: Fabric, hops: int | None = None, src: int = 0) -> int:
     """The lowest-numbered node `hops` links from `src`; hops=None: the
     nearest (a neighbour: 1 link on direct networks, 2 through a switch)."""
@@ -515,7 +526,7 @@ def node_at(fabric: Fabric, hops: int | None = None, src: int = 0) -> int:
 
 
 def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None, size=0,
-            iterations: int = 1) -> Result:
+            iterations: int = 1, limits=None) -> Result:
     """Ping-pong between node 0 and a node `hops` links away (default: a
     neighbour), per size:
     one-way time to the receiver's memory ("latency"), to its first byte at
@@ -523,6 +534,7 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
     and half the round trip over `iterations` as OSU reports."""
     fabric = _fabric(fabric, nodes)
     dst = node_at(fabric, hops)
+    _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, _sizes(size), dst, limits)
     rows = []
     for size in _sizes(size):
         r = _sim.ping_pong(fabric.spec, 0, dst, size, iterations)
@@ -534,13 +546,14 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
 
 
 def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: int | None = None,
-              port: int = 0) -> Result:
+              port: int = 0, limits=None) -> Result:
     """One long stream from node 0 to a node `hops` links away (default: a
     neighbour), per size:
     time from the request to the last byte in the receiver's memory."""
     fabric = _fabric(fabric, nodes)
     dst = node_at(fabric, hops)
     links = _sim.distances(fabric.spec, 0, port)[dst]
+    _admit("a stream", fabric, 1, _sizes(size), dst, limits)
     rows = []
     for size in _sizes(size):
         r = _sim.stream(fabric.spec, 0, dst, size, port)
@@ -565,12 +578,23 @@ def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21)) -> Resul
 
 
 def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, packets: int = 2000,
-            size: int | None = None) -> Result:
+            size: int | None = None, limits=None) -> Result:
     """Random uniform traffic: every node sends `packets` packets of `size`
     bytes (default: the framing's largest payload) to uniformly chosen other
-    nodes at Poisson times of `rate` packets per second."""
+    nodes at Poisson times of `rate` packets per second. limits
+    (fabric_resources.Limits): a run larger is refused before it starts."""
+    from . import fabric_resources
+
+    if isinstance(nodes, int) and isinstance(packets, int):
+        # Before the fabric is built: a million nodes would take its memory first.
+        fabric_resources.check(fabric_resources.estimate_packets(
+            f"random traffic of {packets} packets from each of {nodes} nodes", nodes, nodes * packets,
+            size or 0, hops=4), limits)
     fabric = _fabric(fabric, nodes)
     payload = fabric.spec.framing.max_payload if size is None else size
+    fabric_resources.check(fabric_resources.estimate_packets(
+        f"random traffic of {packets} packets from each of {fabric.nodes} nodes", fabric.nodes,
+        fabric.nodes * packets, payload, hops=4, chunk=fabric.spec.framing.max_payload), limits)
     r = _sim.uniform_traffic(fabric.spec, float(rate), packets, payload)
     row = {"rate": float(rate), "size": payload, "packets": r["packets"], "mean_latency": r["mean_latency"],
            "mean_wait": r["mean_wait"], "mean_links": r["mean_links"], "throughput": r["throughput"],
@@ -580,29 +604,41 @@ def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, 
                     "mean_links": "", "throughput": "B/s", "duration": "s", "events": ""})
 
 
-def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None) -> Result:
+def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse: bool = True,
+                 details: bool = True) -> Result:
     """Runs a staged schedule: each stage a list of transfers (src, dst,
-    bytes[, port[, lane]]), started together; the next stage starts after
-    the host's crossbar set-up and barrier (seed 004 eq. 7's procedure).
-    reconfigure (default: the fabric has a virtual topology, VCSN) adds the
-    MAC-table write first. One row per stage; the first row, stage "setup",
-    is the control before the first transfer; "end" of the last row is the
-    schedule's time. samples["N"] holds stage N's transfers' completion
-    times after the stage's start, in the order given."""
+    bytes[, port[, lane]]) or runs of them (count, src, src_step, dst,
+    dst_step, bytes, port, lane: the i-th from src + i*src_step to dst +
+    i*dst_step, mod the node count), started together; the next stage starts
+    after the host's crossbar set-up and barrier (seed 004 eq. 7's
+    procedure). reconfigure (default: the fabric has a virtual topology,
+    VCSN) adds the MAC-table write first. Each stage starts from an empty
+    network: reuse simulates each distinct group of independent transfers
+    once and gives times bit-identical to reuse=False, which simulates every
+    stage in full (docs/FABRIC.md, "Exact reuse"). One row per stage; the
+    first row, stage "setup", is the control before the first transfer;
+    "end" of the last row is the schedule's time. details: samples["N"]
+    holds stage N's transfers' completion times after the stage's start, in
+    the order given."""
     fabric = _fabric(fabric)
     if reconfigure is None:
         reconfigure = fabric.virtual_topology
-    r = _sim.run_schedule(fabric.spec, [[tuple(t) for t in stage] for stage in stages], bool(reconfigure))
+    r = _sim.run_schedule(fabric.spec, [[tuple(t) for t in stage] for stage in stages], bool(reconfigure),
+                          bool(reuse), bool(details))
     rows = [{"stage": "setup", "start": 0.0, "transfer": 0.0, "control": r["setup"], "end": r["setup"],
-             "bytes": 0}]
+             "bytes": 0, "transfers": 0}]
     for index, stage in enumerate(r["stages"], 1):
         rows.append({"stage": str(index), "start": stage["start"], "transfer": stage["transfer"],
                      "control": stage["control"], "end": stage["start"] + stage["transfer"] + stage["control"],
-                     "bytes": stage["bytes"]})
-    return Result("fabric_schedule", {**fabric.params(), "stages": len(stages), "reconfigure": bool(reconfigure),
-                                      "events": r["events"]}, _env(), rows,
-                  {"stage": "", "start": "s", "transfer": "s", "control": "s", "end": "s", "bytes": "B"},
-                  samples={str(index): stage["done"] for index, stage in enumerate(r["stages"], 1)})
+                     "bytes": stage["bytes"], "transfers": stage["transfers"]})
+    params = {**fabric.params(), "stages": len(stages), "reconfigure": bool(reconfigure),
+              **{key: r[key] for key in ("events", "events_simulated", "groups", "distinct_groups",
+                                         "mean_depth")},
+              "reuse": r["reused"], "reuse_note": r["note"]}
+    samples = {str(index): stage["done"] for index, stage in enumerate(r["stages"], 1)} if details else {}
+    return Result("fabric_schedule", params, _env(), rows,
+                  {"stage": "", "start": "s", "transfer": "s", "control": "s", "end": "s", "bytes": "B",
+                   "transfers": ""}, samples=samples)
 
 
 def virtual_streams(fabric="vcsn", transfers=()) -> Result:

@@ -16,6 +16,23 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def add_limit_options(parser) -> None:
+    """--max-events and --max-memory: what a simulated run may take
+    (fpgacomm.fabric_resources); shared by every simulated command."""
+    from .fabric_resources import Limits
+
+    parser.add_argument("--max-events", type=float, default=Limits.events, metavar="N",
+                        help=f"events (and transfers) a simulation may take (default {Limits.events:.0e})")
+    parser.add_argument("--max-memory", type=_size, default=int(Limits.memory), metavar="SIZE",
+                        help=f"memory a simulation may take, K/M/G (default {Limits.memory / 2**30:.0f}G)")
+
+
+def limits_of(args):
+    from .fabric_resources import Limits
+
+    return Limits(events=args.max_events, memory=args.max_memory, transfers=args.max_events)
+
+
 def register(subparsers) -> None:
     from .fabric import PRESETS
 
@@ -31,6 +48,7 @@ def register(subparsers) -> None:
         sub.add_argument("preset", choices=sorted(PRESETS), metavar="PRESET", help=", ".join(PRESETS))
         sub.add_argument("--nodes", type=int, help="number of nodes (default: the preset's)")
         sub.add_argument("--json", metavar="FILE", help="also write the Result as JSON")
+        add_limit_options(sub)
         sub.set_defaults(run=run)
         return sub
 
@@ -55,16 +73,17 @@ def run(args) -> int:
         raise fabric.UsageError(f"fabric: --json {args.json}: its directory does not exist; create it or "
                                 "give another path")
     if args.fabric_command == "latency":
-        result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size)
+        result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))
         columns = [("size", "bytes", "{:d}"), ("hops", "links", "{:d}"), ("latency", "latency [s]", "{:.6e}"),
                    ("first_byte", "first byte [s]", "{:.6e}")]
     elif args.fabric_command == "bw":
-        result = fabric.bandwidth(args.preset, nodes=args.nodes, size=args.size, hops=args.hops)
+        result = fabric.bandwidth(args.preset, nodes=args.nodes, size=args.size, hops=args.hops,
+                                  limits=limits_of(args))
         columns = [("size", "bytes", "{:d}"), ("hops", "links", "{:d}"), ("time", "time [s]", "{:.6e}"),
                    ("bandwidth", "bandwidth [B/s]", "{:.6e}")]
     else:
         result = fabric.traffic(args.preset, rate=args.rate, nodes=args.nodes, packets=args.packets,
-                                size=args.size)
+                                size=args.size, limits=limits_of(args))
         columns = [("rate", "rate [1/s]", "{:.6e}"), ("packets", "packets", "{:d}"),
                    ("mean_latency", "mean latency [s]", "{:.6e}"), ("mean_wait", "mean wait [s]", "{:.6e}"),
                    ("throughput", "throughput [B/s]", "{:.6e}")]

@@ -7,6 +7,7 @@ import importlib
 import sys
 
 from .cli import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
+from .fabric_cli import add_limit_options, limits_of
 from .osu import usage_error
 from .gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
 
@@ -39,6 +40,10 @@ def register(subparsers) -> None:
     parser.add_argument("--no-validation", dest="validation", action="store_false", help="do not check the blocks")
     parser.add_argument("--fabric", choices=FABRICS, help="simulate on this fabric preset instead (no mpirun)")
     parser.add_argument("--nodes", metavar="N,N,...", help="simulated node counts (with --fabric; default 4,9,16)")
+    parser.add_argument("--no-reuse", dest="reuse", action="store_false", default=True,
+                        help="with --fabric: simulate every stage in full instead of each distinct group of "
+                             "independent transfers once (the same times, bit for bit; slower)")
+    add_limit_options(parser)
     add_output_options(parser)
     add_device_options(parser)
     parser.set_defaults(run=run)
@@ -59,7 +64,8 @@ def simulate(args):
     if args.mem is not None:
         raise usage_error("gather: --mem applies to real runs; leave it out with --fabric")
     options = {"fabric": args.fabric, "ports": args.ports, "virtual_ports": args.virtual_ports,
-               "control": args.control, "collective": args.collective}
+               "control": args.control, "collective": args.collective, "reuse": args.reuse,
+               "limits": limits_of(args)}
     if args.schedule:
         options["schedule"] = args.schedule
     if args.nodes:
@@ -75,7 +81,10 @@ def simulate(args):
             raise
         raise usage_error("gather --fabric needs the simulated gathers (fpgacomm.gather_sim), which this installation "
                      "lacks; run real ranks under mpirun without --fabric") from None
-    return gather_sim.run(**options)
+    result = gather_sim.run(**options)
+    if result.params["reuse_note"]:
+        print(f"gather: {result.params['reuse_note']}", file=sys.stderr)
+    return result
 
 
 def run(args) -> int:
@@ -87,6 +96,8 @@ def run(args) -> int:
         if args.nodes:
             raise usage_error("gather: --nodes sets simulated node counts; give --fabric, or set the real node count "
                          "with mpirun -np")
+        if not args.reuse:
+            raise usage_error("gather: --no-reuse applies to simulated runs; give --fabric, or leave it out")
         from . import mpi
 
         comm = mpi.world()

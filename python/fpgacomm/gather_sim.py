@@ -1,5 +1,5 @@
-"""Gathers on the simulated fabric: the Schedule objects of fpgacomm.gather,
-the same ones the real runner executes, run on seed 004's fabric presets.
+"""Gathers on the simulated fabric: the Schedule objects of fpgacomm.schedules,
+the same ones the real runner (fpgacomm.gather) executes, run on seed 004's fabric presets.
 
 The fabric simulator (src/fabric) times every stage's transfers frame by
 frame, stages one after another; the host's control around them (topology
@@ -16,7 +16,7 @@ differ.
 
 from __future__ import annotations
 
-from . import _core, gather
+from . import _core, fabric_resources, schedules
 from . import fabric as fabrics  # run() takes the preset's name as `fabric`
 from .models import vcsn
 from .result import Result
@@ -29,12 +29,15 @@ TABLE6_SIZES = tuple(64 * KiB << k for k in range(13))
 # ports; MPI_Gather goes over the host path.
 FABRICS = {"ring": ("dcn_ring", "vcsn"), "tree": ("vcsn", "vcsn_fat_tree"),
            "vlink": ("vcsn", "vcsn_fat_tree"), "mpi": ("host_path",)}
+# Payload bytes the simulator moves as one frame on each preset (fabric.py's framings).
+PRESET_CHUNK = {"dcn_ring": 3968, "vcsn": 9152, "vcsn_fat_tree": 9152, "host_path": 4096}
 OWN_SCHEDULE = {"dcn_ring": "ring", "vcsn": "tree", "vcsn_fat_tree": "tree", "host_path": "mpi"}
 COST_FIELDS = ("crossbar_setup", "topology_reconfiguration", "interrupt", "barrier_per_round", "barrier_base",
                "barrier_extra_long", "barrier_extra_short", "long_work_threshold", "fpgas_per_server")
 
 UNITS = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "throughput": "B/s", "setup": "s",
-         "transfer": "s", "barrier": "s", "levels": "", "model": "s", "model_printed": "s", "events": ""}
+         "transfer": "s", "barrier": "s", "levels": "", "model": "s", "model_printed": "s", "events": "",
+         "events_simulated": ""}
 
 
 def _preset(name: str, nodes: int, ports: int, virtual_ports: int) -> fabrics.Fabric:
@@ -61,8 +64,8 @@ def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: s
                                f"ports=2, or run the ring on vcsn")
     if control not in ("barrier", "local"):
         raise _core.UsageError(f"gather_sim: control {control!r}; use 'barrier' or 'local'")
-    if collective not in gather.COLLECTIVES:
-        raise _core.UsageError(f"gather_sim: collective {collective!r}; use one of {', '.join(gather.COLLECTIVES)}")
+    if collective not in schedules.COLLECTIVES:
+        raise _core.UsageError(f"gather_sim: collective {collective!r}; use one of {', '.join(schedules.COLLECTIVES)}")
     nodes = [nodes] if isinstance(nodes, int) else list(nodes)
     sizes = [sizes] if isinstance(sizes, int) else list(sizes)
     if not nodes or not sizes:
@@ -76,28 +79,41 @@ def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: s
     return nodes, sizes
 
 
-def fabric_stages(schedule: gather.Schedule) -> list:
-    """The schedule's transfers as the simulator takes them: per stage
-    (src, dst, bytes, physical port, virtual port)."""
-    return [[(t.src, t.dst, t.bytes, t.port, t.vport) for t in stage.transfers] for stage in schedule.stages]
+def fabric_stages(schedule: schedules.Schedule) -> list:
+    """The schedule's stages as the simulator takes them: per stage its
+    runs, (count, src, src_step, dst, dst_step, bytes, physical port,
+    virtual port), expanded by the simulator itself."""
+    n = schedule.nodes
+    return [[(run.count, run.src % n, run.src_step, run.dst % n, run.dst_step, run.span * schedule.block_bytes,
+              *run.src_end) for run in stage.runs] for stage in schedule.stages]
 
 
-def simulate(schedule: gather.Schedule, fab: fabrics.Fabric, *, control: str = "barrier") -> dict:
+def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str = "barrier",
+             reuse: bool = True) -> dict:
     """One schedule on one fabric: per-stage "setup", "transfer", "barrier"
-    (lists), "time" and the simulator's "events". The simulator times the
-    transfers alone (its host costs zeroed, stages back to back); the
-    control follows the stages' set-up steps with the preset's costs."""
+    (lists), "time", the simulator's "events" (of the full simulation),
+    "events_simulated", "groups", "distinct_groups", "reuse" and
+    "reuse_note". The simulator times the transfers alone (its host costs
+    zeroed, stages back to back, each from an empty network); the control
+    follows the stages' set-up steps with the preset's costs. reuse:
+    simulate each distinct group of independent transfers once
+    (bit-identical times); with control "local" the stages of a real run
+    may overlap, so they are simulated in full whatever reuse says."""
     if schedule.nodes != fab.nodes:
         raise _core.UsageError(f"gather_sim: the schedule has {schedule.nodes} nodes, {fab.name} {fab.nodes}")
     if any("broadcast" in stage.setup for stage in schedule.stages):
         raise _core.UsageError("gather_sim: the simulated fabrics have no switch broadcast; build the allgather "
                                "with gather.schedule(..., broadcast=False) (a ring allgather)")
+    note = ""
+    if reuse and control == "local":
+        reuse, note = False, "control local: stages may overlap, so every stage was simulated in full"
     costs = fab.spec.host_costs
     saved = {key: getattr(costs, key) for key in COST_FIELDS}
     for key in COST_FIELDS[:-1]:
         setattr(costs, key, 0.0)
     try:
-        simulated = fabrics.run_schedule(fab, fabric_stages(schedule), reconfigure=False)
+        simulated = fabrics.run_schedule(fab, fabric_stages(schedule), reconfigure=False, reuse=reuse,
+                                         details=False)
     finally:
         for key, value in saved.items():
             setattr(costs, key, value)
@@ -109,8 +125,18 @@ def simulate(schedule: gather.Schedule, fab: fabrics.Fabric, *, control: str = "
                            setup_cost=lambda step: step_cost.get(step, 0.0),
                            barrier=lambda work: costs.barrier(servers, work), control=control)
     parts["time"] = sum(sum(parts[key]) for key in ("setup", "transfer", "barrier"))
-    parts["events"] = simulated.params["events"]
+    for key in ("events", "events_simulated", "groups", "distinct_groups", "mean_depth"):
+        parts[key] = simulated.params[key]
+    parts["reuse"] = simulated.params["reuse"]
+    parts["reuse_note"] = note or simulated.params["reuse_note"]
     return parts
+
+
+def _preset_levels(name: str, nodes: int) -> int:
+    """Switch levels a path of the preset climbs, known before it is built
+    (0: direct links; the host path's hosts and switch count as 2)."""
+    fixed = {"dcn_ring": 0, "vcsn": 1, "host_path": 2}
+    return fixed[name] if name in fixed else vcsn.fat_tree_levels(nodes)
 
 
 def _levels(fab: fabrics.Fabric) -> int:
@@ -119,7 +145,8 @@ def _levels(fab: fabrics.Fabric) -> int:
 
 
 def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
-        ports: int = 2, virtual_ports: int = 2, control: str = "barrier", collective: str = "gather") -> Result:
+        ports: int = 2, virtual_ports: int = 2, control: str = "barrier", collective: str = "gather",
+        reuse: bool = True, limits: fabric_resources.Limits | None = None) -> Result:
     """Simulated gathers (scatters, allgathers) of `schedule` on the preset
     `fabric`, one row per (nodes, size): the contract's gather columns with
     the fat-tree levels, `model` (models.vcsn with the schedule's own
@@ -128,20 +155,31 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
     DCN counterpart, with the same barrier model) and the simulator's event
     count. Allgathers are ring allgathers: the fabrics cannot broadcast.
     schedule None: the fabric's own (ring on dcn_ring, tree on vcsn and
-    vcsn_fat_tree, mpi on host_path)."""
+    vcsn_fat_tree, mpi on host_path). reuse: simulate each distinct group
+    of independent transfers once (the same times to the bit; False: every
+    stage in full; control "local" always simulates in full). limits:
+    what the run may take (fabric_resources.Limits); every point is
+    estimated before anything is built, and one too large is refused."""
     fabric_name = fabric
     if schedule is None:
         schedule = OWN_SCHEDULE.get(fabric_name, "tree")
     nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
+    reuse_here = reuse and control != "local"
+    estimates = {(n, d): fabric_resources.check(fabric_resources.estimate_gather(
+                     schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective,
+                     levels=_preset_levels(fabric_name, n), chunk=PRESET_CHUNK[fabric_name], reuse=reuse_here), limits)
+                 for n in nodes for d in sizes}
+    progress = fabric_resources.Progress("gather_sim", len(estimates))
     rows, samples = [], {}
     model = vcsn.DcnGather.seed() if fabric_name == "dcn_ring" else vcsn.VcsnGather.seed()
     for n in nodes:
         fab = _preset(fabric_name, n, ports, virtual_ports)
         levels = _levels(fab)
         for d in sizes:
-            plan = gather.schedule(schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective,
-                                   broadcast=False)
-            parts = simulate(plan, fab, control=control)
+            progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])
+            plan = schedules.schedule(schedule, n, d, ports=ports, virtual_ports=virtual_ports,
+                                      collective=collective, broadcast=False)
+            parts = simulate(plan, fab, control=control, reuse=reuse)
             modelled = printed = None
             if schedule != "mpi":  # the host path's MPI has no stage model (no MPI overhead either)
                 own = (vcsn.stage_bytes(plan), [stage.setup for stage in plan.stages])
@@ -154,9 +192,47 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
                          "time": parts["time"], "throughput": (n - 1) * d / parts["time"],
                          "setup": sum(parts["setup"]), "transfer": sum(parts["transfer"]),
                          "barrier": sum(parts["barrier"]), "levels": levels, "model": modelled,
-                         "model_printed": printed, "events": parts["events"]})
+                         "model_printed": printed, "events": parts["events"],
+                         "events_simulated": parts["events_simulated"]})
+            progress.step(f"{n} nodes, {d} bytes")
     params = {"schedule": schedule, "collective": collective, "control": control, "fabric": fabric_name,
               "ports": ports, "virtual_ports": virtual_ports, "broadcast": False,
+              "reuse": parts["reuse"], "reuse_note": parts["reuse_note"],
               "model": model.name, "model_params": dict(model.params),
               "host_costs": fab.params()["host_costs"], "fabric_arguments": fab.params()["fabric_arguments"]}
     return Result("gather_sim", params, fabrics._env(), rows, UNITS, samples)
+
+
+FIG20_NODES = (16, 64, 256, 1024, 4096, vcsn.FIG20_NODES)
+FIG20_SIZES = (64 * KiB, 256 * MiB)
+
+
+def fig20(nodes=FIG20_NODES, sizes=FIG20_SIZES, *, limits: fabric_resources.Limits | None = None) -> Result:
+    """Fig. 20 of the VCSN paper by simulation: the DCN ring gather on
+    dcn_ring and the VCSN tree gather on vcsn_fat_tree (36-port switches)
+    at each cluster size and data size, their ratio DCN / VCSN, and beside
+    them the paper's estimate (models.vcsn.estimate: eq. 7 and the DCN
+    counterpart with Table 5's values). Every point is estimated first
+    (limits): one too large for this machine is refused before any runs."""
+    nodes, sizes = list(nodes), list(sizes)
+    for schedule, preset in (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree")):
+        for n in nodes:
+            for d in sizes:
+                fabric_resources.check(fabric_resources.estimate_gather(
+                    schedule, n, d, levels=_preset_levels(preset, n), chunk=PRESET_CHUNK[preset]), limits)
+    dcn = run("ring", "dcn_ring", nodes, sizes, limits=limits)
+    tree = run("tree", "vcsn_fat_tree", nodes, sizes, limits=limits)
+    model = {(row["nodes"], row["size"]): row for row in vcsn.estimate(nodes, sizes).rows}
+    rows = []
+    for ring_row, tree_row in zip(dcn.rows, tree.rows):
+        key = (ring_row["nodes"], ring_row["size"])
+        rows.append({"nodes": key[0], "size": key[1], "levels": tree_row["levels"], "dcn": ring_row["time"],
+                     "vcsn": tree_row["time"], "ratio": ring_row["time"] / tree_row["time"],
+                     "model_dcn": model[key]["dcn"], "model_vcsn": model[key]["vcsn"],
+                     "model_ratio": model[key]["ratio"], "events": ring_row["events"] + tree_row["events"],
+                     "events_simulated": ring_row["events_simulated"] + tree_row["events_simulated"]})
+    return Result("gather_sim_fig20", {"dcn": "ring on dcn_ring", "vcsn": "tree on vcsn_fat_tree",
+                                       "switch_ports": vcsn.SWITCH_PORTS, "control": "barrier"},
+                  fabrics._env(), rows,
+                  {"nodes": "", "size": "B", "levels": "", "dcn": "s", "vcsn": "s", "ratio": "", "model_dcn": "s",
+                   "model_vcsn": "s", "model_ratio": "", "events": "", "events_simulated": ""})

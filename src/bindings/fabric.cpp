@@ -39,24 +39,36 @@ std::string topology_name(TopologyKind kind) {
   return "ring";
 }
 
-std::vector<std::vector<Transfer>> to_stages(const std::vector<std::vector<py::tuple>>& stages) {
-  std::vector<std::vector<Transfer>> out;
+// Each item of a stage is one transfer, (src, dst, bytes[, port[, lane]]),
+// or a run of them, (count, src, src_step, dst, dst_step, bytes, port, lane).
+std::vector<std::vector<TransferRun>> to_stages(const std::vector<std::vector<py::tuple>>& stages) {
+  std::vector<std::vector<TransferRun>> out;
   for (const auto& stage : stages) {
-    std::vector<Transfer> transfers;
+    std::vector<TransferRun> runs;
     for (const py::tuple& item : stage) {
-      if (item.size() < 3 || item.size() > 5) {
-        throw UsageError("fabric: a transfer is (src, dst, bytes[, port[, lane]]), got " +
-                         std::to_string(item.size()) + " items");
+      TransferRun run;
+      if (item.size() == 8) {
+        run.count = item[0].cast<int>();
+        run.src = item[1].cast<int>();
+        run.src_step = item[2].cast<int>();
+        run.dst = item[3].cast<int>();
+        run.dst_step = item[4].cast<int>();
+        run.bytes = item[5].cast<std::int64_t>();
+        run.port = item[6].cast<int>();
+        run.lane = item[7].cast<int>();
+      } else if (item.size() >= 3 && item.size() <= 5) {
+        run.src = item[0].cast<int>();
+        run.dst = item[1].cast<int>();
+        run.bytes = item[2].cast<std::int64_t>();
+        if (item.size() > 3) run.port = item[3].cast<int>();
+        if (item.size() > 4) run.lane = item[4].cast<int>();
+      } else {
+        throw UsageError("fabric: a transfer is (src, dst, bytes[, port[, lane]]) and a run of them (count, src, "
+                         "src_step, dst, dst_step, bytes, port, lane), got " + std::to_string(item.size()) + " items");
       }
-      Transfer transfer;
-      transfer.src = item[0].cast<int>();
-      transfer.dst = item[1].cast<int>();
-      transfer.bytes = item[2].cast<std::int64_t>();
-      if (item.size() > 3) transfer.port = item[3].cast<int>();
-      if (item.size() > 4) transfer.lane = item[4].cast<int>();
-      transfers.push_back(transfer);
+      runs.push_back(run);
     }
-    out.push_back(std::move(transfers));
+    out.push_back(std::move(runs));
   }
   return out;
 }
@@ -255,19 +267,27 @@ void bind_fabric(py::module_& m) {
       py::arg("spec"), py::arg("sizes"));
   f.def(
       "run_schedule",
-      [](const FabricSpec& spec, const std::vector<std::vector<py::tuple>>& stages, bool reconfigure) {
-        const auto transfers = to_stages(stages);
-        const ScheduleResult r = without_gil([&] { return run_schedule(spec, transfers, reconfigure); });
+      [](const FabricSpec& spec, const std::vector<std::vector<py::tuple>>& stages, bool reconfigure, bool reuse,
+         bool details) {
+        const auto runs = to_stages(stages);
+        const ScheduleOptions options{reconfigure, reuse, details};
+        const ScheduleResult r = without_gil([&] { return run_schedule(spec, runs, options); });
         py::list rows;
         for (const StageTiming& s : r.stages) {
-          rows.append(py::dict(py::arg("start") = s.start, py::arg("transfer") = s.transfer,
-                               py::arg("control") = s.control, py::arg("bytes") = s.bytes,
-                               py::arg("done") = s.done));
+          py::dict row(py::arg("start") = s.start, py::arg("transfer") = s.transfer, py::arg("control") = s.control,
+                       py::arg("bytes") = s.bytes, py::arg("transfers") = s.transfers);
+          if (details) row["done"] = s.done;
+          rows.append(row);
         }
         return py::dict(py::arg("setup") = r.setup, py::arg("stages") = rows, py::arg("total") = r.total,
-                        py::arg("events") = r.events);
+                        py::arg("events") = r.events, py::arg("events_simulated") = r.events_simulated,
+                        py::arg("groups") = r.groups, py::arg("distinct_groups") = r.distinct_groups,
+                        py::arg("reused") = r.reused, py::arg("note") = r.note, py::arg("mean_depth") = r.mean_depth);
       },
-      py::arg("spec"), py::arg("stages"), py::arg("reconfigure"));
+      py::arg("spec"), py::arg("stages"), py::arg("reconfigure"), py::arg("reuse") = true, py::arg("details") = true,
+      "Stages of transfers, each (src, dst, bytes[, port[, lane]]) or a run (count, src, src_step, dst, dst_step, "
+      "bytes, port, lane); reuse: simulate each distinct group of independent transfers once; details: every "
+      "transfer's completion per stage (\"done\")");
   f.def(
       "uniform_traffic",
       [](const FabricSpec& spec, double rate, std::int64_t packets_per_node, std::int64_t payload) {

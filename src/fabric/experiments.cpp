@@ -5,9 +5,11 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "fabric/network.hpp"
+#include "fabric/stage_groups.hpp"
 
 namespace fpgacomm::fabric {
 
@@ -111,38 +113,137 @@ std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::
   return points;
 }
 
-ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vector<Transfer>>& stages,
-                            bool reconfigure) {
+namespace {
+
+struct KeyHash {
+  std::size_t operator()(const std::vector<std::int64_t>& key) const {
+    std::uint64_t h = key.size();
+    for (std::int64_t value : key) {
+      h = (h ^ static_cast<std::uint64_t>(value)) * 0x9E3779B97F4A7C15ULL;
+      h ^= h >> 29;
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+// One group's simulated outcome: completion per member, in order.
+struct Outcome {
+  std::vector<double> done;
+  double last = 0.0;
+  std::uint64_t events = 0;
+};
+
+int node_mod(std::int64_t value, int nodes) { return static_cast<int>(((value % nodes) + nodes) % nodes); }
+
+void expand(const std::vector<TransferRun>& runs, const Topology& topology, std::vector<StageTransfer>* out) {
+  out->clear();
+  const int nodes = topology.nodes();
+  for (const TransferRun& run : runs) {
+    if (run.count < 0) throw UsageError("fabric: a run of " + std::to_string(run.count) + " transfers; give 0 or more");
+    // A run's first transfer names real nodes: only what follows wraps round.
+    topology.check_node(run.src, "source");
+    topology.check_node(run.dst, "destination");
+    for (int i = 0; i < run.count; ++i) {
+      out->push_back(StageTransfer{node_mod(run.src + std::int64_t{i} * run.src_step, nodes),
+                                   node_mod(run.dst + std::int64_t{i} * run.dst_step, nodes), run.bytes, run.port,
+                                   run.lane});
+    }
+  }
+}
+
+// Simulates `members` of `transfers` alone, from an empty network at time 0.
+Outcome simulate(Network& network, const std::vector<StageTransfer>& transfers, const int* begin, const int* end) {
+  network.begin_stage();
+  const std::uint64_t before = network.engine().events_processed();
+  Outcome outcome;
+  outcome.done.assign(end - begin, 0.0);
+  for (const int* member = begin; member != end; ++member) {
+    const StageTransfer& t = transfers[*member];
+    double* slot = &outcome.done[member - begin];
+    network.send(t.src, t.dst, t.bytes, 0.0, t.port, t.lane, [slot](const MessageRecord& record) {
+      *slot = record.done - record.start;
+    });
+  }
+  network.run();
+  for (double done : outcome.done) outcome.last = std::max(outcome.last, done);
+  outcome.events = network.engine().events_processed() - before;
+  return outcome;
+}
+
+bool draws_random_numbers(const FabricSpec& spec) {
+  return spec.framing.bit_error_rate > 0.0 || (spec.trunk_framing && spec.trunk_framing->bit_error_rate > 0.0);
+}
+
+}  // namespace
+
+ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vector<TransferRun>>& stages,
+                            const ScheduleOptions& options) {
   Network network(spec);
   const HostCosts& host = spec.host_costs;
   const int servers = host.servers(spec.nodes);
   ScheduleResult result;
+  result.reused = options.reuse && !draws_random_numbers(spec);
+  if (options.reuse && !result.reused) {
+    result.note = "simulated in full: bit errors draw from one random stream that every transfer shares";
+  }
   double clock = 0.0;
-  if (reconfigure) clock += host.topology_reconfiguration + host.barrier(servers, host.topology_reconfiguration);
+  if (options.reconfigure) {
+    clock += host.topology_reconfiguration + host.barrier(servers, host.topology_reconfiguration);
+  }
   clock += host.crossbar_setup + host.barrier(servers, host.crossbar_setup);
   result.setup = clock;
+  StageGroups groups(network);
+  std::unordered_map<std::vector<std::int64_t>, Outcome, KeyHash> seen;
+  std::vector<StageTransfer> transfers;
+  std::vector<int> everyone;
   for (std::size_t s = 0; s < stages.size(); ++s) {
+    expand(stages[s], network.topology(), &transfers);
     StageTiming stage;
     stage.start = clock;
-    stage.done.assign(stages[s].size(), 0.0);
-    for (std::size_t t = 0; t < stages[s].size(); ++t) {
-      const Transfer& transfer = stages[s][t];
-      stage.bytes += transfer.bytes;
-      network.send(transfer.src, transfer.dst, transfer.bytes, clock, transfer.port, transfer.lane,
-                   [&stage, t, clock](const MessageRecord& record) { stage.done[t] = record.done - clock; });
+    stage.transfers = static_cast<std::int64_t>(transfers.size());
+    for (const StageTransfer& t : transfers) stage.bytes += t.bytes;
+    if (options.keep_done) stage.done.assign(transfers.size(), 0.0);
+    if (!result.reused) {
+      everyone.resize(transfers.size());
+      for (std::size_t t = 0; t < transfers.size(); ++t) everyone[t] = static_cast<int>(t);
+      const Outcome outcome = simulate(network, transfers, everyone.data(), everyone.data() + everyone.size());
+      stage.transfer = outcome.last;
+      if (options.keep_done) stage.done = outcome.done;
+      result.events += outcome.events;
+      result.events_simulated += outcome.events;
+      result.groups += 1;
+      result.distinct_groups += 1;
+    } else {
+      groups.split(transfers);
+      for (int g = 0; g < groups.groups(); ++g) {
+        const auto& key = groups.key(g);
+        auto found = seen.find(key);
+        if (found == seen.end()) {
+          Outcome outcome = simulate(network, transfers, groups.members_begin(g), groups.members_end(g));
+          result.events_simulated += outcome.events;
+          found = seen.emplace(key, std::move(outcome)).first;
+        }
+        const Outcome& outcome = found->second;
+        stage.transfer = std::max(stage.transfer, outcome.last);
+        result.events += outcome.events;
+        if (options.keep_done) {
+          const int* member = groups.members_begin(g);
+          for (std::size_t k = 0; k < outcome.done.size(); ++k) stage.done[member[k]] = outcome.done[k];
+        }
+      }
+      result.groups += groups.groups();
     }
-    network.run();
-    for (double done : stage.done) stage.transfer = std::max(stage.transfer, done);
     // The interrupt tells the host that the stage's writes are done; the
     // next stage's crossbar is set up before the barrier that ends this one.
     const double setup_next = s + 1 < stages.size() ? host.crossbar_setup : 0.0;
     const double before_barrier = host.interrupt + setup_next;
     stage.control = before_barrier + host.barrier(servers, stage.transfer + before_barrier);
     clock += stage.transfer + stage.control;
-    result.stages.push_back(stage);
+    result.stages.push_back(std::move(stage));
   }
+  if (result.reused) result.distinct_groups = seen.size();
   result.total = clock;
-  result.events = network.engine().events_processed();
+  result.mean_depth = network.engine().mean_depth();
   return result;
 }
 

@@ -4,6 +4,7 @@
 // fresh Network from the spec, so results depend on nothing but the spec.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fabric/mac_table.hpp"
@@ -60,8 +61,14 @@ struct BeffPoint {
 // Every node sends L bytes to both ring neighbours at once, per size.
 std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::int64_t>& sizes);
 
-struct Transfer {
-  int src = 0, dst = 0;
+// `count` transfers by one rule (a pipelined chain is one run, whatever
+// its length): the i-th goes from node src + i*src_step to node
+// dst + i*dst_step, both mod the fabric's nodes. src and dst themselves must
+// be nodes of the fabric; a single transfer is a run of 1.
+struct TransferRun {
+  int count = 1;
+  int src = 0, src_step = 0;
+  int dst = 0, dst_step = 0;
   std::int64_t bytes = 0;
   int port = 0;  // physical port (plane) at the source
   int lane = 0;  // virtual port on it, or priority level
@@ -71,19 +78,37 @@ struct StageTiming {
   double transfer = 0.0;  // from the stage's start to its last transfer's completion
   double control = 0.0;   // interrupt, next crossbar set-up and barrier after it
   std::int64_t bytes = 0;
-  std::vector<double> done;  // per transfer, in order: completion after the stage's start
+  std::int64_t transfers = 0;
+  std::vector<double> done;  // per transfer, in order: completion after the stage's start (when kept)
+};
+struct ScheduleOptions {
+  bool reconfigure = false;  // VCSN: write the MAC tables first
+  // Simulate each distinct group of independent transfers once (StageGroups)
+  // and reuse its times; false simulates every stage in full. The times are
+  // bit-identical either way.
+  bool reuse = true;
+  bool keep_done = true;  // keep every transfer's completion (StageTiming::done)
 };
 struct ScheduleResult {
   double setup = 0.0;  // topology reconfiguration, first crossbar set-up, their barriers
   std::vector<StageTiming> stages;
   double total = 0.0;
-  std::uint64_t events = 0;
+  std::uint64_t events = 0;            // of the full simulation (the same with reuse)
+  std::uint64_t events_simulated = 0;  // processed: fewer with reuse
+  double mean_depth = 0.0;             // events queued, on average, when the next was taken
+  std::uint64_t groups = 0;            // independent groups over all stages
+  std::uint64_t distinct_groups = 0;   // simulated (all of them without reuse)
+  bool reused = false;
+  std::string note;  // why reuse was asked for and not done
 };
 // Runs stages one after another, with the host's control costs between
 // them (seed 004 eq. 7's procedure): topology reconfiguration when
 // `reconfigure` (VCSN), crossbar set-up, and a barrier after each step.
-ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vector<Transfer>>& stages,
-                            bool reconfigure);
+// Each stage starts from an empty network on a clock of its own (after a
+// barrier nothing is in flight), so stage times do not depend on when the
+// stage began.
+ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vector<TransferRun>>& stages,
+                            const ScheduleOptions& options);
 
 struct TrafficResult {
   std::uint64_t packets = 0;

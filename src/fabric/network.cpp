@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <string>
 
 #include "core/error.hpp"
@@ -12,6 +14,7 @@ namespace fpgacomm::fabric {
 Network::Network(const FabricSpec& spec)
     : spec_(spec),
       topology_((spec.validate(), Topology::build(spec))),
+      engine_(this),
       rng_(spec.seed),
       mac_table_(spec_, topology_->planes()),
       chunk_(spec_.chunk_bytes()) {
@@ -25,9 +28,14 @@ Network::Network(const FabricSpec& spec)
     port.rate = link.data_rate();
     port.latency = link.latency;
     port.framing = &spec_.segment_framing(infos[i].trunk);
+    port.chunk_wire = static_cast<double>(port.framing->chunk_wire_bytes(chunk_));
     const DeviceSpec& device = device_spec(port.device);
     port.capacity = device.buffer_bytes;
     port.lanes.resize(device.lanes);
+    port.round_robin = device.arbitration == Arbitration::round_robin;
+    const DeviceSpec& peer = device_spec(port.peer);
+    port.peer_routing_latency = peer.routing_latency;
+    port.peer_cuts_through = peer.forwarding == Forwarding::cut_through;
   }
   for (const LinkScale& scale : spec_.link_scales) {
     if (scale.device < 0 || scale.device >= topology_->devices() || scale.port < 0 ||
@@ -43,6 +51,28 @@ Network::Network(const FabricSpec& spec)
   read_queue_.resize(topology_->nodes());
   read_busy_.assign(slots, 0);
   write_free_.assign(slots, 0.0);
+  // Ports alike in everything a frame's timing depends on share a class.
+  std::map<std::tuple<double, double, const Framing*, double, int, int, int>, int> classes;
+  port_class_.reserve(ports_.size());
+  for (const Port& port : ports_) {
+    const auto signature = std::make_tuple(port.rate, port.latency, port.framing, port.capacity,
+                                           static_cast<int>(port.lanes.size()),
+                                           static_cast<int>(topology_->role(port.device)),
+                                           static_cast<int>(topology_->role(port.peer)));
+    port_class_.push_back(classes.emplace(signature, static_cast<int>(classes.size())).first->second);
+  }
+}
+
+void Network::begin_stage() {
+  if (live_messages_ > 0) {
+    throw Error("fabric: a new stage began with " + std::to_string(live_messages_) + " message(s) still in flight");
+  }
+  engine_.restart();
+  for (Port& port : ports_) {
+    port.rr = 0;
+    for (Lane& lane : port.lanes) lane.last_input = -1;
+  }
+  std::fill(write_free_.begin(), write_free_.end(), 0.0);
 }
 
 const DeviceSpec& Network::device_spec(int device) const {
@@ -54,9 +84,6 @@ const DeviceSpec& Network::device_spec(int device) const {
   return spec_.sw;
 }
 
-// A device with fewer lanes than the message's lane (a switch without
-// priorities) queues it in its last lane.
-int Network::lane_at(int device, int lane) const { return std::min(lane, device_spec(device).lanes - 1); }
 
 int Network::node_port(int node, int local) const {
   const auto& local_ports = topology_->ports_of(node);
@@ -128,7 +155,7 @@ int Network::submit(int src, int dst, std::int64_t bytes, double start, int port
   if (units > 0) message.channel_left[(units - 1) % group.count] -= units * unit - bytes;
   for (std::int64_t left : message.channel_left) message.frames_total += (left + chunk_ - 1) / chunk_;
   if (message.frames_total == 0) message.frames_total = 1;  // an empty message is one empty frame
-  engine_.schedule_at(start, this, tag(kStart, id));
+  engine_.schedule_at(start, tag(kStart, id));
   return id;
 }
 
@@ -142,7 +169,7 @@ void Network::at(double time, std::function<void()> action) {
     free_timers_.pop_back();
     timers_[id] = std::move(action);
   }
-  engine_.schedule_at(std::max(time, now()), this, tag(kTimer, id));
+  engine_.schedule_at(std::max(time, now()), tag(kTimer, id));
 }
 
 void Network::run() {
@@ -174,7 +201,7 @@ void Network::handle(std::uint64_t event_tag) {
       Frame& frame = frames_[id];
       Port& port = ports_[frame.port];
       frame.enqueued = now();
-      port.lanes[lane_at(port.device, messages_[frame.message].lane)].frames.push_back(static_cast<int>(id));
+      port.lanes[lane_at(port, messages_[frame.message].lane)].frames.push_back(static_cast<int>(id));
       try_start(frame.port);
       break;
     }
@@ -214,7 +241,7 @@ void Network::start_reads(int node) {
     queue.pop_front();
     messages_[id].engine = engine;
     const double read = messages_[id].record.bytes > 0 ? spec_.node.dma_latency : 0.0;
-    engine_.schedule_in(spec_.node.app_latency + read, this, tag(kFrameReady, id));
+    engine_.schedule_in(spec_.node.app_latency + read, tag(kFrameReady, id));
   }
 }
 
@@ -226,8 +253,8 @@ void Network::frame_ready(int id) {
   const std::int64_t payload = std::min<std::int64_t>(message.channel_left[channel], chunk_);
   const int port_id = message.group.first + channel;
   Port& port = ports_[port_id];
-  Lane& lane = port.lanes[lane_at(port.device, message.lane)];
-  const double wire = static_cast<double>(port.framing->chunk_wire_bytes(payload));
+  Lane& lane = port.lanes[lane_at(port, message.lane)];
+  const double wire = wire_bytes(port, payload);
   if (!message.granted) {
     const int engine_input =
         static_cast<int>(ports_.size()) + message.record.src * spec_.node.dma_engines + message.engine;
@@ -244,7 +271,7 @@ void Network::frame_ready(int id) {
   frame.tail_ready = now() + static_cast<double>(payload) / spec_.node.dma_bandwidth;
   const bool cut_through = spec_.hub.forwarding == Forwarding::cut_through;
   frame.eligible = cut_through ? now() : frame.tail_ready;
-  engine_.schedule_at(frame.eligible, this, tag(kEnqueue, frame_id));
+  engine_.schedule_at(frame.eligible, tag(kEnqueue, frame_id));
 
   message.channel_left[channel] -= payload;
   ++message.frames_emitted;
@@ -256,19 +283,19 @@ void Network::frame_ready(int id) {
     }
   }
   if (message.frames_emitted < message.frames_total) {
-    engine_.schedule_at(frame.tail_ready, this, tag(kFrameReady, id));
+    engine_.schedule_at(frame.tail_ready, tag(kFrameReady, id));
     return;
   }
   // Read completely: the engine takes the next message once this read ends.
-  engine_.schedule_at(frame.tail_ready, this,
-                      tag(kReadEngineFree, message.record.src * spec_.node.dma_engines + message.engine));
+  const int read_engine = message.record.src * spec_.node.dma_engines + message.engine;
+  engine_.schedule_at(frame.tail_ready, tag(kReadEngineFree, read_engine));
 }
 
 void Network::try_start(int port_id) {
   Port& port = ports_[port_id];
   if (port.busy) return;
   const int lanes = static_cast<int>(port.lanes.size());
-  const bool round_robin = device_spec(port.device).arbitration == Arbitration::round_robin;
+  const bool round_robin = port.round_robin;
   for (int k = 0; k < lanes; ++k) {
     const int lane = round_robin ? (port.rr + k) % lanes : k;
     if (port.lanes[lane].frames.empty()) continue;
@@ -282,8 +309,8 @@ void Network::try_start(int port_id) {
       if (!frame.granted) {
         if (frame.requested) continue;  // the grant wakes this port
         Port& next_port = ports_[next];
-        Lane& next_lane = next_port.lanes[lane_at(next_port.device, message.lane)];
-        const double wire = static_cast<double>(next_port.framing->chunk_wire_bytes(frame.payload));
+        Lane& next_lane = next_port.lanes[lane_at(next_port, message.lane)];
+        const double wire = wire_bytes(next_port, frame.payload);
         if (!admit(next, next_lane, Request{port_id, port_id, frame_id, -1, wire})) {
           frame.requested = true;
           continue;
@@ -328,10 +355,10 @@ void Network::grant(int port_id, Lane& lane) {
     if (request.frame >= 0) {
       frames_[request.frame].requested = false;
       frames_[request.frame].granted = true;
-      engine_.schedule_at(now(), this, tag(kWakePort, request.port));
+      engine_.schedule_at(now(), tag(kWakePort, request.port));
     } else {
       messages_[request.message].granted = true;
-      engine_.schedule_at(now(), this, tag(kFrameReady, request.message));
+      engine_.schedule_at(now(), tag(kFrameReady, request.message));
     }
   }
 }
@@ -367,23 +394,22 @@ void Network::transmit(int port_id, int lane, int frame_id) {
   port.busy = true;
   port.in_flight_lane = lane;
   port.in_flight_wire = frame.wire;
-  if (frame.port >= 0) frame.wire = static_cast<int>(ports_[frame.port].framing->chunk_wire_bytes(frame.payload));
+  if (frame.port >= 0) frame.wire = static_cast<int>(wire_bytes(ports_[frame.port], frame.payload));
   ++port.stats.frames;
   port.stats.wire_bytes += frame.wire;
   port.stats.busy_time += end - start;
-  engine_.schedule_at(end, this, tag(kPortFree, port_id));
+  engine_.schedule_at(end, tag(kPortFree, port_id));
 
-  const DeviceSpec& next = device_spec(port.peer);
-  const double head = start + port.latency + next.routing_latency;
-  const double tail = end + port.latency + next.routing_latency;
+  const double head = start + port.latency + port.peer_routing_latency;
+  const double tail = end + port.latency + port.peer_routing_latency;
   if (port.peer == message.record.dst) {
     frame.first_byte = head + spec_.node.app_latency;
-    engine_.schedule_at(tail, this, tag(kDeliver, frame_id));
+    engine_.schedule_at(tail, tag(kDeliver, frame_id));
     return;
   }
   frame.tail_ready = tail;
-  frame.eligible = next.forwarding == Forwarding::cut_through ? head : tail;
-  engine_.schedule_at(frame.eligible, this, tag(kEnqueue, frame_id));
+  frame.eligible = port.peer_cuts_through ? head : tail;
+  engine_.schedule_at(frame.eligible, tag(kEnqueue, frame_id));
 }
 
 void Network::port_free(int port_id) {
@@ -411,7 +437,7 @@ void Network::deliver(int frame_id) {
   write_free = std::max(write_free, now() + spec_.node.app_latency) + frame.payload / spec_.node.dma_bandwidth;
   record.done = std::max(record.done, write_free);
   if (++message.frames_done == message.frames_total) {
-    engine_.schedule_at(record.done, this, tag(kDone, frame.message));
+    engine_.schedule_at(record.done, tag(kDone, frame.message));
   }
 }
 

@@ -10,6 +10,7 @@
 // robin, a node's own DMA engines taking their turn among the links that
 // forward into the same FIFO.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -42,7 +43,10 @@ struct PortStats {
   double wait_sum = 0.0;  // time frames spent queued before their transmission began
 };
 
-class Network : public EventHandler {
+// Hidden: its hot member functions call each other directly and may be
+// inlined, where a position-independent library would otherwise call them
+// through the PLT (other code may interpose exported functions).
+class [[gnu::visibility("hidden")]] Network : public EventHandler {
  public:
   explicit Network(const FabricSpec& spec);
   Network(const Network&) = delete;
@@ -65,6 +69,14 @@ class Network : public EventHandler {
   // Simulates until nothing is left to do. Throws Error if a message never
   // arrived (bounded buffers in a cycle can deadlock).
   void run();
+  // Starts an empty network afresh, as after a barrier: the clock at 0,
+  // arbitration and write engines as at the beginning. Only when nothing
+  // is in flight.
+  void begin_stage();
+  // Ports of one class are alike in all that times a frame: rate, latency,
+  // framing, buffer, lanes, and the kinds of device at both ends.
+  int port_class(int port) const { return port_class_[port]; }
+  int dma_engines() const { return spec_.node.dma_engines; }
 
   int node_port(int node, int local) const;
   const PortStats& port_stats(int port) const { return ports_[port].stats; }
@@ -111,6 +123,11 @@ class Network : public EventHandler {
     double rate = 0.0, latency = 0.0, capacity = 0.0;
     std::vector<Lane> lanes;
     const Framing* framing = nullptr;  // this segment's frames
+    double chunk_wire = 0.0;           // wire bytes of a full chunk on it: most frames are one
+    // The devices' specs a frame needs on every hop, looked up once.
+    bool round_robin = true;
+    double peer_routing_latency = 0.0;
+    bool peer_cuts_through = true;
     bool busy = false;
     int rr = 0;
     int in_flight_lane = 0;
@@ -135,7 +152,12 @@ class Network : public EventHandler {
     return (static_cast<std::uint64_t>(event) << 56) | static_cast<std::uint64_t>(id);
   }
   const DeviceSpec& device_spec(int device) const;
-  int lane_at(int device, int lane) const;
+  // A device with fewer lanes than the message's lane (a switch without
+  // priorities) queues it in its last lane.
+  static int lane_at(const Port& port, int lane) { return std::min(lane, static_cast<int>(port.lanes.size()) - 1); }
+  double wire_bytes(const Port& port, std::int64_t payload) const {
+    return payload == chunk_ ? port.chunk_wire : static_cast<double>(port.framing->chunk_wire_bytes(payload));
+  }
   int submit(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done);
   void start_reads(int node);
   void frame_ready(int message);
@@ -165,6 +187,7 @@ class Network : public EventHandler {
   std::vector<double> write_free_;            // node * engines + engine: when the write engine is idle
   std::vector<std::function<void()>> timers_;
   std::vector<int> free_timers_;
+  std::vector<int> port_class_;
 };
 
 }  // namespace fpgacomm::fabric

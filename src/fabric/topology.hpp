@@ -50,6 +50,9 @@ class Topology {
   // path_links from src to every node.
   std::vector<int> distances(int src, int plane) const;
   virtual std::string describe() const = 0;
+  // Throws UsageError unless `node` is one of the fabric's nodes; `what`
+  // names its role ("source", "destination").
+  void check_node(int node, const char* what) const;
 
  protected:
   explicit Topology(int nodes);
@@ -57,7 +60,6 @@ class Topology {
   // Adds `count` parallel links between a and b; returns the first port
   // from a to b (the others follow it in a's and the port list).
   int connect(int a, int b, bool trunk, int count = 1);
-  void check_node(int node, const char* what) const;
 
  private:
   int nodes_;

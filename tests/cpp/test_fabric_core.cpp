@@ -10,6 +10,7 @@
 #include "fabric/link.hpp"
 #include "fabric/mac_table.hpp"
 #include "fabric/network.hpp"
+#include "fabric/stage_groups.hpp"
 #include "fabric/topology.hpp"
 
 using namespace fpgacomm;
@@ -23,17 +24,27 @@ struct Recorder : EventHandler {
 };
 
 void test_engine_orders_by_time_then_schedule_order() {
-  Engine engine;
   Recorder recorder;
-  engine.schedule_at(2.0, &recorder, 1);
-  engine.schedule_at(1.0, &recorder, 2);
-  engine.schedule_at(2.0, &recorder, 3);  // same time as tag 1: after it
-  engine.schedule_at(1.0, &recorder, 4);
+  Engine engine(&recorder);
+  engine.schedule_at(2.0, 1);
+  engine.schedule_at(1.0, 2);
+  engine.schedule_at(2.0, 3);  // same time as tag 1: after it
+  engine.schedule_at(1.0, 4);
   engine.run();
   CHECK((recorder.seen == std::vector<std::uint64_t>{2, 4, 1, 3}));
   CHECK(engine.now() == 2.0);
   CHECK(engine.events_processed() == 4);
-  CHECK_THROWS(Error, engine.schedule_at(1.0, &recorder, 5), "before the current time");
+  CHECK_THROWS(Error, engine.schedule_at(1.0, 5), "before the current time");
+  // Taken from a queue of 4, 3, 2 and 1 events.
+  CHECK(engine.mean_depth() == 2.5);
+  engine.restart();
+  CHECK(engine.now() == 0.0);
+  engine.schedule_at(0.5, 6);
+  CHECK_THROWS(Error, engine.restart(), "1 events pending");
+  // -0.0 is the time 0, before 0.5 (its bits alone would order it last).
+  engine.schedule_at(-0.0, 7);
+  engine.run();
+  CHECK((recorder.seen == std::vector<std::uint64_t>{2, 4, 1, 3, 7, 6}));
 }
 
 void test_framing_pads_and_splits() {
@@ -180,6 +191,30 @@ void test_bounded_buffers_apply_backpressure() {
   CHECK(slow.bandwidth < 0.26e9 && slow.bandwidth > 0.24e9);
 }
 
+// Transfers that share a port or a DMA engine form one group; a group and
+// its relabelled twin have one key, a slower link or another lane does not.
+void test_stage_groups_split_and_key() {
+  FabricSpec spec = plain(TopologyKind::ring, 12);
+  spec.link_scales = {LinkScale{9, 1, 0.5}};  // node 9 -> 10 (its second port) is slower
+  Network network(spec);
+  StageGroups groups(network);
+  // 1->2 and 2->3 share nothing (read and write engines are apart); 4->6
+  // and 5->6 share node 6's write engines and the link 5->6.
+  groups.split({{1, 2, 100, 0, 0}, {4, 6, 100, 0, 0}, {2, 3, 100, 0, 0}, {5, 6, 100, 0, 0}, {9, 10, 100, 0, 0},
+                {7, 8, 100, 0, 0}, {8, 9, 100, 0, 0}});
+  CHECK(groups.groups() == 6);
+  CHECK((std::vector<int>(groups.members_begin(1), groups.members_end(1)) == std::vector<int>{1, 3}));
+  const auto key_of = [&](int g) { return groups.key(g); };
+  CHECK(key_of(0) == key_of(2));  // 1->2 and 2->3
+  CHECK(key_of(0) == key_of(4));  // 7->8
+  CHECK(key_of(0) != key_of(3));  // 9->10 crosses the slower link
+  CHECK(key_of(0) != key_of(1));
+  std::vector<std::int64_t> pair = key_of(1);
+  groups.split({{0, 2, 100, 0, 0}, {1, 2, 100, 0, 0}, {3, 4, 100, 0, 0}});
+  CHECK(groups.groups() == 2 && key_of(0) == pair);
+  CHECK_THROWS(UsageError, groups.split({{0, 12, 100, 0, 0}}), "not in this fabric");
+}
+
 }  // namespace
 
 int main() {
@@ -193,5 +228,6 @@ int main() {
   test_errors_for_impossible_input();
   test_stream_is_serialisation_plus_latency();
   test_bounded_buffers_apply_backpressure();
+  test_stage_groups_split_and_key();
   return check::failures;
 }

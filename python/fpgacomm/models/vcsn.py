@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .. import _core
+from .. import _core, schedules
 from ..osu import parse_size
 from ..result import Result
 from .base import Fit, Model, linear_least_squares, usage_error
@@ -140,16 +140,39 @@ def procedure(transfers, setups, *, setup_cost, barrier, control: str = "barrier
 def stage_bytes(schedule) -> list:
     """D_s per stage: the most bytes any one physical port sends or receives
     in the stage (virtual ports of a port share it). A DCN link joins port
-    q to its neighbour's port q^1; a VCSN virtual link stays on its plane."""
+    q to its neighbour's port q^1; a VCSN virtual link stays on its plane.
+    Worked out on the stages' runs, not their transfers, so that it costs
+    O(runs^2) per stage at any node count."""
     ring = schedule.name == "ring"
+    n = schedule.nodes
     result = []
     for stage in schedule.stages:
-        load = {}
-        for tr in stage.transfers:
-            for key in (("out", tr.src, tr.port), ("in", tr.dst, tr.port ^ 1 if ring else tr.port)):
-                load[key] = load.get(key, 0) + tr.bytes
-        result.append(max(load.values(), default=0))
+        # Per run and end: (which end, port, first node, node step, count, bytes per transfer).
+        loads = []
+        for run in stage.runs:
+            moved = run.span * stage.block_bytes
+            port = run.src_end[0]
+            loads.append(("out", port, run.src, run.src_step, run.count, moved))
+            loads.append(("in", port ^ 1 if ring else port, run.dst, run.dst_step, run.count, moved))
+        # A sum of progressions peaks where one of them starts (or, for a
+        # step other than 0 and +-1, at one of its nodes).
+        candidates = set()
+        for end, port, first, step, count, _ in loads:
+            nodes = range(count) if step not in (0, 1, -1) else range(1)
+            candidates.update((end, port, (first + i * step) % n) for i in nodes)
+        result.append(max((sum(moved * _hits(node, first, step, count, n)
+                               for e, p, first, step, count, moved in loads if (e, p) == (end, port))
+                           for end, port, node in candidates), default=0))
     return result
+
+
+def _hits(node: int, first: int, step: int, count: int, nodes: int) -> int:
+    """How many of first + i*step (i < count, mod nodes) are `node`."""
+    if step == 0:
+        return count if (node - first) % nodes == 0 else 0
+    if step in (1, -1):
+        return 1 if ((node - first) * step) % nodes < count else 0
+    return sum((first + i * step) % nodes == node for i in range(count))
 
 
 # --- eq. 7 and the DCN counterpart ------------------------------------------------
@@ -362,12 +385,11 @@ MODELS = {"vcsn": VcsnGather, "dcn": DcnGather}
 
 def _row_schedule(result: Result, row: dict) -> tuple:
     """(D_s, set-ups, fat-tree levels, long-barrier flags) of one gather row,
-    rebuilt from the schedule the row names (gather.schedule)."""
-    from .. import gather  # the schedules: imported late, gather imports the core
+    rebuilt from the schedule the row names (schedules.schedule)."""
     params = result.params
     if row.get("schedule") == "mpi":
         raise usage_error("vcsn model: the mpi schedule has no stage model; fit ring, tree or vlink rows")
-    schedule = gather.schedule(row["schedule"], int(row["nodes"]), int(row["size"]),
+    schedule = schedules.schedule(row["schedule"], int(row["nodes"]), int(row["size"]),
                                ports=int(params.get("ports", 2)), virtual_ports=int(params.get("virtual_ports", 2)),
                                collective=params.get("collective", "gather"), root=int(params.get("root", 0)),
                                broadcast=bool(params.get("broadcast", True)))
@@ -496,6 +518,6 @@ def predictions(nodes: str = "", sizes: str = "64K,1M,16M,256M", barrier: str = 
 def fit(result: Result) -> Fit:
     """Fits the DCN counterpart to ring rows on a DCN, eq. 7's procedure to the rest."""
     fabric = str(result.params.get("fabric", "")) if isinstance(result, Result) else ""
-    schedules = set(result.column("schedule")) if isinstance(result, Result) and "schedule" in result.columns else set()
-    model = DcnGather if fabric.startswith("dcn") or schedules == {"ring"} else VcsnGather
+    names = set(result.column("schedule")) if isinstance(result, Result) and "schedule" in result.columns else set()
+    model = DcnGather if fabric.startswith("dcn") or names == {"ring"} else VcsnGather
     return model.fit(result)

@@ -1,0 +1,105 @@
+"""The simulator's resource estimate and its refusal (fpgacomm.fabric_resources)."""
+
+import time
+
+import pytest
+
+from fpgacomm import fabric, fabric_resources, gather_sim
+from fpgacomm.fabric_resources import Limits
+
+from test_cli import fpgacomm
+
+MiB = 1 << 20
+
+
+def gather_estimate(schedule, preset, nodes, size, **options):
+    return fabric_resources.estimate_gather(schedule, nodes, size, levels=gather_sim._preset_levels(preset, nodes),
+                                            chunk=gather_sim.PRESET_CHUNK[preset], **options)
+
+
+def test_the_default_admits_the_cluster_scale_targets():
+    for args in (("tree", "vcsn_fat_tree", 1024, 16 * MiB), ("tree", "vcsn_fat_tree", 4096, 16 * MiB),
+                 ("ring", "dcn_ring", 11664, 64 << 10), ("tree", "vcsn_fat_tree", 11664, 64 << 10),
+                 ("ring", "dcn_ring", 11664, 256 * MiB), ("tree", "vcsn_fat_tree", 11664, 256 * MiB)):
+        fabric_resources.check(gather_estimate(*args))
+
+
+def test_reuse_is_what_makes_them_fit():
+    full = gather_estimate("tree", "vcsn_fat_tree", 4096, 16 * MiB, reuse=False)
+    reused = gather_estimate("tree", "vcsn_fat_tree", 4096, 16 * MiB)
+    assert full.events > 100 * reused.events
+    with pytest.raises(fabric.UsageError, match="events to simulate"):
+        fabric_resources.check(full)
+
+
+def test_the_estimate_is_near_what_the_simulator_does():
+    # Within a factor of three of the events simulated, with and without reuse.
+    for reuse in (True, False):
+        row = gather_sim.run("tree", "vcsn_fat_tree", nodes=[64], sizes=[MiB], reuse=reuse).rows[0]
+        estimate = gather_estimate("tree", "vcsn_fat_tree", 64, MiB, reuse=reuse).events
+        assert row["events_simulated"] / 3 < estimate < 3 * row["events_simulated"], (reuse, row, estimate)
+
+
+def test_ten_million_nodes_are_refused_at_once_with_the_way_out():
+    start = time.perf_counter()
+    with pytest.raises(fabric.UsageError) as refused:
+        gather_sim.run("ring", "dcn_ring", nodes=[10_000_000], sizes=[64 << 10])
+    assert time.perf_counter() - start < 1.0
+    message = str(refused.value)
+    assert "ring gather of 10000000 nodes" in message and "--max-memory" in message and "--max-events" in message
+
+
+def test_a_billion_packets_are_refused_before_the_fabric_is_built():
+    with pytest.raises(fabric.UsageError, match="1e\\+10 events|1.\\d+e\\+10 events"):
+        fabric.traffic("vcsn_fat_tree", rate=1e6, nodes=10000, packets=100000)
+
+
+def test_limits_can_be_lowered_and_raised():
+    with pytest.raises(fabric.UsageError, match=r"limit 1e\+03"):
+        gather_sim.run("tree", "vcsn", nodes=[9], sizes=[MiB], limits=Limits(events=1e3))
+    row = gather_sim.run("tree", "vcsn", nodes=[9], sizes=[MiB], limits=Limits(events=1e12)).rows[0]
+    assert row["events"] > 0
+
+
+def test_cli_refuses_with_status_2_and_one_message():
+    run = fpgacomm("gather", "--fabric", "dcn_ring", "--nodes", "10000000", "--sizes", "64K")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.count("would need") == 1 and "--max-events N / --max-memory SIZE" in run.stderr
+    run = fpgacomm("fabric", "traffic", "vcsn_fat_tree", "--nodes", "10000", "--packets", "100000", "--rate", "1e6")
+    assert run.returncode == 2 and run.stderr.count("would need") == 1
+    run = fpgacomm("gather", "--fabric", "vcsn", "--nodes", "9", "--sizes", "1M", "--max-events", "100")
+    assert run.returncode == 2 and "limit 100" in run.stderr
+
+
+def test_cli_no_reuse_prints_the_same_table():
+    reused = fpgacomm("gather", "--fabric", "vcsn", "--nodes", "4,9", "--sizes", "64K:128K")
+    full = fpgacomm("gather", "--fabric", "vcsn", "--nodes", "4,9", "--sizes", "64K:128K", "--no-reuse")
+    assert reused.returncode == full.returncode == 0, full.stderr
+    assert reused.stdout == full.stdout
+    local = fpgacomm("gather", "--fabric", "vcsn", "--nodes", "4", "--sizes", "64K", "--control", "local")
+    assert local.returncode == 0 and "control local: stages may overlap" in local.stderr
+    run = fpgacomm("gather", "--no-reuse", "--sizes", "8")
+    assert run.returncode == 2 and "--no-reuse applies to simulated runs" in run.stderr
+
+
+def test_latency_and_bandwidth_are_checked_too():
+    with pytest.raises(fabric.UsageError, match="a stream of up to 1099511627776 bytes on vcsn"):
+        fabric.bandwidth("vcsn", size=1 << 40, limits=Limits(events=1e6))
+    with pytest.raises(fabric.UsageError, match="a ping-pong of 2000 messages"):
+        fabric.latency("vcsn", size=1 << 20, iterations=1000, limits=Limits(events=1e5))
+    run = fpgacomm("fabric", "bw", "vcsn", "--size", "1G", "--max-events", "1000")
+    assert run.returncode == 2 and run.stderr.count("would need") == 1
+
+
+def test_progress_goes_to_stderr_for_long_runs(capsys):
+    progress = fabric_resources.Progress("gather_sim", 2, after=0.0)
+    progress.begin("4096 nodes, 16 MiB", fabric_resources.Estimate("x", 8e8, 0, 0))
+    progress.step("4096 nodes, 16 MiB")
+    quiet = fabric_resources.Progress("gather_sim", 1)
+    quiet.begin("4 nodes", fabric_resources.Estimate("x", 10, 0, 0))
+    quiet.step("4 nodes")
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[0] == "gather_sim: 1/2 (4096 nodes, 16 MiB): about 8e+08 events, 100 s estimated"
+    assert captured.err.splitlines()[1].startswith("gather_sim: 1/2 done (4096 nodes, 16 MiB), ")
+    assert len(captured.err.splitlines()) == 2
