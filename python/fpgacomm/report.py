@@ -268,8 +268,9 @@ _ONE_SIDED = {
     "put_bibw": ("_Put", "Bi-directional Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
 }
 _WINDOW_CALLS = {"allocate": "MPI_Win_allocate", "create": "MPI_Win_create", "dynamic": "MPI_Win_create_dynamic"}
-_SYNC_CALLS = {"lock": "MPI_Win_lock/unlock", "pscw": "MPI_Win_post/start/complete/wait", "fence": "MPI_Win_fence",
-               "flush": "MPI_Win_flush", "flush_local": "MPI_Win_flush_local", "lock_all": "MPI_Win_lock_all/unlock_all"}
+_SYNC_CALLS = {"lock": "MPI_Win_lock/unlock", "pscw": "MPI_Win_post/start/complete/wait",
+               "fence": "MPI_Win_fence", "flush": "MPI_Win_flush", "flush_local": "MPI_Win_flush_local",
+               "lock_all": "MPI_Win_lock_all/unlock_all"}
 
 
 def _one_sided_formatter(operation: str, title: str, main: list, extra: list) -> Callable[[Result, bool], str]:

@@ -29,7 +29,8 @@ TestSpec spec_of(const std::string& test) {
   if (test == "put_bw") return {true, Shape::Bandwidth};
   if (test == "get_bw") return {false, Shape::Bandwidth};
   if (test == "put_bibw") return {true, Shape::BiBandwidth};
-  throw UsageError("unknown one-sided test '" + test + "'; choose put_latency, get_latency, put_bw, get_bw or put_bibw");
+  throw UsageError("unknown one-sided test '" + test +
+                   "'; choose put_latency, get_latency, put_bw, get_bw or put_bibw");
 }
 
 Sync sync_of(const std::string& name) {
@@ -39,7 +40,8 @@ Sync sync_of(const std::string& name) {
   if (name == "lock_all") return Sync::LockAll;
   if (name == "pscw") return Sync::Pscw;
   if (name == "fence") return Sync::Fence;
-  throw UsageError("unknown synchronisation '" + name + "'; choose lock, flush, flush_local, lock_all, pscw or fence (-s)");
+  throw UsageError("unknown synchronisation '" + name +
+                   "'; choose lock, flush, flush_local, lock_all, pscw or fence (-s)");
 }
 
 Creation creation_of(const std::string& name) {
@@ -52,6 +54,128 @@ Creation creation_of(const std::string& name) {
 // Active target: both ranks call the synchronisation (fence; post, start,
 // complete, wait). Passive target: the origin alone (lock, flush, ...).
 bool active_target(Sync sync) { return sync == Sync::Pscw || sync == Sync::Fence; }
+
+// One timed iteration: OMB's calls in OMB's order per test and
+// synchronisation. Built once per size from plain copies of what it needs,
+// so that the timed loop keeps them in registers (a Runner's members would
+// be reloaded after every MPI call, which may write any memory the Runner
+// can be reached through).
+struct Iteration {
+  const Communicator* comm;
+  Shape shape;
+  Sync sync;
+  bool put;
+  bool both_issue;  // both ranks operate: put_bibw and the latency ping-pongs
+  int me, peer;
+  int slots;  // operations per iteration, each at its own offset
+  std::uint64_t size;
+  std::uint8_t* origin;  // the local buffer as MPI reads or writes it
+  StagedBuffer* staged;  // the local buffer of a device kind, else null
+  MPI_Aint peer_base;    // where the peer's window starts: its address with -w dynamic, else 0
+  MPI_Win window;
+  MPI_Group peer_group;  // post and start name the peer
+
+  // The success test inline, as OMB's MPI_CHECK; the failure's message out of line.
+  void check(int code, const char* routine) const {
+    if (code != MPI_SUCCESS) comm->check(code, routine, "in a one-sided test");
+  }
+  void lock_peer() const { check(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, window), "MPI_Win_lock"); }
+  void unlock_peer() const { check(MPI_Win_unlock(peer, window), "MPI_Win_unlock"); }
+  void flush() const { check(MPI_Win_flush(peer, window), "MPI_Win_flush"); }
+  void fence() const { check(MPI_Win_fence(0, window), "MPI_Win_fence"); }
+  void post() const { check(MPI_Win_post(peer_group, 0, window), "MPI_Win_post"); }
+  void start() const { check(MPI_Win_start(peer_group, 0, window), "MPI_Win_start"); }
+  void complete() const { check(MPI_Win_complete(window), "MPI_Win_complete"); }
+  void wait() const { check(MPI_Win_wait(window), "MPI_Win_wait"); }
+
+  // The operations: slot j of the local buffer with slot j of the peer's
+  // window (offset j * size on both sides, as OMB). Device data reaches the
+  // host mirror before PUTs read it; returns the seconds that took.
+  [[gnu::always_inline]] double operations() const {
+    double staging = 0;
+    if (put && staged) {
+      const double start = MPI_Wtime();
+      staged->to_host(size * slots);
+      staging = MPI_Wtime() - start;
+    }
+    const int count = static_cast<int>(size);
+    for (int slot = 0; slot < slots; ++slot) {
+      const std::uint64_t offset = slot * size;
+      const MPI_Aint displacement = peer_base + static_cast<MPI_Aint>(offset);
+      if (put)
+        check(MPI_Put(origin + offset, count, MPI_CHAR, peer, displacement, count, MPI_CHAR, window), "MPI_Put");
+      else
+        check(MPI_Get(origin + offset, count, MPI_CHAR, peer, displacement, count, MPI_CHAR, window), "MPI_Get");
+    }
+    return staging;
+  }
+
+  // GETs' data goes back to the device once they completed; seconds taken.
+  [[gnu::always_inline]] double landed() const {
+    if (put || !staged) return 0.0;
+    const double start = MPI_Wtime();
+    staged->to_device(size * slots);
+    return MPI_Wtime() - start;
+  }
+
+  // Returns this rank's staging seconds. Inlined, like everything it calls
+  // but MPI, into the timed loop, so that little stands between the MPI
+  // calls (docs/METHODS.md: about 70 instructions per iteration more than
+  // OMB's loop, a few nanoseconds).
+  [[gnu::always_inline]] double operator()() const {
+    if (shape == Shape::BiBandwidth) {  // both ranks, PUT: nothing lands locally
+      double staging = 0;
+      if (sync == Sync::Fence) {
+        fence(), staging = operations(), fence();
+      } else {
+        post(), start(), staging = operations(), complete(), wait();
+      }
+      return staging;
+    }
+    if (both_issue) {  // latency ping-pong: rank 0 operates on rank 1, then rank 1 on rank 0
+      double staging = 0;
+      if (sync == Sync::Fence) {
+        if (me == 0) fence(), staging = operations(), fence(), staging += landed(), fence();
+        else fence(), fence(), staging = operations(), fence(), staging += landed();
+      } else if (me == 0) {
+        start(), staging = operations(), complete(), staging += landed(), post(), wait();
+      } else {
+        post(), wait(), start(), staging = operations(), complete(), staging += landed();
+      }
+      return staging;
+    }
+    if (me == 1) {  // the target: its part of an active-target epoch, else nothing
+      if (sync == Sync::Fence) fence(), fence();
+      if (sync == Sync::Pscw) post(), wait();
+      return 0.0;
+    }
+    double staging = 0;
+    switch (sync) {
+      case Sync::Lock:
+        lock_peer(), staging = operations(), unlock_peer();
+        break;
+      case Sync::LockAll:
+        check(MPI_Win_lock_all(0, window), "MPI_Win_lock_all");
+        staging = operations();
+        check(MPI_Win_unlock_all(window), "MPI_Win_unlock_all");
+        break;
+      case Sync::Flush:
+        staging = operations(), flush();
+        break;
+      case Sync::FlushLocal:
+        staging = operations();
+        check(MPI_Win_flush_local(peer, window), "MPI_Win_flush_local");
+        break;
+      case Sync::Fence:
+        fence(), staging = operations(), fence();
+        break;
+      case Sync::Pscw:
+        start(), staging = operations(), complete();
+        break;
+    }
+    return staging + landed();
+  }
+};
 
 class Runner {
  public:
@@ -169,15 +293,6 @@ class Runner {
     peer_base_ = 0;
   }
 
-  void lock_peer() { check_mpi(MPI_Win_lock(MPI_LOCK_SHARED, peer_, 0, window_), "MPI_Win_lock"); }
-  void unlock_peer() { check_mpi(MPI_Win_unlock(peer_, window_), "MPI_Win_unlock"); }
-  void flush() { check_mpi(MPI_Win_flush(peer_, window_), "MPI_Win_flush"); }
-  void fence() { check_mpi(MPI_Win_fence(0, window_), "MPI_Win_fence"); }
-  void post() { check_mpi(MPI_Win_post(peer_group_, 0, window_), "MPI_Win_post"); }
-  void start() { check_mpi(MPI_Win_start(peer_group_, 0, window_), "MPI_Win_start"); }
-  void complete() { check_mpi(MPI_Win_complete(window_), "MPI_Win_complete"); }
-  void wait() { check_mpi(MPI_Win_wait(window_), "MPI_Win_wait"); }
-
   // Local loads and stores to this rank's own window, kept apart from the
   // peer's operations: inside a lock of our own (passive target) or
   // outside any epoch of the peer's (active target; the barriers of
@@ -226,10 +341,10 @@ class Runner {
   // Wrong bytes in every slot where this rank received. The receive hook
   // (tests) sees each slot of every landing place that is a Buffer: the
   // local buffer, and the window's memory with -w create or dynamic.
-  std::uint64_t check(std::uint64_t size, int iteration) {
+  std::uint64_t check(const Iteration& operations, std::uint64_t size, int iteration) {
     // MPI_Win_flush_local completes PUTs at the origin only; completing them
     // at the target too is validation's business, outside the timed region.
-    if (sync_ == Sync::FlushLocal && spec_.put && me_ == 0) flush();
+    if (sync_ == Sync::FlushLocal && spec_.put && me_ == 0) operations.flush();
     comm_.barrier();  // the peer's synchronisation has completed its operations
     if (!receives()) return 0;
     const std::uint64_t bytes = size * slots_;
@@ -249,94 +364,24 @@ class Runner {
     return errors;
   }
 
-  // One PUT or GET of `size` bytes: slot j of the local buffer with slot j
-  // of the peer's window (offset j * size on both sides, as OMB).
-  void operate(std::uint64_t size, int slot) {
-    const int count = static_cast<int>(size);
-    std::uint8_t* local = local_->mpi_data() + slot * size;
-    const MPI_Aint displacement = peer_base_ + static_cast<MPI_Aint>(slot * size);
-    if (spec_.put)
-      check_mpi(MPI_Put(local, count, MPI_CHAR, peer_, displacement, count, MPI_CHAR, window_), "MPI_Put");
-    else
-      check_mpi(MPI_Get(local, count, MPI_CHAR, peer_, displacement, count, MPI_CHAR, window_), "MPI_Get");
-  }
-
-  // Device data reaches the host mirror before PUTs read it; GETs' data
-  // goes back to the device once they completed. Seconds spent; host
-  // buffers take no clock reads.
-  double stage_out(std::uint64_t bytes) {
-    if (!spec_.put || !local_->staged()) return 0.0;
-    const double start = MPI_Wtime();
-    local_->to_host(bytes);
-    return MPI_Wtime() - start;
-  }
-  double stage_in(std::uint64_t bytes) {
-    if (spec_.put || !local_->staged()) return 0.0;
-    const double start = MPI_Wtime();
-    local_->to_device(bytes);
-    return MPI_Wtime() - start;
-  }
-
-  // One timed iteration, OMB's calls in OMB's order per test and
-  // synchronisation; returns this rank's staging seconds.
-  double iteration(std::uint64_t size) {
-    double staging = 0;
-    const std::uint64_t bytes = size * slots_;
-    const auto operations = [&] {
-      staging += stage_out(bytes);
-      for (int slot = 0; slot < slots_; ++slot) operate(size, slot);
-    };
-    const auto landed = [&] { staging += stage_in(bytes); };
-
-    if (spec_.shape == Shape::BiBandwidth) {  // both ranks, PUT: nothing lands locally
-      if (sync_ == Sync::Fence) {
-        fence(), operations(), fence();
-      } else {
-        post(), start(), operations(), complete(), wait();
-      }
-      return staging;
-    }
-    if (both_issue()) {  // latency ping-pong: rank 0 operates on rank 1, then rank 1 on rank 0
-      if (sync_ == Sync::Fence) {
-        if (me_ == 0) fence(), operations(), fence(), landed(), fence();
-        else fence(), fence(), operations(), fence(), landed();
-      } else if (me_ == 0) {
-        start(), operations(), complete(), landed(), post(), wait();
-      } else {
-        post(), wait(), start(), operations(), complete(), landed();
-      }
-      return staging;
-    }
-    if (me_ == 1) {  // the target: its part of an active-target epoch, else nothing
-      if (sync_ == Sync::Fence) fence(), fence();
-      if (sync_ == Sync::Pscw) post(), wait();
-      return 0.0;
-    }
-    switch (sync_) {
-      case Sync::Lock:
-        lock_peer(), operations(), unlock_peer();
-        break;
-      case Sync::LockAll:
-        check_mpi(MPI_Win_lock_all(0, window_), "MPI_Win_lock_all");
-        operations();
-        check_mpi(MPI_Win_unlock_all(window_), "MPI_Win_unlock_all");
-        break;
-      case Sync::Flush:
-        operations(), flush();
-        break;
-      case Sync::FlushLocal:
-        operations();
-        check_mpi(MPI_Win_flush_local(peer_, window_), "MPI_Win_flush_local");
-        break;
-      case Sync::Fence:
-        fence(), operations(), fence();
-        break;
-      case Sync::Pscw:
-        start(), operations(), complete();
-        break;
-    }
-    landed();
-    return staging;
+  // This size's iteration, over the buffers allocate_buffers() made.
+  Iteration iteration_for(std::uint64_t size) {
+    Iteration iteration;
+    iteration.comm = &comm_;
+    iteration.shape = spec_.shape;
+    iteration.sync = sync_;
+    iteration.put = spec_.put;
+    iteration.both_issue = both_issue();
+    iteration.me = me_;
+    iteration.peer = peer_;
+    iteration.slots = slots_;
+    iteration.size = size;
+    iteration.origin = local_->mpi_data();
+    iteration.staged = local_->staged() ? local_.get() : nullptr;
+    iteration.peer_base = peer_base_;
+    iteration.window = window_;
+    iteration.peer_group = peer_group_;
+    return iteration;
   }
 
   OneSidedTiming measure(std::uint64_t size) {
@@ -345,23 +390,25 @@ class Runner {
     double staging = 0;
     std::uint64_t errors = 0;
     allocate_buffers(size * slots_);
+    const Iteration iteration = iteration_for(size);
+    const bool validate = options_.validate, keeps_time = me_ == 0;
     comm_.barrier();
-    if (lock_per_size() && me_ == 0) lock_peer();
+    if (lock_per_size() && keeps_time) iteration.lock_peer();
     double first_start = 0, last_stop = 0;
     for (int i = 0; i < warmup + iterations; ++i) {
-      if (options_.validate) prepare(size, i);
+      if (validate) prepare(size, i);
       const double start = MPI_Wtime();
-      const double staged = iteration(size);
+      const double staged = iteration();
       const double stop = MPI_Wtime();
-      if (i >= warmup && me_ == 0) {
+      if (i >= warmup && keeps_time) {
         times[i - warmup] = stop - start;
         staging += staged;
         if (i == warmup) first_start = start;
         last_stop = stop;
       }
-      if (options_.validate) errors += check(size, i);
+      if (validate) errors += check(iteration, size, i);
     }
-    if (lock_per_size() && me_ == 0) unlock_peer();
+    if (lock_per_size() && keeps_time) iteration.unlock_peer();
     comm_.barrier();
     free_buffers();
 
@@ -401,11 +448,11 @@ class Runner {
   Creation creation_;
   int me_, peer_;
   int slots_;  // operations per iteration, each at its own offset: W in the bandwidth tests, else 1
-  MPI_Group peer_group_ = MPI_GROUP_NULL;  // post and start name the peer
+  MPI_Group peer_group_ = MPI_GROUP_NULL;
   std::unique_ptr<StagedBuffer> local_;  // this size's local (origin) buffer
   std::unique_ptr<Buffer> target_;       // this size's window memory with -w create or dynamic
   std::uint8_t* window_memory_ = nullptr;
-  MPI_Aint peer_base_ = 0;  // where the peer's window starts: its address with -w dynamic, else 0
+  MPI_Aint peer_base_ = 0;
   MPI_Win window_ = MPI_WIN_NULL;
 };
 
