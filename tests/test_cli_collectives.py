@@ -44,6 +44,8 @@ def test_collective_and_one_sided_errors_are_one_clear_message():
         (("osu", "latency", "--mem", "D"), 2, "do not apply to osu latency"),
         (("osu", "allgather", "--path", "staged"), 2, "apply to point-to-point tests only"),
         (("osu", "bcast", "-W", "8"), 2, "-W does not apply to osu bcast"),
+        (("osu", "put_latency", "-W", "8"), 2, "-W does not apply to osu put_latency"),
+        (("osu", "latency", "-W", "8"), 2, "-W does not apply to osu latency"),
         (("osu", "put_latency", "-m", "8"), 3, "needs exactly 2 ranks, and this run has 3"),
         (("osu", "put_bibw", "-s", "lock"), 2, "osu put_bibw takes -s pscw or fence"),
         (("osu", "allreduce"), 1, "needs at least 2 ranks"),

@@ -11,6 +11,8 @@ from .osu import DATATYPES
 # OSU Micro-Benchmarks for FPGAs' -d: the device API of device buffers.
 ACCELERATORS = ("opencl", "sycl")
 PT2PT_TESTS = ("latency", "bw", "bibw", "multi_lat", "mbw_mr")
+# The tests that stream windows of -W messages, as OSU Micro-Benchmarks' -W applies.
+WINDOWED_TESTS = ("bw", "bibw", "mbw_mr", "put_bw", "get_bw", "put_bibw")
 TESTS = PT2PT_TESTS + collectives.TESTS + onesided.TESTS
 
 
@@ -125,6 +127,8 @@ def _run_test(args, comm):
         raise osu.usage_error(f"osu {args.test} moves MPI_CHAR only, as OSU Micro-Benchmarks 7.4's one-sided "
                               f"tests do; drop -T {args.datatype}")
     datatype = {} if args.test in onesided.TESTS else {"datatype": args.datatype or "mpi_char"}
+    if args.window_size is not None and args.test not in WINDOWED_TESTS:
+        raise osu.usage_error(f"-W does not apply to osu {args.test}; it sets the window of bandwidth tests")
     if args.test in PT2PT_TESTS:
         if args.mem or args.root is not None or args.sync_option:
             raise osu.usage_error(f"--mem, --root and -s do not apply to osu {args.test}; "
@@ -147,8 +151,6 @@ def _run_test(args, comm):
                               f"osu {args.test} stages device buffers whole")
     mem = _one_kind(args)
     if args.test in collectives.TESTS:
-        if args.window_size is not None:
-            raise osu.usage_error(f"-W does not apply to osu {args.test}; it sets the window of bandwidth tests")
         return collectives.run(args.test, comm, mem=mem, root=args.root, validate=args.validation, **datatype,
                                **parameters)
     if args.root is not None:
