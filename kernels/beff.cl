@@ -1,5 +1,5 @@
 // b_eff's device side for --comm-type kernel (docs/METHODS.md "b_eff").
-// A message of `size` bytes is the seed's fill, log2(size) mod 256, in every
+// A message of `size` bytes is HPCC FPGA's fill, log2(size) mod 256, in every
 // byte, except that its first and last (up to) 8 bytes are XORed with a
 // stamp of sender, direction and sequence number; src/bench/beff.cpp
 // computes the same bytes on the host (beff_message_byte), and the two

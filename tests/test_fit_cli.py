@@ -153,7 +153,7 @@ def test_model_packet_prints_the_fit_to_seed_001(capsys):
     assert figure(out, "peak, 128 B packets") == pytest.approx(2621e6)
     assert figure(out, "peak, 512 B packets") == pytest.approx(3813e6)
     assert figure(out, "header") == pytest.approx(112.06, abs=0.01)
-    assert abs(figure(out, "residual of the fit to seed 001, 1024 B packets")) < 1e-3
+    assert abs(figure(out, "residual of the fit to the FSHMEM paper, 1024 B packets")) < 1e-3
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -221,7 +221,7 @@ def test_gather_draws_time_and_throughput_per_schedule_and_node_count(benchmark_
                 assert any(np.allclose(line.get_ydata(), rows["model"] * 1e6) for line in crosses)
             else:
                 assert not crosses
-    assert ("model (seed 004 eq. 7)" in lines(time_ax)) == (benchmark_name == "gather_sim")
+    assert ("model (VCSN eq. 7)" in lines(time_ax)) == (benchmark_name == "gather_sim")
 
 
 def test_a_gather_result_without_the_contract_columns_is_refused():

@@ -1,4 +1,4 @@
-"""Ring b_eff: HPCC FPGA's effective bandwidth benchmark on real ranks (seed 000).
+"""Ring b_eff: HPCC FPGA's effective bandwidth benchmark on real ranks (its b_eff documentation).
 
 Every rank exchanges a message of 2^m bytes with its left and its right
 neighbour in every iteration (R = 2 exchanges), LL(m) iterations per
@@ -49,7 +49,7 @@ def _check_loop_bounds(upper: int, lower: int) -> None:
 
 def hpcc_loop_length(m: int, upper: int = UPPER, lower: int = LOWER, offset: int = OFFSET,
                      decrease: int = DECREASE) -> int:
-    """HPCC FPGA v1.3's loop length for messages of 2^m bytes (DESIGN.md): a
+    """HPCC FPGA v1.3's loop length for messages of 2^m bytes (docs/METHODS.md): a
     linear decrease per log2 step after `offset`, reaching `lower` after about
     `decrease` steps."""
     _check_loop_bounds(upper, lower)
@@ -61,7 +61,8 @@ def hpcc_loop_length(m: int, upper: int = UPPER, lower: int = LOWER, offset: int
 
 def documented_loop_length(m: int, upper: int = UPPER, lower: int = LOWER,
                            channel_width: int = CHANNEL_WIDTH) -> int:
-    """The rule seed 000 documents: max(u / ceil(L / (2 * channel width)), l)."""
+    """The rule HPCC FPGA's b_eff documentation gives:
+    max(u / ceil(L / (2 * channel width)), l)."""
     _check_loop_bounds(upper, lower)
     if channel_width < 1:
         raise usage_error(f"the channel width must be at least 1 byte, got {channel_width}")
@@ -235,7 +236,7 @@ def _simulated(comm, sizes: list, nodes: int | None, params: dict) -> Result:
 
 def _with_model(result: Result, model: str | None) -> Result:
     """The Result with a model_bandwidth column: the channel model's B(m)
-    for the same ranks, N * R * b(L) (seed 000's network scaling)."""
+    for the same ranks, N * R * b(L) (HPCC FPGA's network scaling)."""
     if model is None:
         return result
     from .models.beff import ChannelModel

@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     parser.add_argument("--step-size", type=int, default=1, metavar="LOG2", help="step between sizes in log2")
     parser.add_argument("--loop-rule", choices=LOOP_RULES,
                         help="loop length per size: hpcc (HPCC FPGA v1.3, default for cpu), documented "
-                             "(seed 000's formula) or adaptive (default for pcie, kernel and iec)")
+                             "(HPCC FPGA's documented formula) or adaptive (default for pcie, kernel and iec)")
     parser.add_argument("-u", "--upper", type=int, default=UPPER, help="largest loop length")
     parser.add_argument("-l", "--lower", type=int, default=LOWER, help="smallest loop length")
     parser.add_argument("-o", "--offset", type=int, default=OFFSET, help="log2 size where the loop length starts to fall")

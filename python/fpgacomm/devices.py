@@ -2,8 +2,9 @@
 
 Ranks map to devices by node-local rank modulo the number of matching
 devices, unless FPGA_MAPPING=2:0:3 or --device-map lists a device index per
-node-local rank (DESIGN.md). Opening is collective: a rank that cannot open
-its device makes every rank raise the same error.
+node-local rank (README.md, "Which device each rank uses"). Opening is
+collective: a rank that cannot open its device makes every rank raise the
+same error.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where a run happened, recorded in every Result (DESIGN.md, Results)."""
+"""Where a run happened, recorded in every Result (its `env`)."""
 
 from __future__ import annotations
 

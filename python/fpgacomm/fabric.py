@@ -32,11 +32,11 @@ _sim = _core.fabric
 UsageError = _core.UsageError
 
 MiB = 1 << 20
-# Seed 004 section 4.2.2: "all the cables used in this measurement have the
+# The VCSN paper section 4.2.2: "all the cables used in this measurement have the
 # same three meters length"; light in fibre covers 0.2 m/ns.
 CABLE_3M = 3.0 / 2.0e8
 
-# --- seed 004 (VCSN), shared by dcn_ring, vcsn and vcsn_fat_tree ----------
+# --- the VCSN paper (VCSN), shared by dcn_ring, vcsn and vcsn_fat_tree ----------
 # Four lanes of 25.78125 Gbaud (QSFP28), eq. 1 and 2.
 QSFP28_LANE_RATE = 25.78125e9
 # Table 1, crossbar to crossbar over a loopback.
@@ -73,7 +73,7 @@ class Fabric:
         return self.spec.nodes
 
     def connect(self, source, destination) -> None:
-        """Writes an entry of a node's MAC table (VCSN, seed 004 section
+        """Writes an entry of a node's MAC table (VCSN, the VCSN paper section
         3.4): virtual port `source` = (node, port, vport) sends to
         `destination`, a (node, port, vport) or a MAC address such as
         "02:00:00:05:00:01" (see mac_address). The simulator checks the
@@ -207,7 +207,7 @@ def dcn_ring(n: int = 16, ports: int = 2) -> Fabric:
     """VCSN paper's direct connection network (DCN): a 1-D ring of FPGAs
     (Intel PAC D5005) joined by SerialLite III links.
 
-    Sources, seed 004 (Ueno et al., VCSN, TRETS 2023):
+    Sources, the VCSN paper (Ueno et al., VCSN, TRETS 2023):
     - link: 4 lanes x 25.78125 Gbaud, 64B/67B coding (eq. 1), 3 m cables
       (section 4.2.2, 15 ns at 0.2 m/ns);
     - framing: 3968-byte payload with 64 + 32 bytes of flow-control header
@@ -253,7 +253,7 @@ def vcsn(n: int = 16, ports: int = 2, virtual_ports_per_port: int = 2) -> Fabric
     virtual_ports_per_port virtual ports through the MUX/DMUX and MAC table,
     served round robin.
 
-    Sources, seed 004 (Ueno et al., VCSN, TRETS 2023):
+    Sources, the VCSN paper (Ueno et al., VCSN, TRETS 2023):
     - link: 4 lanes x 25.78125 Gbaud, 64B/66B (eq. 2, IEEE 802.3bj), 3 m
       cables;
     - framing: Ethernet jumbo frames of 9152 bytes of payload with 8
@@ -275,7 +275,7 @@ def vcsn(n: int = 16, ports: int = 2, virtual_ports_per_port: int = 2) -> Fabric
 
 def vcsn_fat_tree(n: int = 1024, switch_ports: int = 36, ports: int = 2, virtual_ports_per_port: int = 2) -> Fabric:
     """VCSN on a fat tree of switch_ports-port 100 GbE switches per physical
-    port (seed 004 section 6.3, Fig. 16: "100 Gbps network switches with 36
+    port (the VCSN paper section 6.3, Fig. 16: "100 Gbps network switches with 36
     ports"): one switch up to k nodes, leaf-spine up to k^2/2, three levels
     up to k^3/4 (Al-Fares et al., the seed's [3]). Links, framing, node and
     host costs as vcsn(); every switch adds the 300 ns of vcsn() plus a 3 m
@@ -296,11 +296,11 @@ CUSCOMNET_QUEUE_PACKETS = 64   # section V: FIFOs of 64 packets
 
 def cuscomnet_torus(rows: int = 4, cols: int = 4, link: str = "measured", forwarding: str = "cut_through",
                     priorities: int = 1, bit_error_rate: float = 0.0) -> Fabric:
-    """CusComNet (seed 003, Denholm et al.): FPGAs in a 2-D torus of
+    """CusComNet (the CusComNet paper, Denholm et al.): FPGAs in a 2-D torus of
     RocketIO GTP links, each node's router a hub routing packets by row,
     then column, along the shortest path (section III-E).
 
-    Sources, seed 003: packets of at most 64 bytes of payload, FIFOs of 64
+    Sources, the CusComNet paper: packets of at most 64 bytes of payload, FIFOs of 64
     packets per priority level (section V, Table I q), routing latency
     Tr = 0.57 us and user-logic-to-router latency Ta = 0.13 us, cable
     latency Tl = 0 (section VI-A, Table I).
@@ -336,20 +336,20 @@ def cuscomnet_torus(rows: int = 4, cols: int = 4, link: str = "measured", forwar
 def beff_520n(n: int = 4) -> Fabric:
     """BittWare 520N boards in HPCC FPGA's b_eff ring: each FPGA has 4
     external channels of 256 bits at 156.25 MHz, 2 to each neighbour, with
-    520 ns latency (DESIGN.md, the b_eff channel model). A message is
+    520 ns latency (HPCC FPGA's b_eff channel model, docs/METHODS.md). A message is
     striped word by word over the two channels to a neighbour; frames carry
     no header (the channel model has no per-frame cost), so one message of
     L bytes takes ceil(L / 64) cycles plus the latency.
     """
     _require_nodes(n, 3, "beff_520n (distinct left and right neighbours)")
-    board = BITTWARE_520N  # the channel model's figures (models/beff.py, DESIGN.md)
+    board = BITTWARE_520N  # the channel model's figures (models/beff.py)
     link = _link(board["width_bytes"] * 8 * board["frequency_hz"], 1, "none", board["latency_s"])
     framing = _framing("520N external channel", 0, 0, 0, 4096, board["width_bytes"])
     spec = _spec("ring", n, link, framing, ports_per_node=2 * board["channels"])
     return Fabric("beff_520n", {"n": n}, spec)
 
 
-# Seed 001 (FSHMEM, Intel D5005 PACs over QSFP+), sections III-IV.
+# The FSHMEM paper (FSHMEM, Intel D5005 PACs over QSFP+), sections III-IV.
 FSHMEM_DATAPATH = 16 * 250e6        # 128-bit GASNet core at 250 MHz (Table IV)
 FSHMEM_DMA_EFFICIENCY = 0.953       # 3813 MB/s of it at best (Table IV, section IV-C)
 FSHMEM_PACKET_OVERHEAD = 117        # bytes per packet on the link: fitted, see fshmem_pair
@@ -360,10 +360,10 @@ FSHMEM_LINK_LATENCY = 0.07e-6       # ours: the split of the 0.21 us
 
 
 def fshmem_pair(packet_bytes: int = 512) -> Fabric:
-    """Two FSHMEM nodes (seed 001, GASNet active messages on Intel D5005
+    """Two FSHMEM nodes (the FSHMEM paper, GASNet active messages on Intel D5005
     PACs) joined by QSFP+ cables in a ring (section IV-A).
 
-    Sources, seed 001:
+    Sources, the FSHMEM paper:
     - the GASNet core's DMA reads the message body at 3813 MB/s at best:
       95.3 % of its 128-bit, 250 MHz datapath (Table IV, section IV-C);
     - link: QSFP+, 4 lanes x 10.3125 Gbaud with 64B/66B (40 Gbit/s);
@@ -395,7 +395,7 @@ def fshmem_pair(packet_bytes: int = 512) -> Fabric:
     return Fabric("fshmem_pair", {"packet_bytes": packet_bytes}, spec, handler_latency=handler)
 
 
-PCIE3_X16_LANE_RATE = 8e9          # 15.75 GB/s with 128b/130b (seed 004 section 4.2.1)
+PCIE3_X16_LANE_RATE = 8e9          # 15.75 GB/s with 128b/130b (the VCSN paper section 4.2.1)
 PCIE_MEASURED_BANDWIDTH = 10.8e9   # the seed's host-FPGA measurement (Fig. 8)
 # Ours (PCIe 3.0 base specification): a memory-write TLP of up to 256 bytes
 # of payload (the usual Max_Payload_Size of server root ports) in whole
@@ -409,12 +409,12 @@ INFINIBAND_OVERHEAD = 26
 
 
 def host_path(n: int = 4, pcie: str = "measured") -> Fabric:
-    """The host network of seed 004's comparison (Fig. 7 C, Fig. 8): FPGA to
+    """The host network of the VCSN paper's comparison (Fig. 7 C, Fig. 8): FPGA to
     its host over PCIe Gen3 x16, hosts (two FPGAs each) on a 100 Gbit/s
     InfiniBand switch, then PCIe to the receiving FPGA. Each segment frames
     its own way: PCIe carries TLPs, the host network InfiniBand packets.
 
-    Sources, seed 004 section 4.2.1: PCIe 15.75 GB/s theoretical
+    Sources, the VCSN paper section 4.2.1: PCIe 15.75 GB/s theoretical
     (pcie="theoretical": 16 lanes x 8 GT/s, 128b/130b, under TLP framing)
     and about 10.8 GB/s measured (pcie="measured": a link whose TLPs carry
     10.8 GB/s of payload); InfiniBand 100 Gbit/s (4 x 25.78125 Gbaud,
@@ -530,7 +530,7 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
     """Ping-pong between node 0 and a node `hops` links away (default: a
     neighbour), per size:
     one-way time to the receiver's memory ("latency"), to its first byte at
-    the receiver's user logic ("first_byte", what seed 004 Table 1 counts),
+    the receiver's user logic ("first_byte", what the VCSN paper Table 1 counts),
     and half the round trip over `iterations` as OSU reports."""
     fabric = _fabric(fabric, nodes)
     dst = node_at(fabric, hops)
@@ -610,7 +610,7 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse
     bytes[, port[, lane]]) or runs of them (count, src, src_step, dst,
     dst_step, bytes, port, lane: the i-th from src + i*src_step to dst +
     i*dst_step, mod the node count), started together; the next stage starts
-    after the host's crossbar set-up and barrier (seed 004 eq. 7's
+    after the host's crossbar set-up and barrier (the VCSN paper eq. 7's
     procedure). reconfigure (default: the fabric has a virtual topology,
     VCSN) adds the MAC-table write first. Each stage starts from an empty
     network: reuse simulates each distinct group of independent transfers

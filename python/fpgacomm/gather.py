@@ -17,7 +17,7 @@ __all__ = ["COLLECTIVES", "NAMES", "PORTS", "RECEIVES", "VIRTUAL_PORTS", "Run", 
            "check", "schedule", "run", "rank_part", "expected_blocks", "failed_sizes"]
 
 CONTROLS = ("barrier", "local")
-DEFAULT_SIZES = "64K:256M"  # seed 004's Table 6: data per node
+DEFAULT_SIZES = "64K:256M"  # the VCSN paper's Table 6: data per node
 # Timed iterations and warm-up at or below LARGE_BLOCK, then above it.
 ITERATIONS = (20, 2, 5, 1)
 LARGE_BLOCK = 1 << 20

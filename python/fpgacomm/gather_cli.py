@@ -1,4 +1,4 @@
-"""fpgacomm gather: seed 004's gather schedules on real ranks (under mpirun) or,
+"""fpgacomm gather: the VCSN paper's gather schedules on real ranks (under mpirun) or,
 with --fabric, on the simulated fabric (fpgacomm.gather_sim, no mpirun)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ FABRICS = ("dcn_ring", "vcsn", "vcsn_fat_tree")
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "gather", help="gather, scatter and allgather schedules of the VCSN paper (real ranks or --fabric)",
-        description="Seed 004's gather schedules: ring (DCN), tree (VCSN virtual tree), vlink (virtual links "
+        description="The VCSN paper's gather schedules: ring (DCN), tree (VCSN virtual tree), vlink (virtual links "
                     "reconfigured every stage) and mpi (MPI_Gather). Real runs hold one node's blocks per rank "
                     "in a buffer of kind --mem and end every stage in an MPI_Barrier (--control barrier). "
                     "Examples: mpirun -np 9 fpgacomm gather --schedule tree --mem D --sizes 64K:16M; "

@@ -1,5 +1,5 @@
 """Gathers on the simulated fabric: the Schedule objects of fpgacomm.schedules,
-the same ones the real runner (fpgacomm.gather) executes, run on seed 004's fabric presets.
+the same ones the real runner (fpgacomm.gather) executes, run on the VCSN paper's fabric presets.
 
 The fabric simulator (src/fabric) times every stage's transfers frame by
 frame, stages one after another; the host's control around them (topology

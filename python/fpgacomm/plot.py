@@ -377,7 +377,7 @@ def _gather_panel(results, ax, column: str, quantity: str) -> Figure:
             ax.plot(rows["size"], rows["model"] * factor, linestyle="none", marker="x", color=colour)
             has_model = True
     if has_model:  # one legend entry, in no line's colour, for the crosses of every line
-        ax.plot([], [], linestyle="none", marker="x", color="gray", label="model (seed 004 eq. 7)")
+        ax.plot([], [], linestyle="none", marker="x", color="gray", label="model (VCSN eq. 7)")
     return _finish(ax, f"gather {quantity} by data size")
 
 

@@ -216,7 +216,7 @@ def format_osu_mbw_mr(result: Result, full: bool = False) -> str:
 
 
 def format_beff(result: Result, full: bool = False) -> str:
-    """HPCC FPGA's b_eff table (seed 000): MSize, looplength, the best time
+    """HPCC FPGA's b_eff table: MSize, looplength, the best time
     and the aggregated bandwidth per size, a table per ring pattern, then
     the b_eff line. With a model, its bandwidth stands beside each row."""
     params = result.params

@@ -176,7 +176,7 @@ class Runner {
     run_receive_hook(*recv_right_, 0, size);
   }
 
-  // Seconds for `loops` exchanges on this rank, after a barrier (seed 000:
+  // Seconds for `loops` exchanges on this rank, after a barrier (HPCC FPGA:
   // "synchronized with an MPI barrier before every execution"). Device work
   // the loop queued (the receive kernels) is inside the time.
   double measure(std::uint64_t size, std::uint64_t loops) {

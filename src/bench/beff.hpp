@@ -1,4 +1,4 @@
-// HPCC FPGA's ring b_eff on real ranks (seed 000, docs/METHODS.md "b_eff"):
+// HPCC FPGA's ring b_eff on real ranks (HPCC FPGA's b_eff documentation, docs/METHODS.md "b_eff"):
 // every rank exchanges a message with its left and its right neighbour in
 // every iteration, `loop_length` iterations per measured execution, an MPI
 // barrier before each. Raw per-rank times come out; the reduction to T(m),
@@ -60,7 +60,7 @@ struct BeffRun {
 // Collective over `comm`; every rank gets the same BeffRun.
 BeffRun run_beff(const Communicator& comm, Device* device, const BeffOptions& options);
 
-// The message a sender puts on the wire: every byte is the seed's fill,
+// The message a sender puts on the wire: every byte is HPCC FPGA's fill,
 // log2(size) mod 256, except the first and the last (up to) 8 bytes, which
 // carry the fill XOR a stamp of the sender, the direction (0: towards the
 // right neighbour, 1: towards the left) and the sequence number of the

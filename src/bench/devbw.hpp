@@ -1,5 +1,6 @@
 // Host-device copy bandwidth and latency: the reference for what the staged
-// transfer path can reach (seed-free; method in docs/METHODS.md, devbw).
+// transfer path can reach (none of the papers gives it; method in
+// docs/METHODS.md, devbw).
 #pragma once
 #include <cstdint>
 #include <vector>

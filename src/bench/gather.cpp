@@ -258,7 +258,7 @@ class Runner {
   }
 
   // Every rank's records to every rank. Per iteration and stage, as the
-  // seed's Fig. 11 splits a stage: set-up until the last rank has posted
+  // VCSN paper's Fig. 11 splits a stage: set-up until the last rank has posted
   // its messages, transfer until the last rank's messages are done, barrier
   // for the rest of the longest rank's stage. Per iteration, the longest total.
   GatherTiming reduce(std::uint64_t size, const std::vector<double>& mine, std::size_t stages, int iterations,

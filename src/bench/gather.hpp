@@ -1,9 +1,9 @@
 // Executes one rank's part of a gather, scatter or allgather schedule
-// (python/fpgacomm/gather.py, seed 004 section 5) on real ranks, with every
+// (python/fpgacomm/gather.py, the VCSN paper's section 5) on real ranks, with every
 // rank's blocks in one buffer of any memory kind (docs/METHODS.md, "Gather
-// on real ranks"). Each stage posts its receives and sends through the
+// schedules and real runs"). Each stage posts its receives and sends through the
 // staged transfer engine (set-up), waits for them (transfer) and, in
-// barrier control, ends in an MPI_Barrier (the seed's complete process);
+// barrier control, ends in an MPI_Barrier (the VCSN paper's complete process);
 // in local control a rank goes on as soon as its own transfers are done.
 // The mpi schedule is one MPI_Gatherv / Scatterv / Allgatherv stage on
 // host memory, device buffers staged through a pinned mirror.

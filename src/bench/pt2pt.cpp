@@ -52,7 +52,7 @@ void fill_pattern(Buffer& buffer, std::uint64_t size, int iteration, int stream)
 }
 
 // Counts wrong bytes, reading through a staging buffer allocated for this
-// check alone (seed 002 section 3.4), so no buffer of the transfer path can
+// check alone (OMB-FPGA section 3.4), so no buffer of the transfer path can
 // make a wrong message look right.
 std::uint64_t count_errors(const Buffer& buffer, std::uint64_t size, int iteration, int stream) {
   std::vector<std::uint8_t> staging(std::min(size, kValidationPiece));

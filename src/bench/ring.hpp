@@ -1,5 +1,5 @@
 // The b_eff ring: which rank sits where, and whom each rank exchanges with.
-// Positions are random by default (seed 000: "positions in the ring are
+// Positions are random by default (HPCC FPGA: "positions in the ring are
 // assigned at random") and reproducible from a seed; every N >= 1 works,
 // odd N included, and N = 1 is a rank exchanging with itself.
 #pragma once

@@ -34,7 +34,7 @@ class Device {
   void release_program(const std::string& file);
 
   // Launches the empty placeholder kernel on `buffer` and waits, so the
-  // runtime must assume the device changed it (seed 002 section 3.1.2).
+  // runtime must assume the device changed it (OMB-FPGA section 3.1.2).
   void touch(cl_mem buffer);
 
   void finish();

@@ -29,7 +29,7 @@ struct StreamResult {
 // One message of `bytes` from src to dst out of physical port `port`.
 StreamResult stream(const FabricSpec& spec, int src, int dst, std::int64_t bytes, int port);
 
-// FSHMEM's one-sided operations (seed 001 section III-A): a PUT is one long
+// FSHMEM's one-sided operations (the FSHMEM paper section III-A): a PUT is one long
 // active message to the target; a GET is a short request (header only)
 // answered, after the target's handler turns it round, by a long reply.
 // The time runs from the command to the last byte in memory at the end.
@@ -102,7 +102,7 @@ struct ScheduleResult {
   std::string note;  // why reuse was asked for and not done
 };
 // Runs stages one after another, with the host's control costs between
-// them (seed 004 eq. 7's procedure): topology reconfiguration when
+// them (the VCSN paper eq. 7's procedure): topology reconfiguration when
 // `reconfigure` (VCSN), crossbar set-up, and a barrier after each step.
 // Each stage starts from an empty network on a clock of its own (after a
 // barrier nothing is in flight), so stage times do not depend on when the

@@ -1,4 +1,4 @@
-// The host's control costs around each stage of a schedule, from seed 004
+// The host's control costs around each stage of a schedule, from the VCSN paper
 // (VCSN) Table 5 and eq. 6: a stage is set up by the host and completed by
 // an interrupt (the destination's write is done) and an MPI_Barrier among
 // the servers. The seed gives no figure for the interrupt: its cost is
@@ -14,7 +14,7 @@ struct HostCosts {
   double barrier_per_round = 0.0;         // eq. 6 slope per ceil(log2 N) round
   double barrier_base = 0.0;              // eq. 6 constant
   // Measured correction: added to every barrier, by how long the
-  // synchronised work was (seed 004 section 6.3, Fig. 19).
+  // synchronised work was (the VCSN paper section 6.3, Fig. 19).
   double barrier_extra_long = 0.0;
   double barrier_extra_short = 0.0;
   double long_work_threshold = 0.0;

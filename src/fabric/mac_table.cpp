@@ -62,7 +62,7 @@ MacTable::MacTable(const FabricSpec& spec, int planes)
     }
     const int slot = index(target);
     if (sender[slot] >= 0 && sender[slot] != index(source)) {
-      // Seed 004 section 3.4: the congestion control needs one sender per virtual port.
+      // The VCSN paper section 3.4: the congestion control needs one sender per virtual port.
       throw UsageError("fabric: two virtual ports send to " + name(target) +
                        "; VCSN connects one virtual port to one other at a time");
     }

@@ -1,4 +1,4 @@
-// VCSN's virtual ports (seed 004 section 3.4): each physical port of a node
+// VCSN's virtual ports (the VCSN paper section 3.4): each physical port of a node
 // carries several virtual ports, multiplexed onto it by the MUX (the
 // router's lanes, round robin) and demultiplexed at the receiver by the
 // DMUX. The host writes each node's MAC table: which virtual port, by MAC

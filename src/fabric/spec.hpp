@@ -30,7 +30,7 @@ struct LinkScale {
   double factor = 1.0;
 };
 
-// One entry of a node's MAC table (VCSN, seed 004 section 3.4): what
+// One entry of a node's MAC table (VCSN, the VCSN paper section 3.4): what
 // virtual port `vport` of physical port `port` of `node` sends goes to the
 // virtual port whose MAC address is `destination` (see mac_table.hpp).
 struct MacEntry {

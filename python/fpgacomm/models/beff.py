@@ -1,4 +1,4 @@
-"""HPCC FPGA's b_eff channel model (seed 000, formulas in DESIGN.md).
+"""HPCC FPGA's b_eff channel model (its b_eff documentation; docs/METHODS.md).
 
 A kernel pair sends a message of L bytes striped over c channels of w bytes
 at f words per second, after a channel latency lat:
@@ -8,7 +8,7 @@ at f words per second, after a channel latency lat:
     b_eff   = mean of b(L) over L = 2^0 .. 2^20       per kernel pair
             * 2 per FPGA (a pair to each ring neighbour), * n for n FPGAs.
 
-BittWare 520N (seed 000's table): c = 2 of its 4 channels per pair,
+BittWare 520N (HPCC FPGA's table): c = 2 of its 4 channels per pair,
 w = 256 bits, f = 156.25 MHz, lat = 520 ns: 7.77 GB/s per FPGA.
 
     python -c "from fpgacomm.models.beff import ChannelModel; print(ChannelModel.bittware_520n().fpga_beff())"
@@ -75,7 +75,7 @@ class ChannelModel(Model):
         return PAIRS_PER_FPGA * self.pair_beff(sizes)
 
     def network_beff(self, fpgas: int, sizes=DEFAULT_SIZES) -> float:
-        """b_eff of a ring of n FPGAs: every FPGA has its own channels (seed 000)."""
+        """b_eff of a ring of n FPGAs: every FPGA has its own channels (HPCC FPGA)."""
         if fpgas < 1:
             raise usage_error(f"a b_eff network needs at least 1 FPGA, got {fpgas}")
         return fpgas * self.fpga_beff(sizes)

@@ -1,6 +1,6 @@
-"""CusComNet's latency and queueing model (seed 003, section IV, eq. 1-7).
+"""CusComNet's latency and queueing model (the CusComNet paper, section IV, eq. 1-7).
 
-A packet of p bytes crosses k - 1 links (the seed's k = 2 is a neighbour
+A packet of p bytes crosses k - 1 links (the paper's k = 2 is a neighbour
 pair: its empty packet takes Tr + 2 Ta = 0.83 us, as measured) of bandwidth
 B, each hub adding its routing latency Tr and the link latency Tl:
 
@@ -13,7 +13,7 @@ each output queue an M/M/1 queue:
     T_q = rho / (DQ - EQ)                                     (eq. 5)
     T_p = T_s + T_q + T_pkt                                   (eq. 6)
     T~  = (k~ - 1) (Tl + Tr + T_p) + 2 Ta                     (eq. 7)
-Seed 003's figures: B = 1565 Mbit/s, Tl = 0, Tr = 0.57 us, Ta = 0.13 us;
+The paper's figures: B = 1565 Mbit/s, Tl = 0, Tr = 0.57 us, Ta = 0.13 us;
 k = 2 and a 64-byte packet give 1.157 us. Fig. 7 projects eq. 1 along the
 longest path of 2-D tori up to 1024 nodes.
 """
@@ -116,9 +116,9 @@ class CusComNet(Model):
     def fit(cls, result, *, link_latency: float = SEED_003["link_latency"],
             link_bandwidth: float = SEED_003["link_bandwidth"], packet_bytes: float | None = None,
             weighted: bool = False) -> Fit:
-        """Tr and Ta from latencies over at least two hop counts, as seed 003
+        """Tr and Ta from latencies over at least two hop counts, as the paper
         measured them (each hop adds Tr; a neighbour pair costs Tr + 2 Ta
-        plus the packet's time). Tl (not separable from Tr) and B (seed 003
+        plus the packet's time). Tl (not separable from Tr) and B (the paper
         measures it from streams) are held fixed; the packet size is the
         Result's (its 'size' column) unless given."""
         if packet_bytes is None:
@@ -146,9 +146,9 @@ def torus_shape(nodes: int) -> tuple:
 # ------------------------------------------------- command-line registration
 
 OPTIONS = {
-    "links": (int, 2, "k, links along the path as seed 003 counts them (2: neighbours)"),
+    "links": (int, 2, "k, links along the path as the CusComNet paper counts them (2: neighbours)"),
     "packet_bits": (int, 512, "p, packet size in bits"),
-    "link_bandwidth": (float, 1565e6, "B, link bandwidth in bit/s (seed 003 measured 1565 Mbit/s)"),
+    "link_bandwidth": (float, 1565e6, "B, link bandwidth in bit/s (the CusComNet paper measured 1565 Mbit/s)"),
     "routing_latency": (float, SEED_003["routing_latency"], "Tr in s"),
     "app_latency": (float, SEED_003["app_latency"], "Ta in s"),
     "link_latency": (float, SEED_003["link_latency"], "Tl in s"),

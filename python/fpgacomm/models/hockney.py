@@ -6,7 +6,7 @@ bandwidth beta (B/s); the half-performance size n_1/2 = alpha * beta is the
 message size that reaches half of beta.
 
 An MPI library changes protocol with the size (eager copies, rendezvous,
-pipelined staging), and each protocol has its own alpha and beta: seed 002
+pipelined staging), and each protocol has its own alpha and beta: OMB-FPGA
 sees the latency dip between 4 and 8 MB. PiecewiseHockney fits contiguous
 size ranges with a Hockney model each and picks the number of ranges by the
 Bayesian information criterion under Laplace errors, its penalty doubled

@@ -1,5 +1,5 @@
 """Packet efficiency: the peak bandwidth of a packet network against the
-payload per packet (seed 001, FSHMEM, section IV-C).
+payload per packet (the FSHMEM paper, section IV-C).
 
 A packet carries p payload bytes and h bytes of header and gaps on a link
 of line rate R; the sender's datapath caps the result at B_max:
@@ -11,7 +11,7 @@ t(n) = t0 + n / peak(p), so it reaches the fraction f of the peak at
 n_f = f / (1 - f) * t0 * peak(p): the half-bandwidth size n_1/2 = t0 peak
 and the 95 % saturation size n_95 = 19 t0 peak.
 
-Fitted to seed 001's peaks (2621, 3419, 3813 and 3813 MB/s for packets of
+Fitted to the FSHMEM paper's peaks (2621, 3419, 3813 and 3813 MB/s for packets of
 128, 256, 512 and 1024 bytes) it gives the header cost h and line rate R.
 """
 
@@ -22,16 +22,16 @@ import numpy as np
 from ..result import Result
 from .base import Fit, Model, figures, linear_least_squares, usage_error
 
-# Seed 001 section IV-C (Fig. 5): peak PUT/GET bandwidth per packet size.
+# The FSHMEM paper, section IV-C (Fig. 5): peak PUT/GET bandwidth per packet size.
 SEED_001_PEAKS = {128: 2621e6, 256: 3419e6, 512: 3813e6, 1024: 3813e6}
-# Seed 001 Table III: average latency of a long-message PUT.
+# The FSHMEM paper, Table III: average latency of a long-message PUT.
 SEED_001_LATENCY = 0.35e-6
 
 
 def seed_001_peaks() -> Result:
-    """Seed 001's peaks as a Result that PacketModel.fit reads."""
+    """The FSHMEM paper's peaks as a Result that PacketModel.fit reads."""
     rows = [{"packet_size": p, "peak_bandwidth": b} for p, b in SEED_001_PEAKS.items()]
-    return Result("fshmem_peaks", {"source": "seed 001, section IV-C"}, {}, rows,
+    return Result("fshmem_peaks", {"source": "the FSHMEM paper, section IV-C"}, {}, rows,
                   {"packet_size": "B", "peak_bandwidth": "B/s"})
 
 
@@ -79,10 +79,10 @@ class PacketModel(Model):
 # ------------------------------------------------- command-line registration
 
 OPTIONS = {
-    "header": (float, None, "bytes of header and gaps per packet (default: fitted to seed 001's peaks)"),
-    "line_rate": (float, None, "link line rate in B/s (default: fitted to seed 001's peaks)"),
-    "ceiling": (float, None, "datapath ceiling B_max in B/s (default: fitted to seed 001's peaks)"),
-    "latency": (float, SEED_001_LATENCY, "latency t0 in s before a transfer's first byte (seed 001: 0.35 us)"),
+    "header": (float, None, "bytes of header and gaps per packet (default: fitted to the FSHMEM paper's peaks)"),
+    "line_rate": (float, None, "link line rate in B/s (default: fitted to the FSHMEM paper's peaks)"),
+    "ceiling": (float, None, "datapath ceiling B_max in B/s (default: fitted to the FSHMEM paper's peaks)"),
+    "latency": (float, SEED_001_LATENCY, "latency t0 in s before a transfer's first byte (the FSHMEM paper: 0.35 us)"),
     "packets": (str, "128,256,512,1024", "payload sizes per packet in bytes, comma-separated"),
 }
 
@@ -90,7 +90,7 @@ OPTIONS = {
 def predictions(header=None, line_rate=None, ceiling=None, latency=SEED_001_LATENCY,
                 packets="128,256,512,1024") -> Result:
     """Peak, half-bandwidth and 95 % sizes per packet size; parameters not
-    given come from the fit to seed 001's peaks."""
+    given come from the fit to the FSHMEM paper's peaks."""
     try:
         sizes = [int(p) for p in str(packets).split(",")]
     except ValueError:
@@ -102,7 +102,7 @@ def predictions(header=None, line_rate=None, ceiling=None, latency=SEED_001_LATE
     model = PacketModel(**{k: seed_fit.params[k] if v is None else v for k, v in given.items()})
     rows = [(name, value, PacketModel.units[name]) for name, value in model.params.items()]
     if None in given.values():
-        rows += [(f"residual of the fit to seed 001, {p:.0f} B packets", r, "B/s")
+        rows += [(f"residual of the fit to the FSHMEM paper, {p:.0f} B packets", r, "B/s")
                  for p, r in zip(seed_fit.x, seed_fit.residuals)]
     for p in sizes:
         rows += [(f"peak, {p} B packets", float(model.predict(p)), "B/s"),

@@ -1,4 +1,4 @@
-"""VCSN and the direct connection network (DCN) of seed 004 (Ueno et al.,
+"""VCSN and the direct connection network (DCN) of the VCSN paper (Ueno et al.,
 TRETS 2023): protocol efficiency (eq. 1, 2), the gather time models of
 section 5.3 (eq. 3, 4, 5) and section 6.3 (eq. 7 with the MPI_Barrier model,
 eq. 6, and its measured correction), the fat-tree level count, and the DCN
@@ -76,7 +76,7 @@ def barrier_time(servers_count: int) -> float:
 def fat_tree_levels(nodes: int, switch_ports: int = SWITCH_PORTS) -> int:
     """f: levels of a fat tree of k-port switches holding n FPGAs per plane:
     one switch up to k, leaf-spine up to k^2/2, three levels up to k^3/4
-    (Al-Fares et al., seed 004's [3] and Fig. 16)."""
+    (Al-Fares et al., the VCSN paper's [3] and Fig. 16)."""
     k = int(switch_ports)
     if k < 2 or k % 2:
         raise usage_error(f"vcsn model: a fat tree needs an even switch port count of at least 2, got {k}")
@@ -351,7 +351,7 @@ class GatherModel(Model):
 
 
 class VcsnGather(GatherModel):
-    """Eq. 7 as printed (seed 004 section 6.3): ceil((n-1)/4) stages, each
+    """Eq. 7 as printed (the VCSN paper section 6.3): ceil((n-1)/4) stages, each
     moving 2d per physical port of the root,
     T = t + S (c + f l + 2d/b) + (S + 2) T_barrier(ceil(n/2)),
     f the fat-tree levels of 36-port switches."""
