@@ -54,10 +54,7 @@ class Runner {
       throw UsageError("root " + std::to_string(options.root) + " is out of range for " + std::to_string(ranks_) +
                        " ranks; choose --root 0.." + std::to_string(ranks_ - 1));
     if (op_ != Op::Barrier && options.sizes.empty()) throw UsageError("no message sizes to run");
-    if (sizes().empty())
-      throw UsageError("no message size of -m holds one " + datatype_name(options.datatype) + " (" +
-                       std::to_string(datatype_bytes(options.datatype)) + " bytes); use larger sizes, e.g. -m " +
-                       std::to_string(datatype_bytes(options.datatype)) + ":");
+    if (op_ != Op::Barrier) require_an_element(options.sizes, options.datatype);
     for (std::uint64_t size : sizes()) check_size(size);
   }
 

@@ -95,10 +95,7 @@ class Runner {
     if (options.iterations < 1 || options.iterations_large < 1) throw UsageError("iterations -i must be at least 1");
     if (options.warmup < 0 || options.warmup_large < 0) throw UsageError("warm-up -x must not be negative");
     if (options.sizes.empty()) throw UsageError("no message sizes to run");
-    if (message_bytes(*std::max_element(options.sizes.begin(), options.sizes.end()), options.datatype) == 0)
-      throw UsageError("no message size of -m holds one " + datatype_name(options.datatype) + " (" +
-                       std::to_string(datatype_bytes(options.datatype)) + " bytes); use larger sizes, e.g. -m " +
-                       std::to_string(datatype_bytes(options.datatype)) + ":");
+    require_an_element(options.sizes, options.datatype);
     const int pairs = comm.size() / 2;
     const bool first = comm.rank() < pairs;
     role_ = {pairs, first, first ? comm.rank() + pairs : comm.rank() - pairs,
@@ -191,31 +188,8 @@ class Runner {
     return errors;
   }
 
-  // OMB's window itself, where both ends are host memory: W MPI_Isend (or
-  // MPI_Irecv) and one MPI_Waitall, with nothing of the transfer engine
-  // between the calls. Each j uses buffer j of -b multiple, else the one.
-  void plain_window(std::uint64_t size, bool send, bool receive) {
-    const int count = static_cast<int>(size), peer = role_.peer;
-    requests_.clear();
-    for (int j = 0; receive && j < options_.window; ++j) {
-      requests_.emplace_back();
-      comm_.check(MPI_Irecv(recv_[j % recv_.size()]->host_data(), count, MPI_BYTE, peer, kDataTag, comm_.raw(),
-                            &requests_.back()),
-                  "MPI_Irecv", "posting the window's receives");
-    }
-    for (int j = 0; send && j < options_.window; ++j) {
-      requests_.emplace_back();
-      comm_.check(MPI_Isend(send_[j % send_.size()]->host_data(), count, MPI_BYTE, peer, kDataTag, comm_.raw(),
-                            &requests_.back()),
-                  "MPI_Isend", "posting the window's sends");
-    }
-    comm_.check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
-                "waiting for the window");
-  }
-
   void exchange(std::uint64_t size) {
     const int peer = role_.peer;
-    const bool plain = my_route_ == Route::Direct && peer_route_ == Route::Direct && size <= kMaxWireChunk;
     switch (spec_.shape) {
       case Shape::PingPong:
         if (role_.first_half) {
@@ -229,33 +203,21 @@ class Runner {
       case Shape::Window: {
         char ack = 0;
         if (role_.first_half) {
-          if (plain) {
-            plain_window(size, true, false);
-          } else {
-            for (int j = 0; j < options_.window; ++j)
-              transfers_.post_send(*send_[j % send_.size()], 0, size, peer, kDataTag, peer_route_);
-            transfers_.wait_all();
-          }
+          for (int j = 0; j < options_.window; ++j)
+            transfers_.post_send(*send_[j % send_.size()], 0, size, peer, kDataTag, peer_route_);
+          transfers_.wait_all();
           comm_.check(MPI_Recv(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw(), MPI_STATUS_IGNORE), "MPI_Recv",
                       "waiting for the window's acknowledgement");
         } else {
-          if (plain) {
-            plain_window(size, false, true);
-          } else {
-            for (int j = 0; j < options_.window; ++j)
-              transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_);
-            transfers_.wait_all();
-          }
+          for (int j = 0; j < options_.window; ++j)
+            transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_);
+          transfers_.wait_all();
           comm_.check(MPI_Send(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw()), "MPI_Send",
                       "acknowledging the window");
         }
         break;
       }
       case Shape::BiWindow:
-        if (plain) {
-          plain_window(size, true, true);
-          break;
-        }
         for (int j = 0; j < options_.window; ++j)
           transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_);
         for (int j = 0; j < options_.window; ++j)
@@ -320,7 +282,6 @@ class Runner {
   Role role_{};
   Route my_route_ = Route::Direct, peer_route_ = Route::Direct;
   Buffers send_, recv_;
-  std::vector<MPI_Request> requests_;  // plain_window's
 };
 
 }  // namespace

@@ -51,6 +51,14 @@ std::uint64_t message_bytes(std::uint64_t size, Datatype type) {
   return size / bytes * bytes;
 }
 
+void require_an_element(const std::vector<std::uint64_t>& sizes, Datatype type) {
+  for (std::uint64_t size : sizes)
+    if (message_bytes(size, type) > 0) return;
+  const std::string bytes = std::to_string(datatype_bytes(type));
+  throw UsageError("no message size of -m holds one " + datatype_name(type) + " (" + bytes +
+                   " bytes); use larger sizes, e.g. -m " + bytes + ":");
+}
+
 void encode_element(Datatype type, std::uint64_t value, std::uint8_t* out) {
   switch (type) {
     case Datatype::Char:

@@ -23,6 +23,9 @@ MPI_Datatype mpi_datatype(Datatype type);
 // it holds none, and OMB skips the size.
 std::uint64_t message_bytes(std::uint64_t size, Datatype type);
 
+// Throws a UsageError, naming the datatype and the fix, when no size holds one element.
+void require_an_element(const std::vector<std::uint64_t>& sizes, Datatype type);
+
 // Writes the whole number `value` as one element of `type` at `out`
 // (MPI_CHAR: its low byte).
 void encode_element(Datatype type, std::uint64_t value, std::uint8_t* out);
