@@ -3,21 +3,21 @@
 import numpy as np
 import pytest
 
-from fpgacomm import _core, osu
+from fpgacomm import _core, osu, params
 from fpgacomm.devices import DeviceOptions, describe, device_for, kernel_dir
 
 
 def test_sizes_follow_omb():
-    assert osu.resolve_sizes(None)[0] == 1 and osu.resolve_sizes(None)[-1] == 4 << 20
-    assert osu.resolve_sizes("4K:64K") == [4096, 8192, 16384, 32768, 65536]
-    assert osu.resolve_sizes("16") == [1, 2, 4, 8, 16]
-    assert osu.resolve_sizes([3, 5]) == [3, 5]
+    assert params.resolve_sizes(None)[0] == 1 and params.resolve_sizes(None)[-1] == 4 << 20
+    assert params.resolve_sizes("4K:64K") == [4096, 8192, 16384, 32768, 65536]
+    assert params.resolve_sizes("16") == [1, 2, 4, 8, 16]
+    assert params.resolve_sizes([3, 5]) == [3, 5]
     with pytest.raises(_core.UsageError, match="unknown suffix"):
-        osu.resolve_sizes("4X")
+        params.resolve_sizes("4X")
     with pytest.raises(_core.UsageError, match="above MAX"):
-        osu.resolve_sizes("64K:4K")
+        params.resolve_sizes("64K:4K")
     with pytest.raises(_core.UsageError, match="at least 1 byte"):
-        osu.resolve_sizes([0])
+        params.resolve_sizes([0])
 
 
 @pytest.mark.parametrize("hosts,expected", [

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from fpgacomm import fabric_cli
+from fpgacomm.cli import fabric as fabric_cli
 
 
 def run(argv):

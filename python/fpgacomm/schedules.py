@@ -60,7 +60,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from .osu import usage_error
+from .params import usage_error
 
 NAMES = ("ring", "tree", "vlink", "mpi")
 COLLECTIVES = ("gather", "scatter", "allgather")

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import os
 
-from . import _core, beff, collectives, fabric, gather, gather_sim, mpi, onesided, osu
-from .report import format_text, summary_line
-from .result import atomic_write
+from . import _core
+from .benchmarks import beff, collectives, gather, onesided, osu
+from .simulation import fabric, gather as gather_sim
+from .runtime import mpi
+from .results.report import format_text, summary_line
+from .results.result import atomic_write
 
 # (file name, benchmark function, its keyword arguments)
 STANDARD_SET = [
@@ -105,7 +108,7 @@ def fit_and_draw(outdir: str, results: list) -> dict:
     (BENCHMARK.png: its memory kinds, communication types or fabrics on one
     axes). A fit the data cannot support is reported and left out; the
     benchmarks' Results stand without it. Returns {NAME: Fit}."""
-    from . import plot
+    from .figures import plot
     from .models.hockney import Hockney
 
     fits = {}

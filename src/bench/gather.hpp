@@ -1,5 +1,5 @@
 // Executes one rank's part of a gather, scatter or allgather schedule
-// (python/fpgacomm/gather.py, the VCSN paper's section 5) on real ranks, with every
+// (python/fpgacomm/schedules.py, the VCSN paper's section 5) on real ranks, with every
 // rank's blocks in one buffer of any memory kind (docs/METHODS.md, "Gather
 // schedules and real runs"). Each stage posts its receives and sends through the
 // staged transfer engine (set-up), waits for them (transfer) and, in

@@ -10,7 +10,8 @@ import tempfile
 
 import pytest
 
-from fpgacomm import _core, beff, beff_iec
+from fpgacomm import _core, beff
+from fpgacomm.benchmarks import beff_iec
 from fpgacomm.devices import DeviceOptions, open_device
 
 from conftest import assert_all

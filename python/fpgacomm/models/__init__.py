@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import usage_error
+from ..params import usage_error
 
 REGISTRY = {
     "hockney": "fpgacomm.models.hockney",

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..osu import usage_error
-from ..result import Result
+from ..params import usage_error
+from ..results.result import Result
 
 
 @dataclass

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..result import Result
+from ..results.result import Result
 from .base import Model, figures, linear_least_squares, usage_error
 
 BITTWARE_520N = dict(channels=2, width_bytes=32, frequency_hz=156.25e6, latency_s=520e-9)

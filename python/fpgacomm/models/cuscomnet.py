@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..result import Result
+from ..results.result import Result
 from .base import Fit, Model, figures, linear_least_squares, usage_error
 
 SEED_003 = dict(link_latency=0.0, routing_latency=0.57e-6, app_latency=0.13e-6, link_bandwidth=1565e6 / 8,

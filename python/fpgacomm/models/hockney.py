@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..result import Result
+from ..results.result import Result
 from .base import Fit, Model, figures, linear_least_squares, usage_error, r_squared, uncertainties
 
 # BIC's penalty, doubled: the switch sizes are searched over every size, so

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..result import Result
+from ..results.result import Result
 from .base import Fit, Model, figures, linear_least_squares, usage_error, r_squared
 
 COLUMNS = {"latency_avg": "fpgacomm osu latency", "bandwidth": "fpgacomm osu bw",

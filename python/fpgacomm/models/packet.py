@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..result import Result
+from ..results.result import Result
 from .base import Fit, Model, figures, linear_least_squares, usage_error
 
 # The FSHMEM paper, section IV-C (Fig. 5): peak PUT/GET bandwidth per packet size.

@@ -21,8 +21,8 @@ import math
 import numpy as np
 
 from .. import _core, schedules
-from ..osu import parse_size
-from ..result import Result
+from ..params import parse_size
+from ..results.result import Result
 from .base import Fit, Model, linear_least_squares, usage_error
 
 # --- protocol efficiency (section 4.2.2) ------------------------------------

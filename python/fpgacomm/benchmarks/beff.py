@@ -1,0 +1,260 @@
+"""Ring b_eff: HPCC FPGA's effective bandwidth benchmark on real ranks (its b_eff documentation).
+
+Every rank exchanges a message of 2^m bytes with its left and its right
+neighbour in every iteration (R = 2 exchanges), LL(m) iterations per
+measured execution, an MPI barrier before each, `repetitions` executions
+per size. Per size, T(m) is the slowest rank's best repetition, the
+aggregated bandwidth is B(m) = N * R * 2^m * LL(m) / T(m), and b_eff is the
+mean of B(m) over the sizes run. docs/METHODS.md ("b_eff") states every rule.
+
+    mpirun -np 4 python -c "import fpgacomm.beff as b; print(b.run(comm_type='cpu', max_size=12))"
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+from .. import _core
+from . import beff_iec
+from ..runtime import environment, mpi
+from ..simulation import fabric
+from ..runtime.devices import DeviceOptions, open_device
+from ..params import usage_error
+from ..results.result import Result
+
+COMM_TYPES = ("cpu", "pcie", "kernel", "iec", "sim")
+LOOP_RULES = ("hpcc", "documented", "adaptive")
+MODELS = ("520n",)
+REDUCTIONS = ("hpcc", "rabenseifner")
+EXCHANGES_PER_ITERATION = 2  # R: the left and the right neighbour
+MAX_LOG2 = 30  # 1 GiB messages; four buffers of the largest size are held
+# HPCC FPGA v1.3's defaults (-u -l -o -d) and its channel width in bytes.
+UPPER, LOWER, OFFSET, DECREASE = 65536, 256, 11, 7
+CHANNEL_WIDTH = 32
+
+
+def message_sizes(min_size: int = 0, max_size: int = 20, step_size: int = 1) -> list[int]:
+    """2^min_size .. 2^max_size bytes in steps of step_size in log2 (HPCC FPGA's
+    --min-size, -m, --step-size: exponents, not bytes)."""
+    if not 0 <= min_size <= max_size <= MAX_LOG2:
+        raise usage_error(f"b_eff message sizes are log2 exponents with 0 <= --min-size <= -m <= {MAX_LOG2}, "
+                          f"got --min-size {min_size} -m {max_size}; e.g. -m 20 for 1 MiB")
+    if step_size < 1:
+        raise usage_error(f"--step-size must be at least 1, got {step_size}")
+    return [1 << m for m in range(min_size, max_size + 1, step_size)]
+
+
+def _check_loop_bounds(upper: int, lower: int) -> None:
+    if not 1 <= lower <= upper:
+        raise usage_error(f"loop lengths need 1 <= -l (lower) <= -u (upper), got -l {lower} -u {upper}")
+
+
+def hpcc_loop_length(m: int, upper: int = UPPER, lower: int = LOWER, offset: int = OFFSET,
+                     decrease: int = DECREASE) -> int:
+    """HPCC FPGA v1.3's loop length for messages of 2^m bytes (docs/METHODS.md): a
+    linear decrease per log2 step after `offset`, reaching `lower` after about
+    `decrease` steps."""
+    _check_loop_bounds(upper, lower)
+    if decrease < 1 or offset < 0:
+        raise usage_error(f"the loop-length rule needs -d >= 1 and -o >= 0, got -d {decrease} -o {offset}")
+    step = (upper - lower) // decrease
+    return max(lower, upper - max(m - offset, 0) * step)
+
+
+def documented_loop_length(m: int, upper: int = UPPER, lower: int = LOWER,
+                           channel_width: int = CHANNEL_WIDTH) -> int:
+    """The rule HPCC FPGA's b_eff documentation gives:
+    max(u / ceil(L / (2 * channel width)), l)."""
+    _check_loop_bounds(upper, lower)
+    if channel_width < 1:
+        raise usage_error(f"the channel width must be at least 1 byte, got {channel_width}")
+    return max(upper // math.ceil((1 << m) / (2 * channel_width)), lower)
+
+
+def ring(ranks: int, order: str = "random", seed: int = 0) -> list[int]:
+    """The rank at each ring position: random positions drawn from `seed`
+    (the same on every platform), or rank order ("natural")."""
+    if order not in ("random", "natural"):
+        raise usage_error(f"unknown ring order '{order}'; choose random or natural (--ring)")
+    return _core.ring_order(ranks, order == "random", seed)
+
+
+def logavg(values) -> float:
+    """Rabenseifner's logarithmic average: the geometric mean."""
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _loop_lengths(rule: str, exponents: list[int], upper: int, lower: int, offset: int, decrease: int,
+                  channel_width: int) -> list[int]:
+    if rule == "hpcc":
+        return [hpcc_loop_length(m, upper, lower, offset, decrease) for m in exponents]
+    if rule == "documented":
+        return [documented_loop_length(m, upper, lower, channel_width) for m in exponents]
+    _check_loop_bounds(upper, lower)
+    return [0] * len(exponents)  # the core finds them by timing trial loops
+
+
+def _reduce(size: int, loop_length: int, times: list, ranks: int, reduction: str) -> tuple[float, float]:
+    """(T(m), B(m)) from times[rank][repetition]. hpcc: each rank's best
+    repetition, then the slowest rank. rabenseifner: each repetition's slowest
+    rank, then the best repetition."""
+    if reduction == "hpcc":
+        time = max(min(per_rank) for per_rank in times)
+    else:
+        time = min(max(rank_times[r] for rank_times in times) for r in range(len(times[0])))
+    return time, ranks * EXCHANGES_PER_ITERATION * size * loop_length / time
+
+
+def _patterns(reduction: str, ring_order: str, seed: int, random_rings: int, ranks: int) -> list:
+    """(name, order) of every ring measured: the one ring, or Rabenseifner's
+    ring and random-ring patterns."""
+    if reduction == "hpcc":
+        return [("ring", ring(ranks, ring_order, seed))]
+    if random_rings < 1:
+        raise usage_error(f"--random-rings must be at least 1 for the rabenseifner reduction, got {random_rings}")
+    return ([("natural", ring(ranks, "natural"))] +
+            [(f"random{i}", ring(ranks, "random", seed + i)) for i in range(random_rings)])
+
+
+def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int = 20, step_size: int = 1,
+        loop_rule: str | None = None, upper: int = UPPER, lower: int = LOWER, offset: int = OFFSET,
+        decrease: int = DECREASE, channel_width: int = CHANNEL_WIDTH, target_time: float = 0.2,
+        repetitions: int = 10, ring_order: str = "random", seed: int = 0, reduction: str = "hpcc",
+        random_rings: int = 3, validation_iterations: int = 4, chunk_bytes: int | None = None, slots: int = 4,
+        device: DeviceOptions | None = None, nodes: int | None = None, model: str | None = None) -> Result:
+    """Ring b_eff; collective over comm (COMM_WORLD by default).
+
+    comm_type: cpu (host buffers), pcie (device buffers staged through the
+    host every exchange), kernel (as pcie, messages written and checked by
+    device kernels), iec (HPCC FPGA's IEC mode: kernels/beff_iec.cl's kernels
+    stream and check every message over Intel external channels, on a board
+    from --binary or on Intel's FPGA emulator, whose channels beff_iec joins
+    across the ranks of one host), sim (the beff_520n fabric simulator,
+    `nodes` FPGAs, by default as many as ranks and at least 3). loop_rule:
+    hpcc (default for cpu), documented, or adaptive (default for pcie, kernel
+    and iec: each measurement lasts about target_time seconds). reduction:
+    hpcc, or rabenseifner (logavg over the natural ring and `random_rings`
+    random rings). model "520n" adds the channel model's aggregated
+    bandwidth for the same N beside each row.
+    """
+    if comm_type not in COMM_TYPES:
+        raise usage_error(f"unknown communication type '{comm_type}'; choose {', '.join(COMM_TYPES)}")
+    if reduction not in REDUCTIONS:
+        raise usage_error(f"unknown reduction '{reduction}'; choose hpcc or rabenseifner")
+    rule = loop_rule or ("hpcc" if comm_type == "cpu" else "adaptive")
+    if rule not in LOOP_RULES:
+        raise usage_error(f"unknown loop-length rule '{rule}'; choose {', '.join(LOOP_RULES)}")
+    if model not in (None, *MODELS):
+        raise usage_error(f"unknown b_eff model '{model}'; choose {', '.join(MODELS)}")
+    if repetitions < 1:
+        raise usage_error(f"repetitions -n must be at least 1, got {repetitions}")
+    if target_time <= 0:
+        raise usage_error(f"--target-time must be positive, got {target_time}")
+    sizes = message_sizes(min_size, max_size, step_size)
+    exponents = [size.bit_length() - 1 for size in sizes]
+    loop_lengths = _loop_lengths(rule, exponents, upper, lower, offset, decrease, channel_width)
+    comm = mpi.resolve(comm)
+    device_options = device or DeviceOptions()
+    params = {"comm_type": comm_type, "sizes": sizes, "min_size": min_size, "max_size": max_size,
+              "step_size": step_size, "loop_rule": rule, "upper": upper, "lower": lower, "offset": offset,
+              "decrease": decrease, "channel_width": channel_width, "target_time": target_time,
+              "repetitions": repetitions, "reduction": reduction,
+              "exchanges_per_iteration": EXCHANGES_PER_ITERATION, **device_options.params()}
+    if comm_type == "sim":
+        return _with_model(_simulated(comm, sizes, nodes, params), model)
+
+    hosts = _core.host_names(comm)
+    dev = open_device(comm, device_options, hosts) if comm_type != "cpu" else None
+    if comm_type == "iec":
+        beff_iec.check_iec_device(comm, dev, hosts)
+    ranks = comm.Get_size()
+    rows, rank_timings, rings, details = [], [], {}, {}
+    for name, order in _patterns(reduction, ring_order, seed, random_rings, ranks):
+        with _channels(comm, comm_type, dev, order):
+            raw = _core.run_beff(comm, dev, comm_type, sizes, loop_lengths, target_time, upper, repetitions,
+                                 validation_iterations, order, device_options.bank, chunk_bytes or 0, slots)
+        rings[name] = order
+        details = {"route": raw["route"], "chunk_bytes": raw["chunk_bytes"]}
+        for timing in raw["sizes"]:
+            time, bandwidth = _reduce(timing["size"], timing["loop_length"], timing["times"], ranks, reduction)
+            rows.append({"pattern": name, "size": timing["size"], "loop_length": timing["loop_length"],
+                         "time": time, "bandwidth": bandwidth,
+                         "pair_bandwidth": bandwidth / (ranks * EXCHANGES_PER_ITERATION),
+                         "validation": "fail" if timing["errors"] else "pass",
+                         "validation_errors": timing["errors"]})
+            for rank, times in enumerate(timing["times"]):
+                rank_timings.append({"pattern": name, "size": timing["size"], "rank": rank, "host": hosts[rank],
+                                     "position": order.index(rank), "times": times})
+    params.update(ranks=ranks, ring_order=ring_order if reduction == "hpcc" else "natural+random",
+                  seed=seed, rings=rings, validation_iterations=validation_iterations, **details,
+                  rank_timings=rank_timings)
+    params.update(_headline(rows, reduction, len(sizes)))
+    return _with_model(Result("beff", params, environment.collect(comm, dev, hosts), rows, _UNITS), model)
+
+
+_UNITS = {"pattern": "", "size": "B", "loop_length": "", "time": "s", "bandwidth": "B/s", "pair_bandwidth": "B/s",
+          "validation": "", "validation_errors": "B"}
+
+
+def _headline(rows: list, reduction: str, sizes: int) -> dict:
+    """b_eff and how it was reduced, with the size count stated: HPCC FPGA's
+    documents divide by 21, which holds only for the default range."""
+    per_pattern = {}
+    for row in rows:
+        per_pattern.setdefault(row["pattern"], []).append(row["bandwidth"])
+    means = {name: sum(values) / len(values) for name, values in per_pattern.items()}
+    if reduction == "hpcc":
+        value = means["ring"]
+        how = f"arithmetic mean of B(m) over the {sizes} sizes run"
+    else:
+        random = [mean for name, mean in means.items() if name.startswith("random")]
+        value = logavg([means["natural"], logavg(random)])
+        how = (f"logavg(natural ring, logavg of {len(random)} random rings), each the mean of B(m) "
+               f"over the {sizes} sizes run")
+    return {"b_eff": value, "b_eff_reduction": how, "b_eff_per_pattern": means}
+
+
+def _channels(comm, comm_type: str, dev, order: list[int]):
+    """Where the IEC kernels find their channels: the emulator's files, wired
+    for this ring (beff_iec); a board's cables need nothing."""
+    if comm_type == "iec" and dev.info.emulated:
+        return beff_iec.emulated_channels(comm, order)
+    return contextlib.nullcontext()
+
+
+def _simulated(comm, sizes: list, nodes: int | None, params: dict) -> Result:
+    """The ring on the simulated 520N fabric: one exchange per size, so the
+    loop length is 1 and the time is the slowest exchange's."""
+    n = nodes if nodes is not None else max(3, comm.Get_size())
+    simulated = fabric.beff_ring(fabric.beff_520n(n), sizes=sizes)
+    rows = [{"pattern": "ring", "size": row["size"], "loop_length": 1, "time": row["time"],
+             "bandwidth": row["aggregate"], "pair_bandwidth": row["pair_bandwidth"], "validation": None,
+             "validation_errors": None} for row in simulated.rows]
+    params.update(ranks=n, fabric="beff_520n", loop_rule="none (one simulated exchange per size)")
+    params.update(_headline(rows, "hpcc", len(sizes)))
+    return Result("beff", params, simulated.env, rows, _UNITS)
+
+
+def _with_model(result: Result, model: str | None) -> Result:
+    """The Result with a model_bandwidth column: the channel model's B(m)
+    for the same ranks, N * R * b(L) (HPCC FPGA's network scaling)."""
+    if model is None:
+        return result
+    from ..models.beff import ChannelModel
+
+    channel = ChannelModel.bittware_520n()
+    scale = result.params["ranks"] * EXCHANGES_PER_ITERATION
+    rows = []
+    for row in result.rows:
+        row = dict(row)
+        row["model_bandwidth"] = scale * float(channel.bandwidth(row["size"]))
+        rows.append(row)
+    result.params["model"] = model
+    return Result(result.benchmark, result.params, result.env, rows, {**result.units, "model_bandwidth": "B/s"})
+
+
+def failed_sizes(result: Result) -> list[int]:
+    """Message sizes whose validation failed, on any ring."""
+    return [row["size"] for row in result.rows if row["validation"] == "fail"]

@@ -1,0 +1,176 @@
+"""OSU-style blocking collectives with buffers in any memory kind.
+
+    mpirun -np 4 python -c "import fpgacomm.collectives as c; print(c.allreduce(mem='D'))"
+
+OMB's method (docs/METHODS.md, "Collectives"): per iteration each rank times
+one MPI call, then a barrier outside the timed region; OMB's avg, min and max
+are the mean, min and max over ranks of each rank's mean time; percentiles
+are over iterations of the rank-averaged times. Rows also carry nccl-tests'
+algorithm and bus bandwidth, on nccl-tests' byte base (`nccl_bytes`).
+"""
+
+from __future__ import annotations
+
+from .. import _core
+from ..runtime import environment, mpi
+from ..results import stats
+from ..runtime.devices import DeviceOptions, needs_device, open_device
+from .osu import omb_differences
+from ..params import LARGE_MESSAGE, check_datatype, check_mem_kind, iteration_counts, resolve_sizes, usage_error
+from ..results.result import Result
+
+TESTS = ("gather", "scatter", "allgather", "alltoall", "bcast", "reduce", "allreduce", "reduce_scatter",
+         "barrier")
+ROOTED = ("gather", "scatter", "bcast", "reduce")
+# OMB's COLL_LOOP_SMALL, COLL_SKIP_SMALL, COLL_LOOP_LARGE, COLL_SKIP_LARGE.
+ITERATIONS = (1000, 100, 100, 10)
+# OMB's MIN_MESSAGE_SIZE and MAX_MSG_SIZE_COLL.
+DEFAULT_SIZES = (1, 1 << 20)
+
+
+def nccl_bytes(op: str, size: int, ranks: int) -> int:
+    """The bytes nccl-tests divides by the time for algbw, from OMB's per-rank
+    size: the whole gathered, scattered or exchanged buffer for gather,
+    scatter, allgather and alltoall (size * ranks); the vector for the
+    reductions (reduce_scatter's vector is what each rank contributes, i.e.
+    nccl-tests' total); the message for bcast."""
+    if op in ("gather", "scatter", "allgather", "alltoall"):
+        return size * ranks
+    return size
+
+
+def busbw_factor(op: str, ranks: int) -> float:
+    """nccl-tests' bus bandwidth factor: what each rank's link must carry
+    relative to algbw in the optimal algorithm."""
+    if op == "allreduce":
+        return 2.0 * (ranks - 1) / ranks
+    if op in ("allgather", "reduce_scatter", "alltoall", "gather", "scatter"):
+        return (ranks - 1) / ranks
+    return 1.0  # bcast, reduce
+
+
+def topology(env: dict) -> dict:
+    """Ranks per node, nodes and whether the run stayed inside one node
+    (scale-up) or crossed nodes (scale-out)."""
+    per_node = env["ranks_per_node"]
+    return {"nodes": len(per_node), "ranks_per_node": max(per_node.values()),
+            "scale": "scale-up" if len(per_node) == 1 else "scale-out"}
+
+
+def _rows(op: str, raw: dict, ranks: int, validate: bool) -> tuple[list, dict, dict]:
+    rows, samples = [], {}
+    for timing in raw["sizes"]:
+        summary = stats.summarize(timing["samples"])
+        rank_means = timing["rank_means"]
+        average = sum(rank_means) / len(rank_means)
+        size = timing["size"]
+        total = nccl_bytes(op, size, ranks) if op != "barrier" else None
+        algbw = total / average if total else None
+        row = {"size": size,
+               # OMB's numbers: over ranks, of each rank's mean over iterations.
+               "latency_avg": average, "latency_min": min(rank_means), "latency_max": max(rank_means),
+               # Over iterations, of the rank-averaged time (OMB's -z).
+               "latency_stdev": summary["stdev"], "latency_p50": summary["p50"],
+               "latency_p90": summary["p90"], "latency_p99": summary["p99"],
+               "iterations": timing["iterations"],
+               "staging_avg": timing["staging"], "staging_share": timing["staging"] / average,
+               "nccl_bytes": total, "algbw": algbw,
+               "busbw": algbw * busbw_factor(op, ranks) if algbw is not None else None,
+               "validation": ("fail" if timing["errors"] else "pass") if validate else None,
+               "validation_errors": timing["errors"] if validate else None}
+        rows.append(row)
+        samples[str(size)] = timing["samples"]
+    units = {column: "s" for column in rows[0]} if rows else {}
+    units.update(size="B", iterations="", staging_share="", nccl_bytes="B", algbw="B/s", busbw="B/s",
+                 validation="", validation_errors="B")
+    return rows, units, samples
+
+
+def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = None, iterations: int | None = None,
+        warmup: int | None = None, validate: bool = False, datatype: str = "mpi_char",
+        device: DeviceOptions | None = None) -> Result:
+    """One OSU collective; collective over comm.
+
+    sizes: OMB's per-rank sizes (bytes each rank contributes; see
+    nccl_bytes for nccl-tests' totals): None (1 B .. 1 MiB), an OMB -m
+    string "[MIN:]MAX" (the missing end from those defaults), one size or a
+    list. datatype: OMB's -T (mpi_char, the default, mpi_int, mpi_float),
+    the elements moved and reduced; a message moves its whole elements, and
+    sizes smaller than one element get no row. mem: the kind of
+    every buffer (H, H!, D, B, P); device kinds are staged through host
+    memory and staging_share says how much of the time that took. root:
+    the root of gather, scatter, bcast and reduce (default 0).
+    """
+    if op not in TESTS:
+        raise usage_error(f"unknown collective '{op}'; choose {', '.join(TESTS)}")
+    if root is not None and op not in ROOTED:
+        raise usage_error(f"osu {op} has no root; --root applies to {', '.join(ROOTED)}")
+    check_mem_kind(mem)
+    check_datatype(datatype)
+    comm = mpi.resolve(comm)
+    size_list = [0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES)
+    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS, iterations, warmup)
+    device_options = device or DeviceOptions()
+
+    hosts = _core.host_names(comm)
+    # The barrier moves no data, so it needs no device whatever mem says.
+    dev = open_device(comm, device_options, hosts) if needs_device([mem]) and op != "barrier" else None
+    raw = _core.run_collective(comm, dev, op, mem, size_list, small, small_warmup, large, large_warmup,
+                               LARGE_MESSAGE, datatype, root or 0, validate,
+                               device_options.bank)
+    env = environment.collect(comm, dev, hosts)
+    rows, units, samples = _rows(op, raw, comm.Get_size(), validate)
+    route = "staged" if mem not in ("H", "H!") else "direct"
+    params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": size_list,
+              "root": (root or 0) if op in ROOTED else None, "datatype": raw["datatype"],
+              "iterations": small, "warmup": small_warmup, "iterations_large": large,
+              "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "validate": validate,
+              "route": route, "omb_differences": omb_differences([route], validate),
+              "busbw_factor": busbw_factor(op, comm.Get_size()), **topology(env), **device_options.params()}
+    return Result(f"osu_{op}", params, env, rows, units, samples)
+
+
+def gather(comm=None, **options) -> Result:
+    """MPI_Gather of `size` bytes from every rank to the root."""
+    return run("gather", comm, **options)
+
+
+def scatter(comm=None, **options) -> Result:
+    """MPI_Scatter of `size` bytes from the root to every rank."""
+    return run("scatter", comm, **options)
+
+
+def allgather(comm=None, **options) -> Result:
+    """MPI_Allgather of `size` bytes from every rank to every rank."""
+    return run("allgather", comm, **options)
+
+
+def alltoall(comm=None, **options) -> Result:
+    """MPI_Alltoall with blocks of `size` bytes between every pair of ranks."""
+    return run("alltoall", comm, **options)
+
+
+def bcast(comm=None, **options) -> Result:
+    """MPI_Bcast of `size` bytes from the root."""
+    return run("bcast", comm, **options)
+
+
+def reduce(comm=None, **options) -> Result:
+    """MPI_Reduce (sum) of a `size`-byte vector to the root."""
+    return run("reduce", comm, **options)
+
+
+def allreduce(comm=None, **options) -> Result:
+    """MPI_Allreduce (sum) of a `size`-byte vector."""
+    return run("allreduce", comm, **options)
+
+
+def reduce_scatter(comm=None, **options) -> Result:
+    """MPI_Reduce_scatter (sum) of a `size`-byte vector, each rank keeping a
+    nearly equal block of elements (the first (elements mod N) ranks one more)."""
+    return run("reduce_scatter", comm, **options)
+
+
+def barrier(comm=None, **options) -> Result:
+    """MPI_Barrier: one row of size 0."""
+    return run("barrier", comm, **options)

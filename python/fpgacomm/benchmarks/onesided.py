@@ -1,0 +1,181 @@
+"""OSU-style one-sided tests (MPI windows) with the local buffer in any memory kind.
+
+    mpirun -np 2 python -c "import fpgacomm.onesided as o; print(o.put_bw(mem='D', sync='fence'))"
+
+OMB's method (docs/METHODS.md, "OSU one-sided tests"): rank 0 is the origin
+and times; latency includes the synchronisation; bandwidth tests issue W
+operations per synchronisation, operation j at offset j * size of a window
+of size * W bytes. The window memory is host memory, made anew per size; a
+local buffer of a device kind is staged through host memory (staging_share).
+Bandwidth Results carry the curve's peak, half-bandwidth size and 95%
+saturation size (params["curve"]); GET tests also run PUT with the same
+parameters and report GET's overhead against it per size.
+"""
+
+from __future__ import annotations
+
+from .. import _core
+from ..runtime import environment, mpi
+from ..results import stats
+from .collectives import topology
+from ..runtime.devices import DeviceOptions, needs_device, open_device
+from .osu import omb_differences
+from ..params import LARGE_MESSAGE, check_mem_kind, iteration_counts, resolve_sizes, usage_error
+from ..results.result import Result
+
+# OMB's defaults per test: timed iterations and warm-up below and above LARGE_MESSAGE.
+ITERATIONS = {
+    "put_latency": (10000, 100, 1000, 10),
+    "get_latency": (10000, 100, 1000, 10),
+    "put_bw": (100, 10, 20, 2),
+    "get_bw": (100, 10, 20, 2),
+    "put_bibw": (100, 10, 20, 2),
+}
+TESTS = tuple(ITERATIONS)
+DEFAULT_WINDOW = 64
+# OMB's -w: MPI_Win_allocate (default), MPI_Win_create, MPI_Win_create_dynamic.
+WINDOW_CREATION = ("allocate", "create", "dynamic")
+# OMB's -s: passive target (lock, flush, flush_local, lock_all) and active
+# target (pscw, fence); put_bibw, where both ranks put at once, takes active
+# target only. The first of each test's choices is OMB's default.
+SYNC = ("flush", "lock", "flush_local", "lock_all", "pscw", "fence")
+SYNC_CHOICES = {test: SYNC for test in TESTS} | {"put_bibw": ("pscw", "fence")}
+
+
+def check_choices(test: str, window_creation: str, sync: str | None) -> str:
+    """The synchronisation the test runs with (OMB's default when sync is
+    None); a usage error, the same on every rank, for a name OMB does not
+    have or a synchronisation the test does not take."""
+    if test not in ITERATIONS:
+        raise usage_error(f"unknown one-sided test '{test}'; choose {', '.join(TESTS)}")
+    if window_creation not in WINDOW_CREATION:
+        raise usage_error(f"unknown window creation '{window_creation}'; choose {', '.join(WINDOW_CREATION)} (-w)")
+    choices = SYNC_CHOICES[test]
+    if sync is None:
+        return choices[0]
+    if sync not in SYNC:
+        raise usage_error(f"unknown synchronisation '{sync}'; choose {', '.join(SYNC)} (-s)")
+    if sync not in choices:
+        raise usage_error(f"osu {test} takes -s {' or '.join(choices)} (both ranks put at once), as OMB, not -s {sync}")
+    return sync
+
+
+def curve(rows: list) -> dict | None:
+    """Peak bandwidth and where the curve gets there: the smallest size
+    reaching half the peak and the smallest reaching 95% of it (None when
+    no bandwidth row was measured)."""
+    if not rows:
+        return None
+    peak = max(rows, key=lambda row: row["bandwidth"])
+
+    def first_reaching(fraction):
+        return min(row["size"] for row in rows if row["bandwidth"] >= fraction * peak["bandwidth"])
+
+    return {"peak_bandwidth": peak["bandwidth"], "peak_size": peak["size"],
+            "half_bandwidth_size": first_reaching(0.5), "saturation_95_size": first_reaching(0.95)}
+
+
+def overhead(get_value: float, put_value: float, latency: bool) -> float:
+    """How much worse GET is than PUT, as a fraction: extra time for latency
+    (get/put - 1), missing bandwidth for bandwidth (1 - get/put)."""
+    return get_value / put_value - 1.0 if latency else 1.0 - get_value / put_value
+
+
+def _rows(test: str, raw: list, validate: bool) -> tuple[list, dict, dict]:
+    latency = test.endswith("latency")
+    key = "latency" if latency else "bandwidth"
+    rows, samples = [], {}
+    for timing in raw:
+        summary = stats.summarize(timing["samples"])
+        row = {"size": timing["size"], ("latency_avg" if latency else "bandwidth"): timing["value"]}
+        for stat in ("min", "max", "stdev", "p50", "p90", "p99"):
+            row[f"{key}_{stat}"] = summary[stat]
+        row["iterations"] = timing["iterations"]
+        row["staging_share"] = timing["staging_share"]
+        row["validation"] = ("fail" if timing["errors"] else "pass") if validate else None
+        row["validation_errors"] = timing["errors"] if validate else None
+        rows.append(row)
+        samples[str(timing["size"])] = timing["samples"]
+    units = {column: "s" if latency else "B/s" for column in rows[0]} if rows else {}
+    units.update(size="B", iterations="", staging_share="", validation="", validation_errors="B")
+    return rows, units, samples
+
+
+def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | None = None,
+        warmup: int | None = None, window: int = DEFAULT_WINDOW, window_creation: str = "allocate",
+        sync: str | None = None, validate: bool = False, compare_put: bool = True,
+        device: DeviceOptions | None = None) -> Result:
+    """One OSU one-sided test on exactly 2 ranks; collective over comm.
+
+    mem: the kind of the local (origin) buffer of both ranks. window_creation:
+    allocate, create or dynamic (OMB's -w; MPI_Win_allocate,
+    MPI_Win_create, MPI_Win_create_dynamic). sync: OMB's -s, one of SYNC;
+    default flush, and for put_bibw pscw (it takes pscw or fence only).
+    compare_put: for get_latency and get_bw, also run the PUT test with the
+    same parameters and add put_* and overhead_vs_put columns.
+    """
+    sync = check_choices(test, window_creation, sync)
+    if window < 1:
+        raise usage_error(f"window size must be at least 1, got {window}")
+    check_mem_kind(mem)
+    comm = mpi.resolve(comm)
+    size_list = resolve_sizes(sizes)
+    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS[test], iterations, warmup)
+    device_options = device or DeviceOptions()
+
+    hosts = _core.host_names(comm)
+    dev = open_device(comm, device_options, hosts) if needs_device([mem]) else None
+
+    def sweep(name):
+        return _core.run_onesided(comm, dev, name, mem, size_list, small, small_warmup, large, large_warmup,
+                                  LARGE_MESSAGE, window, window_creation, sync, validate, device_options.bank)
+
+    rows, units, samples = _rows(test, sweep(test), validate)
+    latency = test.endswith("latency")
+    route = "staged" if mem not in ("H", "H!") else "direct"
+    params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "datatype": "MPI_CHAR", "window_creation": window_creation,
+              "sync": sync, "iterations": small, "warmup": small_warmup, "iterations_large": large,
+              "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
+              "validate": validate, "route": route, "omb_differences": omb_differences([route], validate),
+              "curve": None if latency else curve(rows)}
+    if test.startswith("get_") and compare_put:
+        put_rows, _, _ = _rows(test.replace("get_", "put_"), sweep(test.replace("get_", "put_")), validate)
+        value = "latency_avg" if latency else "bandwidth"
+        by_size = {row["size"]: row[value] for row in put_rows}
+        for row in rows:
+            put_value = by_size[row["size"]]  # a size GET reached, PUT reached too unless it failed validation
+            row[f"put_{value}"] = put_value
+            row["overhead_vs_put"] = overhead(row[value], put_value, latency) if put_value else None
+        units[f"put_{value}"] = units[value]
+        units["overhead_vs_put"] = ""
+        params["put_curve"] = None if latency else curve(put_rows)
+    if latency:
+        del params["window"]
+    env = environment.collect(comm, dev, hosts)
+    params.update(topology(env), **device_options.params())
+    return Result(f"osu_{test}", params, env, rows, units, samples)
+
+
+def put_latency(comm=None, **options) -> Result:
+    """MPI_Put of one message from rank 0 to rank 1's window, synchronisation included."""
+    return run("put_latency", comm, **options)
+
+
+def get_latency(comm=None, **options) -> Result:
+    """MPI_Get of one message from rank 1's window, synchronisation included."""
+    return run("get_latency", comm, **options)
+
+
+def put_bw(comm=None, **options) -> Result:
+    """Windows of MPI_Put from rank 0 to rank 1, one synchronisation per window."""
+    return run("put_bw", comm, **options)
+
+
+def get_bw(comm=None, **options) -> Result:
+    """Windows of MPI_Get by rank 0 from rank 1, one synchronisation per window."""
+    return run("get_bw", comm, **options)
+
+
+def put_bibw(comm=None, **options) -> Result:
+    """Both ranks put windows to each other between fences; bytes of both directions count."""
+    return run("put_bibw", comm, **options)

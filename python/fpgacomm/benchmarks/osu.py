@@ -1,0 +1,183 @@
+"""OSU-style point-to-point benchmarks with buffers in any memory kind.
+
+Each is a function taking a communicator (COMM_WORLD by default) and keyword
+parameters and returning a Result; the loops run in C++ (no Python in a timed
+region). The methods are OMB's and are stated in docs/METHODS.md.
+
+    mpirun -np 2 python -c "import fpgacomm.osu as o; print(o.latency(mem=('D', 'D')))"
+"""
+
+from __future__ import annotations
+
+from .. import _core
+from ..runtime import environment, mpi
+from ..results import stats
+from ..runtime.devices import DeviceOptions, needs_device, open_device
+from ..params import LARGE_MESSAGE, check_datatype, check_mem_kind, iteration_counts, resolve_sizes, usage_error
+from ..results.result import Result
+
+# OMB's defaults: timed iterations and warm-up, below and above LARGE_MESSAGE.
+ITERATIONS = {
+    "latency": (10000, 100, 1000, 10),
+    "multi_lat": (10000, 100, 1000, 10),
+    "bw": (100, 10, 20, 2),
+    "bibw": (100, 10, 20, 2),
+    "mbw_mr": (100, 10, 20, 2),
+}
+DEFAULT_WINDOW = 64
+LATENCY_TESTS = ("latency", "multi_lat")
+# Columns of a timeline (docs/METHODS.md, "Timeline of staged transfers"):
+# host times in seconds since the rank's window started, device durations
+# from the copy's OpenCL profiling event.
+TIMELINE_UNITS = {"rank": "", "size": "B", "direction": "", "chunk": "", "offset": "B", "bytes": "B",
+                  "copy_enqueued": "s", "copy_done": "s", "mpi_posted": "s", "mpi_done": "s",
+                  "queued_to_submit": "s", "submit_to_start": "s", "start_to_end": "s"}
+
+
+def omb_differences(routes, validate: bool) -> list[str]:
+    """Where a run's method departs on purpose from OSU Micro-Benchmarks
+    7.4's, in words, for the Result (docs/METHODS.md has the detail).
+    routes: how the run's buffers moved (direct, staged, mapped)."""
+    notes = []
+    if "staged" in routes:
+        notes.append("device buffers move through pinned host memory (fpgacomm's staging); OSU Micro-Benchmarks "
+                     "hands device buffers to a device-aware MPI")
+    if "mapped" in routes:
+        notes.append("device buffers are mapped into host memory for MPI (the device shares host memory)")
+    if validate:
+        notes.append("validation fills and checks buffers outside the timed region and times one operation per "
+                     "iteration (OSU Micro-Benchmarks' point-to-point and collective tests repeat a validated "
+                     "iteration 6 times and time the last)")
+    return notes
+
+
+def _check_parameters(mem, buffers: str, path: str, window: int) -> tuple[str, str]:
+    if len(mem) != 2:
+        raise usage_error(f"mem takes two memory kinds (send, receive), got {mem!r}")
+    for kind in mem:
+        check_mem_kind(kind)
+    if buffers not in ("single", "multiple"):
+        raise usage_error(f"unknown buffer reuse '{buffers}'; choose single or multiple (-b)")
+    if path not in ("auto", "staged", "mapped"):
+        raise usage_error(f"unknown transfer path '{path}'; choose staged, mapped or auto")
+    if window < 1:
+        raise usage_error(f"window size must be at least 1, got {window}")
+    return mem[0], mem[1]
+
+
+def _rows(test: str, raw: dict, validate: bool) -> tuple[list, dict, dict]:
+    key = "latency" if test in LATENCY_TESTS else "bandwidth"
+    unit = "s" if key == "latency" else "B/s"
+    rows, samples = [], {}
+    for timing in raw["sizes"]:
+        summary = stats.summarize(timing["samples"])
+        row = {"size": timing["size"]}
+        # The headline is OMB's number: total time over iterations (latency,
+        # half a round trip) or bytes over total time (bandwidth).
+        row["latency_avg" if key == "latency" else "bandwidth"] = timing["value"]
+        for stat in ("min", "max", "stdev", "p50", "p90", "p99"):
+            row[f"{key}_{stat}"] = summary[stat]
+        if test == "mbw_mr":
+            row["message_rate"] = timing["value"] / timing["size"]
+        row["iterations"] = timing["iterations"]
+        row["validation"] = ("fail" if timing["errors"] else "pass") if validate else None
+        row["validation_errors"] = timing["errors"] if validate else None
+        rows.append(row)
+        samples[str(timing["size"])] = timing["samples"]
+    units = {column: unit for column in rows[0]} if rows else {}
+    units.update(size="B", iterations="", validation="", validation_errors="B")
+    if test == "mbw_mr":
+        units["message_rate"] = "1/s"
+    return rows, units, samples
+
+
+def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | None = None,
+        warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
+        buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
+        slots: int = 4, timeline: bool = False, datatype: str = "mpi_char",
+        device: DeviceOptions | None = None) -> Result:
+    """One OSU point-to-point test; collective over comm.
+
+    mem: (kind of rank 0's buffers, kind of rank 1's) -- H, H!, D, B or P; in
+    multi-pair tests the first and second half of the ranks. iterations and
+    warmup, when given, hold for every size (OMB's -i and -x); otherwise OMB's
+    defaults switch above 8192 bytes. buffers "multiple" allocates fresh
+    buffers per size, one per window slot. touch launches the placeholder
+    kernel on device buffers before each measured operation (untimed). path
+    chooses staged or mapped transfers for device memory. timeline (with a
+    staging side) records every staged chunk of the last timed iteration of
+    each size, a window or a round trip: the Result's attribute `timeline` is
+    then, on rank 0, a Result of every rank's chunks (None on other ranks).
+    datatype: OMB's -T (mpi_char, mpi_int, mpi_float): a message moves its
+    whole elements, and sizes smaller than one element get no row.
+    """
+    if test not in ITERATIONS:
+        raise usage_error(f"unknown point-to-point test '{test}'; choose {', '.join(ITERATIONS)}")
+    comm = mpi.resolve(comm)
+    send_kind, recv_kind = _check_parameters(tuple(mem), buffers, path, window)
+    check_datatype(datatype)
+    size_list = resolve_sizes(sizes)
+    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS[test], iterations, warmup)
+    device_options = device or DeviceOptions()
+
+    hosts = _core.host_names(comm)
+    dev = open_device(comm, device_options, hosts) if needs_device(mem) else None
+    raw = _core.run_pt2pt(comm, dev, test, send_kind, recv_kind, size_list, small, small_warmup, large,
+                          large_warmup, LARGE_MESSAGE, window, validate, buffers == "multiple", touch,
+                          device_options.bank, path, chunk_bytes or 0, slots, timeline, datatype)
+    rows, units, samples = _rows(test, raw, validate)
+    params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
+              "datatype": datatype.upper(), "iterations": small, "warmup": small_warmup, "iterations_large": large,
+              "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
+              "validate": validate, "buffers": buffers, "touch": touch, "path": path,
+              "chunk_bytes": raw["chunk_bytes"], "slots": slots, "send_route": raw["send_route"],
+              "recv_route": raw["recv_route"], "pairs": raw["pairs"],
+              "omb_differences": omb_differences((raw["send_route"], raw["recv_route"]), validate),
+              **device_options.params()}
+    if test in LATENCY_TESTS:
+        del params["window"]
+    env = environment.collect(comm, dev, hosts)
+    result = Result(f"osu_{test}", params, env, rows, units, samples)
+    if timeline:
+        result.timeline = _gather_timeline(comm, f"osu_{test}_timeline", raw, params, env)
+    return result
+
+
+def _gather_timeline(comm, benchmark: str, raw: dict, params: dict, env: dict) -> Result | None:
+    """Every rank's timeline rows, gathered to rank 0 as one Result (None elsewhere)."""
+    mine = [{"rank": comm.Get_rank(), "size": timing["size"], **chunk}
+            for timing in raw["sizes"] for chunk in timing["timeline"]]
+    gathered = comm.gather(mine, root=0)
+    if comm.Get_rank() != 0:
+        return None
+    return Result(benchmark, params, env, [row for rows in gathered for row in rows], TIMELINE_UNITS)
+
+
+def latency(comm=None, **options) -> Result:
+    """Ping-pong between two ranks: half the round-trip time per size."""
+    return run("latency", comm, **options)
+
+
+def bw(comm=None, **options) -> Result:
+    """Rank 0 streams windows of non-blocking sends to rank 1, closed by an acknowledgement."""
+    return run("bw", comm, **options)
+
+
+def bibw(comm=None, **options) -> Result:
+    """Both ranks stream windows to each other at once; bytes of both directions count."""
+    return run("bibw", comm, **options)
+
+
+def multi_lat(comm=None, **options) -> Result:
+    """Ping-pong in N/2 pairs (rank i with i+N/2) at once; latency averaged over pairs."""
+    return run("multi_lat", comm, **options)
+
+
+def mbw_mr(comm=None, **options) -> Result:
+    """Windows streamed in N/2 pairs at once: aggregate bandwidth and message rate."""
+    return run("mbw_mr", comm, **options)
+
+
+def failed_sizes(result: Result) -> list[int]:
+    """Message sizes whose validation failed."""
+    return [row["size"] for row in result.rows if row.get("validation") == "fail"]

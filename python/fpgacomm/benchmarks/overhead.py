@@ -1,0 +1,49 @@
+"""LogGP's send and receive overheads, measured alone (two ranks, host
+buffers), so that a LogGP fit can separate them from the latency L.
+
+send_overhead: the duration of MPI_Isend on rank 0, the CPU's part in
+starting a message. recv_overhead: the duration of MPI_Irecv + MPI_Wait on
+rank 1 for a message that MPI_Iprobe has already seen arrive. Above the MPI
+library's eager limit only the rendezvous request has arrived by then, so
+recv_overhead also holds the transfer. docs/METHODS.md ("Models") has the
+method.
+
+    mpirun -np 2 python -c "import fpgacomm.overhead as o; print(o.run(sizes='1:64K'))"
+"""
+
+from __future__ import annotations
+
+from .. import _core
+from ..runtime import environment, mpi
+from ..results import stats
+from ..params import LARGE_MESSAGE, iteration_counts, resolve_sizes
+from ..results.result import Result
+
+# Timed and warm-up iterations below and above LARGE_MESSAGE: each has a
+# barrier, so fewer than osu latency's.
+ITERATIONS = (1000, 100, 100, 10)
+
+
+def run(comm=None, *, sizes=None, iterations: int | None = None, warmup: int | None = None) -> Result:
+    """Send and receive overhead per size; collective over comm (2 ranks).
+    Rows: the mean over iterations (the headline, as OMB's) with min and
+    p50; samples["SIZE/send"] and ["SIZE/receive"] hold every iteration's."""
+    comm = mpi.resolve(comm)
+    size_list = resolve_sizes(sizes)
+    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS, iterations, warmup)
+    raw = _core.run_overhead(comm, size_list, small, small_warmup, large, large_warmup, LARGE_MESSAGE)
+    rows, samples = [], {}
+    for timing in raw:
+        send, receive = stats.summarize(timing["send"]), stats.summarize(timing["receive"])
+        rows.append({"size": timing["size"], "send_overhead": send["avg"], "send_overhead_min": send["min"],
+                     "send_overhead_p50": send["p50"], "recv_overhead": receive["avg"],
+                     "recv_overhead_min": receive["min"], "recv_overhead_p50": receive["p50"],
+                     "iterations": timing["iterations"]})
+        samples[f"{timing['size']}/send"] = timing["send"]
+        samples[f"{timing['size']}/receive"] = timing["receive"]
+    units = {column: "s" for column in rows[0]}
+    units.update(size="B", iterations="")
+    params = {"sizes": size_list, "iterations": small, "warmup": small_warmup, "iterations_large": large,
+              "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "buffers": "H"}
+    hosts = _core.host_names(comm)
+    return Result("osu_overhead", params, environment.collect(comm, None, hosts), rows, units, samples)

@@ -1,0 +1,104 @@
+"""The fpgacomm command: parses arguments and calls the library functions.
+
+Errors: a bad parameter or device problem that every rank agrees on is
+printed once (by rank 0) and exits with status 2 on every rank; a failure of
+one rank alone is printed by that rank, which then aborts the job so that no
+rank waits forever. A watchdog (--timeout) ends any run that hangs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import traceback
+
+from .. import _core
+from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, launch_rank
+
+DEFAULT_TIMEOUT = 1800.0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import beff, devbw, devices, fabric, fit, gather, model, osu, overhead, plot, suite
+
+    parser = Parser(prog="fpgacomm", description="Measure and model communication between accelerators.")
+    parser.add_argument("--version", action="version", version=f"fpgacomm {_core.__version__}")
+    parser.add_argument("--timeout", type=float, default=float(os.environ.get("FPGACOMM_TIMEOUT", DEFAULT_TIMEOUT)),
+                        help="abort the whole run after this many seconds (0: never; default %(default)s, "
+                             "or FPGACOMM_TIMEOUT)")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    subparsers.required = True
+    for module in (devices, devbw, osu, beff, suite, fabric, gather, fit, model, overhead, plot):
+        module.register(subparsers)
+    return parser
+
+
+def start_watchdog(seconds: float) -> None:
+    """Ends the process if the run outlives `seconds`; mpirun then ends the other ranks."""
+    if seconds <= 0:
+        return
+
+    def expire():
+        print(f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); aborting",
+              file=sys.stderr, flush=True)
+        os._exit(EXIT_TIMEOUT)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+
+
+def _abort(status: int) -> None:
+    """Ends every rank of the job when MPI is running, else this process."""
+    if "mpi4py.MPI" in sys.modules:
+        from mpi4py import MPI
+
+        if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
+            sys.stderr.flush()
+            MPI.COMM_WORLD.Abort(status)
+    sys.exit(status)
+
+
+def parse_arguments(argv=None) -> argparse.Namespace:
+    """Parses the command line. A command that takes trailing positional
+    words (osu's memory kinds, set as `trailing`) gets them wherever they
+    stand, before or after the options, as OSU Micro-Benchmarks takes them."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    trailing = getattr(args, "trailing", None)
+    if trailing:
+        unknown = [word for word in extra if word.startswith("-")]
+        setattr(args, trailing, getattr(args, trailing) + [word for word in extra if not word.startswith("-")])
+    else:
+        unknown = extra
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_arguments(argv)
+    start_watchdog(args.timeout)
+    try:
+        if getattr(args, "thread_level", None) is not None:
+            from ..runtime import mpi
+
+            mpi.init(thread_level=args.thread_level)
+        return args.run(args)
+    except _core.Error as error:
+        if getattr(error, "agreed", False):
+            if launch_rank() == 0:
+                print(f"fpgacomm: error: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"fpgacomm: error on rank {launch_rank()}: {error}", file=sys.stderr)
+        _abort(EXIT_USAGE if isinstance(error, _core.UsageError) else 1)
+    except KeyboardInterrupt:
+        _abort(130)
+    except Exception as error:  # a bug of ours: say so, with the traceback only on request
+        print(f"fpgacomm: internal error on rank {launch_rank()}: {type(error).__name__}: {error}", file=sys.stderr)
+        if os.environ.get("FPGACOMM_DEBUG"):
+            traceback.print_exc()
+        _abort(1)
+    return 1

@@ -1,0 +1,46 @@
+"""fpgacomm devices: every platform and device, and the memory kinds it gives."""
+
+from __future__ import annotations
+
+import json
+
+from ..results.report import human_bytes
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("devices", help="list OpenCL platforms, devices and their memory kinds")
+    parser.add_argument("--no-probe", action="store_true",
+                        help="skip the trial allocations that find the memory kinds")
+    parser.add_argument("--bank", type=int, default=0, help="memory bank to try for B and P")
+    parser.add_argument("--json", metavar="FILE", help="also write the table as JSON")
+    parser.set_defaults(run=run)
+
+
+def format_table(table: list[dict]) -> str:
+    if not table:
+        return "No OpenCL device found (is an ICD such as pocl-opencl-icd installed?)."
+    lines = []
+    for row in table:
+        lines.append(f"platform {row['platform_index']} '{row['platform']}' ({row['platform_version']})")
+        lines.append(f"  device {row['device_index']}: {row['name']}")
+        emulated = " (emulated: timings are not the device's)" if row["emulated"] else ""
+        lines.append(f"    type {row['type']}{emulated}, {row['version']}, driver {row['driver_version']}")
+        lines.append(f"    global memory {human_bytes(row['global_mem_bytes'])}, "
+                     f"max allocation {human_bytes(row['max_alloc_bytes'])}, "
+                     f"host-unified memory {'yes' if row['host_unified_memory'] else 'no'}")
+        if row["kinds"] or row["unavailable"]:
+            lines.append(f"    memory kinds: {' '.join(row['kinds']) or 'none'}")
+            for kind, reason in row["unavailable"].items():
+                lines.append(f"      no {kind}: {reason}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from ..runtime.devices import describe
+    from ..results.result import atomic_write
+
+    table = describe(probe=not args.no_probe, bank=args.bank)
+    print(format_table(table))
+    if args.json:
+        atomic_write(args.json, lambda f: json.dump(table, f, indent=2), newline=None)
+    return 0

@@ -1,0 +1,97 @@
+"""fpgacomm fabric latency|bw|traffic PRESET: simulated figures of a fabric."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .. import _core
+
+
+def _size(text: str) -> int:
+    """Bytes with K/M/G suffixes, as argparse's type: errors become usage errors."""
+    try:
+        return _core.parse_size(text)
+    except _core.UsageError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_limit_options(parser) -> None:
+    """--max-events and --max-memory: what a simulated run may take
+    (fpgacomm.fabric_resources); shared by every simulated command."""
+    from ..simulation.resources import Limits
+
+    parser.add_argument("--max-events", type=float, default=Limits.events, metavar="N",
+                        help=f"events (and transfers) a simulation may take (default {Limits.events:.0e})")
+    parser.add_argument("--max-memory", type=_size, default=int(Limits.memory), metavar="SIZE",
+                        help=f"memory a simulation may take, K/M/G (default {Limits.memory / 2**30:.0f}G)")
+
+
+def limits_of(args):
+    from ..simulation.resources import Limits
+
+    return Limits(events=args.max_events, memory=args.max_memory, transfers=args.max_events)
+
+
+def register(subparsers) -> None:
+    from ..simulation.fabric import PRESETS
+
+    parser = subparsers.add_parser(
+        "fabric", help="simulate a fabric of the seeds (VCSN, DCN, CusComNet, FSHMEM, b_eff)",
+        description="Simulates a preset fabric at frame level and prints its figures in seconds and B/s. "
+                    "Presets: " + ", ".join(PRESETS) + ".")
+    commands = parser.add_subparsers(dest="fabric_command", metavar="MEASUREMENT")
+    commands.required = True
+
+    def add(name: str, help_text: str):
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("preset", choices=sorted(PRESETS), metavar="PRESET", help=", ".join(PRESETS))
+        sub.add_argument("--nodes", type=int, help="number of nodes (default: the preset's)")
+        sub.add_argument("--json", metavar="FILE", help="also write the Result as JSON")
+        add_limit_options(sub)
+        sub.set_defaults(run=run)
+        return sub
+
+    latency = add("latency", "one-way latency of a message between node 0 and a node H links away")
+    latency.add_argument("--hops", type=int, help="links traversed (1: neighbours on direct links; "
+                                                  "default: the nearest node)")
+    latency.add_argument("--size", type=_size, default=0, help="message size in bytes, K/M/G (default 0)")
+    bw = add("bw", "bandwidth of one long stream between neighbours")
+    bw.add_argument("--size", type=_size, default=64 << 20, help="stream size in bytes, K/M/G (default 64M)")
+    bw.add_argument("--hops", type=int, help="links traversed (default: the nearest node)")
+    traffic = add("traffic", "random uniform traffic at LAMBDA packets per second per node")
+    traffic.add_argument("--rate", type=float, required=True, metavar="LAMBDA", help="packets per second per node")
+    traffic.add_argument("--packets", type=int, default=2000, help="packets per node (default 2000)")
+    traffic.add_argument("--size", type=_size, help="packet payload in bytes (default: the largest)")
+
+
+def run(args) -> int:
+    from ..simulation import fabric
+
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        # Checked before simulating, so that a long run does not end in a lost result.
+        raise fabric.UsageError(f"fabric: --json {args.json}: its directory does not exist; create it or "
+                                "give another path")
+    if args.fabric_command == "latency":
+        result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))
+        columns = [("size", "bytes", "{:d}"), ("hops", "links", "{:d}"), ("latency", "latency [s]", "{:.6e}"),
+                   ("first_byte", "first byte [s]", "{:.6e}")]
+    elif args.fabric_command == "bw":
+        result = fabric.bandwidth(args.preset, nodes=args.nodes, size=args.size, hops=args.hops,
+                                  limits=limits_of(args))
+        columns = [("size", "bytes", "{:d}"), ("hops", "links", "{:d}"), ("time", "time [s]", "{:.6e}"),
+                   ("bandwidth", "bandwidth [B/s]", "{:.6e}")]
+    else:
+        result = fabric.traffic(args.preset, rate=args.rate, nodes=args.nodes, packets=args.packets,
+                                size=args.size, limits=limits_of(args))
+        columns = [("rate", "rate [1/s]", "{:.6e}"), ("packets", "packets", "{:d}"),
+                   ("mean_latency", "mean latency [s]", "{:.6e}"), ("mean_wait", "mean wait [s]", "{:.6e}"),
+                   ("throughput", "throughput [B/s]", "{:.6e}")]
+    print(f"# fpgacomm fabric {args.fabric_command}: {result.params['fabric']} "
+          f"({result.params['topology']}), simulated")
+    print("  ".join(f"{title:>18}" for _, title, _ in columns))
+    for row in result.rows:
+        print("  ".join(f"{fmt.format(row[key]):>18}" for key, _, fmt in columns))
+    if args.json:
+        result.write_json(args.json)
+    return 0

@@ -1,0 +1,32 @@
+"""fpgacomm overhead: LogGP's send and receive overheads (run under mpirun -np 2)."""
+
+from __future__ import annotations
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "overhead", help="send and receive overheads of MPI calls, for LogGP (run under mpirun -np 2)",
+        description="Times MPI_Isend on rank 0 and MPI_Irecv + MPI_Wait on rank 1 for a message that has "
+                    "already arrived: LogGP's o_s and o_r, which a ping-pong cannot separate from L. Example: "
+                    "mpirun -np 2 fpgacomm overhead -m 1:1M --json over.json; then fpgacomm fit lat.json "
+                    "bw.json over.json --model loggp")
+    parser.add_argument("-m", "--message-size", metavar="[MIN:]MAX",
+                        help="message sizes in bytes, K/M/G suffixes (default 1:4M)")
+    parser.add_argument("-i", "--iterations", type=int, help="timed iterations for every size")
+    parser.add_argument("-x", "--warmup", type=int, help="untimed warm-up iterations for every size")
+    parser.add_argument("--json", metavar="FILE", help="write the Result as JSON")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..runtime import mpi
+    from ..benchmarks import overhead
+    from ..results.report import format_text
+
+    comm = mpi.world()
+    result = overhead.run(comm, sizes=args.message_size, iterations=args.iterations, warmup=args.warmup)
+    if comm.Get_rank() == 0:
+        print(format_text(result), flush=True)
+        if args.json:
+            result.write(args.json)
+    return 0

@@ -1,0 +1,28 @@
+"""fpgacomm suite OUTDIR: the main job (README's first command)."""
+
+from __future__ import annotations
+
+from .options import EXIT_VALIDATION
+from .osu import add_common_options, common_parameters, validation_error
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("suite", help="run the standard benchmarks and write every Result",
+                                   description="Runs the standard set of benchmarks (with validation) on "
+                                               "the selected devices and writes NAME.json per benchmark and "
+                                               "summary.txt into OUTDIR. Run under mpirun -np 2.")
+    parser.add_argument("outdir", help="results folder (created if missing)")
+    add_common_options(parser)
+    parser.add_argument("--beff-max-size", type=int, default=20, metavar="LOG2",
+                        help="largest b_eff message, 2^LOG2 bytes (default 20)")
+    parser.add_argument("--beff-repetitions", type=int, metavar="N", help="b_eff -n (default 10 cpu, 3 kernel)")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from .. import suite
+
+    results = suite.run(args.outdir, beff_max_size=args.beff_max_size, beff_repetitions=args.beff_repetitions,
+                        **common_parameters(args))
+    failures = [validation_error(result) for result in results if validation_error(result)]
+    return EXIT_VALIDATION if failures else 0

@@ -1,0 +1,538 @@
+"""The standard figures of fpgacomm Results, drawn with Matplotlib.
+
+Figures are made without pyplot (a Figure on an Agg canvas): nothing is
+displayed, no global list of figures grows during a long suite run, and a
+notebook shows a returned Figure like any other value. Each figure function
+takes Results (and optionally the Axes to draw on) and returns the Figure;
+`figure_for` picks the right one from the Results' benchmark names.
+
+Plotted values are the Result's columns scaled to the unit the axis label
+names: sizes in bytes, times in us, bandwidths in GB/s (10^9 B/s, decimal as
+OMB's MB/s).
+
+    from fpgacomm import Result, plot
+    plot.figure_for([Result.read_json("lat_HH.json"), Result.read_json("lat_DD.json")]).savefig("lat.pdf")
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import NamedTuple
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from ..benchmarks import collectives, onesided, osu
+from ..models.base import Fit, Model
+from ..params import usage_error
+from ..results.report import human_bandwidth, human_bytes, human_seconds
+from ..results.result import Result, atomic_write
+
+# What each benchmark's rows hold, hence which figure draws them.
+LATENCY = frozenset([f"osu_{test}" for test in osu.LATENCY_TESTS]
+                    + [f"osu_{op}" for op in collectives.TESTS if op != "barrier"]
+                    + [f"osu_{test}" for test in onesided.TESTS if test.endswith("latency")]
+                    + ["fabric_latency"])
+BANDWIDTH = frozenset([f"osu_{test}" for test in osu.ITERATIONS if test not in osu.LATENCY_TESTS]
+                      + [f"osu_{test}" for test in onesided.TESTS if not test.endswith("latency")]
+                      + ["fabric_bw", "fabric_put", "fabric_get"])
+# b_eff: (measured column, channel-model column) -- the real benchmark's
+# aggregate B(m), the simulator's per-pair b(L).
+BEFF = {"beff": ("bandwidth", "model_bandwidth"), "fabric_beff": ("pair_bandwidth", "model_pair_bandwidth")}
+GATHER = frozenset(["gather", "gather_sim"])
+
+# Result unit -> (unit on the axis, factor from the Result's value).
+_DISPLAY_UNITS = {"s": ("us", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), "1/s": ("1/s", 1.0)}
+# Where a Result records no unit (a Fit's data, a compare Result), the
+# column naming every benchmark follows says it.
+_NAMED_UNITS = (("bandwidth", "B/s"), ("throughput", "B/s"), ("bw", "B/s"), ("latency", "s"), ("time", "s"),
+                ("size", "B"), ("bytes", "B"), ("hops", ""), ("links", ""), ("nodes", ""))
+FORMATS = ("png", "pdf", "svg")
+_LINE_STYLES = ("-", "--", ":", "-.")
+_FIGSIZE = (6.4, 4.4)
+
+
+# ------------------------------------------------------------------ files
+
+
+def figure_format(path) -> str:
+    """png, pdf or svg from the file's suffix, or a UsageError."""
+    suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise usage_error(f"cannot write a figure to {os.fspath(path)!r}: unknown extension "
+                         f"{'.' + suffix if suffix else '(none)'}; use .png, .pdf or .svg")
+    return suffix
+
+
+def save(figure: Figure, path) -> None:
+    """Writes the figure as PNG, PDF or SVG (by suffix), atomically: the
+    file holds the whole figure or is left as it was."""
+    fmt = figure_format(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise usage_error(f"cannot write {os.fspath(path)!r}: directory {directory!r} does not exist")
+    try:
+        atomic_write(path, lambda f: figure.savefig(f, format=fmt, dpi=150), newline=None, binary=True)
+    except OSError as error:
+        raise usage_error(f"cannot write {os.fspath(path)!r}: {error.strerror or error}") from None
+
+
+# ------------------------------------------------------------------ axes
+
+
+def new_figure(rows: int = 1, columns: int = 1, *, height_ratios=None, sharex: bool = False) -> tuple:
+    """(Figure, array of Axes) on an Agg canvas, laid out by Matplotlib."""
+    figure = Figure(figsize=(_FIGSIZE[0] * columns, _FIGSIZE[1] * (1 if height_ratios else rows)),
+                    layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(rows, columns, squeeze=False, sharex=sharex,
+                           gridspec_kw={"height_ratios": height_ratios} if height_ratios else None)
+    return figure, axes.ravel()
+
+
+def _axes(ax):
+    return new_figure()[1][0] if ax is None else ax
+
+
+def _display(unit: str) -> tuple:
+    """(axis unit, factor) for a Result unit; unknown units stay as they are."""
+    return _DISPLAY_UNITS.get(unit, (unit, 1.0))
+
+
+def unit_of(column: str) -> str:
+    """The unit fpgacomm's column names imply ("latency_avg" -> "s")."""
+    for word, unit in _NAMED_UNITS:
+        if word in column:
+            return unit
+    raise usage_error(f"cannot tell the unit of column {column!r}; record it in the Result's units")
+
+
+def _size_axis(ax, label: str = "message size") -> None:
+    """Log base 2 with binary size names on the ticks ("1 KiB")."""
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: human_bytes(value) if value >= 0.99 else ""))
+    ax.set_xlabel(f"{label} (bytes)")
+
+
+def _value_axis(ax, quantity: str, unit: str, log: bool = True) -> float:
+    """Labels the y axis with its unit; returns the factor for the values."""
+    name, factor = _display(unit)
+    ax.set_ylabel(f"{quantity} ({name})" if name else quantity)
+    if log:
+        ax.set_yscale("log")
+    return factor
+
+
+def _finish(ax, title: str) -> Figure:
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    return ax.figure
+
+
+# ------------------------------------------------------------- labels
+
+
+def label(result: Result) -> str:
+    """How a Result is named in a legend: its buffer kinds, its fabric."""
+    params = result.params
+    if "send_kind" in params and "recv_kind" in params:
+        text = f"{params['send_kind']} {params['recv_kind']}"
+    elif "comm_type" in params:
+        text = params["comm_type"]
+    else:
+        text = result.benchmark
+    if "fabric" in params:
+        text += f" {params['fabric']} (simulated)"
+    return text
+
+
+# How long a run was, not what it measured: named in a legend only where
+# nothing else tells two Results apart.
+_RUN_LENGTH = {"iterations", "warmup", "iterations_large", "warmup_large"}
+
+
+def _distinguishing(group: list) -> list:
+    """The scalar parameters that differ within `group`, without the run
+    length where the others already tell every Result apart."""
+    keys = sorted({key for result in group for key in result.params})
+    differing = [key for key in keys
+                 if len({repr(result.params.get(key)) for result in group}) > 1
+                 and all(isinstance(result.params.get(key), (int, float, str)) for result in group)]
+    described = [key for key in differing if key not in _RUN_LENGTH]
+    apart = len({tuple(repr(result.params.get(key)) for key in described) for result in group}) == len(group)
+    return described if described and apart else differing
+
+
+def _labels(results: list) -> list:
+    """Legend names, with the benchmark prefixed where several are mixed,
+    and, where names collide, the parameters that tell those Results apart
+    (a chunk-size sweep: "D D chunk_bytes=1048576")."""
+    names = [label(result) for result in results]
+    if len({result.benchmark for result in results}) > 1:
+        names = [f"{result.benchmark} {name}" for result, name in zip(results, names)]
+    labelled = list(names)
+    for name in set(names):
+        group = [i for i, other in enumerate(names) if other == name]
+        if len(group) > 1:
+            keys = _distinguishing([results[i] for i in group])
+            for i in group:
+                labelled[i] = name + "".join(f" {key}={results[i].params.get(key)}" for key in keys)
+    return labelled
+
+
+_HUMAN = {"s": human_seconds, "B/s": human_bandwidth, "B": human_bytes}
+
+
+def model_label(model: Model) -> str:
+    """ "hockney: alpha 1.20 us, beta 3.40 GB/s" """
+    parts = []
+    for name in model.parameters:
+        unit = model.units.get(name, "")
+        value = model.params[name]
+        parts.append(f"{name} {_HUMAN[unit](value)}" if unit in _HUMAN else f"{name} {value:.4g} {unit}".rstrip())
+    # Three parameters a line keeps a many-parameter model's legend narrow.
+    lines = [", ".join(parts[i:i + 3]) for i in range(0, len(parts), 3)]
+    return f"{model.name}: " + ",\n".join(lines)
+
+
+def _as_model(model) -> Model:
+    if isinstance(model, Fit):
+        return model.model
+    if isinstance(model, Model):
+        return model
+    raise usage_error(f"a model overlay is a Model or a Fit, got {type(model).__name__}")
+
+
+def _model_curve(model: Model, sizes: np.ndarray, unit: str) -> np.ndarray:
+    """The model's prediction over sizes in the plotted unit: a model of
+    the time per message drawn on a bandwidth plot shows size / time."""
+    predicted = np.asarray(model.predict(sizes), dtype=float)
+    predicts = unit_of(model.y_column)
+    if predicts == unit:
+        return predicted
+    if {predicts, unit} == {"s", "B/s"}:
+        return sizes / predicted
+    raise usage_error(f"the {model.name} model predicts {model.y_column} ({predicts}); it cannot be drawn "
+                     f"on a plot in {unit}")
+
+
+# ------------------------------------------------------ size sweeps
+
+
+def _column(result: Result, candidates: tuple) -> str:
+    for column in candidates:
+        if column in result.columns:
+            return column
+    raise usage_error(f"{result.benchmark} has none of the columns {', '.join(candidates)}; "
+                     f"its columns: {', '.join(result.columns)}")
+
+
+def _size_sweep(results, ax, models, quantity: str, candidates: tuple) -> Figure:
+    results = _as_list(results)
+    ax = _axes(ax)
+    _size_axis(ax)
+    units = {result.units[_column(result, candidates)] for result in results}
+    if len(units) != 1:
+        raise usage_error(f"cannot draw {quantity} in {' and '.join(sorted(units))} on one axis")
+    unit = units.pop()
+    factor = _value_axis(ax, quantity, unit)
+    colours = {}
+    for result, name in zip(results, _labels(results)):
+        column = _column(result, candidates)
+        line, = ax.plot(result.column("size"), result.column(column) * factor, marker="o", markersize=3,
+                        label=name)
+        colours[label(result)] = line.get_color()
+    _overlay(ax, results, models, unit, factor, colours)
+    return _finish(ax, f"{quantity} by message size")
+
+
+def _overlays(models) -> list:
+    """[(name of the Result fitted, Model)]: models is a sequence of Model
+    or Fit (name None), or a mapping from a Result to one or a list."""
+    if isinstance(models, dict):
+        return [(label(result), _as_model(model)) for result, value in models.items()
+                for model in (value if isinstance(value, (list, tuple)) else [value])]
+    return [(None, _as_model(model)) for model in models]
+
+
+def _overlay(ax, results: list, models, unit: str, factor: float, colours: dict) -> None:
+    """Each model's prediction over a fine grid of the Results' sizes; a
+    model given for a Result is drawn in the colour of that Result's kinds."""
+    overlays = _overlays(models)
+    if not overlays:
+        return
+    sizes = np.concatenate([result.column("size") for result in results]).astype(float)
+    sizes = sizes[sizes > 0]
+    if not len(sizes):
+        raise usage_error("a model overlay needs Results with sizes above 0 bytes to draw over")
+    grid = np.geomspace(sizes.min(), sizes.max(), 200)
+    for i, (name, model) in enumerate(overlays):
+        ax.plot(grid, _model_curve(model, grid, unit) * factor, color=colours.get(name, "black"), linewidth=1,
+                linestyle=_LINE_STYLES[1 + i % (len(_LINE_STYLES) - 1)] if name is None else "--",
+                label=model_label(model) if name is None else f"{name} {model_label(model)}")
+
+
+def latency(results, ax=None, *, models=()) -> Figure:
+    """Latency against message size on log axes, one line per Result (OMB's
+    comparison of memory kinds when the Results differ in kinds), with the
+    models' predictions over a fine grid of sizes. models: Models or Fits
+    (drawn in black), or {Result: Model or Fit, or a list} (each drawn in
+    the colour of the Result's kinds, here and on any axes showing them)."""
+    return _size_sweep(results, ax, models, "latency", ("latency_avg", "latency"))
+
+
+def bandwidth(results, ax=None, *, models=()) -> Figure:
+    """Bandwidth against message size on log axes; as latency."""
+    return _size_sweep(results, ax, models, "bandwidth", ("bandwidth",))
+
+
+def memory_kinds(results, axes=None, *, models=()) -> Figure:
+    """OMB-style comparison of memory kinds: latency Results on the left,
+    bandwidth Results on the right, one line per send/receive kind pair."""
+    results = _as_list(results)
+    if axes is None:
+        axes = new_figure(1, 2)[1]
+    latencies = [r for r in results if r.benchmark in LATENCY]
+    bandwidths = [r for r in results if r.benchmark in BANDWIDTH]
+    if not latencies or not bandwidths or len(latencies) + len(bandwidths) != len(results):
+        raise usage_error("memory_kinds draws latency and bandwidth Results side by side; give both kinds")
+    latency(latencies, axes[0], models=models)
+    bandwidth(bandwidths, axes[1], models=models)
+    return axes[0].figure
+
+
+# ---------------------------------------------------------------- b_eff
+
+
+def beff(results, ax=None, *, models=()) -> Figure:
+    """b_eff per message size: the measured bandwidth per ring pattern and
+    the channel model's (when the Result carries it) dashed in the same
+    colour; b_eff itself as a dotted level."""
+    results = _as_list(results)
+    ax = _axes(ax)
+    _size_axis(ax)
+    factor = _value_axis(ax, "bandwidth", "B/s")
+    colours = itertools.cycle(f"C{i}" for i in range(10))
+    result_colours = {}  # each Result's first colour, for its model overlay
+    for result, name in zip(results, _labels(results)):
+        measured, modelled = BEFF[result.benchmark]
+        table = result.to_numpy()
+        patterns = np.unique(table["pattern"]) if "pattern" in table.dtype.names else [None]
+        for pattern in patterns:
+            rows = table if pattern is None else table[table["pattern"] == pattern]
+            colour = next(colours)
+            if pattern is None or pattern == patterns[0]:
+                result_colours[label(result)] = colour
+            text = name if pattern is None or len(patterns) == 1 else f"{name} {pattern}"
+            ax.plot(rows["size"], rows[measured] * factor, marker="o", markersize=3, color=colour,
+                    label=f"{text} ({measured})")
+            if modelled in table.dtype.names and pattern in (None, patterns[0]):  # the same for every ring
+                ax.plot(rows["size"], rows[modelled] * factor, linestyle="--", color=colour,
+                        label=f"{name} channel model")
+        if "b_eff" in result.params:
+            ax.axhline(result.params["b_eff"] * factor, linestyle=":", color=colour,
+                       label=f"{name} b_eff {human_bandwidth(result.params['b_eff'])}")
+    _overlay(ax, results, models, "B/s", factor, result_colours)
+    return _finish(ax, "b_eff by message size")
+
+
+# --------------------------------------------------------------- gather
+
+
+def _gather_lines(results) -> dict:
+    """{(schedule, nodes, label): rows sorted by size} over every Result."""
+    lines = {}
+    for result in _as_list(results):
+        for column in ("schedule", "nodes", "size", "time", "throughput"):
+            if column not in result.columns:
+                raise usage_error(f"{result.benchmark} lacks the gather column {column!r}; "
+                                 f"its columns: {', '.join(result.columns)}")
+        source = f"{result.params['fabric']} (simulated)" if "fabric" in result.params else "measured"
+        table = result.to_numpy()
+        for schedule, nodes in sorted({(str(s), int(n)) for s, n in zip(table["schedule"], table["nodes"])}):
+            rows = table[(table["schedule"] == schedule) & (table["nodes"] == nodes)]
+            lines[(schedule, nodes, source)] = rows[np.argsort(rows["size"])]
+    return lines
+
+
+def _gather_panel(results, ax, column: str, quantity: str) -> Figure:
+    ax = _axes(ax)
+    lines = _gather_lines(results)
+    _size_axis(ax, "data per node")
+    factor = _value_axis(ax, quantity, "s" if column == "time" else "B/s")
+    node_counts = sorted({nodes for _, nodes, _ in lines})
+    schedules = sorted({schedule for schedule, _, _ in lines})
+    has_model = False
+    for (schedule, nodes, source), rows in lines.items():
+        colour = f"C{node_counts.index(nodes) % 10}"
+        style = _LINE_STYLES[schedules.index(schedule) % len(_LINE_STYLES)]
+        ax.plot(rows["size"], rows[column] * factor, linestyle=style, marker="o", markersize=3, color=colour,
+                label=f"{schedule}, {nodes} nodes" + ("" if source == "measured" else f", {source}"))
+        if column == "time" and "model" in rows.dtype.names:
+            ax.plot(rows["size"], rows["model"] * factor, linestyle="none", marker="x", color=colour)
+            has_model = True
+    if has_model:  # one legend entry, in no line's colour, for the crosses of every line
+        ax.plot([], [], linestyle="none", marker="x", color="gray", label="model (VCSN eq. 7)")
+    return _finish(ax, f"gather {quantity} by data size")
+
+
+def gather_time(results, ax=None) -> Figure:
+    """Gather time against data per node: colour per node count, line
+    style per schedule (ring, tree, vlink, mpi); the model's times as
+    crosses for simulated runs."""
+    return _gather_panel(results, ax, "time", "time")
+
+
+def gather_throughput(results, ax=None) -> Figure:
+    """Gather throughput, (nodes - 1) * size / time, against data per node."""
+    return _gather_panel(results, ax, "throughput", "throughput")
+
+
+def gather(results, axes=None) -> Figure:
+    """Time and throughput side by side, schedule against schedule."""
+    if axes is None:
+        axes = new_figure(1, 2)[1]
+    gather_time(results, axes[0])
+    gather_throughput(results, axes[1])
+    return axes[0].figure
+
+
+# --------------------------------------------------- model against measurement
+
+
+class _Comparison(NamedTuple):
+    x: np.ndarray
+    measured: np.ndarray
+    predicted: np.ndarray  # at x
+    model: Model | None    # known for a Fit: drawn over a fine grid
+    x_name: str
+    y_name: str
+    x_unit: str
+    y_unit: str
+    title: str
+
+
+def _comparison(source) -> _Comparison:
+    if isinstance(source, Fit):
+        model = source.model
+        return _Comparison(source.x, source.y, np.asarray(model.predict(source.x), dtype=float), model,
+                           model.x_column, model.y_column, unit_of(model.x_column), unit_of(model.y_column),
+                           f"{model.name} fit (R^2 = {source.r_squared:.4f})")
+    if _saved_fit(source):
+        return _comparison(Result.from_dict(source.params["compare"]))
+    if isinstance(source, Result) and source.benchmark.startswith("compare_"):
+        # Model.compare records the model's columns and, from the measured
+        # Result, their units; units it could not know follow the names.
+        params = source.params
+        x_name, y_name = params.get("x_column", "x"), params.get("y_column", "measured")
+        return _Comparison(source.column("x"), source.column("measured"), source.column("predicted"), None,
+                           x_name, y_name, source.units.get("x") or unit_of(x_name),
+                           source.units.get("measured") or unit_of(y_name),
+                           f"{params.get('model', 'model')} against {params.get('source', 'measurement')}")
+    raise usage_error(f"model_against_measurement draws a Fit or a compare Result, got "
+                     f"{source.benchmark if isinstance(source, Result) else type(source).__name__}")
+
+
+def model_against_measurement(source, axes=None) -> Figure:
+    """Measured points and the model's line (over a fine grid where the
+    model itself is known, a Fit; through the compared points otherwise),
+    and below them the relative error (predicted - measured) / measured."""
+    x, measured, predicted, model, x_name, y_name, x_unit, y_unit, title = _comparison(source)
+    if axes is None:
+        axes = new_figure(2, 1, height_ratios=(3, 1), sharex=True)[1]
+    top, bottom = axes
+    order = np.argsort(x)
+    x, measured, predicted = (np.asarray(a, dtype=float)[order] for a in (x, measured, predicted))
+    log_x = x_unit == "B" and bool(np.all(x > 0))
+    if log_x:
+        _size_axis(top)
+        _size_axis(bottom, "message size" if x_name == "size" else x_name.replace("_", " "))
+    else:
+        unit, x_factor = _display(x_unit)
+        x = x * x_factor
+        bottom.set_xlabel(f"{x_name} ({unit})" if unit else x_name)
+    # Log values where they span decades over sizes; linear over hops or nodes.
+    spans_decades = bool(np.all(measured > 0)) and np.max(measured) > 10 * np.min(measured)
+    factor = _value_axis(top, y_name, y_unit, log=log_x and spans_decades)
+    top.plot(x, measured * factor, linestyle="none", marker="o", label="measured")
+    if model is not None and log_x:
+        grid = np.geomspace(x.min(), x.max(), 200)
+        top.plot(grid, np.asarray(model.predict(grid), dtype=float) * factor, color="black", label=model_label(model))
+    else:
+        top.plot(x, predicted * factor, color="black", label="model" if model is None else model_label(model))
+    bottom.plot(x, (predicted - measured) / measured * 100, marker="o", linestyle="-")
+    bottom.axhline(0.0, color="black", linewidth=0.8)
+    bottom.set_ylabel("relative error (%)")
+    bottom.grid(True, alpha=0.3)
+    top.set_xlabel("")
+    return _finish(top, title)
+
+
+# ------------------------------------------------------------ dispatch
+
+
+def _as_list(results) -> list:
+    items = [results] if isinstance(results, (Result, Fit)) else list(results)
+    if not items:
+        raise usage_error("nothing to plot: give at least one Result")
+    return items
+
+
+def drawable(result) -> str | None:
+    """latency | bandwidth | beff | gather | model: which figure draws it,
+    or None where no figure does."""
+    if isinstance(result, Fit):
+        return "model"
+    name = result.benchmark
+    for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
+        if name in names:
+            return kind_name
+    return "model" if name.startswith("compare_") or _saved_fit(result) else None
+
+
+def _saved_fit(result) -> bool:
+    """A file of `fpgacomm fit --json`: the fit with its comparison inside."""
+    return (isinstance(result, Result) and result.benchmark.startswith("fit_")
+            and isinstance(result.params.get("compare"), dict))
+
+
+def kind(result) -> str:
+    """drawable(result), or a UsageError naming what can be drawn."""
+    found = drawable(result)
+    if found is not None:
+        return found
+    name = result.benchmark
+    raise usage_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
+                     f"(osu_latency, osu_bw, ...), b_eff, gather and compare Results")
+
+
+def figure_for(results, *, models=()) -> Figure:
+    """The standard figure of these Results, chosen by their benchmarks:
+    latency or bandwidth by size (both: memory_kinds), b_eff, gather, or
+    model against measurement (one compare Result or Fit). models (Model
+    or Fit) overlay the size sweeps and b_eff."""
+    results = _as_list(results)
+    kinds = sorted({kind(result) for result in results})
+    if kinds == ["bandwidth", "latency"]:
+        return memory_kinds(results, models=models)
+    if len(kinds) > 1:
+        raise usage_error(f"cannot draw {' and '.join(kinds)} Results on one figure "
+                         f"({', '.join(sorted({_name(r) for r in results}))}); plot them separately")
+    figure_kind = kinds[0]
+    if figure_kind in ("gather", "model") and models:
+        raise usage_error(f"model overlays apply to latency, bandwidth and b_eff figures, not to {figure_kind}")
+    if figure_kind == "model":
+        if len(results) != 1:
+            raise usage_error("model against measurement draws one compare Result or Fit at a time")
+        return model_against_measurement(results[0])
+    draw = {"latency": latency, "bandwidth": bandwidth, "beff": beff, "gather": gather}[figure_kind]
+    return draw(results) if figure_kind == "gather" else draw(results, models=models)
+
+
+def _name(result) -> str:
+    return f"fit_{result.model.name}" if isinstance(result, Fit) else result.benchmark

@@ -1,0 +1,79 @@
+"""Parameters shared by every benchmark, model and command: the usage error
+that every rank raises alike, message sizes, iteration counts, memory kinds
+and datatypes, with the constants the C++ core defines."""
+
+from __future__ import annotations
+
+from . import _core
+
+
+def usage_error(message: str) -> Exception:
+    """A UsageError that every rank raises identically (it depends on the
+    parameters alone), so front ends may report it once."""
+    error = _core.UsageError(message)
+    error.agreed = True
+    return error
+
+
+# Above this many bytes OSU Micro-Benchmarks switches to its large-message
+# iteration counts.
+LARGE_MESSAGE = 8192
+# Memory kinds as the command line names them (the core parses them):
+# pageable and pinned host memory, device global memory, HBM, PLRAM.
+MEMORY_KINDS = ("H", "H!", "D", "B", "P")
+HOST_KINDS = ("H", "H!")
+# OSU Micro-Benchmarks' default sweep: 1 B .. 4 MiB.
+DEFAULT_SIZES = (1, 4 << 20)
+# OMB's -T, its default MPI_CHAR first.
+DATATYPES = tuple(_core.datatype_names())
+
+
+def parse_size(text: str) -> int:
+    """Bytes with K/M/G suffixes; errors are the same on every rank."""
+    try:
+        return _core.parse_size(text)
+    except _core.UsageError as error:
+        raise usage_error(str(error)) from None
+
+
+def resolve_sizes(sizes, defaults: tuple = DEFAULT_SIZES) -> list[int]:
+    """None (defaults: OMB's 1 B .. 4 MiB), an OMB -m string "[MIN:]MAX"
+    (the missing end from defaults), one size, or a list."""
+    if sizes is None:
+        return _core.doubling_sizes(*defaults)
+    if isinstance(sizes, str):
+        try:
+            return _core.doubling_sizes(*_core.parse_size_range(sizes, *defaults))
+        except _core.UsageError as error:
+            raise usage_error(str(error)) from None
+    if isinstance(sizes, int):
+        sizes = [sizes]
+    sizes = [int(size) for size in sizes]
+    if not sizes or min(sizes) < 1:
+        raise usage_error(f"message sizes must be at least 1 byte, got {sizes}")
+    return sizes
+
+
+def check_mem_kind(kind: str) -> None:
+    """A usage error, the same on every rank, unless kind is H, H!, D, B or P."""
+    try:
+        _core.mem_kind_name(kind)
+    except _core.UsageError as error:
+        raise usage_error(str(error)) from None
+
+
+def check_datatype(datatype: str) -> None:
+    """A usage error, the same on every rank, unless datatype is one of DATATYPES."""
+    if datatype.lower() not in DATATYPES:
+        raise usage_error(f"unknown datatype '{datatype}'; choose {', '.join(DATATYPES)} (-T)")
+
+
+def iteration_counts(defaults: tuple, iterations: int | None, warmup: int | None) -> tuple:
+    """(timed, warm-up, timed large, warm-up large): OMB's defaults, unless
+    iterations or warmup (OMB's -i, -x) set one count for every size."""
+    small, small_warmup, large, large_warmup = defaults
+    if iterations is not None:
+        small = large = iterations
+    if warmup is not None:
+        small_warmup = large_warmup = warmup
+    return small, small_warmup, large, large_warmup

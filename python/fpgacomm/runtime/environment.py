@@ -1,0 +1,57 @@
+"""Where a run happened, recorded in every Result (its `env`)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import sys
+
+import numpy
+
+from .. import __version__, _core
+from . import mpi
+
+_RUNTIME_VARIABLES = ("FPGA_MAPPING", "POCL_MAX_PTHREAD_COUNT", "POCL_CACHE_DIR", "OMP_NUM_THREADS",
+                      "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES")
+EMULATION_NOTE = ("software emulation: kernels and copies run on the host's cores, so these timings are the "
+                  "emulator's, not an FPGA's performance")
+
+
+def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
+    """Collective: hosts, ranks, MPI library and thread level, every rank's device."""
+    MPI = mpi.MPI()
+    hosts = hosts if hosts is not None else _core.host_names(comm)
+    label = ""
+    info = device.info if device is not None else None
+    if info is not None:
+        label = f"{info.label()} on '{info.platform_name}'" + (" (emulated)" if info.emulated else "")
+    devices = comm.allgather(label)
+    per_node = {host: hosts.count(host) for host in dict.fromkeys(hosts)}
+    env = {
+        "fpgacomm_version": __version__,
+        "git_revision": _core.git_revision,
+        "time_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv),
+        "hosts": list(per_node),
+        "ranks": comm.Get_size(),
+        "ranks_per_node": per_node,
+        "rank_hosts": hosts,
+        "mpi_library": MPI.Get_library_version().strip(),
+        "mpi_version": "%d.%d" % MPI.Get_version(),
+        "mpi_thread_level": mpi.thread_levels(),
+        "rank_devices": devices,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "machine": platform.machine(),
+        "variables": {name: os.environ[name] for name in _RUNTIME_VARIABLES if name in os.environ},
+    }
+    if info is not None:
+        env["opencl"] = {"platform": info.platform_name, "platform_version": info.platform_version,
+                         "device": info.name, "device_type": info.type, "device_version": info.version,
+                         "driver_version": info.driver_version, "global_mem_bytes": info.global_mem_bytes,
+                         "max_alloc_bytes": info.max_alloc_bytes,
+                         "host_unified_memory": info.host_unified_memory, "emulated": info.emulated}
+        if info.emulated:
+            env["opencl"]["emulation"] = EMULATION_NOTE
+    return env

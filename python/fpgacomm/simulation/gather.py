@@ -1,0 +1,239 @@
+"""Gathers on the simulated fabric: the Schedule objects of fpgacomm.schedules,
+the same ones the real runner (fpgacomm.gather) executes, run on the VCSN paper's fabric presets.
+
+The fabric simulator (src/fabric) times every stage's transfers frame by
+frame, stages one after another; the host's control around them (topology
+t, crossbar c, the barriers of eq. 6 with section 6.3's correction, from the
+preset's host costs) follows each stage's own set-up steps through
+models.vcsn.procedure, the procedure the models share. Each row sets the
+simulated time beside the model with the schedule's own stages (`model`)
+and eq. 7 as printed (`model_printed`); docs/METHODS.md says why they
+differ.
+
+    >>> from fpgacomm import gather_sim
+    >>> gather_sim.run("tree", "vcsn", nodes=[9], sizes=[1 << 20]).rows[0]["time"]
+"""
+
+from __future__ import annotations
+
+from .. import _core, schedules
+from . import resources
+from . import fabric as fabrics  # run() takes the preset's name as `fabric`
+from ..models import vcsn
+from ..results.result import Result
+
+KiB, MiB = 1 << 10, 1 << 20
+# Table 6: 64 KiB to 256 MiB per node, in powers of two.
+TABLE6_SIZES = tuple(64 * KiB << k for k in range(13))
+# Which schedule runs on which preset: the DCN ring carries the ring (a
+# VCSN can too: eq. 3); the tree and virtual links need VCSN's virtual
+# ports; MPI_Gather goes over the host path.
+FABRICS = {"ring": ("dcn_ring", "vcsn"), "tree": ("vcsn", "vcsn_fat_tree"),
+           "vlink": ("vcsn", "vcsn_fat_tree"), "mpi": ("host_path",)}
+# Payload bytes the simulator moves as one frame on each preset (fabric.py's framings).
+PRESET_CHUNK = {"dcn_ring": 3968, "vcsn": 9152, "vcsn_fat_tree": 9152, "host_path": 4096}
+OWN_SCHEDULE = {"dcn_ring": "ring", "vcsn": "tree", "vcsn_fat_tree": "tree", "host_path": "mpi"}
+COST_FIELDS = ("crossbar_setup", "topology_reconfiguration", "interrupt", "barrier_per_round", "barrier_base",
+               "barrier_extra_long", "barrier_extra_short", "long_work_threshold", "fpgas_per_server")
+
+UNITS = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "throughput": "B/s", "setup": "s",
+         "transfer": "s", "barrier": "s", "levels": "", "model": "s", "model_printed": "s", "events": "",
+         "events_simulated": ""}
+
+
+def _preset(name: str, nodes: int, ports: int, virtual_ports: int) -> fabrics.Fabric:
+    if name == "dcn_ring":
+        return fabrics.dcn_ring(nodes, ports)
+    if name == "vcsn":
+        return fabrics.vcsn(nodes, ports, virtual_ports)
+    if name == "vcsn_fat_tree":
+        return fabrics.vcsn_fat_tree(nodes, ports=ports, virtual_ports_per_port=virtual_ports)
+    return fabrics.host_path(nodes)
+
+
+def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: str, collective: str) -> tuple:
+    if schedule not in FABRICS:
+        raise _core.UsageError(f"gather_sim: schedule {schedule!r}; use one of {', '.join(FABRICS)}")
+    if fabric_name not in FABRICS[schedule]:
+        pairs = "; ".join(f"{s} on {' or '.join(f)}" for s, f in FABRICS.items())
+        raise _core.UsageError(f"gather_sim: schedule {schedule} does not run on fabric {fabric_name!r}; "
+                               f"the pairs are {pairs}")
+    if schedule == "ring" and fabric_name == "dcn_ring" and ports != 2:
+        # gather.py's ring with 4 ports has arms along a second ring dimension.
+        raise _core.UsageError(f"gather_sim: dcn_ring is a 1-D ring (ports/2 parallel links to each neighbour), "
+                               f"and the ring schedule with {ports} ports needs a second ring dimension; give "
+                               f"ports=2, or run the ring on vcsn")
+    if control not in ("barrier", "local"):
+        raise _core.UsageError(f"gather_sim: control {control!r}; use 'barrier' or 'local'")
+    if collective not in schedules.COLLECTIVES:
+        raise _core.UsageError(f"gather_sim: collective {collective!r}; use one of {', '.join(schedules.COLLECTIVES)}")
+    nodes = [nodes] if isinstance(nodes, int) else list(nodes)
+    sizes = [sizes] if isinstance(sizes, int) else list(sizes)
+    if not nodes or not sizes:
+        raise _core.UsageError("gather_sim: give at least one node count and one size")
+    for n in nodes:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 2:
+            raise _core.UsageError(f"gather_sim: node count {n!r}; give whole numbers of 2 or more")
+    for d in sizes:
+        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
+            raise _core.UsageError(f"gather_sim: size {d!r}; give whole bytes, 1 or more")
+    return nodes, sizes
+
+
+def fabric_stages(schedule: schedules.Schedule) -> list:
+    """The schedule's stages as the simulator takes them: per stage its
+    runs, (count, src, src_step, dst, dst_step, bytes, physical port,
+    virtual port), expanded by the simulator itself."""
+    n = schedule.nodes
+    return [[(run.count, run.src % n, run.src_step, run.dst % n, run.dst_step, run.span * schedule.block_bytes,
+              *run.src_end) for run in stage.runs] for stage in schedule.stages]
+
+
+def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str = "barrier",
+             reuse: bool = True) -> dict:
+    """One schedule on one fabric: per-stage "setup", "transfer", "barrier"
+    (lists), "time", the simulator's "events" (of the full simulation),
+    "events_simulated", "groups", "distinct_groups", "reuse" and
+    "reuse_note". The simulator times the transfers alone (its host costs
+    zeroed, stages back to back, each from an empty network); the control
+    follows the stages' set-up steps with the preset's costs. reuse:
+    simulate each distinct group of independent transfers once
+    (bit-identical times); with control "local" the stages of a real run
+    may overlap, so they are simulated in full whatever reuse says."""
+    if schedule.nodes != fab.nodes:
+        raise _core.UsageError(f"gather_sim: the schedule has {schedule.nodes} nodes, {fab.name} {fab.nodes}")
+    if any("broadcast" in stage.setup for stage in schedule.stages):
+        raise _core.UsageError("gather_sim: the simulated fabrics have no switch broadcast; build the allgather "
+                               "with gather.schedule(..., broadcast=False) (a ring allgather)")
+    note = ""
+    if reuse and control == "local":
+        reuse, note = False, "control local: stages may overlap, so every stage was simulated in full"
+    costs = fab.spec.host_costs
+    saved = {key: getattr(costs, key) for key in COST_FIELDS}
+    for key in COST_FIELDS[:-1]:
+        setattr(costs, key, 0.0)
+    try:
+        simulated = fabrics.run_schedule(fab, fabric_stages(schedule), reconfigure=False, reuse=reuse,
+                                         details=False)
+    finally:
+        for key, value in saved.items():
+            setattr(costs, key, value)
+    # The interrupt tells the host its stage's writes are done (0 in the presets).
+    transfers = [row["transfer"] + costs.interrupt for row in simulated.rows[1:]]
+    servers = -(-fab.nodes // costs.fpgas_per_server)  # N = ceil(n / 2) with two FPGAs per server
+    step_cost = {"topology": costs.topology_reconfiguration, "crossbar": costs.crossbar_setup}
+    parts = vcsn.procedure(transfers, [stage.setup for stage in schedule.stages],
+                           setup_cost=lambda step: step_cost.get(step, 0.0),
+                           barrier=lambda work: costs.barrier(servers, work), control=control)
+    parts["time"] = sum(sum(parts[key]) for key in ("setup", "transfer", "barrier"))
+    for key in ("events", "events_simulated", "groups", "distinct_groups", "mean_depth"):
+        parts[key] = simulated.params[key]
+    parts["reuse"] = simulated.params["reuse"]
+    parts["reuse_note"] = note or simulated.params["reuse_note"]
+    return parts
+
+
+def _preset_levels(name: str, nodes: int) -> int:
+    """Switch levels a path of the preset climbs, known before it is built
+    (0: direct links; the host path's hosts and switch count as 2)."""
+    fixed = {"dcn_ring": 0, "vcsn": 1, "host_path": 2}
+    return fixed[name] if name in fixed else vcsn.fat_tree_levels(nodes)
+
+
+def _levels(fab: fabrics.Fabric) -> int:
+    """f of eq. 7: the fat tree's levels; one switch (VCSN) or one link (DCN) is 1."""
+    return max(1, int(fabrics._sim.describe(fab.spec).get("levels", 1)))
+
+
+def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
+        ports: int = 2, virtual_ports: int = 2, control: str = "barrier", collective: str = "gather",
+        reuse: bool = True, limits: resources.Limits | None = None) -> Result:
+    """Simulated gathers (scatters, allgathers) of `schedule` on the preset
+    `fabric`, one row per (nodes, size): the contract's gather columns with
+    the fat-tree levels, `model` (models.vcsn with the schedule's own
+    stages: eq. 7's procedure with Table 5's VCSN values, or the DCN
+    counterpart's on dcn_ring), `model_printed` (eq. 7 as printed, or the
+    DCN counterpart, with the same barrier model) and the simulator's event
+    count. Allgathers are ring allgathers: the fabrics cannot broadcast.
+    schedule None: the fabric's own (ring on dcn_ring, tree on vcsn and
+    vcsn_fat_tree, mpi on host_path). reuse: simulate each distinct group
+    of independent transfers once (the same times to the bit; False: every
+    stage in full; control "local" always simulates in full). limits:
+    what the run may take (resources.Limits); every point is
+    estimated before anything is built, and one too large is refused."""
+    fabric_name = fabric
+    if schedule is None:
+        schedule = OWN_SCHEDULE.get(fabric_name, "tree")
+    nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
+    reuse_here = reuse and control != "local"
+    estimates = {(n, d): resources.check(resources.estimate_gather(
+                     schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective,
+                     levels=_preset_levels(fabric_name, n), chunk=PRESET_CHUNK[fabric_name], reuse=reuse_here), limits)
+                 for n in nodes for d in sizes}
+    progress = resources.Progress("gather_sim", len(estimates))
+    rows, samples = [], {}
+    model = vcsn.DcnGather.seed() if fabric_name == "dcn_ring" else vcsn.VcsnGather.seed()
+    for n in nodes:
+        fab = _preset(fabric_name, n, ports, virtual_ports)
+        levels = _levels(fab)
+        for d in sizes:
+            progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])
+            plan = schedules.schedule(schedule, n, d, ports=ports, virtual_ports=virtual_ports,
+                                      collective=collective, broadcast=False)
+            parts = simulate(plan, fab, control=control, reuse=reuse)
+            modelled = printed = None
+            if schedule != "mpi":  # the host path's MPI has no stage model (no MPI overhead either)
+                own = (vcsn.stage_bytes(plan), [stage.setup for stage in plan.stages])
+                modelled = model.time(n, d, control=control, schedule_stages=own, levels=levels)
+                if collective != "allgather":
+                    printed = model.time(n, d, control=control, levels=levels)
+            for key in ("setup", "transfer", "barrier"):
+                samples[f"{n}/{d}/{key}"] = parts[key]
+            rows.append({"schedule": schedule, "nodes": n, "size": d, "stages": len(plan.stages),
+                         "time": parts["time"], "throughput": (n - 1) * d / parts["time"],
+                         "setup": sum(parts["setup"]), "transfer": sum(parts["transfer"]),
+                         "barrier": sum(parts["barrier"]), "levels": levels, "model": modelled,
+                         "model_printed": printed, "events": parts["events"],
+                         "events_simulated": parts["events_simulated"]})
+            progress.step(f"{n} nodes, {d} bytes")
+    params = {"schedule": schedule, "collective": collective, "control": control, "fabric": fabric_name,
+              "ports": ports, "virtual_ports": virtual_ports, "broadcast": False,
+              "reuse": parts["reuse"], "reuse_note": parts["reuse_note"],
+              "model": model.name, "model_params": dict(model.params),
+              "host_costs": fab.params()["host_costs"], "fabric_arguments": fab.params()["fabric_arguments"]}
+    return Result("gather_sim", params, fabrics._env(), rows, UNITS, samples)
+
+
+FIG20_NODES = (16, 64, 256, 1024, 4096, vcsn.FIG20_NODES)
+FIG20_SIZES = (64 * KiB, 256 * MiB)
+
+
+def fig20(nodes=FIG20_NODES, sizes=FIG20_SIZES, *, limits: resources.Limits | None = None) -> Result:
+    """Fig. 20 of the VCSN paper by simulation: the DCN ring gather on
+    dcn_ring and the VCSN tree gather on vcsn_fat_tree (36-port switches)
+    at each cluster size and data size, their ratio DCN / VCSN, and beside
+    them the paper's estimate (models.vcsn.estimate: eq. 7 and the DCN
+    counterpart with Table 5's values). Every point is estimated first
+    (limits): one too large for this machine is refused before any runs."""
+    nodes, sizes = list(nodes), list(sizes)
+    for schedule, preset in (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree")):
+        for n in nodes:
+            for d in sizes:
+                resources.check(resources.estimate_gather(
+                    schedule, n, d, levels=_preset_levels(preset, n), chunk=PRESET_CHUNK[preset]), limits)
+    dcn = run("ring", "dcn_ring", nodes, sizes, limits=limits)
+    tree = run("tree", "vcsn_fat_tree", nodes, sizes, limits=limits)
+    model = {(row["nodes"], row["size"]): row for row in vcsn.estimate(nodes, sizes).rows}
+    rows = []
+    for ring_row, tree_row in zip(dcn.rows, tree.rows):
+        key = (ring_row["nodes"], ring_row["size"])
+        rows.append({"nodes": key[0], "size": key[1], "levels": tree_row["levels"], "dcn": ring_row["time"],
+                     "vcsn": tree_row["time"], "ratio": ring_row["time"] / tree_row["time"],
+                     "model_dcn": model[key]["dcn"], "model_vcsn": model[key]["vcsn"],
+                     "model_ratio": model[key]["ratio"], "events": ring_row["events"] + tree_row["events"],
+                     "events_simulated": ring_row["events_simulated"] + tree_row["events_simulated"]})
+    return Result("gather_sim_fig20", {"dcn": "ring on dcn_ring", "vcsn": "tree on vcsn_fat_tree",
+                                       "switch_ports": vcsn.SWITCH_PORTS, "control": "barrier"},
+                  fabrics._env(), rows,
+                  {"nodes": "", "size": "B", "levels": "", "dcn": "s", "vcsn": "s", "ratio": "", "model_dcn": "s",
+                   "model_vcsn": "s", "model_ratio": "", "events": "", "events_simulated": ""})
