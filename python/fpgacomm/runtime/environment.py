@@ -9,7 +9,8 @@ import sys
 
 import numpy
 
-from .. import __version__, _core
+from .. import _core
+from .._core import __version__
 from . import mpi
 
 _RUNTIME_VARIABLES = ("FPGA_MAPPING", "POCL_MAX_PTHREAD_COUNT", "POCL_CACHE_DIR", "OMP_NUM_THREADS",
