@@ -20,7 +20,7 @@ def test_hpcc_loop_length_matches_hand_computed_values():
     assert {m: beff.hpcc_loop_length(m) for m in expected} == expected
 
 
-def test_documented_loop_length_is_seed_000s_formula():
+def test_documented_loop_length_is_hpcc_fpgas_formula():
     # max(u / ceil(L / (2 * 32)), l): 64 B fills both channels once, 128 B twice.
     assert beff.documented_loop_length(0) == 65536
     assert beff.documented_loop_length(6) == 65536

@@ -244,7 +244,7 @@ def test_vcsn_gather_follows_eq7():
 
 
 def test_vcsn_gathers_small_blocks_faster_than_dcn():
-    # Seed 004 sections 5.2 and 6.3: fewer stages, so fewer barriers; the
+    # The VCSN paper, sections 5.2 and 6.3: fewer stages, so fewer barriers; the
     # advantage grows with the cluster (Fig. 20). (At 9 nodes the tree's
     # extra stage and t make the DCN ring faster: 5 barriers each.)
     ratios = []

@@ -1,5 +1,5 @@
-"""The seeds' figures, reproduced by simulated frame timing (issue 4, "Must
-reproduce"). Tolerances are the issue's."""
+"""The papers' figures, reproduced by simulated frame timing, within the
+tolerances each test states."""
 
 import pytest
 
@@ -12,7 +12,7 @@ def rel(a, b):
     return abs(a / b - 1.0)
 
 
-# --- seed 004 (VCSN): eq. 1 and 2, Table 1 ---------------------------------
+# --- the VCSN paper: eq. 1 and 2, Table 1 ------------------------------------
 
 @pytest.mark.parametrize("preset, expected", [("vcsn", 12.44e9), ("dcn_ring", 12.02e9)])
 def test_large_transfer_throughput(preset, expected):
@@ -30,7 +30,7 @@ def test_loopback_link_latency(preset, expected):
     assert row["latency"] > row["first_byte"]
 
 
-# --- seed 003 (CusComNet): section VI-A ----------------------------------------
+# --- the CusComNet paper: section VI-A ------------------------------------------
 
 B, TR, TA = 1565e6, 0.57e-6, 0.13e-6
 T_PKT_64 = 512 / B
@@ -77,7 +77,7 @@ def test_cuscomnet_small_packet_throughput(payload):
     assert rel(row["bandwidth"], 1600e6 / 8 * payload / (payload + 2)) < 0.005
 
 
-# --- DESIGN.md: b_eff channel model of the BittWare 520N -----------------------
+# --- HPCC FPGA: b_eff channel model of the BittWare 520N -----------------------
 
 def test_beff_520n_all_sizes_match_channel_model():
     result = fabric.beff_ring(fabric.beff_520n(4))
@@ -89,7 +89,7 @@ def test_beff_520n_all_sizes_match_channel_model():
     assert rel(per_fpga, 7.77e9) < 0.002
 
 
-# --- seed 001 (FSHMEM): section IV-C ------------------------------------------
+# --- the FSHMEM paper: section IV-C ---------------------------------------------
 
 @pytest.mark.parametrize("packet, peak", [(128, 2621e6), (256, 3419e6), (512, 3813e6), (1024, 3813e6)])
 def test_fshmem_peak_bandwidth(packet, peak):
@@ -120,7 +120,7 @@ def test_fshmem_get_below_put():
     assert below[1] == pytest.approx(0.08, abs=0.02)
 
 
-# --- seed 003 eq. 5: queueing --------------------------------------------------
+# --- the CusComNet paper, eq. 5: queueing--------------------------------------------
 
 def test_queue_wait_matches_mm1_and_md1():
     """5 million packets per point, batch means; M/D/1 waits half as long,

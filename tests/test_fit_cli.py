@@ -147,7 +147,7 @@ def test_model_cuscomnet_prints_eq1s_time(capsys):
     assert "1024 nodes (32x32 torus, k = 33)" in out
 
 
-def test_model_packet_prints_the_fit_to_seed_001(capsys):
+def test_model_packet_prints_the_fit_to_the_fshmem_paper(capsys):
     status, out, _ = run(capsys, ["model", "packet", "--packets", "128,512"])
     assert status == 0
     assert figure(out, "peak, 128 B packets") == pytest.approx(2621e6)

@@ -1,4 +1,4 @@
-"""The gather, scatter and allgather schedules of seed 004: stage counts
+"""The gather, scatter and allgather schedules of the VCSN paper: stage counts
 (section 5.2), every block followed through the stages, port use."""
 
 import math

@@ -1,4 +1,4 @@
-"""Simulated gathers: gather.py's schedules on seed 004's fabric presets,
+"""Simulated gathers: the gather schedules on the VCSN paper's fabric presets,
 against the models of fpgacomm.models.vcsn."""
 
 import pytest
@@ -29,7 +29,7 @@ def test_eq7_as_printed_counts_fewer_stages_than_the_tree():
     # Eq. 7 has ceil((n-1)/4) stages of 2d per port; the tree needs one more
     # (section 5.2) and hands the root one block per port in its early stages.
     row = gather_sim.run("tree", "vcsn", nodes=[9], sizes=[16 * MiB]).rows[0]
-    assert row["model_printed"] == pytest.approx(vcsn.VcsnGather.seed().time(9, 16 * MiB), rel=1e-12)
+    assert row["model_printed"] == pytest.approx(vcsn.VcsnGather.from_paper().time(9, 16 * MiB), rel=1e-12)
     assert row["stages"] == 3 and row["model_printed"] < row["time"]
 
 
@@ -146,8 +146,8 @@ def test_broadcast_stages_cannot_be_simulated():
 
 def test_compare_with_each_rows_schedule_or_eq7s_own():
     result = gather_sim.run("tree", "vcsn", nodes=(4, 9), sizes=(64 << 10, MiB))
-    own = vcsn.VcsnGather.seed().compare(result)
-    printed = vcsn.VcsnGather.seed().compare(result, stages="model")
+    own = vcsn.VcsnGather.from_paper().compare(result)
+    printed = vcsn.VcsnGather.from_paper().compare(result, stages="model")
     assert own.columns == printed.columns == ["size", "original_4", "original_9", "corrected_4", "corrected_9"]
     for mine, eq7 in zip(own.rows, printed.rows):
         for n in (4, 9):

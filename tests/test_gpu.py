@@ -1,4 +1,4 @@
-"""fpgacomm on NVIDIA GPUs through NVIDIA's OpenCL (the lent machines of issue 8).
+"""fpgacomm on NVIDIA GPUs through NVIDIA's OpenCL (lent machines with NVIDIA GPUs).
 
 Runs only where an NVIDIA OpenCL platform is present and skips elsewhere,
 saying why. Every command names the platform, so a rank that cannot see the

@@ -1,4 +1,4 @@
-"""bench/gpu_targets.py: the issue 8 ratios from hand-made results with known answers."""
+"""bench/gpu_targets.py: the GPU campaign's target ratios from hand-made results with known answers."""
 
 import sys
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The performance models: every seed number exactly, and fits that recover
+"""The performance models: every number of the papers exactly, and fits that recover
 known parameters from synthetic noisy data within their reported error."""
 
 import numpy as np
@@ -21,7 +21,7 @@ def within(fit, truth: dict, sigmas: float = 4.0):
         assert abs(fit.params[name] - value) < sigmas * error, (name, fit.params[name], value, error)
 
 
-# --- b_eff channel model (seed 000, DESIGN.md) ---------------------------------
+# --- b_eff channel model (HPCC FPGA, the b_eff paper) ---------------------------------
 
 def test_bittware_520n_gives_7_77_gb_s_per_fpga():
     model = ChannelModel.bittware_520n()
@@ -74,7 +74,7 @@ def test_channel_fit_names_the_columns_it_needs():
         ChannelModel.fit(result)
 
 
-# --- Hockney and its protocol switches (seed 002) --------------------------------
+# --- Hockney and its protocol switches (OMB-FPGA) --------------------------------
 
 from fpgacomm.models.hockney import Hockney, PiecewiseHockney  # noqa: E402
 
@@ -102,7 +102,7 @@ def test_hockney_holds_a_fixed_parameter():
 
 
 def test_piecewise_hockney_finds_a_switch_between_4_and_8_mb():
-    # Seed 002: the latency dips at 8 MB, a new protocol between 4 and 8 MB.
+    # OMB-FPGA: the latency dips at 8 MB, a new protocol between 4 and 8 MB.
     eager, rendezvous = Hockney(alpha=3e-6, beta=4e9), Hockney(alpha=-4e-4, beta=8e9)
     truth = np.where(LATENCY_SIZES < 8 << 20, eager.predict(LATENCY_SIZES), rendezvous.predict(LATENCY_SIZES))
     fit = PiecewiseHockney.fit((LATENCY_SIZES, noisy(truth, 0.005)))
@@ -132,13 +132,13 @@ def test_hockney_reads_osu_latency_and_names_missing_columns():
         Hockney.fit(bw)
 
 
-# --- packet efficiency (seed 001) ------------------------------------------------
+# --- packet efficiency (the FSHMEM paper) ------------------------------------------------
 
-from fpgacomm.models.packet import PacketModel, seed_001_peaks  # noqa: E402
+from fpgacomm.models.packet import PacketModel, fshmem_peaks  # noqa: E402
 
 
-def test_packet_model_reproduces_seed_001_peaks_and_infers_header_and_line_rate():
-    fit = PacketModel.fit(seed_001_peaks())
+def test_packet_model_reproduces_fshmem_peaks_and_infers_header_and_line_rate():
+    fit = PacketModel.fit(fshmem_peaks())
     # Exactly determined below the ceiling: 2621 (128 + h) / 128 = 3419 (256 + h) / 256.
     header = (2 * 2621 * 128 - 3419 * 256) / (3419 - 2 * 2621)
     assert fit.params["header"] == pytest.approx(header, rel=1e-9)
@@ -163,22 +163,22 @@ def test_packet_fit_needs_two_sizes_below_the_ceiling():
         PacketModel.fit((np.array([128.0, 512, 1024, 2048]), np.array([2e9, 4e9, 4e9, 4e9])))
 
 
-# --- CusComNet (seed 003) --------------------------------------------------------
+# --- CusComNet (the CusComNet paper) --------------------------------------------------------
 
 from fpgacomm.models.cuscomnet import CusComNet, torus_shape  # noqa: E402
 
 
 def test_cuscomnet_eq1_is_1_157_us_for_a_64_byte_packet_between_neighbours():
-    model = CusComNet.seed_003()
-    # Seed 003: T = (2 - 1) x (0 + 0.57 + 512/1565) + 2 x 0.13 = 1.16 us.
+    model = CusComNet.from_paper()
+    # The CusComNet paper: T = (2 - 1) x (0 + 0.57 + 512/1565) + 2 x 0.13 = 1.16 us.
     assert model.time(2) == pytest.approx(0.57e-6 + 512 / 1565e6 + 0.26e-6, rel=1e-12)
     assert round(float(model.time(2)) * 1e6, 3) == 1.157
-    assert CusComNet.seed_003(packet_bytes=0).time(2) == pytest.approx(0.83e-6)  # the measured empty packet
+    assert CusComNet.from_paper(packet_bytes=0).time(2) == pytest.approx(0.83e-6)  # the measured empty packet
     np.testing.assert_allclose(model.predict(np.array([1, 2])), model.time(np.array([2, 3])))
 
 
 def test_cuscomnet_queue_is_eq_2_to_6_and_eq_7_adds_it_per_hub():
-    model = CusComNet.seed_003()
+    model = CusComNet.from_paper()
     rate = 2e6
     q = model.queue(rate)
     dq = 1565e6 / 512
@@ -194,7 +194,7 @@ def test_cuscomnet_queue_is_eq_2_to_6_and_eq_7_adds_it_per_hub():
 
 
 def test_cuscomnet_longest_paths_of_2d_tori_up_to_1024_nodes():
-    projection = CusComNet.seed_003().torus_projection()
+    projection = CusComNet.from_paper().torus_projection()
     rows = {row["nodes"]: row for row in projection.rows}
     assert sorted(rows) == [4, 16, 64, 256, 1024]
     big = rows[1024]
@@ -206,13 +206,13 @@ def test_cuscomnet_longest_paths_of_2d_tori_up_to_1024_nodes():
 
 
 def test_cuscomnet_fit_recovers_tr_and_ta_from_noisy_latencies():
-    truth = CusComNet.seed_003()
+    truth = CusComNet.from_paper()
     hops = np.repeat(np.arange(1, 9), 3).astype(float)
     fit = CusComNet.fit((hops, noisy(truth.predict(hops), 0.01, seed=5)), packet_bytes=64)
     within(fit, {"routing_latency": 0.57e-6, "app_latency": 0.13e-6})
 
 
-def test_cuscomnet_fit_of_the_store_and_forward_simulator_gives_seed_003s_parameters():
+def test_cuscomnet_fit_of_the_store_and_forward_simulator_gives_the_cuscomnet_papers_parameters():
     runs = [fabric.latency(fabric.cuscomnet_torus(forwarding="store_and_forward"), hops=h, size=64) for h in (1, 2, 3)]
     from fpgacomm.fit import combine
 
@@ -277,7 +277,7 @@ def test_every_model_class_derives_from_model(cls):
 def shaped_models():
     piecewise = PiecewiseHockney([Hockney(alpha=1e-6, beta=1e9), Hockney(alpha=5e-6, beta=4e9)], [4096])
     return [ChannelModel.bittware_520n(), Hockney(alpha=1e-6, beta=1e9), piecewise,
-            PacketModel(header=64, line_rate=5e9, ceiling=4e9), CusComNet.seed_003(),
+            PacketModel(header=64, line_rate=5e9, ceiling=4e9), CusComNet.from_paper(),
             LogGP(L=1e-6, o_s=2e-7, o_r=3e-7, g=4e-7, G=1e-10)]
 
 

@@ -1,4 +1,4 @@
-"""VCSN and DCN models of seed 004: eq. 1-7, the barrier model and its
+"""VCSN and DCN models of the VCSN paper: eq. 1-7, the barrier model and its
 correction, the Fig. 20 estimate, fitting and Table 6's comparison."""
 
 import json
@@ -26,10 +26,10 @@ def test_barrier_model_eq6():
     assert vcsn.servers(16) == 8 and vcsn.servers(9) == 5
     assert vcsn.barrier_time(8) == pytest.approx(1.0604e-4, rel=1e-12)
     assert vcsn.barrier_time(1) == pytest.approx(5.84e-6, rel=1e-12)
-    model = vcsn.VcsnGather.seed()
+    model = vcsn.VcsnGather.from_paper()
     assert model.barrier(16, 100e-6) == pytest.approx(1.0604e-4 + 52e-6, rel=1e-12)
     assert model.barrier(16, 600e-6) == pytest.approx(1.0604e-4 + 210e-6, rel=1e-12)
-    assert vcsn.VcsnGather.seed(corrected=False).barrier(16, 600e-6) == pytest.approx(1.0604e-4, rel=1e-12)
+    assert vcsn.VcsnGather.from_paper(corrected=False).barrier(16, 600e-6) == pytest.approx(1.0604e-4, rel=1e-12)
 
 
 def test_fat_tree_levels_of_36_port_switches():
@@ -43,9 +43,9 @@ def test_eq7_as_printed_and_corrected():
     n, d = 32, 16 * MiB
     S, b, Tb = 8, vcsn.VCSN_BANDWIDTH, vcsn.barrier_time(16)
     printed = 1.24e-4 + S * (1.35e-6 + 8.47e-7 + 2 * d / b) + (S + 2) * Tb
-    assert vcsn.VcsnGather.seed(corrected=False).time(n, d) == pytest.approx(printed, rel=1e-12)
+    assert vcsn.VcsnGather.from_paper(corrected=False).time(n, d) == pytest.approx(printed, rel=1e-12)
     # Section 6.3's correction: 52 us after t and after c, 210 us after each 2.7 ms stage.
-    corrected = vcsn.VcsnGather.seed().time(n, d)
+    corrected = vcsn.VcsnGather.from_paper().time(n, d)
     assert corrected == pytest.approx(printed + 2 * 52e-6 + S * 210e-6, rel=1e-12)
     assert corrected == pytest.approx(25e-3, rel=0.01)  # section 6.5: "about 25 msec"
 
@@ -54,7 +54,7 @@ def test_dcn_counterpart_follows_fig11():
     n, d = 9, 1 * MiB
     S, Tb = 4, vcsn.barrier_time(5)
     expected = S * (1.35e-6 + 4.91e-7 + d / vcsn.DCN_BANDWIDTH) + (S + 1) * Tb
-    assert vcsn.DcnGather.seed(corrected=False).time(n, d) == pytest.approx(expected, rel=1e-12)
+    assert vcsn.DcnGather.from_paper(corrected=False).time(n, d) == pytest.approx(expected, rel=1e-12)
 
 
 def test_section_5_3_candidates():
@@ -145,7 +145,7 @@ def test_fit_at_one_node_count_folds_what_it_cannot_separate():
 
 
 def test_local_control_leaves_only_the_first_barriers():
-    model = vcsn.VcsnGather.seed()
+    model = vcsn.VcsnGather.from_paper()
     schedule = gather.schedule("tree", 16, MiB)
     stages = (vcsn.stage_bytes(schedule), [stage.setup for stage in schedule.stages])
     local = model.breakdown(16, MiB, control="local", schedule_stages=stages)
@@ -163,7 +163,7 @@ def test_fit_names_the_columns_it_needs():
 
 
 def test_compare_has_table6_layout():
-    corrected = vcsn.VcsnGather.seed()
+    corrected = vcsn.VcsnGather.from_paper()
     rows = [{"nodes": n, "size": d, "time": corrected.time(n, d)} for n in (4, 9, 16) for d in SIZES]
     measured = Result("gather", {}, {}, rows, {"nodes": "", "size": "B", "time": "s"})
     table = corrected.compare(measured)
@@ -185,7 +185,7 @@ def test_registered_module():
     assert times[0]["figure"].startswith("VCSN gather time (eq. 7), 32 nodes")
     assert times[0]["value"] == pytest.approx(25e-3, rel=0.01)
     printed = vcsn.predictions(nodes="32", sizes="16M", barrier="printed").rows[2]["value"]
-    assert printed == pytest.approx(vcsn.VcsnGather.seed(corrected=False).time(32, 16 * MiB), rel=1e-12)
+    assert printed == pytest.approx(vcsn.VcsnGather.from_paper(corrected=False).time(32, 16 * MiB), rel=1e-12)
     assert set(vcsn.OPTIONS) == {"nodes", "sizes", "barrier"}
     with pytest.raises(UsageError, match="node count 'x'"):
         vcsn.predictions(nodes="x")

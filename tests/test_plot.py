@@ -248,7 +248,7 @@ def test_model_against_measurement_draws_points_model_and_relative_residuals():
 
 
 def test_a_model_of_hops_is_drawn_on_linear_axes_named_by_its_column():
-    model = CusComNet.seed_003()
+    model = CusComNet.from_paper()
     hops = [1, 2, 3, 4]
     rows = [{"hops": h, "size": 64, "latency": float(model.predict(h)) * (1 + 0.01 * h)} for h in hops]
     result = Result("fabric_latency", {}, {}, rows, {"hops": "", "size": "B", "latency": "s"})

@@ -1,5 +1,5 @@
 // Everything that describes one simulated fabric. The Python presets fill
-// it in (with the seeds' numbers and where they come from); the simulator
+// it in (with the papers' numbers and where they come from); the simulator
 // only reads it.
 #pragma once
 #include <algorithm>

@@ -48,7 +48,7 @@ void test_engine_orders_by_time_then_schedule_order() {
 }
 
 void test_framing_pads_and_splits() {
-  // VCSN: 64-byte units, jumbo payload 9152, 42 bytes around it (seed 004 eq. 2).
+  // VCSN: 64-byte units, jumbo payload 9152, 42 bytes around it (the VCSN paper, eq. 2).
   const Framing vcsn{"vcsn", 26, 4, 12, 9152, 64, 64, 0.0};
   CHECK(vcsn.wire_bytes(1) == 106);     // the 64/106 least efficient case
   CHECK(vcsn.wire_bytes(0) == 106);

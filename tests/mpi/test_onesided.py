@@ -188,6 +188,6 @@ def test_curve_finds_half_and_saturation_sizes():
 
 
 def test_overhead_is_slower_time_or_missing_bandwidth():
-    # Seed 001: GET 20% below PUT at 2 KB.
+    # The FSHMEM paper: GET 20% below PUT at 2 KB.
     assert onesided.overhead(0.8, 1.0, latency=False) == pytest.approx(0.2)
     assert onesided.overhead(1.25e-6, 1.0e-6, latency=True) == pytest.approx(0.25)

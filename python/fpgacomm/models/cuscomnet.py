@@ -27,7 +27,7 @@ import numpy as np
 from ..results.result import Result
 from .base import Fit, Model, figures, linear_least_squares, usage_error
 
-SEED_003 = dict(link_latency=0.0, routing_latency=0.57e-6, app_latency=0.13e-6, link_bandwidth=1565e6 / 8,
+CUSCOMNET_PAPER = dict(link_latency=0.0, routing_latency=0.57e-6, app_latency=0.13e-6, link_bandwidth=1565e6 / 8,
                 packet_bytes=64)
 LINKS_PER_NODE = 4      # a 2-D torus: eq. 2 spreads a node's packets over 4 outgoing links
 CLOCK_HZ = 100e6        # the prototype's clock (section VI-A), for Fig. 7's cycles
@@ -45,8 +45,8 @@ class CusComNet(Model):
     y_column = "latency"
 
     @classmethod
-    def seed_003(cls, **overrides) -> "CusComNet":
-        return cls(**{**SEED_003, **overrides})
+    def from_paper(cls, **overrides) -> "CusComNet":
+        return cls(**{**CUSCOMNET_PAPER, **overrides})
 
     @property
     def packet_time(self) -> float:
@@ -113,8 +113,8 @@ class CusComNet(Model):
         return x, y
 
     @classmethod
-    def fit(cls, result, *, link_latency: float = SEED_003["link_latency"],
-            link_bandwidth: float = SEED_003["link_bandwidth"], packet_bytes: float | None = None,
+    def fit(cls, result, *, link_latency: float = CUSCOMNET_PAPER["link_latency"],
+            link_bandwidth: float = CUSCOMNET_PAPER["link_bandwidth"], packet_bytes: float | None = None,
             weighted: bool = False) -> Fit:
         """Tr and Ta from latencies over at least two hop counts, as the paper
         measured them (each hop adds Tr; a neighbour pair costs Tr + 2 Ta
@@ -123,7 +123,7 @@ class CusComNet(Model):
         Result's (its 'size' column) unless given."""
         if packet_bytes is None:
             packet_bytes = (float(result.column("size")[0]) if isinstance(result, Result) and "size" in result.columns
-                            else SEED_003["packet_bytes"])
+                            else CUSCOMNET_PAPER["packet_bytes"])
         return super().fit(result, weighted=weighted, fixed={"link_latency": link_latency,
                                                                "link_bandwidth": link_bandwidth,
                                                                "packet_bytes": packet_bytes})
@@ -149,17 +149,17 @@ OPTIONS = {
     "links": (int, 2, "k, links along the path as the CusComNet paper counts them (2: neighbours)"),
     "packet_bits": (int, 512, "p, packet size in bits"),
     "link_bandwidth": (float, 1565e6, "B, link bandwidth in bit/s (the CusComNet paper measured 1565 Mbit/s)"),
-    "routing_latency": (float, SEED_003["routing_latency"], "Tr in s"),
-    "app_latency": (float, SEED_003["app_latency"], "Ta in s"),
-    "link_latency": (float, SEED_003["link_latency"], "Tl in s"),
+    "routing_latency": (float, CUSCOMNET_PAPER["routing_latency"], "Tr in s"),
+    "app_latency": (float, CUSCOMNET_PAPER["app_latency"], "Ta in s"),
+    "link_latency": (float, CUSCOMNET_PAPER["link_latency"], "Tl in s"),
     "rate": (float, 0.0, "lambda, packets per second per node, for eq. 2-7 (0: no queueing figures)"),
     "mean_links": (float, None, "k~, average links per path for eq. 7 (default: --links)"),
     "max_nodes": (int, 1024, "largest torus of the Fig. 7 projection (square tori 4, 16, 64, ...)"),
 }
 
 
-def predictions(links=2, packet_bits=512, link_bandwidth=1565e6, routing_latency=SEED_003["routing_latency"],
-                app_latency=SEED_003["app_latency"], link_latency=SEED_003["link_latency"], rate=0.0,
+def predictions(links=2, packet_bits=512, link_bandwidth=1565e6, routing_latency=CUSCOMNET_PAPER["routing_latency"],
+                app_latency=CUSCOMNET_PAPER["app_latency"], link_latency=CUSCOMNET_PAPER["link_latency"], rate=0.0,
                 mean_links=None, max_nodes=1024) -> Result:
     if links < 1 or packet_bits < 0 or link_bandwidth <= 0 or rate < 0:
         raise usage_error(f"cuscomnet needs --links >= 1, --packet-bits >= 0, --link-bandwidth > 0 and "

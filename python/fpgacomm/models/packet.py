@@ -23,14 +23,14 @@ from ..results.result import Result
 from .base import Fit, Model, figures, linear_least_squares, usage_error
 
 # The FSHMEM paper, section IV-C (Fig. 5): peak PUT/GET bandwidth per packet size.
-SEED_001_PEAKS = {128: 2621e6, 256: 3419e6, 512: 3813e6, 1024: 3813e6}
+FSHMEM_PEAKS = {128: 2621e6, 256: 3419e6, 512: 3813e6, 1024: 3813e6}
 # The FSHMEM paper, Table III: average latency of a long-message PUT.
-SEED_001_LATENCY = 0.35e-6
+FSHMEM_LATENCY = 0.35e-6
 
 
-def seed_001_peaks() -> Result:
+def fshmem_peaks() -> Result:
     """The FSHMEM paper's peaks as a Result that PacketModel.fit reads."""
-    rows = [{"packet_size": p, "peak_bandwidth": b} for p, b in SEED_001_PEAKS.items()]
+    rows = [{"packet_size": p, "peak_bandwidth": b} for p, b in FSHMEM_PEAKS.items()]
     return Result("fshmem_peaks", {"source": "the FSHMEM paper, section IV-C"}, {}, rows,
                   {"packet_size": "B", "peak_bandwidth": "B/s"})
 
@@ -48,14 +48,14 @@ class PacketModel(Model):
         p = np.asarray(x, dtype=float)
         return np.minimum(self.line_rate * p / (p + self.header), self.ceiling)
 
-    def saturation_size(self, packet, fraction: float = 0.95, latency: float = SEED_001_LATENCY):
+    def saturation_size(self, packet, fraction: float = 0.95, latency: float = FSHMEM_LATENCY):
         """The transfer size reaching `fraction` of peak(packet) after a
         latency t0: fraction / (1 - fraction) * t0 * peak."""
         if not 0 < fraction < 1:
             raise usage_error(f"the saturation fraction must lie between 0 and 1, got {fraction}")
         return fraction / (1 - fraction) * latency * self.predict(packet)
 
-    def half_bandwidth_size(self, packet, latency: float = SEED_001_LATENCY):
+    def half_bandwidth_size(self, packet, latency: float = FSHMEM_LATENCY):
         return self.saturation_size(packet, 0.5, latency)
 
     @classmethod
@@ -82,12 +82,12 @@ OPTIONS = {
     "header": (float, None, "bytes of header and gaps per packet (default: fitted to the FSHMEM paper's peaks)"),
     "line_rate": (float, None, "link line rate in B/s (default: fitted to the FSHMEM paper's peaks)"),
     "ceiling": (float, None, "datapath ceiling B_max in B/s (default: fitted to the FSHMEM paper's peaks)"),
-    "latency": (float, SEED_001_LATENCY, "latency t0 in s before a transfer's first byte (the FSHMEM paper: 0.35 us)"),
+    "latency": (float, FSHMEM_LATENCY, "latency t0 in s before a transfer's first byte (the FSHMEM paper: 0.35 us)"),
     "packets": (str, "128,256,512,1024", "payload sizes per packet in bytes, comma-separated"),
 }
 
 
-def predictions(header=None, line_rate=None, ceiling=None, latency=SEED_001_LATENCY,
+def predictions(header=None, line_rate=None, ceiling=None, latency=FSHMEM_LATENCY,
                 packets="128,256,512,1024") -> Result:
     """Peak, half-bandwidth and 95 % sizes per packet size; parameters not
     given come from the fit to the FSHMEM paper's peaks."""
@@ -97,13 +97,13 @@ def predictions(header=None, line_rate=None, ceiling=None, latency=SEED_001_LATE
         raise usage_error(f"--packets takes payload sizes in bytes separated by commas, got '{packets}'") from None
     if any(p <= 0 for p in sizes) or latency < 0:
         raise usage_error(f"packet sizes must be positive and the latency at least 0, got {packets} and {latency}")
-    seed_fit = PacketModel.fit(seed_001_peaks())
+    paper_fit = PacketModel.fit(fshmem_peaks())
     given = {"header": header, "line_rate": line_rate, "ceiling": ceiling}
-    model = PacketModel(**{k: seed_fit.params[k] if v is None else v for k, v in given.items()})
+    model = PacketModel(**{k: paper_fit.params[k] if v is None else v for k, v in given.items()})
     rows = [(name, value, PacketModel.units[name]) for name, value in model.params.items()]
     if None in given.values():
         rows += [(f"residual of the fit to the FSHMEM paper, {p:.0f} B packets", r, "B/s")
-                 for p, r in zip(seed_fit.x, seed_fit.residuals)]
+                 for p, r in zip(paper_fit.x, paper_fit.residuals)]
     for p in sizes:
         rows += [(f"peak, {p} B packets", float(model.predict(p)), "B/s"),
                  (f"half-bandwidth size, {p} B packets", float(model.half_bandwidth_size(p, latency)), "B"),

@@ -2,7 +2,7 @@
 TRETS 2023): protocol efficiency (eq. 1, 2), the gather time models of
 section 5.3 (eq. 3, 4, 5) and section 6.3 (eq. 7 with the MPI_Barrier model,
 eq. 6, and its measured correction), the fat-tree level count, and the DCN
-counterpart the seed builds from Fig. 11's procedure for Fig. 20.
+counterpart the VCSN paper builds from Fig. 11's procedure for Fig. 20.
 
 One control procedure (`procedure`) serves the models and the simulator
 (fpgacomm.gather_sim): the topology written once (VCSN) with a barrier, the
@@ -199,7 +199,7 @@ class GatherModel(Model):
     switch_ports = SWITCH_PORTS
 
     @classmethod
-    def seed(cls, corrected: bool = True) -> "GatherModel":
+    def from_paper(cls, corrected: bool = True) -> "GatherModel":
         """Table 5's values; corrected: with section 6.3's barrier correction."""
         short, long = (EXTRA_SHORT, EXTRA_LONG) if corrected else (0.0, 0.0)
         return cls(t=TOPOLOGY if cls.network == "vcsn" else 0.0, c=CROSSBAR, l=LATENCY[cls.network],
@@ -427,7 +427,7 @@ def _fit_rows(cls, result: Result) -> tuple:
         raise usage_error(f"{cls.name} model: fitting needs a gather Result with columns {', '.join(need)}; "
                           f"got {have}")
     control = result.params.get("control", "barrier")
-    prior = cls.seed()
+    prior = cls.from_paper()
     used, design, target = [], [], []
     for index, row in enumerate(result.rows):
         if row["schedule"] == "mpi":
@@ -462,7 +462,7 @@ def estimate(nodes=None, sizes=None, *, corrected: bool = True) -> Result:
     DCN / VCSN."""
     nodes = list(nodes) if nodes is not None else [16, 64, 256, 1024, 4096, FIG20_NODES]
     sizes = list(sizes) if sizes is not None else [64 << 10, MiB, 16 * MiB, 256 * MiB]
-    vcsn, dcn = VcsnGather.seed(corrected), DcnGather.seed(corrected)
+    vcsn, dcn = VcsnGather.from_paper(corrected), DcnGather.from_paper(corrected)
     rows = []
     for n in nodes:
         if not isinstance(n, int) or n < 2:

@@ -1,8 +1,8 @@
-"""Simulated FPGA networks: the seeds' fabrics at frame level, and the
+"""Simulated FPGA networks: the papers' fabrics at frame level, and the
 measurements fpgacomm makes on real hardware run on them.
 
 A preset (``vcsn(16)``, ``dcn_ring(16)``, ``cuscomnet_torus(4, 4)``, ...)
-fills a ``_core.fabric.FabricSpec`` with the seeds' numbers; its docstring
+fills a ``_core.fabric.FabricSpec`` with the papers' numbers; its docstring
 says where each comes from and which numbers are ours. The functions
 ``latency``, ``bandwidth``, ``traffic``, ``run_schedule``, ``beff_ring``,
 ``one_sided`` and ``virtual_streams`` (VCSN's virtual links, after

@@ -172,7 +172,7 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
                  for n in nodes for d in sizes}
     progress = resources.Progress("gather_sim", len(estimates))
     rows, samples = [], {}
-    model = vcsn.DcnGather.seed() if fabric_name == "dcn_ring" else vcsn.VcsnGather.seed()
+    model = vcsn.DcnGather.from_paper() if fabric_name == "dcn_ring" else vcsn.VcsnGather.from_paper()
     for n in nodes:
         fab = _preset(fabric_name, n, ports, virtual_ports)
         levels = _levels(fab)
