@@ -1,10 +1,12 @@
 import json
 import math
 import os
+import sys
 
 import numpy as np
 import pytest
 
+import fpgacomm
 from fpgacomm.result import SCHEMA, Result
 
 
@@ -208,3 +210,53 @@ def test_write_dispatch_by_suffix(tmp_path):
 
 def test_repr_is_short():
     assert repr(latency_result()) == "Result('osu_latency', 3 rows, 5 columns)"
+
+
+# --- for people reading Results: text, Jupyter, pandas, many files -----------
+
+def _latency(kinds=("H", "H"), values=(1.5e-6, 2.25e-6)) -> Result:
+    return Result("osu_latency", {"send_kind": kinds[0], "recv_kind": kinds[1], "iterations": 100}, {},
+                  [{"size": 1 << i, "latency_avg": v, "validation": None} for i, v in enumerate(values)],
+                  {"size": "B", "latency_avg": "s", "validation": ""})
+
+
+def test_a_result_prints_as_a_table_with_units():
+    assert str(_latency()) == ("osu_latency, send_kind H, recv_kind H\n"
+                               "size [B]  latency_avg [s]  validation\n"
+                               "       1          1.5e-06           -\n"
+                               "       2         2.25e-06           -")
+
+
+def test_jupyter_shows_a_result_as_an_html_table():
+    page = _latency(kinds=("H!", "D"))._repr_html_()
+    assert page.startswith("<table><caption>osu_latency, send_kind H!, recv_kind D</caption>")
+    assert "<th>latency_avg [s]</th>" in page and "<td>2.25e-06</td>" in page and page.count("<tr>") == 3
+
+
+def test_to_pandas_says_what_to_install_when_pandas_is_absent(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas then fails, as without pandas
+    with pytest.raises(ImportError, match=r"needs pandas \(pip install pandas\); Result.to_numpy"):
+        _latency().to_pandas()
+
+
+def test_load_joins_many_files_with_what_tells_them_apart(tmp_path):
+    _latency(("H", "H"), (1e-6, 2e-6)).write(tmp_path / "hh.json")
+    _latency(("D", "D"), (3e-6, 4e-6)).write(tmp_path / "dd.csv")
+    table = fpgacomm.load([tmp_path / "hh.json", str(tmp_path / "*.csv")])
+    assert table.columns == ["file", "benchmark", "send_kind", "recv_kind", "size", "latency_avg", "validation"]
+    assert [(row["send_kind"], row["size"], row["latency_avg"]) for row in table.rows] == [
+        ("H", 1, 1e-6), ("H", 2, 2e-6), ("D", 1, 3e-6), ("D", 2, 4e-6)]
+    assert table.params == {"iterations": 100, "files": [str(tmp_path / "hh.json"), str(tmp_path / "dd.csv")]}
+    assert table.units["latency_avg"] == "s"
+    assert len(fpgacomm.load(tmp_path).rows) == 2  # a directory: its JSON files
+
+
+def test_load_refuses_nothing_to_load_and_clashing_units(tmp_path):
+    with pytest.raises(ValueError, match="no Result files in"):
+        fpgacomm.load(tmp_path)
+    _latency().write(tmp_path / "a.json")
+    other = _latency()
+    other.units["latency_avg"] = "us"
+    other.write(tmp_path / "b.json")
+    with pytest.raises(ValueError, match="column 'latency_avg' is in 's' in one file and in 'us' in another"):
+        fpgacomm.load(tmp_path)

@@ -17,7 +17,7 @@ import importlib.util
 import sys
 
 from ._core import __version__  # noqa: F401  (the build's version)
-from .results.result import Result  # noqa: F401
+from .results.result import Result, load  # noqa: F401  (many Result files as one table: load)
 from .runtime.devices import use_user_icd_vendors
 
 # Short public name -> module in its layer.

@@ -9,6 +9,8 @@ here and the plotting code all read the same Result.
 from __future__ import annotations
 
 import csv
+import glob
+import html
 import io
 import json
 import math
@@ -141,6 +143,45 @@ class Result:
     def __repr__(self) -> str:
         return f"Result({self.benchmark!r}, {len(self.rows)} rows, {len(self.columns)} columns)"
 
+    def __str__(self) -> str:
+        return self.table()
+
+    def title(self) -> str:
+        """The benchmark and the parameters that tell its runs apart."""
+        shown = [f"{key} {self.params[key]}" for key in _TITLE_PARAMS
+                 if isinstance(self.params.get(key), (str, int, float))]
+        return ", ".join([self.benchmark, *shown])
+
+    def table(self) -> str:
+        """The rows as aligned text under the title: one column per key,
+        headed "key [unit]", numbers to four significant digits."""
+        headers = [_heading(name, self.units.get(name, "")) for name in self.columns]
+        cells = [[_shown(row[name]) for name in self.columns] for row in self.rows]
+        widths = [max([len(header)] + [len(row[i]) for row in cells]) for i, header in enumerate(headers)]
+        lines = [self.title(), "  ".join(header.rjust(width) for header, width in zip(headers, widths))]
+        lines += ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in cells]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The table as Jupyter shows it."""
+        head = "".join(f"<th>{html.escape(_heading(name, self.units.get(name, '')))}</th>" for name in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_shown(row[name]))}</td>" for name in self.columns)
+                       + "</tr>" for row in self.rows)
+        return (f"<table><caption>{html.escape(self.title())}</caption><thead><tr>{head}</tr></thead>"
+                f"<tbody>{body}</tbody></table>")
+
+    def to_pandas(self):
+        """The rows as a pandas DataFrame (SI values); its attrs hold the
+        benchmark, units and params. Needs pandas, which fpgacomm does not."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("Result.to_pandas needs pandas (pip install pandas); Result.to_numpy gives the same "
+                              "table as a NumPy structured array") from None
+        frame = pandas.DataFrame(self.rows, columns=self.columns)
+        frame.attrs.update(benchmark=self.benchmark, units=dict(self.units), params=dict(self.params))
+        return frame
+
     # ------------------------------------------------------------------- JSON
 
     def to_dict(self) -> dict:
@@ -263,6 +304,16 @@ class Result:
     # ---------------------------------------------------------------- either
 
     _WRITERS = {".json": "write_json", ".csv": "write_csv"}
+    _READERS = {".json": "read_json", ".csv": "read_csv"}
+
+    @classmethod
+    def read(cls, path) -> "Result":
+        """Read JSON or CSV, chosen by the file's suffix."""
+        suffix = os.path.splitext(os.fspath(path))[1].lower()
+        if suffix not in cls._READERS:
+            raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its suffix "
+                             f"{suffix!r}; use one of {sorted(cls._READERS)}")
+        return getattr(cls, cls._READERS[suffix])(path)
 
     def write(self, path) -> None:
         """Write JSON or CSV, chosen by the file's suffix."""
@@ -271,6 +322,64 @@ class Result:
             raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its suffix "
                              f"{suffix!r}; use one of {sorted(self._WRITERS)}")
         getattr(self, self._WRITERS[suffix])(path)
+
+
+def load(paths) -> Result:
+    """Many Result files as one table: `paths` is a path, a glob pattern or a
+    directory (its *.json files), or a list of them. Each row gains the
+    columns "file" and "benchmark" and one column per parameter whose value
+    differs between the files (memory kinds, sizes of a sweep, ...); columns
+    a file lacks are None. The parameters every file shares stay params."""
+    files = _expand(paths)
+    if not files:
+        raise ValueError(f"no Result files in {paths!r} (JSON or CSV files, a directory of JSON files, or a glob)")
+    results = [Result.read(path) for path in files]
+    scalars = [{key: value for key, value in result.params.items() if isinstance(value, (str, int, float))}
+               for result in results]
+    keys = list(dict.fromkeys(key for params in scalars for key in params))
+    differing = [key for key in keys if len({repr(params.get(key)) for params in scalars}) > 1]
+    shared = {key: scalars[0][key] for key in keys if key not in differing and key in scalars[0]}
+    units = {"file": "", "benchmark": ""}
+    units.update({key: "" for key in differing})
+    for result in results:
+        for column, unit in result.units.items():
+            if units.setdefault(column, unit) != unit:
+                raise ValueError(f"column {column!r} is in {units[column]!r} in one file and in {unit!r} in another; "
+                                 "load them apart")
+    rows = [{**dict.fromkeys(units), "file": path, "benchmark": result.benchmark,
+             **{key: params.get(key) for key in differing}, **row}
+            for path, result, params in zip(files, results, scalars) for row in result.rows]
+    return Result("fpgacomm.load", {**shared, "files": files}, {}, rows, units)
+
+
+def _expand(paths) -> list:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files = []
+    for path in map(os.fspath, paths):
+        if os.path.isdir(path):
+            files += sorted(glob.glob(os.path.join(path, "*.json")))
+        elif glob.has_magic(path):
+            files += sorted(glob.glob(path))
+        else:
+            files.append(path)
+    return files
+
+
+_TITLE_PARAMS = ("test", "send_kind", "recv_kind", "mem", "comm_type", "fabric", "schedule", "collective",
+                 "datatype")
+
+
+def _heading(name: str, unit: str) -> str:
+    return f"{name} [{unit}]" if unit else name
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
 
 
 def _format_cell(value: Any) -> str:
