@@ -34,7 +34,10 @@ def test_fit_prints_the_parameters_and_the_comparison_and_writes_json(tmp_path, 
     out_path = tmp_path / "fit.json"
     status, out, _ = run(capsys, ["fit", latency_file(tmp_path), "--model", "hockney", "--json", str(out_path)])
     assert status == 0
-    assert "hockney_piecewise fit over 21 points" in out and "ranges: 1" in out
+    assert f"# hockney fit to osu_latency: {latency_file(tmp_path)}" in out
+    assert "hockney fit over 21 points" in out
+    assert [line.split() for line in out.splitlines() if line.strip().startswith(("parameter", "alpha", "beta"))][0] \
+        == ["parameter", "value", "std.", "error", "unit"]
     assert "relative_error[]" in out and len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 21
     written = Result.read_json(str(out_path))
     values = {row["parameter"]: row for row in written.rows}
@@ -47,6 +50,52 @@ def test_fit_prints_the_parameters_and_the_comparison_and_writes_json(tmp_path, 
     assert status == 0 and figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def kinds_file(tmp_path, kinds, name, alpha=2e-6):
+    truth = Hockney(alpha=alpha, beta=5e9)
+    rows = [{"size": s, "latency_avg": float(truth.predict(s))} for s in SIZES]
+    path = tmp_path / name
+    Result("osu_latency", {"send_kind": kinds[0], "recv_kind": kinds[1]}, {}, rows,
+           {"size": "B", "latency_avg": "s"}).write(str(path))
+    return str(path)
+
+
+def test_hockney_is_the_plain_model_and_the_piecewise_one_has_its_own_name(tmp_path, capsys):
+    status, out, _ = run(capsys, ["fit", latency_file(tmp_path), "--model", "hockney_piecewise"])
+    assert status == 0 and "hockney_piecewise fit over 21 points" in out and "ranges: 1" in out
+    assert models.load("hockney").fit(Result.read_json(latency_file(tmp_path))).model.name == "hockney"
+
+
+def test_memory_kinds_are_fitted_apart_never_pooled(tmp_path, capsys):
+    host = kinds_file(tmp_path, ("H", "H"), "hh.json", alpha=1e-6)
+    device = kinds_file(tmp_path, ("D", "D"), "dd.json", alpha=20e-6)
+    status, out, _ = run(capsys, ["fit", host, device, "--model", "hockney"])
+    assert status == 0
+    headers = [line for line in out.splitlines() if line.startswith("# hockney fit to")]
+    assert headers == [f"# hockney fit to osu_latency, send_kind H, recv_kind H: {host}",
+                       f"# hockney fit to osu_latency, send_kind D, recv_kind D: {device}"]
+    alphas = [float(line.split()[1]) for line in out.splitlines() if line.strip().startswith("alpha")]
+    assert alphas == pytest.approx([1e-6, 20e-6], rel=1e-6)
+    status, _, err = run(capsys, ["fit", host, device, "--model", "hockney", "--json", str(tmp_path / "f.json")])
+    assert status == 2 and "--json holds one fit, and these files make 2 groups" in err
+    assert not (tmp_path / "f.json").exists()
+
+
+@pytest.mark.parametrize("second, message", [
+    ("again", "are two runs of osu_latency over the same points; fit them one at a time"),
+    ("bw", "the hockney model reads nothing from {path} (osu_bw); leave it out"),
+])
+def test_a_file_the_fit_would_pool_or_drop_is_refused_by_name(tmp_path, capsys, second, message):
+    first = kinds_file(tmp_path, ("D", "D"), "lat.json")
+    if second == "again":
+        path = kinds_file(tmp_path, ("D", "D"), "lat2.json")
+    else:
+        path = str(tmp_path / "bw.json")
+        Result("osu_bw", {"send_kind": "D", "recv_kind": "D"}, {}, [{"size": s, "bandwidth": 1e9} for s in SIZES],
+               {"size": "B", "bandwidth": "B/s"}).write(path)
+    status, _, err = run(capsys, ["fit", first, path, "--model", "hockney"])
+    assert status == 2 and message.format(path=path) in err
+
+
 def test_fit_stacks_results_of_one_benchmark(tmp_path, capsys):
     paths = []
     for hops in (1, 2, 3):
@@ -56,7 +105,7 @@ def test_fit_stacks_results_of_one_benchmark(tmp_path, capsys):
     status, out, _ = run(capsys, ["fit", *paths, "--model", "cuscomnet"])
     assert status == 0
     routing = next(line for line in out.splitlines() if line.strip().startswith("routing_latency"))
-    assert float(routing.split("=")[1].split()[0]) == pytest.approx(0.57e-6, rel=2e-3)
+    assert float(routing.split()[1]) == pytest.approx(0.57e-6, rel=2e-3) and routing.split()[-1] == "s"
 
 
 def test_fit_joins_results_of_different_benchmarks_on_size(tmp_path, capsys):
@@ -95,7 +144,7 @@ def test_fit_joins_results_of_different_benchmarks_on_size(tmp_path, capsys):
     ("packet", "packet model needs columns 'packet_size' and 'peak_bandwidth'"),
     ("loggp", "loggp model needs columns bandwidth, send_overhead, recv_overhead"),
     ("cuscomnet", "cuscomnet model needs columns 'hops' and 'latency'"),
-    ("nosuch", "unknown model 'nosuch'; choose hockney, loggp, packet, beff, cuscomnet, vcsn"),
+    ("nosuch", "unknown model 'nosuch'; choose hockney, hockney_piecewise, loggp, packet, beff, cuscomnet, vcsn"),
 ])
 def test_fit_errors_name_the_problem(tmp_path, capsys, model, message):
     status, _, err = run(capsys, ["fit", latency_file(tmp_path), "--model", model])
@@ -120,8 +169,8 @@ def test_a_registered_model_without_its_module_is_a_clear_error(monkeypatch, cap
 
 
 def test_registry_names_every_model_and_each_module_provides_the_contract():
-    assert list(models.REGISTRY) == ["hockney", "loggp", "packet", "beff", "cuscomnet", "vcsn"]
-    for name in ("hockney", "loggp", "packet", "beff", "cuscomnet"):
+    assert list(models.REGISTRY) == ["hockney", "hockney_piecewise", "loggp", "packet", "beff", "cuscomnet", "vcsn"]
+    for name in ("hockney", "hockney_piecewise", "loggp", "packet", "beff", "cuscomnet"):
         module = models.load(name)
         assert callable(module.predictions) and callable(module.fit)
         assert all(len(option) == 3 for option in module.OPTIONS.values())

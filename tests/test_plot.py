@@ -311,7 +311,7 @@ def test_cli_draws_saved_results_with_a_fitted_model(tmp_path):
     assert b"<svg" in svg[:400]
     # Each kind's fit in the legend (Matplotlib writes text as a comment beside its glyphs).
     for kinds in (b"H H", b"D D"):
-        assert svg.count(b"<!-- " + kinds + b" hockney_piecewise: alpha 2.00 us, beta 10.0 GB/s -->") == 1
+        assert svg.count(b"<!-- " + kinds + b" hockney: alpha 2.00 us, beta 10.0 GB/s -->") == 1
 
 
 def test_cli_fits_a_model_to_the_results_it_can_use_and_says_which_it_cannot(tmp_path):
@@ -322,7 +322,7 @@ def test_cli_fits_a_model_to_the_results_it_can_use_and_says_which_it_cannot(tmp
     assert run.stderr.count("fpgacomm plot: hockney not fitted: hockney model needs columns") == 1
     # The latency fit, on the latency panel and beside the bandwidth of the same kinds.
     svg = (tmp_path / "kinds.svg").read_bytes()
-    assert svg.count(b"<!-- D D hockney_piecewise: alpha 2.00 us, beta 10.0 GB/s -->") == 2
+    assert svg.count(b"<!-- D D hockney: alpha 2.00 us, beta 10.0 GB/s -->") == 2
 
 
 def test_cli_errors_are_clear_and_leave_no_figure(tmp_path):

@@ -11,8 +11,11 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "fit", help="fit a performance model to Result JSON files",
         description="Fits a model to measured Results and prints its parameters with standard errors, R^2, and "
-                    "measured against predicted per point. Several files of one benchmark are stacked; of "
-                    "different benchmarks, joined on size. Example: fpgacomm fit lat.json --model hockney")
+                    "measured against predicted per point. Files of different memory kinds (or b_eff types, "
+                    "datatypes, fabrics) are fitted apart, one fit per group; within a group, files of one "
+                    "benchmark over different points are stacked, of different benchmarks joined on size; a file "
+                    "the model does not read is refused. Example: fpgacomm fit lat_HH.json lat_DD.json "
+                    "--model hockney")
     parser.add_argument("results", nargs="+", metavar="RESULT.json", help="Result files written with --json")
     parser.add_argument("--model", required=True, metavar="NAME", help=", ".join(REGISTRY))
     parser.add_argument("--json", metavar="OUT", help="write the fit (and the comparison) as a Result JSON")
@@ -26,9 +29,14 @@ def run(args) -> int:
 
     if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
         raise usage_error(f"fit: --json {args.json}: its directory does not exist; create it or give another path")
-    fitted, comparison = fit.fit(args.results, args.model)
-    print(fitted)
-    print(format_table(comparison))
+    groups = fit.fit_groups(args.results, args.model)
+    if args.json and len(groups) > 1:
+        raise usage_error(f"fit: --json holds one fit, and these files make {len(groups)} groups "
+                          f"({'; '.join(group.label for group in groups)}); fit each group alone")
+    for number, group in enumerate(groups):
+        print(("\n" if number else "") + f"# {args.model} fit to {group.label}: {', '.join(group.files)}")
+        print(group.fit)
+        print(format_table(group.comparison))
     if args.json:
-        fit.to_result(fitted, comparison, args.results).write(args.json)
+        fit.to_result(groups[0].fit, groups[0].comparison, args.results).write(args.json)
     return 0

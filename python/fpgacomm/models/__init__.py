@@ -14,6 +14,7 @@ from ..params import usage_error
 
 REGISTRY = {
     "hockney": "fpgacomm.models.hockney",
+    "hockney_piecewise": "fpgacomm.models.hockney_piecewise",
     "loggp": "fpgacomm.models.loggp",
     "packet": "fpgacomm.models.packet",
     "beff": "fpgacomm.models.beff",

@@ -1,11 +1,15 @@
 """Fitting a registered model to measured Results (`fpgacomm fit`).
 
-Several Results combine into one before the fit: Results of one benchmark
-with the same columns are stacked (their rows appended: e.g. fabric
-latencies at several hop counts for CusComNet); Results of different
-benchmarks are joined on their size column (e.g. osu latency, bw and
-overhead for LogGP), a size missing from one of them leaving its cells None
-and a column several of them have kept from each as "benchmark.column".
+Results are never pooled silently. They are first split into groups by what
+they measured (memory kinds, b_eff communication type, datatype, fabric,
+schedule): one fit per group; a Result that records none of these (fpgacomm
+overhead's host buffers) joins every group. Within a group, Results of one
+benchmark over different points are stacked (their rows appended: e.g.
+fabric latencies at several hop counts for CusComNet), two runs over the
+same points are refused; Results of different benchmarks are joined on
+their size column (e.g. osu latency, bw and overhead for LogGP), a size
+missing from one of them leaving its cells None. Every file must change the
+fit: one the model does not read is refused, by name, not dropped.
 
     python -c "from fpgacomm import fit; f, c = fit.fit(['lat.json'], 'hockney'); print(f)"
 """
@@ -13,23 +17,97 @@ and a column several of them have kept from each as "benchmark.column".
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+
+import numpy as np
 
 from .. import models
 from .base import Fit, usage_error
 from ..results.result import Result
 
 
+# Parameters that say what a Result measured: Results that differ in one
+# are fitted apart.
+GROUPING = ("send_kind", "recv_kind", "mem", "comm_type", "datatype", "fabric", "schedule", "collective")
+
+
+@dataclass
+class GroupFit:
+    """One group's fit: what its Results share, their files, the Fit and
+    the model against the measurement."""
+    label: str
+    files: list
+    fit: Fit
+    comparison: Result
+
+
 def read(paths) -> Result:
-    """One Result from the JSON files, combined as the module says."""
-    results = []
+    """One Result from the JSON files of one group, combined as the module says."""
+    loaded = _load(paths)
+    groups = _groups(loaded)
+    if len(groups) > 1:
+        raise usage_error(f"fit: these files measured different things ({'; '.join(label for label, _ in groups)}); "
+                          "fit each group alone")
+    return _combine(groups[0][1])
+
+
+def _load(paths) -> list:
+    loaded = []
     for path in paths:
         if not os.path.isfile(path):
             raise usage_error(f"fit: {path}: no such file; give a Result JSON written with --json")
         try:
-            results.append(Result.read_json(path))
+            loaded.append((str(path), Result.read_json(path)))
         except (ValueError, KeyError, TypeError) as error:
             raise usage_error(f"fit: {path} is not a Result JSON of fpgacomm ({error})") from None
+    return loaded
+
+
+def _kinds(result: Result) -> tuple:
+    return tuple((key, result.params[key]) for key in GROUPING if isinstance(result.params.get(key), (str, int)))
+
+
+def _groups(loaded: list) -> list:
+    """[(label, [(path, Result)])] in the order of the files."""
+    keys = list(dict.fromkeys(_kinds(result) for _, result in loaded if _kinds(result)))
+    if not keys:
+        keys = [()]
+    groups = []
+    for key in keys:
+        members = [(path, result) for path, result in loaded if _kinds(result) in (key, ())]
+        benchmarks = list(dict.fromkeys(result.benchmark for _, result in members))
+        groups.append((", ".join(["+".join(benchmarks)] + [f"{name} {value}" for name, value in key]), members))
+    return groups
+
+
+def _combine(members: list) -> Result:
+    """The group's Results as one: stacked, or joined on size. Two Results of
+    one benchmark over a common point, or of one benchmark beside others,
+    are refused, naming the files."""
+    results = [result for _, result in members]
+    first = results[0]
+    if all(r.benchmark == first.benchmark for r in results):
+        seen = {}
+        for path, result in members:
+            points = {_point(row) for row in result.rows}
+            for other, other_points in seen.items():
+                if points & other_points:
+                    raise usage_error(f"fit: {other} and {path} are two runs of {first.benchmark} over the same "
+                                      "points; fit them one at a time, or give one of them")
+            seen[path] = points
+    else:
+        counts = [r.benchmark for r in results]
+        twice = sorted({name for name in counts if counts.count(name) > 1})
+        if twice:
+            files = [path for path, result in members if result.benchmark in twice]
+            raise usage_error(f"fit: {', '.join(files)} are several runs of {', '.join(twice)} among other "
+                              "benchmarks, which are joined on size one run each; give one run of each")
     return combine(results)
+
+
+def _point(row: dict):
+    """Where a row was measured: its size, hop count or packet size."""
+    return tuple(row.get(key) for key in ("size", "hops", "nodes", "packet_size", "rate"))
 
 
 def combine(results: list) -> Result:
@@ -66,12 +144,45 @@ def _join_on_size(results: list) -> Result:
                   results[0].env, rows, units)
 
 
-def fit(paths, model: str) -> tuple:
-    """(Fit, comparison Result) of the registered model on the Results in `paths`."""
+def fit_groups(paths, model: str) -> list:
+    """A GroupFit of the registered model for each group of the Results in
+    `paths` (the module says how they group)."""
     module = models.load(model)
-    result = read(paths)
-    fitted = module.fit(result)
-    return fitted, fitted.model.compare(result)
+    fits = []
+    for label, members in _groups(_load(paths)):
+        result = _combine(members)
+        fitted = module.fit(result)
+        if len(members) > 1:
+            _require_every_file(module, model, members, fitted)
+        fits.append(GroupFit(label, [path for path, _ in members], fitted, fitted.model.compare(result)))
+    return fits
+
+
+def fit(paths, model: str) -> tuple:
+    """(Fit, comparison Result) of the registered model on the Results in
+    `paths`, which must form one group (fit_groups fits several)."""
+    loaded = _load(paths)
+    groups = _groups(loaded)
+    if len(groups) > 1:
+        raise usage_error(f"fit: these files measured different things ({'; '.join(label for label, _ in groups)}); "
+                          "fit each group alone, or use fit_groups")
+    (single,) = fit_groups(paths, model)
+    return single.fit, single.comparison
+
+
+def _require_every_file(module, model: str, members: list, fitted: Fit) -> None:
+    """A usage error naming a file the fit does not read: the same fit
+    comes out without it."""
+    for index, (path, result) in enumerate(members):
+        rest = members[:index] + members[index + 1:]
+        try:
+            without = module.fit(_combine(rest))
+        except Exception:  # the fit needs this file
+            continue
+        same = [np.isclose(without.model.params.get(name, np.nan), value, rtol=1e-12, atol=0.0)
+                for name, value in fitted.model.params.items()]
+        if all(same) and len(without.model.params) == len(fitted.model.params):
+            raise usage_error(f"fit: the {model} model reads nothing from {path} ({result.benchmark}); leave it out")
 
 
 def to_result(fitted: Fit, comparison: Result, paths) -> Result:

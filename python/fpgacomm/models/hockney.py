@@ -223,5 +223,6 @@ def predictions(alpha=None, beta=None, size=1 << 20) -> Result:
 
 
 def fit(result: Result) -> Fit:
-    """Hockney over each size range between the protocol switches found."""
-    return PiecewiseHockney.fit(result)
+    """The plain model, one alpha and one beta over every size
+    (hockney_piecewise finds protocol switches)."""
+    return Hockney.fit(result)
