@@ -249,3 +249,12 @@ def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
         result = Result.read_json(out / name)
         assert all(row["validation"] == "pass" for row in result.rows)
     assert all(Result.read_json(out / name).env["simulated"] for name in simulated)
+
+
+def test_a_closed_pipe_ends_the_command_quietly():
+    """`fpgacomm model vcsn | head -1`: the reader leaves before the output ends."""
+    process = subprocess.Popen([sys.executable, "-m", "fpgacomm", "model", "vcsn"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=ENV)
+    process.stdout.close()  # no reader at all: every write meets a closed pipe
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0 and err == b""

@@ -96,6 +96,11 @@ def main(argv=None) -> int:
         _abort(EXIT_USAGE if isinstance(error, _core.UsageError) else 1)
     except KeyboardInterrupt:
         _abort(130)
+    except BrokenPipeError:
+        # The reader left (`fpgacomm ... | head -1`): end quietly, as a Unix
+        # tool does; stdout goes nowhere so that the final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as error:  # a bug of ours: say so, with the traceback only on request
         print(f"fpgacomm: internal error on rank {launch_rank()}: {type(error).__name__}: {error}", file=sys.stderr)
         if os.environ.get("FPGACOMM_DEBUG"):
