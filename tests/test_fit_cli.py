@@ -210,6 +210,15 @@ def test_model_packet_prints_the_fit_to_the_fshmem_paper(capsys):
     (["model", "beff", "--preset", "u280"], "unknown b_eff preset 'u280'; choose 520n"),
     (["model", "cuscomnet", "--rate", "1e9"], "the output queue is unstable"),
     (["model", "packet", "--packets", "a,b"], "--packets takes payload sizes in bytes"),
+    (["model", "hockney", "--alpha", "1e-6", "--beta", "0"], "hockney model: beta must be above 0 B/s, got 0"),
+    (["model", "hockney", "--alpha=-1e-6", "--beta", "1e9"], "hockney model: alpha cannot be negative, got -1e-06 s"),
+    (["model", "hockney", "--alpha", "inf", "--beta", "1e9"], "hockney model: alpha must be a finite number, got inf"),
+    (["model", "loggp", "--L=-1", "--o-s=-1", "--o-r", "0", "--g", "0", "--G", "0"],
+     "loggp model: L cannot be negative, got -1 s"),
+    (["model", "loggp", "--L", "1e-6", "--o-s", "0", "--o-r", "0", "--g", "0", "--G", "0"],
+     "loggp model: G must be above 0 s/B, got 0"),
+    (["model", "packet", "--header", "0", "--line-rate", "0"], "packet model: line_rate must be above 0 B/s, got 0"),
+    (["model", "beff", "--channels", "0"], "beff model: channels must be above 0, got 0"),
 ])
 def test_model_errors_name_the_problem(capsys, argv, message):
     status, _, err = run(capsys, argv)
@@ -221,3 +230,16 @@ def test_model_refuses_an_unknown_option(capsys):
         cli.main(["model", "beff", "--colour", "red"])
     assert exit_.value.code == cli.EXIT_USAGE
     assert "unrecognized arguments: --colour red" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("latencies, message", [
+    ([-1.0] * 21, "hockney model: osu_latency's latency_avg holds values at or below zero (21 of 21), which no "
+                  "measurement gives; check the file"),
+    (["fast"] * 21, "osu_latency's column 'latency_avg' holds text, not numbers; check the file"),
+])
+def test_a_fit_refuses_data_no_measurement_gives(tmp_path, capsys, latencies, message):
+    path = tmp_path / "odd.json"
+    Result("osu_latency", {}, {}, [{"size": s, "latency_avg": v} for s, v in zip(SIZES, latencies)],
+           {"size": "B", "latency_avg": "s"}).write(str(path))
+    status, out, err = run(capsys, ["fit", str(path), "--model", "hockney"])
+    assert status == 2 and message in err and "R^2" not in out

@@ -98,6 +98,26 @@ class Model:
     units: dict = {}
     x_column = "size"
     y_column = "latency_avg"
+    # What parameters given by hand must be (checked): rates, widths and
+    # sizes above zero, times at zero or above. A fit may land a little below
+    # on noisy data and reports what it found, so __init__ does not check.
+    positive: tuple = ()
+    non_negative: tuple = ()
+
+    @classmethod
+    def checked(cls, **values) -> "Model":
+        """The model from parameters given by hand (`fpgacomm model NAME`):
+        a usage error names the first that is not a finite number, or below
+        zero where it must be above (or at) zero."""
+        for name, value in values.items():
+            unit = f" {cls.units[name]}" if cls.units.get(name) else ""
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise usage_error(f"{cls.name} model: {name} must be a finite number, got {value!r}")
+            if name in cls.positive and value <= 0:
+                raise usage_error(f"{cls.name} model: {name} must be above 0{unit}, got {value:g}")
+            if name in cls.non_negative and value < 0:
+                raise usage_error(f"{cls.name} model: {name} cannot be negative, got {value:g}{unit}")
+        return cls(**values)
 
     def __init__(self, **values):
         unknown = sorted(set(values) - set(self.parameters))
@@ -129,9 +149,19 @@ class Model:
             if column not in result.columns:
                 raise usage_error(f"{cls.name} model needs columns '{cls.x_column}' and '{cls.y_column}'; "
                                   f"{result.benchmark} has {', '.join(result.columns)}")
-        x = np.asarray(result.column(cls.x_column), dtype=float)
-        y = np.asarray(result.column(cls.y_column), dtype=float)
+        return cls.measured(result, cls.x_column, cls.y_column)
+
+    @classmethod
+    def measured(cls, result: Result, x_column: str, y_column: str) -> tuple:
+        """(x, y) as floats, rows with a missing value dropped; a usage error
+        for a column of text, or measured values (times, bandwidths) at or
+        below zero, which no measurement gives."""
+        x, y = (_numbers(result, column) for column in (x_column, y_column))
         keep = np.isfinite(x) & np.isfinite(y)
+        if np.any(y[keep] <= 0):
+            raise usage_error(f"{cls.name} model: {result.benchmark}'s {y_column} holds values at or below zero "
+                              f"({np.count_nonzero(y[keep] <= 0)} of {np.count_nonzero(keep)}), which no measurement "
+                              "gives; check the file")
         return x[keep], y[keep]
 
     # ------------------------------------------------------------------- fit
@@ -224,6 +254,14 @@ def r_squared(y: np.ndarray, residuals: np.ndarray, sigma: np.ndarray) -> float:
     mean = np.sum(weights * y) / np.sum(weights)
     total = float(np.sum(weights * (y - mean) ** 2))
     return 1.0 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
+
+
+def _numbers(result: Result, column: str) -> np.ndarray:
+    """A column as floats, or a usage error naming a column that holds text."""
+    values = result.column(column) if not any(isinstance(row[column], str) for row in result.rows) else None
+    if values is None or values.dtype.kind not in "iuf":
+        raise usage_error(f"{result.benchmark}'s column {column!r} holds text, not numbers; check the file")
+    return np.asarray(values, dtype=float)
 
 
 def figures(benchmark: str, params: dict, rows: list) -> Result:

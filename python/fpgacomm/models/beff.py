@@ -33,6 +33,8 @@ class ChannelModel(Model):
 
     name = "beff"
     parameters = ("channels", "width_bytes", "frequency_hz", "latency_s")
+    positive = ("channels", "width_bytes", "frequency_hz")
+    non_negative = ("latency_s",)
     units = {"channels": "", "width_bytes": "B", "frequency_hz": "Hz", "latency_s": "s"}
     x_column = "size"
     y_column = "pair_bandwidth"
@@ -132,11 +134,7 @@ OPTIONS = {
 def model_from(preset: str = "520n", **overrides) -> ChannelModel:
     if preset not in PRESETS:
         raise usage_error(f"unknown b_eff preset '{preset}'; choose {', '.join(PRESETS)}")
-    model = ChannelModel(**{**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}})
-    if model.channels < 1 or model.width_bytes <= 0 or model.frequency_hz <= 0 or model.latency_s < 0:
-        raise usage_error(f"the b_eff channel model needs --channels >= 1, --width-bytes and --frequency-hz > 0 "
-                          f"and --latency-s >= 0, got {model!r}")
-    return model
+    return ChannelModel.checked(**{**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}})
 
 
 def predictions(preset="520n", channels=None, width_bytes=None, frequency_hz=None, latency_s=None, fpgas=1,

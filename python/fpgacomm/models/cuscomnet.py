@@ -39,6 +39,8 @@ class CusComNet(Model):
 
     name = "cuscomnet"
     parameters = ("link_latency", "routing_latency", "app_latency", "link_bandwidth", "packet_bytes")
+    positive = ("link_bandwidth", "packet_bytes")
+    non_negative = ("link_latency", "routing_latency", "app_latency")
     units = {"link_latency": "s", "routing_latency": "s", "app_latency": "s", "link_bandwidth": "B/s",
              "packet_bytes": "B"}
     x_column = "hops"
@@ -164,7 +166,7 @@ def predictions(links=2, packet_bits=512, link_bandwidth=1565e6, routing_latency
     if links < 1 or packet_bits < 0 or link_bandwidth <= 0 or rate < 0:
         raise usage_error(f"cuscomnet needs --links >= 1, --packet-bits >= 0, --link-bandwidth > 0 and "
                           f"--rate >= 0; got {links}, {packet_bits}, {link_bandwidth}, {rate}")
-    model = CusComNet(link_latency=link_latency, routing_latency=routing_latency, app_latency=app_latency,
+    model = CusComNet.checked(link_latency=link_latency, routing_latency=routing_latency, app_latency=app_latency,
                       link_bandwidth=link_bandwidth / 8, packet_bytes=packet_bits / 8)
     rows = [("T_pkt = p / B", model.packet_time, "s"),
             (f"T, eq. 1 (k = {links})", float(model.time(links)), "s")]

@@ -35,6 +35,8 @@ class Hockney(Model):
 
     name = "hockney"
     parameters = ("alpha", "beta")
+    positive = ("beta",)
+    non_negative = ("alpha",)
     units = {"alpha": "s", "beta": "B/s"}
 
     @classmethod
@@ -45,10 +47,7 @@ class Hockney(Model):
             raise usage_error(f"{cls.name} model needs columns 'size' and one of {', '.join(TIME_COLUMNS)} "
                               f"(a latency Result, e.g. fpgacomm osu latency); {result.benchmark} has "
                               f"{', '.join(result.columns)}")
-        x = np.asarray(result.column("size"), dtype=float)
-        y = np.asarray(result.column(column), dtype=float)
-        keep = np.isfinite(x) & np.isfinite(y)
-        return x[keep], y[keep]
+        return cls.measured(result, "size", column)
 
     def predict(self, x):
         return self.alpha + np.asarray(x, dtype=float) / self.beta
@@ -215,7 +214,7 @@ def predictions(alpha=None, beta=None, size=1 << 20) -> Result:
     if alpha is None or beta is None:
         raise usage_error("fpgacomm model hockney needs --alpha SECONDS and --beta BYTES_PER_SECOND "
                           "(fit them with fpgacomm fit RESULT.json --model hockney)")
-    model = Hockney(alpha=alpha, beta=beta)
+    model = Hockney.checked(alpha=alpha, beta=beta)
     return figures("model_hockney", {**model.params, "size": size},
                    [("half-bandwidth size n_1/2 = alpha * beta", model.half_bandwidth_size, "B"),
                     (f"T({size:.0f} B)", float(model.predict(size)), "s"),

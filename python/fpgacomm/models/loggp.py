@@ -37,6 +37,8 @@ class LogGP(Model):
 
     name = "loggp"
     parameters = ("L", "o_s", "o_r", "g", "G")
+    positive = ("G",)
+    non_negative = ("L", "o_s", "o_r", "g")
     units = {"L": "s", "o_s": "s", "o_r": "s", "g": "s", "G": "s/B"}
 
     def predict(self, x):
@@ -136,7 +138,7 @@ def predictions(L=None, o_s=None, o_r=None, g=None, G=None, size=1 << 20) -> Res
     if missing:
         raise usage_error(f"fpgacomm model loggp needs {' '.join(missing)} (fit them with fpgacomm fit "
                           f"LATENCY.json BW.json OVERHEAD.json --model loggp)")
-    model = LogGP(**given)
+    model = LogGP.checked(**given)
     return figures("model_loggp", {**model.params, "size": size},
                    [(f"T({size:.0f} B), one way", float(model.predict(size)), "s"),
                     (f"t({size:.0f} B), per message streaming", float(model.stream_time(size)), "s"),

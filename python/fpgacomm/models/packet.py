@@ -40,6 +40,8 @@ class PacketModel(Model):
 
     name = "packet"
     parameters = ("header", "line_rate", "ceiling")
+    positive = ("line_rate", "ceiling")
+    non_negative = ("header",)
     units = {"header": "B", "line_rate": "B/s", "ceiling": "B/s"}
     x_column = "packet_size"
     y_column = "peak_bandwidth"
@@ -99,7 +101,7 @@ def predictions(header=None, line_rate=None, ceiling=None, latency=FSHMEM_LATENC
         raise usage_error(f"packet sizes must be positive and the latency at least 0, got {packets} and {latency}")
     paper_fit = PacketModel.fit(fshmem_peaks())
     given = {"header": header, "line_rate": line_rate, "ceiling": ceiling}
-    model = PacketModel(**{k: paper_fit.params[k] if v is None else v for k, v in given.items()})
+    model = PacketModel.checked(**{k: paper_fit.params[k] if v is None else v for k, v in given.items()})
     rows = [(name, value, PacketModel.units[name]) for name, value in model.params.items()]
     if None in given.values():
         rows += [(f"residual of the fit to the FSHMEM paper, {p:.0f} B packets", r, "B/s")

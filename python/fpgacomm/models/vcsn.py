@@ -191,6 +191,8 @@ class GatherModel(Model):
     (eq. 7's for VCSN, Fig. 11's for DCN)."""
 
     parameters = ("t", "c", "l", "b", "barrier_round", "barrier_short", "barrier_long")
+    positive = ("b",)
+    non_negative = ("t", "c", "l", "barrier_round", "barrier_short", "barrier_long")
     units = {"t": "s", "c": "s", "l": "s", "b": "B/s", "barrier_round": "s", "barrier_short": "s",
              "barrier_long": "s"}
     x_column = "size"
@@ -248,7 +250,10 @@ class GatherModel(Model):
         if any(column not in result.columns for column in need):
             raise usage_error(f"{cls.name} model needs columns {', '.join(need)}; "
                               f"{result.benchmark} has {', '.join(result.columns)}")
-        return np.column_stack([result.column("nodes"), result.column("size")]), result.column("time")
+        sizes, times = cls.measured(result, "size", "time")  # text and impossible times refused
+        if len(times) != len(result.rows):
+            raise usage_error(f"{cls.name} model: {result.benchmark} has rows without a time; give complete rows")
+        return np.column_stack([result.column("nodes"), sizes]), times
 
     @classmethod
     def fit(cls, result) -> Fit:
