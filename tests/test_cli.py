@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from fpgacomm import Result, _core, collectives, onesided
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -258,3 +260,14 @@ def test_a_closed_pipe_ends_the_command_quietly():
     process.stdout.close()  # no reader at all: every write meets a closed pipe
     _, err = process.communicate(timeout=60)
     assert process.returncode == 0 and err == b""
+
+
+@pytest.mark.parametrize("environment, argv, message", [
+    ({"FPGACOMM_TIMEOUT": "abc"}, ["devices"], "argument --timeout: 'abc' is not a number of seconds"),
+    ({}, ["--timeout", "-5", "devices"], "argument --timeout: '-5': give seconds above 0, or 0 for no limit"),
+    ({}, ["--timeout", "nan", "devices"], "argument --timeout: 'nan': give seconds above 0, or 0 for no limit"),
+])
+def test_a_bad_time_limit_is_one_clear_usage_error(environment, argv, message):
+    run = subprocess.run([sys.executable, "-m", "fpgacomm", *argv], capture_output=True, text=True, timeout=60,
+                         env=dict(ENV, **environment))
+    assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr

@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = Parser(prog="fpgacomm", description="Measure and model communication between accelerators.")
     parser.add_argument("--version", action="version", version=f"fpgacomm {_core.__version__}")
-    parser.add_argument("--timeout", type=float, default=float(os.environ.get("FPGACOMM_TIMEOUT", DEFAULT_TIMEOUT)),
+    parser.add_argument("--timeout", type=_seconds, default=os.environ.get("FPGACOMM_TIMEOUT", DEFAULT_TIMEOUT),
                         help="abort the whole run after this many seconds (0: never; default %(default)s, "
                              "or FPGACOMM_TIMEOUT)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -33,6 +33,19 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (devices, devbw, osu, beff, suite, fabric, gather, fit, model, overhead, plot):
         module.register(subparsers)
     return parser
+
+
+def _seconds(text) -> float:
+    """--timeout's value (or FPGACOMM_TIMEOUT's): seconds, 0 for none."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (FPGACOMM_TIMEOUT or --timeout)") \
+            from None
+    if not seconds >= 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give seconds above 0, or 0 for no limit (FPGACOMM_TIMEOUT or "
+                                         "--timeout)")
+    return seconds
 
 
 def start_watchdog(seconds: float) -> None:
