@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# A two-host cluster on one machine, for trying and testing fpgacomm across
+# hosts: two network namespaces joined by a bridge, each with a host name of
+# its own, and an Open MPI launch agent that starts a host's processes in
+# its namespace. Root only; nothing outside the machine is addressed.
+#
+#   scripts/two_hosts.sh up NAME      # prints the mpirun options to use
+#   scripts/two_hosts.sh down NAME    # removes all of it (also after a failed up)
+#   scripts/two_hosts.sh check        # says why this machine cannot, status 1
+#
+# NAME (letters and digits, at most 8) keeps test beds apart: namespaces
+# NAMEa and NAMEb, bridge NAMEbr, host names NAME-a and NAME-b, subnet
+# 10.77.X.0/24 with X from NAME, state in /run/fpgacomm-two-hosts/NAME.
+# Hosts are given to mpirun by address (10.77.X.2 and .3), so /etc/hosts is
+# never touched; `hostname` (and every Result) names them NAME-a and NAME-b.
+# Both `up` and `down` are idempotent: `up` first removes what a previous
+# run of the same NAME left.
+set -euo pipefail
+
+STATE_ROOT=/run/fpgacomm-two-hosts
+
+usage() {
+  echo "usage: $0 up NAME | down NAME | check" >&2
+  exit 2
+}
+
+check() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "the two-host test bed needs root (network namespaces, a bridge and mounts)"
+    return 1
+  fi
+  for tool in ip unshare nsenter mpirun; do
+    command -v "$tool" >/dev/null || { echo "the two-host test bed needs $tool on PATH"; return 1; }
+  done
+  local probe="fpgacommprobe$$"
+  if ! ip netns add "$probe" 2>/dev/null; then
+    echo "this machine does not allow network namespaces (ip netns add failed)"
+    return 1
+  fi
+  ip netns del "$probe"
+  if ! ip link add "${probe:0:12}br" type bridge 2>/dev/null; then
+    echo "this machine does not allow a bridge (ip link add type bridge failed)"
+    return 1
+  fi
+  ip link del "${probe:0:12}br"
+}
+
+subnet() {  # 10.77.X from the name, X in 1..250
+  echo "10.77.$(( $(printf '%s' "$1" | cksum | cut -d' ' -f1) % 250 + 1 ))"
+}
+
+down() {
+  local name=$1 state="$STATE_ROOT/$1"
+  for host in a b; do
+    if [ -e "$state/uts-$host" ]; then
+      umount "$state/uts-$host" 2>/dev/null || true
+    fi
+    ip netns del "$name$host" 2>/dev/null || true   # its veth end goes with it, and so does the peer
+  done
+  ip link del "${name}br" 2>/dev/null || true
+  rm -rf "$state"
+}
+
+up() {
+  local name=$1 state="$STATE_ROOT/$1" net
+  net=$(subnet "$name")
+  down "$name"
+  mkdir -p "$state"
+  trap 'down "$name"' ERR
+  ip link add "${name}br" type bridge
+  ip addr add "$net.1/24" dev "${name}br"
+  ip link set "${name}br" up
+  local number=2
+  for host in a b; do
+    ip netns add "$name$host"
+    ip link add "${name}v$host" type veth peer name "${name}h$host"
+    ip link set "${name}v$host" netns "$name$host"
+    ip link set "${name}h$host" master "${name}br" up
+    ip -n "$name$host" addr add "$net.$number/24" dev "${name}v$host"
+    ip -n "$name$host" link set "${name}v$host" up
+    ip -n "$name$host" link set lo up
+    touch "$state/uts-$host"
+    unshare --uts="$state/uts-$host" hostname "$name-$host"
+    echo "$net.$number $name$host" >> "$state/hosts"
+    number=$((number + 1))
+  done
+  # Open MPI calls the agent as `agent HOST COMMAND...` for every remote host.
+  cat > "$state/agent" <<EOF
+#!/bin/sh
+host=\$1; shift
+namespace=\$(awk -v host="\$host" '\$1 == host { print \$2 }' "$state/hosts")
+[ -n "\$namespace" ] || { echo "two_hosts agent: unknown host \$host" >&2; exit 1; }
+exec nsenter --net=/run/netns/\$namespace --uts="$state/uts-\${namespace#$name}" -- sh -c "\$*"
+EOF
+  chmod +x "$state/agent"
+  trap - ERR
+  # What mpirun needs: the hosts, the agent, and MPI kept on the bridge.
+  echo "--host $net.2:2,$net.3:2 --mca plm_rsh_agent $state/agent --mca btl tcp,self,vader" \
+       "--mca btl_tcp_if_include $net.0/24 --mca oob_tcp_if_include $net.0/24" > "$state/mpirun-options"
+  cat "$state/mpirun-options"
+}
+
+[ $# -ge 1 ] || usage
+case $1 in
+  check) check ;;
+  up|down)
+    [ $# -eq 2 ] && [[ $2 =~ ^[a-z][a-z0-9]{0,7}$ ]] || { echo "NAME: a lowercase letter, then up to 7 letters or digits" >&2; usage; }
+    "$1" "$2" ;;
+  *) usage ;;
+esac
