@@ -19,10 +19,10 @@ def usage_error(message: str) -> Exception:
 # Above this many bytes OSU Micro-Benchmarks switches to its large-message
 # iteration counts (the core's constant).
 LARGE_MESSAGE = _core.LARGE_MESSAGE
-# Memory kinds as the command line names them (the core parses them):
-# pageable and pinned host memory, device global memory, HBM, PLRAM.
-MEMORY_KINDS = ("H", "H!", "D", "B", "P")
-HOST_KINDS = ("H", "H!")
+# Memory kinds as the command line names them (the core's): pageable and
+# pinned host memory, device global memory, HBM, PLRAM.
+MEMORY_KINDS = tuple(_core.mem_kind_codes())
+HOST_KINDS = tuple(_core.mem_kind_codes(host_only=True))
 # OSU Micro-Benchmarks' default sweep: 1 B .. 4 MiB.
 DEFAULT_SIZES = (1, 4 << 20)
 # OMB's -T, its default MPI_CHAR first.

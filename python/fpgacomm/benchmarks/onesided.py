@@ -32,7 +32,7 @@ ITERATIONS = {
     "put_bibw": (100, 10, 20, 2),
 }
 TESTS = tuple(_core.onesided_tests())
-DEFAULT_WINDOW = 64
+DEFAULT_WINDOW = _core.OneSidedOptions().window  # OMB's -W
 # OMB's -w: MPI_Win_allocate (default), MPI_Win_create, MPI_Win_create_dynamic.
 WINDOW_CREATION = tuple(_core.window_creations())
 # OMB's -s: passive target (flush, lock, flush_local, lock_all) and active

@@ -24,7 +24,7 @@ ITERATIONS = {
     "bibw": (100, 10, 20, 2),
     "mbw_mr": (100, 10, 20, 2),
 }
-DEFAULT_WINDOW = 64
+DEFAULT_WINDOW = _core.Pt2ptOptions().window  # OMB's -W
 LATENCY_TESTS = ("latency", "multi_lat")
 # Columns of a timeline (docs/METHODS.md, "Timeline of staged transfers"):
 # host times in seconds since the rank's window started, device durations
