@@ -8,7 +8,7 @@ too, for the code that has always found them here.
 from __future__ import annotations
 
 from .. import _core, schedules
-from ..params import usage_error
+from ..params import parse_size, resolve_sizes, usage_error
 from ..results.result import Result
 from ..schedules import COLLECTIVES, NAMES, PORTS, RECEIVES, VIRTUAL_PORTS, Run, Schedule, Stage, Transfer, check, \
     schedule
@@ -65,17 +65,12 @@ def expected_blocks(collective: str, nodes: int, root: int, rank: int) -> tuple[
 
 
 def _sizes(sizes) -> list[int]:
-    """A size range "MIN:MAX" (doubling), one size ("0" allowed: a stage with
-    no data), an int or a list."""
-    from ..params import parse_size, resolve_sizes
-
-    if isinstance(sizes, str) and ":" not in sizes:
-        sizes = parse_size(sizes)
-    if isinstance(sizes, int):
-        sizes = [sizes]
+    """Bytes per node: a range "MIN:MAX" (doubling, as OMB's -m), one size
+    (the VCSN paper's data per node; "0" allowed: a stage with no data),
+    an int or a list. Text goes through the core's parser (params)."""
     if isinstance(sizes, str):
-        return resolve_sizes(sizes)
-    sizes = list(sizes)
+        return resolve_sizes(sizes) if ":" in sizes else [parse_size(sizes)]
+    sizes = [sizes] if isinstance(sizes, int) else list(sizes)
     if not sizes or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in sizes):
         raise usage_error(f"gather: sizes {sizes!r}; give whole bytes per node, 0 or more")
     return sizes
