@@ -1,6 +1,7 @@
 """Parameters shared by every benchmark, model and command: the usage error
 that every rank raises alike, message sizes, iteration counts, memory kinds
-and datatypes, with the constants the C++ core defines."""
+and datatypes, with the constants the C++ core defines. The core checks
+memory kinds and datatypes where a benchmark's options take them."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ def usage_error(message: str) -> Exception:
 
 
 # Above this many bytes OSU Micro-Benchmarks switches to its large-message
-# iteration counts.
-LARGE_MESSAGE = 8192
-# Memory kinds as the command line names them (the core parses them):
-# pageable and pinned host memory, device global memory, HBM, PLRAM.
-MEMORY_KINDS = ("H", "H!", "D", "B", "P")
-HOST_KINDS = ("H", "H!")
+# iteration counts (the core's constant).
+LARGE_MESSAGE = _core.LARGE_MESSAGE
+# Memory kinds as the command line names them (the core's): pageable and
+# pinned host memory, device global memory, HBM, PLRAM.
+MEMORY_KINDS = tuple(_core.mem_kind_codes())
+HOST_KINDS = tuple(_core.mem_kind_codes(host_only=True))
 # OSU Micro-Benchmarks' default sweep: 1 B .. 4 MiB.
 DEFAULT_SIZES = (1, 4 << 20)
 # OMB's -T, its default MPI_CHAR first.
@@ -54,26 +55,21 @@ def resolve_sizes(sizes, defaults: tuple = DEFAULT_SIZES) -> list[int]:
     return sizes
 
 
-def check_mem_kind(kind: str) -> None:
-    """A usage error, the same on every rank, unless kind is H, H!, D, B or P."""
-    try:
-        _core.mem_kind_name(kind)
-    except _core.UsageError as error:
-        raise usage_error(str(error)) from None
-
-
-def check_datatype(datatype: str) -> None:
-    """A usage error, the same on every rank, unless datatype is one of DATATYPES."""
-    if datatype.lower() not in DATATYPES:
-        raise usage_error(f"unknown datatype '{datatype}'; choose {', '.join(DATATYPES)} (-T)")
-
-
-def iteration_counts(defaults: tuple, iterations: int | None, warmup: int | None) -> tuple:
-    """(timed, warm-up, timed large, warm-up large): OMB's defaults, unless
-    iterations or warmup (OMB's -i, -x) set one count for every size."""
+def iteration_counts(defaults: tuple, iterations: int | None, warmup: int | None,
+                     large_threshold: int = LARGE_MESSAGE) -> _core.IterationCounts:
+    """The counts of a sweep: defaults (timed, warm-up, timed large, warm-up
+    large), OMB's, unless iterations or warmup (OMB's -i, -x) set one count
+    for every size; the large ones hold above large_threshold bytes."""
     small, small_warmup, large, large_warmup = defaults
     if iterations is not None:
         small = large = iterations
     if warmup is not None:
         small_warmup = large_warmup = warmup
-    return small, small_warmup, large, large_warmup
+    return _core.IterationCounts(iterations=small, warmup=small_warmup, iterations_large=large,
+                                 warmup_large=large_warmup, large_threshold=large_threshold)
+
+
+def counts_params(counts: _core.IterationCounts) -> dict:
+    """The counts as a Result's params name them."""
+    return {"iterations": counts.iterations, "warmup": counts.warmup, "iterations_large": counts.iterations_large,
+            "warmup_large": counts.warmup_large}

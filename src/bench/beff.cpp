@@ -1,9 +1,11 @@
 #include "bench/beff.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "bench/ring.hpp"
 #include "cl/check.hpp"
@@ -11,6 +13,14 @@
 
 namespace fpgacomm {
 namespace {
+
+// A double as Python's str() writes it: the shortest text that reads back,
+// whole numbers with ".0" (the command line's float options read so).
+std::string float_text(double value) {
+  char text[32];
+  const std::string shortest(text, std::to_chars(text, text + sizeof text, value).ptr);
+  return shortest.find_first_of(".en") == std::string::npos ? shortest + ".0" : shortest;
+}
 
 // The tag says which way a message travels, so that with two ranks (left
 // and right neighbour are the same rank) each lands in its own buffer.
@@ -65,12 +75,7 @@ class Runner {
  public:
   Runner(const Communicator& comm, Device* device, const BeffOptions& options)
       : comm_(comm), device_(device), options_(options), transfers_(comm, device, staged(options)) {
-    if (options.sizes.empty()) throw UsageError("no message sizes to run");
-    if (options.loop_lengths.size() != options.sizes.size())
-      throw UsageError("b_eff needs one loop length per message size");
-    if (options.repetitions < 1) throw UsageError("repetitions -n must be at least 1");
-    if (options.validation_iterations < 0) throw UsageError("validation iterations must not be negative");
-    if (options.target_time <= 0) throw UsageError("the adaptive loop length's target time must be positive");
+    options.validate();
     if (options.ring.size() != static_cast<std::size_t>(comm.size()))
       throw UsageError("the ring has " + std::to_string(options.ring.size()) + " positions for " +
                        std::to_string(comm.size()) + " ranks");
@@ -374,12 +379,28 @@ class Runner {
 
 }  // namespace
 
+void BeffOptions::validate() const {
+  if (sizes.empty()) throw UsageError("no message sizes to run");
+  if (loop_lengths.size() != sizes.size()) throw UsageError("b_eff needs one loop length per message size");
+  if (repetitions < 1) throw UsageError("repetitions -n must be at least 1, got " + std::to_string(repetitions));
+  if (validation_iterations < 0) throw UsageError("validation iterations must not be negative");
+  if (target_time <= 0) throw UsageError("--target-time must be positive, got " + float_text(target_time));
+}
+
 BeffType parse_beff_type(const std::string& name) {
-  if (name == "cpu") return BeffType::Cpu;
-  if (name == "pcie") return BeffType::Pcie;
-  if (name == "kernel") return BeffType::Kernel;
-  if (name == "iec") return BeffType::Iec;
+  for (BeffType type : {BeffType::Cpu, BeffType::Pcie, BeffType::Kernel, BeffType::Iec})
+    if (name == beff_type_name(type)) return type;
   throw UsageError("unknown b_eff communication type '" + name + "'; choose cpu, pcie, kernel, iec or sim");
+}
+
+std::string beff_type_name(BeffType type) {
+  switch (type) {
+    case BeffType::Cpu: return "cpu";
+    case BeffType::Pcie: return "pcie";
+    case BeffType::Kernel: return "kernel";
+    case BeffType::Iec: return "iec";
+  }
+  return "?";
 }
 
 std::uint64_t beff_stamp(int sender, int direction, std::uint64_t sequence) {

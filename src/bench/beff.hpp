@@ -24,6 +24,7 @@ namespace fpgacomm {
 // files: the caller's working directory holds them, see beff_iec.py).
 enum class BeffType { Cpu, Pcie, Kernel, Iec };
 BeffType parse_beff_type(const std::string& name);
+std::string beff_type_name(BeffType type);
 
 struct BeffOptions {
   BeffType type = BeffType::Cpu;
@@ -40,7 +41,11 @@ struct BeffOptions {
   int validation_iterations = 4;
   std::vector<int> ring;  // ring_order(): the rank at each position
   int bank = 0;
-  TransferOptions transfer;
+  TransferOptions transfer;  // chunk and slots; pcie and kernel always stage
+
+  // Throws UsageError naming the first parameter no run can take, and its
+  // fix; what depends on the ranks is checked when the run starts.
+  void validate() const;
 };
 
 struct BeffSize {

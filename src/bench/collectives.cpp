@@ -9,6 +9,7 @@
 #include "bench/pt2pt.hpp"
 #include "bench/staged_buffer.hpp"
 #include "comm/transfer.hpp"
+#include "core/choices.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
@@ -16,18 +17,21 @@ namespace {
 
 enum class Op { Gather, Scatter, Allgather, Alltoall, Bcast, Reduce, Allreduce, ReduceScatter, Barrier };
 
+struct NamedOp {
+  const char* name;
+  Op op;
+};
+
+// In OSU Micro-Benchmarks' order.
+constexpr NamedOp kOps[] = {{"gather", Op::Gather}, {"scatter", Op::Scatter}, {"allgather", Op::Allgather},
+                            {"alltoall", Op::Alltoall}, {"bcast", Op::Bcast}, {"reduce", Op::Reduce},
+                            {"allreduce", Op::Allreduce}, {"reduce_scatter", Op::ReduceScatter},
+                            {"barrier", Op::Barrier}};
+
 Op op_of(const std::string& name) {
-  if (name == "gather") return Op::Gather;
-  if (name == "scatter") return Op::Scatter;
-  if (name == "allgather") return Op::Allgather;
-  if (name == "alltoall") return Op::Alltoall;
-  if (name == "bcast") return Op::Bcast;
-  if (name == "reduce") return Op::Reduce;
-  if (name == "allreduce") return Op::Allreduce;
-  if (name == "reduce_scatter") return Op::ReduceScatter;
-  if (name == "barrier") return Op::Barrier;
-  throw UsageError("unknown collective '" + name +
-                   "'; choose gather, scatter, allgather, alltoall, bcast, reduce, allreduce, reduce_scatter or barrier");
+  for (const NamedOp& known : kOps)
+    if (name == known.name) return known.op;
+  throw UsageError("unknown collective '" + name + "'; choose " + choice_list(collective_ops()));
 }
 
 bool is_reduction(Op op) { return op == Op::Reduce || op == Op::Allreduce || op == Op::ReduceScatter; }
@@ -45,21 +49,21 @@ class Runner {
  public:
   Runner(const Communicator& comm, Device* device, const CollectiveOptions& options)
       : comm_(comm), device_(device), options_(options), op_(op_of(options.op)), ranks_(comm.size()),
-        me_(comm.rank()) {
-    options.counts.check();
+        me_(comm.rank()), root_(options.root.value_or(0)) {
+    options.validate();
     if (ranks_ < 2)
       throw UsageError("osu " + options.op + " needs at least 2 ranks, and this run has " + std::to_string(ranks_) +
                        "; run it with mpirun -np 2 or more");
-    if (options.root < 0 || options.root >= ranks_)
-      throw UsageError("root " + std::to_string(options.root) + " is out of range for " + std::to_string(ranks_) +
+    if (root_ < 0 || root_ >= ranks_)
+      throw UsageError("root " + std::to_string(root_) + " is out of range for " + std::to_string(ranks_) +
                        " ranks; choose --root 0.." + std::to_string(ranks_ - 1));
-    if (op_ != Op::Barrier && options.sizes.empty()) throw UsageError("no message sizes to run");
-    if (op_ != Op::Barrier) require_an_element(options.sizes, options.datatype);
     for (std::uint64_t size : sizes()) check_size(size);
   }
 
   CollectiveRun run() {
     CollectiveRun result;
+    if (has_root(op_)) result.root = root_;
+    result.route = route_name(StagedBuffer::route_for(options_.kind));
     std::exception_ptr failure;
     try {
       const std::vector<std::uint64_t> all = sizes();
@@ -87,7 +91,7 @@ class Runner {
       if (elements(size) > 0) holding.push_back(size);
     return holding;
   }
-  bool root() const { return me_ == options_.root; }
+  bool root() const { return me_ == root_; }
   int element_bytes() const { return datatype_bytes(options_.datatype); }
   std::uint64_t elements(std::uint64_t size) const { return size / element_bytes(); }
   // What one rank's message of `size` bytes moves: its whole elements.
@@ -157,7 +161,7 @@ class Runner {
       case Op::Gather: case Op::Allgather: return block;
       case Op::Scatter: return me_;
       case Op::Alltoall: return block * ranks_ + me_;
-      default: return options_.root;  // bcast
+      default: return root_;  // bcast
     }
   }
 
@@ -209,7 +213,7 @@ class Runner {
     void* send = send_ ? send_->mpi_data() : nullptr;
     void* recv = recv_ ? recv_->mpi_data() : nullptr;
     const MPI_Comm c = comm_.raw();
-    const int root = options_.root;
+    const int root = root_;
     const char* what = "timing a collective";
     switch (op_) {
       case Op::Gather:
@@ -246,7 +250,7 @@ class Runner {
     const bool staged = (send_ && send_->staged()) || (recv_ && recv_->staged());
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
-      if (options_.validate) {
+      if (options_.validation) {
         prepare(size, i);
         comm_.barrier();
       }
@@ -268,7 +272,7 @@ class Runner {
       comm_.barrier();  // OMB: outside the timed region
       if (recv_) run_receive_hook(recv_->buffer(), 0, out);
       if (i >= warmup) times[i - warmup] = stop - start;
-      if (options_.validate) errors += check(size, i);
+      if (options_.validation) errors += check(size, i);
     }
     CollectiveTiming timing;
     timing.size = size;
@@ -288,10 +292,33 @@ class Runner {
   const CollectiveOptions& options_;
   Op op_;
   int ranks_, me_;
+  int root_;  // options.root, or rank 0
   std::unique_ptr<StagedBuffer> send_, recv_;
 };
 
 }  // namespace
+
+std::vector<std::string> collective_ops() {
+  std::vector<std::string> names;
+  for (const NamedOp& known : kOps) names.push_back(known.name);
+  return names;
+}
+
+std::vector<std::string> rooted_collective_ops() {
+  std::vector<std::string> names;
+  for (const NamedOp& known : kOps)
+    if (has_root(known.op)) names.push_back(known.name);
+  return names;
+}
+
+void CollectiveOptions::validate() const {
+  const Op known = op_of(op);
+  if (root && !has_root(known))
+    throw UsageError("osu " + op + " has no root; --root applies to " + choice_list(rooted_collective_ops()));
+  counts.validate();
+  if (known != Op::Barrier && sizes.empty()) throw UsageError("no message sizes to run");
+  if (known != Op::Barrier) require_an_element(sizes, datatype);
+}
 
 CollectiveRun run_collective(const Communicator& comm, Device* device, const CollectiveOptions& options) {
   return run_agreed<Runner>(comm, device, options);

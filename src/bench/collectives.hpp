@@ -5,6 +5,7 @@
 // Python's.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,18 +17,27 @@
 namespace fpgacomm {
 
 struct CollectiveOptions {
-  // gather | scatter | allgather | alltoall | bcast | reduce | allreduce | reduce_scatter | barrier
-  std::string op = "allreduce";
+  std::string op = "allreduce";  // one of collective_ops()
   MemKind kind = MemKind::Host;  // every buffer of every rank
   // OMB's sizes: bytes each rank contributes (gather, scatter, allgather,
   // alltoall: per block; bcast: the message; reductions: the vector).
   std::vector<std::uint64_t> sizes;
   IterationCounts counts;
   Datatype datatype = Datatype::Char;  // OMB's -T; sizes smaller than one element are skipped
-  int root = 0;
-  bool validate = false;
+  // The root of gather, scatter, bcast and reduce: rank 0 unless given;
+  // the other collectives refuse one.
+  std::optional<int> root;
+  bool validation = false;  // -c: check every result, outside the timed region
   int bank = 0;
+
+  // Throws UsageError naming the first parameter no run can take, and its
+  // fix; what depends on the ranks is checked when the run starts.
+  void validate() const;
 };
+
+// OSU Micro-Benchmarks' blocking collectives, and those of them with a root.
+std::vector<std::string> collective_ops();
+std::vector<std::string> rooted_collective_ops();
 
 struct CollectiveTiming {
   std::uint64_t size = 0;
@@ -45,6 +55,8 @@ struct CollectiveTiming {
 struct CollectiveRun {
   // The sizes holding at least one element; stops after the first size that failed validation.
   std::vector<CollectiveTiming> sizes;
+  std::optional<int> root;  // the root used; none for a collective without one
+  std::string route;        // how every rank's buffers reach MPI: direct or staged
 };
 
 // Collective over `comm`; every rank gets the same CollectiveRun.

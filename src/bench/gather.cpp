@@ -40,14 +40,8 @@ class Runner {
     // Every rank runs the same stages: each ends in a collective barrier.
     if (!same_stages) throw UsageError("gather: the ranks were given different numbers of stages");
     if (options.root < 0 || options.root >= nodes_) throw UsageError("gather: root out of range");
-    if (options.sizes.empty()) throw UsageError("gather: no sizes to run");
-    options.counts.check();
+    options.validate();
     const bool mpi = !options.mpi_collective.empty();
-    if (mpi == !options.stages.empty())
-      throw UsageError("gather: give either the stages of a schedule or an MPI collective, not both");
-    if (mpi && options.mpi_collective != "gather" && options.mpi_collective != "scatter" &&
-        options.mpi_collective != "allgather")
-      throw UsageError("gather: unknown MPI collective '" + options.mpi_collective + "'");
     for (const GatherStage& stage : options.stages)
       for (const auto* moves : {&stage.sends, &stage.recvs})
         for (const GatherMove& move : *moves)
@@ -234,7 +228,7 @@ class Runner {
     std::vector<double> mine(record * static_cast<std::size_t>(iterations), 0.0);
     std::uint64_t errors = 0;
     for (int i = 0; i < total; ++i) {
-      if (options_.validate) {
+      if (options_.validation) {
         buffer_->fill_zero();
         for (std::uint64_t p : options_.holds) fill(p, size, i);
         if (device_) device_->finish();
@@ -251,7 +245,7 @@ class Runner {
           run_mpi(size, out);
       }
       if (phases) phases[3 * stages] = MPI_Wtime() - start;
-      if (options_.validate)
+      if (options_.validation)
         for (std::uint64_t p : options_.checks) errors += wrong_bytes(p, size, i);
     }
     return reduce(size, mine, stages, iterations, errors);
@@ -312,6 +306,16 @@ class Runner {
 };
 
 }  // namespace
+
+void GatherOptions::validate() const {
+  if (sizes.empty()) throw UsageError("gather: no sizes to run");
+  counts.validate();
+  const bool mpi = !mpi_collective.empty();
+  if (mpi == !stages.empty())
+    throw UsageError("gather: give either the stages of a schedule or an MPI collective, not both");
+  if (mpi && mpi_collective != "gather" && mpi_collective != "scatter" && mpi_collective != "allgather")
+    throw UsageError("gather: unknown MPI collective '" + mpi_collective + "'");
+}
 
 GatherRun run_gather(const Communicator& comm, Device* device, const GatherOptions& options) {
   return run_agreed<Runner>(comm, device, options);

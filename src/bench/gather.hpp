@@ -44,7 +44,7 @@ struct GatherOptions {
   std::vector<std::uint64_t> sizes;   // bytes per node (block size)
   IterationCounts counts;             // timed and warm-up iterations per size
   bool barrier = true;                // control: barrier (true) or local
-  bool validate = true;
+  bool validation = true;  // check every block after the last stage, outside the timed region
   // Ranks whose buffers share this rank's device: the memory check counts them all.
   int device_sharers = 1;
   // Bare MPI_Barriers timed after the sweep: the reference a stage's own
@@ -52,6 +52,10 @@ struct GatherOptions {
   int barrier_reference = 0;
   int bank = 0;
   TransferOptions transfer;
+
+  // Throws UsageError naming the first parameter no run can take, and its
+  // fix; what depends on the ranks is checked when the run starts.
+  void validate() const;
 };
 
 struct GatherTiming {

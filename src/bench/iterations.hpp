@@ -1,5 +1,5 @@
 // How many timed and warm-up iterations a size gets: OMB switches to its
-// "large" counts for messages above a threshold (8192 bytes).
+// "large" counts for messages above a threshold (LARGE_MESSAGE_SIZE, 8192 bytes).
 #pragma once
 #include <cstdint>
 
@@ -7,16 +7,21 @@
 
 namespace fpgacomm {
 
+// OSU Micro-Benchmarks' LARGE_MESSAGE_SIZE: above it the large counts hold.
+// Python reads it from the core (fpgacomm.params.LARGE_MESSAGE).
+constexpr std::uint64_t kLargeMessage = 8192;
+
 struct IterationCounts {
   int iterations = 1000, warmup = 100;
   int iterations_large = 100, warmup_large = 10;
-  std::uint64_t large_threshold = 8192;
+  std::uint64_t large_threshold = kLargeMessage;
 
   bool large(std::uint64_t size) const { return size > large_threshold; }
   int timed(std::uint64_t size) const { return large(size) ? iterations_large : iterations; }
   int untimed(std::uint64_t size) const { return large(size) ? warmup_large : warmup; }
 
-  void check() const {
+  // Throws UsageError naming the count that cannot run and its flag.
+  void validate() const {
     if (iterations < 1 || iterations_large < 1) throw UsageError("iterations -i must be at least 1");
     if (warmup < 0 || warmup_large < 0) throw UsageError("warm-up -x must not be negative");
   }

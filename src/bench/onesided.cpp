@@ -1,14 +1,17 @@
 #include "bench/onesided.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "bench/agreed_run.hpp"
 #include "bench/pt2pt.hpp"
 #include "bench/staged_buffer.hpp"
 #include "comm/transfer.hpp"
+#include "core/choices.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
@@ -23,32 +26,42 @@ struct TestSpec {
   Shape shape;
 };
 
+struct NamedTest {
+  const char* name;
+  TestSpec spec;
+};
+
+// In OSU Micro-Benchmarks' order.
+constexpr NamedTest kTests[] = {{"put_latency", {true, Shape::Latency}}, {"get_latency", {false, Shape::Latency}},
+                                {"put_bw", {true, Shape::Bandwidth}}, {"get_bw", {false, Shape::Bandwidth}},
+                                {"put_bibw", {true, Shape::BiBandwidth}}};
+
+// OMB's default (flush) first, then OMB's other passive and active target
+// synchronisations.
+constexpr std::pair<const char*, Sync> kSyncs[] = {{"flush", Sync::Flush}, {"lock", Sync::Lock},
+                                                   {"flush_local", Sync::FlushLocal}, {"lock_all", Sync::LockAll},
+                                                   {"pscw", Sync::Pscw}, {"fence", Sync::Fence}};
+
+// OMB's default (MPI_Win_allocate) first.
+constexpr std::pair<const char*, Creation> kCreations[] = {
+    {"allocate", Creation::Allocate}, {"create", Creation::Create}, {"dynamic", Creation::Dynamic}};
+
 TestSpec spec_of(const std::string& test) {
-  if (test == "put_latency") return {true, Shape::Latency};
-  if (test == "get_latency") return {false, Shape::Latency};
-  if (test == "put_bw") return {true, Shape::Bandwidth};
-  if (test == "get_bw") return {false, Shape::Bandwidth};
-  if (test == "put_bibw") return {true, Shape::BiBandwidth};
-  throw UsageError("unknown one-sided test '" + test +
-                   "'; choose put_latency, get_latency, put_bw, get_bw or put_bibw");
+  for (const NamedTest& known : kTests)
+    if (test == known.name) return known.spec;
+  throw UsageError("unknown one-sided test '" + test + "'; choose " + choice_list(onesided_tests()));
 }
 
 Sync sync_of(const std::string& name) {
-  if (name == "lock") return Sync::Lock;
-  if (name == "flush") return Sync::Flush;
-  if (name == "flush_local") return Sync::FlushLocal;
-  if (name == "lock_all") return Sync::LockAll;
-  if (name == "pscw") return Sync::Pscw;
-  if (name == "fence") return Sync::Fence;
-  throw UsageError("unknown synchronisation '" + name +
-                   "'; choose lock, flush, flush_local, lock_all, pscw or fence (-s)");
+  for (const auto& [known, sync] : kSyncs)
+    if (name == known) return sync;
+  throw UsageError("unknown synchronisation '" + name + "'; choose " + choice_list(onesided_syncs()) + " (-s)");
 }
 
 Creation creation_of(const std::string& name) {
-  if (name == "create") return Creation::Create;
-  if (name == "allocate") return Creation::Allocate;
-  if (name == "dynamic") return Creation::Dynamic;
-  throw UsageError("unknown window creation '" + name + "'; choose create, allocate or dynamic (-w)");
+  for (const auto& [known, creation] : kCreations)
+    if (name == known) return creation;
+  throw UsageError("unknown window creation '" + name + "'; choose " + choice_list(window_creations()) + " (-w)");
 }
 
 // Active target: both ranks call the synchronisation (fence; post, start,
@@ -180,20 +193,13 @@ struct Iteration {
 class Runner {
  public:
   Runner(const Communicator& comm, Device* device, const OneSidedOptions& options)
-      : comm_(comm), device_(device), options_(options), spec_(spec_of(options.test)), sync_(sync_of(options.sync)),
-        creation_(creation_of(options.window_creation)), me_(comm.rank()), peer_(1 - comm.rank()),
-        slots_(spec_.shape == Shape::Latency ? 1 : options.window) {
+      : comm_(comm), device_(device), options_(options), spec_(spec_of(options.test)),
+        sync_(sync_of(options.sync_or_default())), creation_(creation_of(options.window_creation)),
+        me_(comm.rank()), peer_(1 - comm.rank()), slots_(spec_.shape == Shape::Latency ? 1 : options.window) {
+    options.validate();
     if (comm.size() != 2)
       throw UsageError("osu " + options.test + " needs exactly 2 ranks, and this run has " +
                        std::to_string(comm.size()) + "; run it with mpirun -np 2");
-    if (spec_.shape == Shape::BiBandwidth && !active_target(sync_))
-      throw UsageError("osu put_bibw takes -s pscw or fence (both ranks put at once), as OMB, not -s " + options.sync);
-    if (options.window < 1) throw UsageError("window size -W must be at least 1");
-    options.counts.check();
-    if (options.sizes.empty()) throw UsageError("no message sizes to run");
-    for (std::uint64_t size : options.sizes)
-      if (size > static_cast<std::uint64_t>(INT_MAX))
-        throw UsageError(std::to_string(size) + " bytes is more than an MPI count can hold; use smaller messages (-m)");
   }
 
   ~Runner() {  // cleanup: never throws
@@ -208,6 +214,8 @@ class Runner {
     MPI_Group_free(&everyone);
     check_mpi(code, "MPI_Group_incl");
     OneSidedRun result;
+    result.sync = options_.sync_or_default();
+    result.route = route_name(StagedBuffer::route_for(options_.kind));
     for (std::uint64_t size : options_.sizes) {
       result.sizes.push_back(measure(size));
       if (result.sizes.back().errors > 0) break;  // as OMB: a failing size ends the sweep
@@ -391,7 +399,7 @@ class Runner {
     std::uint64_t errors = 0;
     allocate_buffers(size * slots_);
     const Iteration iteration = iteration_for(size);
-    const bool validate = options_.validate, keeps_time = me_ == 0;
+    const bool validate = options_.validation, keeps_time = me_ == 0;
     comm_.barrier();
     if (lock_per_size() && keeps_time) iteration.lock_peer();
     double first_start = 0, last_stop = 0;
@@ -418,7 +426,7 @@ class Runner {
     // between the iterations it is their sum instead, validation left out.
     times = comm_.sum(times);
     double total = comm_.sum(std::vector<double>{last_stop - first_start})[0];
-    if (options_.validate) {
+    if (options_.validation) {
       total = 0;
       for (double t : times) total += t;
     }
@@ -457,6 +465,54 @@ class Runner {
 };
 
 }  // namespace
+
+std::vector<std::string> onesided_tests() {
+  std::vector<std::string> names;
+  for (const NamedTest& known : kTests) names.push_back(known.name);
+  return names;
+}
+
+std::vector<std::string> onesided_syncs() {
+  std::vector<std::string> names;
+  for (const auto& [name, sync] : kSyncs) names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> onesided_test_syncs(const std::string& test) {
+  const bool both_put = spec_of(test).shape == Shape::BiBandwidth;
+  std::vector<std::string> names;
+  for (const auto& [name, sync] : kSyncs)
+    if (!both_put || active_target(sync)) names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> window_creations() {
+  std::vector<std::string> names;
+  for (const auto& [name, creation] : kCreations) names.push_back(name);
+  return names;
+}
+
+std::string OneSidedOptions::sync_or_default() const { return sync.empty() ? onesided_test_syncs(test).front() : sync; }
+
+void OneSidedOptions::validate() const {
+  spec_of(test);
+  creation_of(window_creation);
+  const std::string chosen = sync_or_default();
+  sync_of(chosen);
+  const std::vector<std::string> choices = onesided_test_syncs(test);
+  if (std::find(choices.begin(), choices.end(), chosen) == choices.end()) {
+    std::string alternatives;
+    for (const std::string& name : choices) alternatives += (alternatives.empty() ? "" : " or ") + name;
+    throw UsageError("osu " + test + " takes -s " + alternatives + " (both ranks put at once), as OMB, not -s " +
+                     chosen);
+  }
+  if (window < 1) throw UsageError("window size must be at least 1, got " + std::to_string(window));
+  counts.validate();
+  if (sizes.empty()) throw UsageError("no message sizes to run");
+  for (std::uint64_t size : sizes)
+    if (size > static_cast<std::uint64_t>(INT_MAX))
+      throw UsageError(std::to_string(size) + " bytes is more than an MPI count can hold; use smaller messages (-m)");
+}
 
 OneSidedRun run_onesided(const Communicator& comm, Device* device, const OneSidedOptions& options) {
   return run_agreed<Runner>(comm, device, options);

@@ -17,20 +17,33 @@
 namespace fpgacomm {
 
 struct OneSidedOptions {
-  std::string test = "put_latency";  // put_latency | get_latency | put_bw | get_bw | put_bibw
+  std::string test = "put_latency";  // one of onesided_tests()
   MemKind kind = MemKind::Host;      // the local (origin) buffer of both ranks
   std::vector<std::uint64_t> sizes;
   IterationCounts counts;
   int window = 64;  // operations per synchronisation in the bandwidth tests (OMB's -W)
-  // OMB's -w: create | allocate | dynamic (MPI_Win_create, MPI_Win_allocate,
+  // OMB's -w: one of window_creations() (MPI_Win_allocate, MPI_Win_create,
   // MPI_Win_create_dynamic with the memory attached).
   std::string window_creation = "allocate";
-  // OMB's -s: lock | flush | flush_local | lock_all | pscw | fence; put_bibw
-  // takes pscw or fence only.
-  std::string sync = "flush";
-  bool validate = false;
+  // OMB's -s: one of onesided_test_syncs(test); empty for OMB's default
+  // there, the first of them.
+  std::string sync;
+  bool validation = false;  // -c: check every message, outside the timed region
   int bank = 0;
+
+  std::string sync_or_default() const;
+  // Throws UsageError naming the first parameter no run can take, and its
+  // fix; what depends on the ranks is checked when the run starts.
+  void validate() const;
 };
+
+// OMB's one-sided tests; its window creations (-w) and synchronisations
+// (-s), each list with OMB's default first; the synchronisations `test`
+// takes (put_bibw, where both ranks put at once, active target only).
+std::vector<std::string> onesided_tests();
+std::vector<std::string> window_creations();
+std::vector<std::string> onesided_syncs();
+std::vector<std::string> onesided_test_syncs(const std::string& test);
 
 struct OneSidedTiming {
   std::uint64_t size = 0;
@@ -43,6 +56,8 @@ struct OneSidedTiming {
 
 struct OneSidedRun {
   std::vector<OneSidedTiming> sizes;  // stops after the first size that failed validation
+  std::string sync;                   // the synchronisation run (-s)
+  std::string route;                  // how the local buffer reaches MPI: direct or staged
 };
 
 // Collective over `comm` (exactly 2 ranks); both ranks get the same OneSidedRun.

@@ -25,7 +25,7 @@ class OverheadRunner {
       if (size < 1 || size > static_cast<std::uint64_t>(INT32_MAX))
         throw UsageError("overhead message sizes must lie between 1 byte and one MPI count (2^31 - 1 bytes), got " +
                          std::to_string(size));
-    counts.check();
+    counts.validate();
     buffer_.assign(*std::max_element(sizes.begin(), sizes.end()), 0x5a);
   }
 

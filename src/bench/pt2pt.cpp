@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "bench/agreed_run.hpp"
+#include "core/choices.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
@@ -24,13 +25,22 @@ struct TestSpec {
   bool multi_pair;  // any even number of ranks, else exactly two
 };
 
+struct NamedTest {
+  const char* name;
+  TestSpec spec;
+};
+
+// In OSU Micro-Benchmarks' order: the ping-pongs, then the windowed tests.
+constexpr NamedTest kTests[] = {{"latency", {Shape::PingPong, false}},
+                                {"multi_lat", {Shape::PingPong, true}},
+                                {"bw", {Shape::Window, false}},
+                                {"bibw", {Shape::BiWindow, false}},
+                                {"mbw_mr", {Shape::Window, true}}};
+
 TestSpec spec_of(const std::string& test) {
-  if (test == "latency") return {Shape::PingPong, false};
-  if (test == "multi_lat") return {Shape::PingPong, true};
-  if (test == "bw") return {Shape::Window, false};
-  if (test == "mbw_mr") return {Shape::Window, true};
-  if (test == "bibw") return {Shape::BiWindow, false};
-  throw UsageError("unknown point-to-point test '" + test + "'; choose latency, bw, bibw, multi_lat or mbw_mr");
+  for (const NamedTest& known : kTests)
+    if (test == known.name) return known.spec;
+  throw UsageError("unknown point-to-point test '" + test + "'; choose " + choice_list(pt2pt_tests()));
 }
 
 void check_ranks(const std::string& test, const TestSpec& spec, int ranks) {
@@ -90,12 +100,8 @@ class Runner {
   Runner(const Communicator& comm, Device* device, const Pt2ptOptions& options)
       : comm_(comm), device_(device), options_(options), spec_(spec_of(options.test)),
         transfers_(comm, device, options.transfer) {
+    options.validate();
     check_ranks(options.test, spec_, comm.size());
-    if (options.window < 1) throw UsageError("window size -W must be at least 1");
-    if (options.iterations < 1 || options.iterations_large < 1) throw UsageError("iterations -i must be at least 1");
-    if (options.warmup < 0 || options.warmup_large < 0) throw UsageError("warm-up -x must not be negative");
-    if (options.sizes.empty()) throw UsageError("no message sizes to run");
-    require_an_element(options.sizes, options.datatype);
     const int pairs = comm.size() / 2;
     const bool first = comm.rank() < pairs;
     role_ = {pairs, first, first ? comm.rank() + pairs : comm.rank() - pairs,
@@ -167,7 +173,7 @@ class Runner {
   }
 
   void prepare(std::uint64_t size, int iteration) {
-    if (options_.validate) {
+    if (options_.validation) {
       for (std::size_t j = 0; j < send_.size(); ++j)
         fill_pattern(*send_[j], size, iteration, stream(static_cast<int>(j), role_.first_half));
       for (auto& buffer : recv_) buffer->fill_zero();
@@ -178,7 +184,7 @@ class Runner {
     }
     // Untimed work on one rank must not land in the other's timed region;
     // and OMB's multi-pair tests start every iteration of all pairs together.
-    if (options_.validate || options_.touch || spec_.multi_pair) comm_.barrier();
+    if (options_.validation || options_.touch || spec_.multi_pair) comm_.barrier();
   }
 
   std::uint64_t check(std::uint64_t size, int iteration) {
@@ -230,9 +236,7 @@ class Runner {
   // OMB's row `size`, moving `bytes` (its whole elements).
   SizeTiming measure(std::uint64_t size) {
     const std::uint64_t bytes = message_bytes(size, options_.datatype);
-    const bool large = size > options_.large_threshold;
-    const int iterations = large ? options_.iterations_large : options_.iterations;
-    const int warmup = large ? options_.warmup_large : options_.warmup;
+    const int iterations = options_.counts.timed(size), warmup = options_.counts.untimed(size);
     std::vector<double> times(static_cast<std::size_t>(iterations), 0.0);
     std::uint64_t errors = 0;
     Timeline timeline;
@@ -247,7 +251,7 @@ class Runner {
       const double stop = MPI_Wtime();
       transfers_.set_timeline(nullptr);
       if (i >= warmup && role_.first_half) times[i - warmup] = stop - start;
-      if (options_.validate) errors += check(bytes, i);
+      if (options_.validation) errors += check(bytes, i);
     }
     // The first half keeps time; the others add zeros, so the sum over ranks
     // divided by the pairs is the mean over timing ranks, per iteration.
@@ -297,6 +301,20 @@ std::uint8_t pattern_byte(std::uint64_t index, std::uint64_t size, int iteration
   x *= 0xBF58476D1CE4E5B9ull;
   x ^= x >> 29;
   return static_cast<std::uint8_t>(x);
+}
+
+std::vector<std::string> pt2pt_tests() {
+  std::vector<std::string> names;
+  for (const NamedTest& known : kTests) names.push_back(known.name);
+  return names;
+}
+
+void Pt2ptOptions::validate() const {
+  spec_of(test);
+  if (window < 1) throw UsageError("window size must be at least 1, got " + std::to_string(window));
+  counts.validate();
+  if (sizes.empty()) throw UsageError("no message sizes to run");
+  require_an_element(sizes, datatype);
 }
 
 Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/iterations.hpp"
 #include "cl/buffer.hpp"
 #include "comm/communicator.hpp"
 #include "comm/datatype.hpp"
@@ -14,24 +15,28 @@
 namespace fpgacomm {
 
 struct Pt2ptOptions {
-  std::string test = "latency";  // latency | bw | bibw | multi_lat | mbw_mr
+  std::string test = "latency";  // one of pt2pt_tests()
   MemKind send_kind = MemKind::Host;  // the buffers of rank 0 (of the first half in multi-pair tests)
   MemKind recv_kind = MemKind::Host;  // the buffers of rank 1 (of the second half)
   std::vector<std::uint64_t> sizes;
-  // OMB switches to the large-message counts above large_threshold bytes.
-  int iterations = 10000, warmup = 100;
-  int iterations_large = 1000, warmup_large = 10;
-  std::uint64_t large_threshold = 8192;
+  IterationCounts counts{10000, 100, 1000, 10};  // OMB's latency counts
   // OMB's -T: a message moves its whole elements; sizes smaller than one are skipped.
   Datatype datatype = Datatype::Char;
   int window = 64;
-  bool validate = false;
+  bool validation = false;        // -c: check every received message, outside the timed region
   bool multiple_buffers = false;  // -b multiple: fresh buffers per size, one per window slot
   bool touch = false;             // placeholder kernel on device buffers before each measured operation
   int bank = 0;                   // memory bank for B and P
   bool timeline = false;          // with staging: record the last timed iteration's chunks
   TransferOptions transfer;
+
+  // Throws UsageError naming the first parameter no run can take, and its
+  // fix; what depends on the ranks is checked when the run starts.
+  void validate() const;
 };
+
+// latency, multi_lat, bw, bibw, mbw_mr: the ping-pongs, then the windowed tests.
+std::vector<std::string> pt2pt_tests();
 
 struct SizeTiming {
   std::uint64_t size = 0;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cl/buffer.hpp"
+#include "comm/transfer.hpp"
 
 namespace fpgacomm {
 
@@ -21,6 +22,8 @@ class StagedBuffer {
   // The memory MPI reads or writes.
   std::uint8_t* mpi_data() { return mirror_ ? mirror_->host_data() : buffer_->host_data(); }
   bool staged() const { return mirror_ != nullptr; }
+  // How a buffer of `kind` reaches MPI: device kinds staged, host kinds direct.
+  static Route route_for(MemKind kind) { return is_device_kind(kind) ? Route::Staged : Route::Direct; }
 
   // Device -> mirror and mirror -> device for the first `bytes`; nothing for host kinds.
   void to_host(std::uint64_t bytes);

@@ -3,30 +3,30 @@
 #include "bench/beff.hpp"
 #include "bench/ring.hpp"
 #include "bindings/bindings.hpp"
+#include "bindings/options.hpp"
 
 namespace py = pybind11;
 
 namespace fpgacomm::bindings {
 
 void bind_beff(py::module_& m) {
+  auto options = validated_options_class<BeffOptions>(m, "BeffOptions", "One b_eff sweep's parameters.");
+  options.def_property(
+      "type", [](const BeffOptions& o) { return beff_type_name(o.type); },
+      [](BeffOptions& o, const std::string& name) { o.type = alike_on_every_rank([&] { return parse_beff_type(name); }); },
+      "cpu, pcie, kernel or iec");
+  options.def_readwrite("sizes", &BeffOptions::sizes)
+      .def_readwrite("loop_lengths", &BeffOptions::loop_lengths, "per size; 0: the adaptive rule")
+      .def_readwrite("target_time", &BeffOptions::target_time, "the adaptive rule's seconds per measurement")
+      .def_readwrite("max_loop_length", &BeffOptions::max_loop_length, "the adaptive rule's ceiling")
+      .def_readwrite("repetitions", &BeffOptions::repetitions)
+      .def_readwrite("validation_iterations", &BeffOptions::validation_iterations)
+      .def_readwrite("ring", &BeffOptions::ring, "the rank at each ring position")
+      .def_readwrite("bank", &BeffOptions::bank)
+      .def_readwrite("transfer", &BeffOptions::transfer, "chunk_bytes and slots; pcie and kernel always stage");
   m.def(
       "run_beff",
-      [](py::object communicator, Device* device, const std::string& type, const std::vector<std::uint64_t>& sizes,
-         const std::vector<std::uint64_t>& loop_lengths, double target_time, std::uint64_t max_loop_length,
-         int repetitions, int validation_iterations, const std::vector<int>& ring, int bank,
-         std::uint64_t chunk_bytes, int slots) {
-        BeffOptions options;
-        options.type = parse_beff_type(type);
-        options.sizes = sizes;
-        options.loop_lengths = loop_lengths;
-        options.target_time = target_time;
-        options.max_loop_length = max_loop_length;
-        options.repetitions = repetitions;
-        options.validation_iterations = validation_iterations;
-        options.ring = ring;
-        options.bank = bank;
-        options.transfer.chunk_bytes = chunk_bytes;
-        options.transfer.slots = slots;
+      [](py::object communicator, Device* device, const BeffOptions& options) {
         const Communicator comm(mpi_comm(communicator));
         BeffRun run;
         {
@@ -48,9 +48,7 @@ void bind_beff(py::module_& m) {
         out["route"] = run.route;
         return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("type"), py::arg("sizes"), py::arg("loop_lengths"),
-      py::arg("target_time"), py::arg("max_loop_length"), py::arg("repetitions"), py::arg("validation_iterations"),
-      py::arg("ring"), py::arg("bank"), py::arg("chunk_bytes"), py::arg("slots"),
+      py::arg("comm"), py::arg("device"), py::arg("options"),
       "One b_eff sweep on the ring; collective over comm. Every rank gets every rank's times.");
   m.def("ring_order", &ring_order, py::arg("ranks"), py::arg("random"), py::arg("seed"),
         "The rank at each ring position: rank order, or a permutation drawn from seed.");

@@ -3,6 +3,7 @@
 #include "bench/devbw.hpp"
 #include "bench/pt2pt.hpp"
 #include "bindings/bindings.hpp"
+#include "bindings/options.hpp"
 #include "core/error.hpp"
 
 namespace py = pybind11;
@@ -33,31 +34,27 @@ py::list timeline_rows(const std::vector<ChunkTimes>& chunks) {
 }  // namespace
 
 void bind_bench(py::module_& m) {
+  auto options = validated_options_class<Pt2ptOptions>(m, "Pt2ptOptions", "One OSU point-to-point sweep's parameters.");
+  options.def_readwrite("test", &Pt2ptOptions::test, "latency, multi_lat, bw, bibw or mbw_mr");
+  text_property(options, "send_kind", &Pt2ptOptions::send_kind, &mem_kind_code, &parse_mem_kind,
+                "rank 0's buffers (the first half's in multi-pair tests): H, H!, D, B or P");
+  text_property(options, "recv_kind", &Pt2ptOptions::recv_kind, &mem_kind_code, &parse_mem_kind,
+                "rank 1's buffers (the second half's)");
+  text_property(options, "datatype", &Pt2ptOptions::datatype, &datatype_name, &parse_datatype,
+                "OMB's -T: mpi_char, mpi_int or mpi_float");
+  options.def_readwrite("sizes", &Pt2ptOptions::sizes)
+      .def_readwrite("counts", &Pt2ptOptions::counts)
+      .def_readwrite("window", &Pt2ptOptions::window)
+      .def_readwrite("validation", &Pt2ptOptions::validation)
+      .def_readwrite("multiple_buffers", &Pt2ptOptions::multiple_buffers)
+      .def_readwrite("touch", &Pt2ptOptions::touch)
+      .def_readwrite("bank", &Pt2ptOptions::bank)
+      .def_readwrite("timeline", &Pt2ptOptions::timeline)
+      .def_readwrite("transfer", &Pt2ptOptions::transfer);
+  m.def("pt2pt_tests", &pt2pt_tests, "OSU Micro-Benchmarks' point-to-point tests.");
   m.def(
       "run_pt2pt",
-      [](py::object communicator, Device* device, const std::string& test, const std::string& send_kind,
-         const std::string& recv_kind, const std::vector<std::uint64_t>& sizes, int iterations, int warmup,
-         int iterations_large, int warmup_large, std::uint64_t large_threshold, int window, bool validate,
-         bool multiple_buffers, bool touch, int bank, const std::string& path, std::uint64_t chunk_bytes, int slots,
-         bool timeline, const std::string& datatype) {
-        Pt2ptOptions options;
-        options.test = test;
-        options.send_kind = parse_mem_kind(send_kind);
-        options.recv_kind = parse_mem_kind(recv_kind);
-        options.sizes = sizes;
-        options.iterations = iterations;
-        options.warmup = warmup;
-        options.iterations_large = iterations_large;
-        options.warmup_large = warmup_large;
-        options.large_threshold = large_threshold;
-        options.datatype = parse_datatype(datatype);
-        options.window = window;
-        options.validate = validate;
-        options.multiple_buffers = multiple_buffers;
-        options.touch = touch;
-        options.bank = bank;
-        options.transfer = {parse_path(path), chunk_bytes, slots};
-        options.timeline = timeline;
+      [](py::object communicator, Device* device, const Pt2ptOptions& options) {
         const Communicator comm(mpi_comm(communicator));
         Pt2ptRun run;
         {
@@ -72,7 +69,7 @@ void bind_bench(py::module_& m) {
           row["value"] = t.value;
           row["samples"] = t.samples;
           row["errors"] = t.errors;
-          if (timeline) row["timeline"] = timeline_rows(t.timeline);
+          if (options.timeline) row["timeline"] = timeline_rows(t.timeline);
           sizes_out.append(row);
         }
         py::dict out;
@@ -83,11 +80,7 @@ void bind_bench(py::module_& m) {
         out["chunk_bytes"] = run.chunk_bytes;
         return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("test"), py::arg("send_kind"), py::arg("recv_kind"),
-      py::arg("sizes"), py::arg("iterations"), py::arg("warmup"), py::arg("iterations_large"),
-      py::arg("warmup_large"), py::arg("large_threshold"), py::arg("window"), py::arg("validate"),
-      py::arg("multiple_buffers"), py::arg("touch"), py::arg("bank"), py::arg("path"), py::arg("chunk_bytes"),
-      py::arg("slots"), py::arg("timeline") = false, py::arg("datatype") = "mpi_char",
+      py::arg("comm"), py::arg("device"), py::arg("options"),
       "One OSU point-to-point sweep; collective over comm. Every rank gets the same timings; with timeline, "
       "each size also carries this rank's staged chunks of its last timed window.");
   m.def(

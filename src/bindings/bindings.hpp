@@ -7,6 +7,7 @@ namespace fpgacomm::bindings {
 
 void bind_errors(pybind11::module_& m);
 void bind_core(pybind11::module_& m);
+void bind_options(pybind11::module_& m);
 void bind_cl(pybind11::module_& m);
 void bind_comm(pybind11::module_& m);
 void bind_bench(pybind11::module_& m);

@@ -41,6 +41,15 @@ void bind_cl(py::module_& m) {
   m.def(
       "mem_kind_name", [](const std::string& code) { return mem_kind_name(parse_mem_kind(code)); },
       py::arg("code"), "The kind's name; raises UsageError for an unknown code.");
+  m.def(
+      "mem_kind_codes",
+      [](bool host_only) {
+        std::vector<std::string> codes;
+        for (MemKind kind : mem_kinds())
+          if (!host_only || !is_device_kind(kind)) codes.push_back(mem_kind_code(kind));
+        return codes;
+      },
+      py::arg("host_only") = false, "H, H!, D, B, P: the codes of every memory kind, or of the host kinds.");
   m.def("all_devices", &all_devices, "Every device of every OpenCL platform.");
   m.def(
       "select_devices",

@@ -2,26 +2,30 @@
 
 #include "bench/collectives.hpp"
 #include "bindings/bindings.hpp"
+#include "bindings/options.hpp"
 
 namespace py = pybind11;
 
 namespace fpgacomm::bindings {
 
 void bind_collectives(py::module_& m) {
+  auto options = validated_options_class<CollectiveOptions>(m, "CollectiveOptions",
+                                                             "One OSU collective sweep's parameters.");
+  options.def_readwrite("op", &CollectiveOptions::op, "one of collective_ops()");
+  text_property(options, "kind", &CollectiveOptions::kind, &mem_kind_code, &parse_mem_kind,
+                "every buffer of every rank: H, H!, D, B or P");
+  text_property(options, "datatype", &CollectiveOptions::datatype, &datatype_name, &parse_datatype,
+                "OMB's -T: mpi_char, mpi_int or mpi_float");
+  options.def_readwrite("sizes", &CollectiveOptions::sizes)
+      .def_readwrite("counts", &CollectiveOptions::counts)
+      .def_readwrite("root", &CollectiveOptions::root, "None: rank 0 where the collective has a root")
+      .def_readwrite("validation", &CollectiveOptions::validation)
+      .def_readwrite("bank", &CollectiveOptions::bank);
+  m.def("collective_ops", &collective_ops, "OSU Micro-Benchmarks' blocking collectives.");
+  m.def("rooted_collective_ops", &rooted_collective_ops, "The collectives with a root.");
   m.def(
       "run_collective",
-      [](py::object communicator, Device* device, const std::string& op, const std::string& kind,
-         const std::vector<std::uint64_t>& sizes, int iterations, int warmup, int iterations_large, int warmup_large,
-         std::uint64_t large_threshold, const std::string& datatype, int root, bool validate, int bank) {
-        CollectiveOptions options;
-        options.op = op;
-        options.kind = parse_mem_kind(kind);
-        options.sizes = sizes;
-        options.counts = {iterations, warmup, iterations_large, warmup_large, large_threshold};
-        options.datatype = parse_datatype(datatype);
-        options.root = root;
-        options.validate = validate;
-        options.bank = bank;
+      [](py::object communicator, Device* device, const CollectiveOptions& options) {
         const Communicator comm(mpi_comm(communicator));
         CollectiveRun run;
         {
@@ -42,11 +46,11 @@ void bind_collectives(py::module_& m) {
         py::dict out;
         out["sizes"] = sizes_out;
         out["datatype"] = datatype_name(options.datatype);
+        out["root"] = run.root;
+        out["route"] = run.route;
         return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("op"), py::arg("kind"), py::arg("sizes"), py::arg("iterations"),
-      py::arg("warmup"), py::arg("iterations_large"), py::arg("warmup_large"), py::arg("large_threshold"),
-      py::arg("datatype"), py::arg("root"), py::arg("validate"), py::arg("bank"),
+      py::arg("comm"), py::arg("device"), py::arg("options"),
       "One OSU collective sweep; collective over comm. Every rank gets the same timings.");
 }
 

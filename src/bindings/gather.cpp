@@ -2,6 +2,7 @@
 
 #include "bench/gather.hpp"
 #include "bindings/bindings.hpp"
+#include "bindings/options.hpp"
 
 namespace py = pybind11;
 
@@ -17,31 +18,47 @@ std::vector<GatherMove> moves_of(const Triples& triples) {
   return moves;
 }
 
+Triples triples_of(const std::vector<GatherMove>& moves) {
+  Triples triples;
+  for (const GatherMove& move : moves) triples.emplace_back(move.peer, move.first, move.blocks);
+  return triples;
+}
+
 }  // namespace
 
 void bind_gather(py::module_& m) {
+  auto options = validated_options_class<GatherOptions>(
+      m, "GatherOptions", "This rank's part of a gather schedule and the sweep's parameters.");
+  options.def_property(
+      "stages",
+      [](const GatherOptions& o) {
+        std::vector<std::pair<Triples, Triples>> stages;
+        for (const GatherStage& stage : o.stages) stages.emplace_back(triples_of(stage.sends), triples_of(stage.recvs));
+        return stages;
+      },
+      [](GatherOptions& o, const std::vector<std::pair<Triples, Triples>>& stages) {
+        o.stages.clear();
+        for (const auto& [sends, recvs] : stages) o.stages.push_back({moves_of(sends), moves_of(recvs)});
+      },
+      "per stage (sends, receives), each a list of (peer, first position, blocks)");
+  options.def_readwrite("mpi_collective", &GatherOptions::mpi_collective,
+                        "gather, scatter or allgather: one MPI_*v stage instead of stages")
+      .def_readwrite("root", &GatherOptions::root)
+      .def_readwrite("holds", &GatherOptions::holds, "positions this rank holds before the first stage")
+      .def_readwrite("checks", &GatherOptions::checks, "positions it must hold, intact, after the last");
+  text_property(options, "kind", &GatherOptions::kind, &mem_kind_code, &parse_mem_kind,
+                "the buffer's memory kind: H, H!, D, B or P");
+  options.def_readwrite("sizes", &GatherOptions::sizes, "bytes per node")
+      .def_readwrite("counts", &GatherOptions::counts)
+      .def_readwrite("barrier", &GatherOptions::barrier, "control: an MPI_Barrier closes every stage, else local")
+      .def_readwrite("validation", &GatherOptions::validation)
+      .def_readwrite("device_sharers", &GatherOptions::device_sharers)
+      .def_readwrite("barrier_reference", &GatherOptions::barrier_reference)
+      .def_readwrite("bank", &GatherOptions::bank)
+      .def_readwrite("transfer", &GatherOptions::transfer);
   m.def(
       "run_gather",
-      [](py::object communicator, Device* device, const std::vector<std::pair<Triples, Triples>>& stages,
-         const std::string& mpi_collective, int root, const std::vector<std::uint64_t>& holds,
-         const std::vector<std::uint64_t>& checks, const std::string& kind, const std::vector<std::uint64_t>& sizes,
-         int iterations, int warmup, int iterations_large, int warmup_large, std::uint64_t large_threshold,
-         bool barrier, bool validate, int device_sharers, int barrier_reference,
-         int bank) {
-        GatherOptions options;
-        for (const auto& [sends, recvs] : stages) options.stages.push_back({moves_of(sends), moves_of(recvs)});
-        options.mpi_collective = mpi_collective;
-        options.root = root;
-        options.holds = holds;
-        options.checks = checks;
-        options.kind = parse_mem_kind(kind);
-        options.sizes = sizes;
-        options.counts = {iterations, warmup, iterations_large, warmup_large, large_threshold};
-        options.barrier = barrier;
-        options.validate = validate;
-        options.device_sharers = device_sharers;
-        options.barrier_reference = barrier_reference;
-        options.bank = bank;
+      [](py::object communicator, Device* device, const GatherOptions& options) {
         const Communicator comm(mpi_comm(communicator));
         GatherRun run;
         {
@@ -65,13 +82,8 @@ void bind_gather(py::module_& m) {
         out["route"] = run.route;
         return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("stages"), py::arg("mpi_collective"), py::arg("root"),
-      py::arg("holds"), py::arg("checks"), py::arg("kind"), py::arg("sizes"), py::arg("iterations"),
-      py::arg("warmup"), py::arg("iterations_large"), py::arg("warmup_large"), py::arg("large_threshold"),
-      py::arg("barrier"), py::arg("validate"), py::arg("device_sharers"),
-      py::arg("barrier_reference"), py::arg("bank"),
-      "This rank's part of a gather schedule: stages of (sends, receives), each a list of (peer, first "
-      "position, blocks); collective over comm. Every rank gets the same timings.");
+      py::arg("comm"), py::arg("device"), py::arg("options"),
+      "This rank's part of a gather schedule; collective over comm. Every rank gets the same timings.");
 }
 
 }  // namespace fpgacomm::bindings

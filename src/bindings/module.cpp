@@ -9,6 +9,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("git_revision") = FPGACOMM_GIT_REVISION;
   fpgacomm::bindings::bind_errors(m);
   fpgacomm::bindings::bind_core(m);
+  fpgacomm::bindings::bind_options(m);
   fpgacomm::bindings::bind_cl(m);
   fpgacomm::bindings::bind_comm(m);
   fpgacomm::bindings::bind_bench(m);

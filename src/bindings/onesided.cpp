@@ -2,28 +2,36 @@
 
 #include "bench/onesided.hpp"
 #include "bindings/bindings.hpp"
+#include "bindings/options.hpp"
 
 namespace py = pybind11;
 
 namespace fpgacomm::bindings {
 
 void bind_onesided(py::module_& m) {
+  auto options = validated_options_class<OneSidedOptions>(m, "OneSidedOptions",
+                                                           "One OSU one-sided sweep's parameters.");
+  options.def_readwrite("test", &OneSidedOptions::test, "one of onesided_tests()");
+  text_property(options, "kind", &OneSidedOptions::kind, &mem_kind_code, &parse_mem_kind,
+                "the local (origin) buffer of both ranks: H, H!, D, B or P");
+  options.def_readwrite("sizes", &OneSidedOptions::sizes)
+      .def_readwrite("counts", &OneSidedOptions::counts)
+      .def_readwrite("window", &OneSidedOptions::window)
+      .def_readwrite("window_creation", &OneSidedOptions::window_creation, "one of window_creations()")
+      .def_property(
+          "sync", [](const OneSidedOptions& o) { return alike_on_every_rank([&] { return o.sync_or_default(); }); },
+          [](OneSidedOptions& o, const std::optional<std::string>& sync) { o.sync = sync.value_or(""); },
+          "one of onesided_test_syncs(test); set None for OMB's default for the test, which it then reads")
+      .def_readwrite("validation", &OneSidedOptions::validation)
+      .def_readwrite("bank", &OneSidedOptions::bank);
+  m.def("onesided_tests", &onesided_tests, "OSU Micro-Benchmarks' one-sided tests.");
+  m.def("window_creations", &window_creations, "OMB's -w choices, its default first.");
+  m.def("onesided_syncs", &onesided_syncs, "OMB's -s choices, its default first.");
+  m.def("onesided_test_syncs", &onesided_test_syncs, py::arg("test"),
+        "The -s choices of one test, OMB's default for it first.");
   m.def(
       "run_onesided",
-      [](py::object communicator, Device* device, const std::string& test, const std::string& kind,
-         const std::vector<std::uint64_t>& sizes, int iterations, int warmup, int iterations_large, int warmup_large,
-         std::uint64_t large_threshold, int window, const std::string& window_creation, const std::string& sync,
-         bool validate, int bank) {
-        OneSidedOptions options;
-        options.test = test;
-        options.kind = parse_mem_kind(kind);
-        options.sizes = sizes;
-        options.counts = {iterations, warmup, iterations_large, warmup_large, large_threshold};
-        options.window = window;
-        options.window_creation = window_creation;
-        options.sync = sync;
-        options.validate = validate;
-        options.bank = bank;
+      [](py::object communicator, Device* device, const OneSidedOptions& options) {
         const Communicator comm(mpi_comm(communicator));
         OneSidedRun run;
         {
@@ -41,11 +49,13 @@ void bind_onesided(py::module_& m) {
           row["errors"] = t.errors;
           sizes_out.append(row);
         }
-        return sizes_out;
+        py::dict out;
+        out["sizes"] = sizes_out;
+        out["sync"] = run.sync;
+        out["route"] = run.route;
+        return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("test"), py::arg("kind"), py::arg("sizes"), py::arg("iterations"),
-      py::arg("warmup"), py::arg("iterations_large"), py::arg("warmup_large"), py::arg("large_threshold"),
-      py::arg("window"), py::arg("window_creation"), py::arg("sync"), py::arg("validate"), py::arg("bank"),
+      py::arg("comm"), py::arg("device"), py::arg("options"),
       "One OSU one-sided sweep on 2 ranks; both ranks get the same timings.");
 }
 

@@ -10,9 +10,7 @@ namespace fpgacomm::bindings {
 void bind_overhead(py::module_& m) {
   m.def(
       "run_overhead",
-      [](py::object communicator, const std::vector<std::uint64_t>& sizes, int iterations, int warmup,
-         int iterations_large, int warmup_large, std::uint64_t large_threshold) {
-        const IterationCounts counts{iterations, warmup, iterations_large, warmup_large, large_threshold};
+      [](py::object communicator, const std::vector<std::uint64_t>& sizes, const IterationCounts& counts) {
         const Communicator comm(mpi_comm(communicator));
         std::vector<OverheadTiming> timings;
         {
@@ -30,8 +28,7 @@ void bind_overhead(py::module_& m) {
         }
         return out;
       },
-      py::arg("comm"), py::arg("sizes"), py::arg("iterations"), py::arg("warmup"), py::arg("iterations_large"),
-      py::arg("warmup_large"), py::arg("large_threshold"),
+      py::arg("comm"), py::arg("sizes"), py::arg("counts"),
       "LogGP's send and receive overheads per size (2 ranks, host buffers); both ranks get every timing.");
 }
 

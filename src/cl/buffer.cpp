@@ -56,12 +56,15 @@ cl_mem create_banked(Device& device, MemKind kind, std::uint64_t bytes, int bank
 
 }  // namespace
 
+const std::vector<MemKind>& mem_kinds() {
+  static const std::vector<MemKind> kinds{MemKind::Host, MemKind::PinnedHost, MemKind::Device, MemKind::Hbm,
+                                          MemKind::Plram};
+  return kinds;
+}
+
 MemKind parse_mem_kind(const std::string& code) {
-  if (code == "H") return MemKind::Host;
-  if (code == "H!") return MemKind::PinnedHost;
-  if (code == "D") return MemKind::Device;
-  if (code == "B") return MemKind::Hbm;
-  if (code == "P") return MemKind::Plram;
+  for (MemKind kind : mem_kinds())
+    if (code == mem_kind_code(kind)) return kind;
   throw UsageError("unknown memory kind '" + code +
                    "'; choose H (pageable host), H! (pinned host), D (device global memory), B (HBM) or P (PLRAM)");
 }

@@ -4,12 +4,15 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cl/device.hpp"
 
 namespace fpgacomm {
 
 enum class MemKind { Host, PinnedHost, Device, Hbm, Plram };
+// Every kind, host kinds first, in the order the command line lists them.
+const std::vector<MemKind>& mem_kinds();
 
 // "H", "H!", "D", "B", "P" -> kind; anything else is a UsageError listing them.
 MemKind parse_mem_kind(const std::string& code);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "core/choices.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
@@ -14,7 +15,7 @@ Datatype parse_datatype(const std::string& name) {
   if (lower == "mpi_char") return Datatype::Char;
   if (lower == "mpi_int") return Datatype::Int;
   if (lower == "mpi_float") return Datatype::Float;
-  throw UsageError("unknown datatype '" + name + "'; choose mpi_char, mpi_int or mpi_float (-T)");
+  throw UsageError("unknown datatype '" + name + "'; choose " + choice_list(datatype_names()) + " (-T)");
 }
 
 std::vector<std::string> datatype_names() { return {"mpi_char", "mpi_int", "mpi_float"}; }

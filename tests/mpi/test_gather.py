@@ -116,6 +116,7 @@ def test_a_size_beyond_the_device_is_refused_before_any_transfer(comm):
     (dict(root=99), "root 99"),
     (dict(sizes=[-1]), "give whole bytes per node"),
     (dict(mem="Q"), "Q"),
+    (dict(iterations=0), "iterations -i must be at least 1"),
 ])
 def test_bad_parameters_are_one_agreed_usage_error(comm, options, message):
     with pytest.raises(_core.UsageError, match=message) as caught:

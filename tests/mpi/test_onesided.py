@@ -173,7 +173,7 @@ def test_one_sided_tests_refuse_other_rank_counts(comm, test):
 
 def test_defaults_are_omb_s():
     """OMB 7.4: MPI_Win_allocate and MPI_Win_flush; put_bibw MPI_Win_post/start/complete/wait."""
-    assert {test: onesided.check_choices(test, "allocate", None) for test in onesided.TESTS} == {
+    assert {test: _core.OneSidedOptions(test=test, sync=None).sync for test in onesided.TESTS} == {
         "put_latency": "flush", "get_latency": "flush", "put_bw": "flush", "get_bw": "flush", "put_bibw": "pscw"}
     assert onesided.SYNC_CHOICES["put_bibw"] == ("pscw", "fence")
     assert all(set(onesided.SYNC_CHOICES[test]) == set(onesided.SYNC) for test in onesided.TESTS if test != "put_bibw")

@@ -148,15 +148,17 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         raise usage_error(f"unknown loop-length rule '{rule}'; choose {', '.join(LOOP_RULES)}")
     if model not in (None, *MODELS):
         raise usage_error(f"unknown b_eff model '{model}'; choose {', '.join(MODELS)}")
-    if repetitions < 1:
-        raise usage_error(f"repetitions -n must be at least 1, got {repetitions}")
-    if target_time <= 0:
-        raise usage_error(f"--target-time must be positive, got {target_time}")
     sizes = message_sizes(min_size, max_size, step_size)
     exponents = [size.bit_length() - 1 for size in sizes]
-    loop_lengths = _loop_lengths(rule, exponents, upper, lower, offset, decrease, channel_width)
-    comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
+    # sim runs on the simulator rather than the core's ring, and takes the same checks.
+    options = _core.BeffOptions(
+        type="cpu" if comm_type == "sim" else comm_type, sizes=sizes, target_time=target_time,
+        loop_lengths=_loop_lengths(rule, exponents, upper, lower, offset, decrease, channel_width),
+        max_loop_length=upper, repetitions=repetitions, validation_iterations=validation_iterations,
+        bank=device_options.bank, transfer=_core.TransferOptions(chunk_bytes=chunk_bytes or 0, slots=slots))
+    options.validate()
+    comm = mpi.resolve(comm)
     params = {"comm_type": comm_type, "sizes": sizes, "min_size": min_size, "max_size": max_size,
               "step_size": step_size, "loop_rule": rule, "upper": upper, "lower": lower, "offset": offset,
               "decrease": decrease, "channel_width": channel_width, "target_time": target_time,
@@ -173,8 +175,8 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     rows, rank_timings, rings, details = [], [], {}, {}
     for name, order in _patterns(reduction, ring_order, seed, random_rings, ranks):
         with _channels(comm, comm_type, dev, order):
-            raw = _core.run_beff(comm, dev, comm_type, sizes, loop_lengths, target_time, upper, repetitions,
-                                 validation_iterations, order, device_options.bank, chunk_bytes or 0, slots)
+            options.ring = order
+            raw = _core.run_beff(comm, dev, options)
         rings[name] = order
         details = {"route": raw["route"], "chunk_bytes": raw["chunk_bytes"]}
         for timing in raw["sizes"]:

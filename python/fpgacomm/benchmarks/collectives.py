@@ -16,12 +16,11 @@ from ..runtime import environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, needs_device, open_device
 from .osu import omb_differences
-from ..params import LARGE_MESSAGE, check_datatype, check_mem_kind, iteration_counts, resolve_sizes, usage_error
+from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
 
-TESTS = ("gather", "scatter", "allgather", "alltoall", "bcast", "reduce", "allreduce", "reduce_scatter",
-         "barrier")
-ROOTED = ("gather", "scatter", "bcast", "reduce")
+TESTS = tuple(_core.collective_ops())
+ROOTED = tuple(_core.rooted_collective_ops())
 # OMB's COLL_LOOP_SMALL, COLL_SKIP_SMALL, COLL_LOOP_LARGE, COLL_SKIP_LARGE.
 ITERATIONS = (1000, 100, 100, 10)
 # OMB's MIN_MESSAGE_SIZE and MAX_MSG_SIZE_COLL.
@@ -101,31 +100,23 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     memory and staging_share says how much of the time that took. root:
     the root of gather, scatter, bcast and reduce (default 0).
     """
-    if op not in TESTS:
-        raise usage_error(f"unknown collective '{op}'; choose {', '.join(TESTS)}")
-    if root is not None and op not in ROOTED:
-        raise usage_error(f"osu {op} has no root; --root applies to {', '.join(ROOTED)}")
-    check_mem_kind(mem)
-    check_datatype(datatype)
     comm = mpi.resolve(comm)
-    size_list = [0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES)
-    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS, iterations, warmup)
     device_options = device or DeviceOptions()
+    options = _core.CollectiveOptions(
+        op=op, root=root, kind=mem, datatype=datatype,
+        sizes=[0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES),
+        counts=iteration_counts(ITERATIONS, iterations, warmup), validation=validate, bank=device_options.bank)
+    options.validate()
 
     hosts = _core.host_names(comm)
     # The barrier moves no data, so it needs no device whatever mem says.
     dev = open_device(comm, device_options, hosts) if needs_device([mem]) and op != "barrier" else None
-    raw = _core.run_collective(comm, dev, op, mem, size_list, small, small_warmup, large, large_warmup,
-                               LARGE_MESSAGE, datatype, root or 0, validate,
-                               device_options.bank)
+    raw = _core.run_collective(comm, dev, options)
     env = environment.collect(comm, dev, hosts)
     rows, units, samples = _rows(op, raw, comm.Get_size(), validate)
-    route = "staged" if mem not in ("H", "H!") else "direct"
-    params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": size_list,
-              "root": (root or 0) if op in ROOTED else None, "datatype": raw["datatype"],
-              "iterations": small, "warmup": small_warmup, "iterations_large": large,
-              "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "validate": validate,
-              "route": route, "omb_differences": omb_differences([route], validate),
+    params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": options.sizes, "root": raw["root"],
+              "datatype": raw["datatype"], **counts_params(options.counts), "large_message": LARGE_MESSAGE,
+              "validate": validate, "route": raw["route"], "omb_differences": omb_differences([raw["route"]], validate),
               "busbw_factor": busbw_factor(op, comm.Get_size()), **topology(env), **device_options.params()}
     return Result(f"osu_{op}", params, env, rows, units, samples)
 

@@ -18,7 +18,7 @@ from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, open_device
-from ..params import HOST_KINDS, LARGE_MESSAGE, iteration_counts, resolve_sizes, usage_error
+from ..params import HOST_KINDS, LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results.result import Result
 
 DIRECTIONS = ("h2d", "d2h")
@@ -50,12 +50,11 @@ def largest_fitting(comm, device) -> int:
 
 
 def _measure(dev, rank: int, size_list, directions, host_kinds, counts) -> tuple[list, dict]:
-    small, small_warmup, large, large_warmup = counts
     rows, samples = [], {}
     for direction in directions:
         for host_kind in host_kinds:
             for size in size_list:
-                iterations, warmup = (small, small_warmup) if size <= LARGE_MESSAGE else (large, large_warmup)
+                iterations, warmup = counts.timed(size), counts.untimed(size)
                 host, device = _core.copy_samples(dev, direction, host_kind, size, iterations, warmup)
                 host_summary, device_summary = stats.summarize(host), stats.summarize(device)
                 rows.append({"rank": rank, "size": size, "direction": direction, "host_kind": host_kind,
@@ -91,7 +90,7 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     comm = mpi.resolve(comm)
     directions, host_kinds = _check_parameters(directions, host_kinds)
     counts = iteration_counts(ITERATIONS, iterations, warmup)
-    if min(counts[0], counts[2]) < 1 or min(counts[1], counts[3]) < 0:
+    if min(counts.iterations, counts.iterations_large) < 1 or min(counts.warmup, counts.warmup_large) < 0:
         raise usage_error(f"iterations (-i) must be at least 1 and warm-up (-x) at least 0, "
                           f"got -i {iterations} -x {warmup}")
     device_options = device or DeviceOptions()
@@ -118,8 +117,7 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     all_rows = [row for rank_rows in comm.allgather(rows) for row in rank_rows]
     all_samples = {key: values for rank_samples in comm.allgather(samples) for key, values in rank_samples.items()}
     params = {"sizes": size_list, "directions": list(directions), "host_kinds": list(host_kinds),
-              "iterations": counts[0], "warmup": counts[1], "iterations_large": counts[2],
-              "warmup_large": counts[3], "large_message": LARGE_MESSAGE, "concurrent": concurrent,
+              **counts_params(counts), "large_message": LARGE_MESSAGE, "concurrent": concurrent,
               **device_options.params()}
     return Result("devbw", params, environment.collect(comm, dev, hosts), all_rows, UNITS, all_samples)
 

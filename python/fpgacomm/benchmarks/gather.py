@@ -8,7 +8,7 @@ too, for the code that has always found them here.
 from __future__ import annotations
 
 from .. import _core, schedules
-from ..params import usage_error
+from ..params import parse_size, resolve_sizes, usage_error
 from ..results.result import Result
 from ..schedules import COLLECTIVES, NAMES, PORTS, RECEIVES, VIRTUAL_PORTS, Run, Schedule, Stage, Transfer, check, \
     schedule
@@ -65,17 +65,12 @@ def expected_blocks(collective: str, nodes: int, root: int, rank: int) -> tuple[
 
 
 def _sizes(sizes) -> list[int]:
-    """A size range "MIN:MAX" (doubling), one size ("0" allowed: a stage with
-    no data), an int or a list."""
-    from ..params import parse_size, resolve_sizes
-
-    if isinstance(sizes, str) and ":" not in sizes:
-        sizes = parse_size(sizes)
-    if isinstance(sizes, int):
-        sizes = [sizes]
+    """Bytes per node: a range "MIN:MAX" (doubling, as OMB's -m), one size
+    (the VCSN paper's data per node; "0" allowed: a stage with no data),
+    an int or a list. Text goes through the core's parser (params)."""
     if isinstance(sizes, str):
-        return resolve_sizes(sizes)
-    sizes = list(sizes)
+        return resolve_sizes(sizes) if ":" in sizes else [parse_size(sizes)]
+    sizes = [sizes] if isinstance(sizes, int) else list(sizes)
     if not sizes or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in sizes):
         raise usage_error(f"gather: sizes {sizes!r}; give whole bytes per node, 0 or more")
     return sizes
@@ -108,7 +103,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     """
     from ..runtime import environment, mpi
     from ..runtime.devices import DeviceOptions, needs_device, open_device
-    from ..params import check_mem_kind, iteration_counts
+    from ..params import counts_params, iteration_counts
 
     comm = mpi.resolve(comm)
     nodes = comm.Get_size()
@@ -119,32 +114,31 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     if control not in CONTROLS:
         raise usage_error(f"gather: unknown control {control!r}; choose barrier (an MPI_Barrier closes every stage) "
                      f"or local (none)")
-    check_mem_kind(mem)
     if isinstance(barrier_reference, bool) or not isinstance(barrier_reference, int) or barrier_reference < 0:
         raise usage_error(f"gather: barrier_reference {barrier_reference!r}; give a whole number of barriers, 0 or more")
-    size_list = _sizes(sizes)
-    counts = iteration_counts(ITERATIONS, iterations, warmup)
     device_options = device or DeviceOptions()
-    hosts = _core.host_names(comm)
-    dev = open_device(comm, device_options, hosts) if needs_device([mem]) else None
-    sharers = 1
-    if dev is not None:
-        sharers, room = _device_room(comm, dev, hosts, device_options)
-        if sizes == DEFAULT_SIZES:
-            fit = comm.allreduce(room // nodes, op=mpi.MPI().MIN)
-            size_list = [s for s in size_list if s <= fit]
-            if not size_list:
-                raise usage_error(f"gather: even the default sweep's smallest size exceeds the device's memory for "
-                             f"{nodes} nodes ({fit} bytes per node fit); give smaller --sizes")
     rank = comm.Get_rank()
     shape = schedules.schedule(schedule, nodes, 0, ports=ports, virtual_ports=virtual_ports, root=root,
                                collective=collective)
-    stages = [] if schedule == "mpi" else rank_part(shape, rank)
     holds, checks = expected_blocks(collective, nodes, root, rank)
-    raw = _core.run_gather(comm, dev, stages, collective if schedule == "mpi" else "", root, holds, checks, mem,
-                           size_list,
-                           *counts, LARGE_BLOCK, control == "barrier", validate, sharers, barrier_reference,
-                           device_options.bank)
+    options = _core.GatherOptions(
+        kind=mem, sizes=_sizes(sizes), stages=[] if schedule == "mpi" else rank_part(shape, rank),
+        mpi_collective=collective if schedule == "mpi" else "", root=root, holds=holds, checks=checks,
+        counts=iteration_counts(ITERATIONS, iterations, warmup, LARGE_BLOCK), barrier=control == "barrier",
+        validation=validate, barrier_reference=barrier_reference, bank=device_options.bank)
+    options.validate()
+
+    hosts = _core.host_names(comm)
+    dev = open_device(comm, device_options, hosts) if needs_device([mem]) else None
+    if dev is not None:
+        options.device_sharers, room = _device_room(comm, dev, hosts, device_options)
+        if sizes == DEFAULT_SIZES:
+            fit = comm.allreduce(room // nodes, op=mpi.MPI().MIN)
+            options.sizes = [s for s in options.sizes if s <= fit]
+            if not options.sizes:
+                raise usage_error(f"gather: even the default sweep's smallest size exceeds the device's memory for "
+                             f"{nodes} nodes ({fit} bytes per node fit); give smaller --sizes")
+    raw = _core.run_gather(comm, dev, options)
     rows, samples = [], {}
     for timing in raw["sizes"]:
         size, totals = timing["size"], timing["totals"]
@@ -167,10 +161,9 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     if barrier_reference:
         samples["barrier_reference"] = raw["barrier_reference"]
     params = {"schedule": schedule, "collective": collective, "control": control, "mem": mem, "ports": ports,
-              "virtual_ports": virtual_ports, "root": root, "sizes": size_list, "iterations": counts[0],
-              "warmup": counts[1], "iterations_large": counts[2], "warmup_large": counts[3],
+              "virtual_ports": virtual_ports, "root": root, "sizes": options.sizes, **counts_params(options.counts),
               "large_block": LARGE_BLOCK, "validate": validate, "route": raw["route"],
-              "device_sharers": sharers, **device_options.params()}
+              "device_sharers": options.device_sharers, **device_options.params()}
     return Result("gather", params, environment.collect(comm, dev, hosts), rows, _UNITS, samples)
 
 

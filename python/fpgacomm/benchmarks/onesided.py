@@ -20,7 +20,7 @@ from ..results import stats
 from .collectives import topology
 from ..runtime.devices import DeviceOptions, needs_device, open_device
 from .osu import omb_differences
-from ..params import LARGE_MESSAGE, check_mem_kind, iteration_counts, resolve_sizes, usage_error
+from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
 
 # OMB's defaults per test: timed iterations and warm-up below and above LARGE_MESSAGE.
@@ -31,33 +31,15 @@ ITERATIONS = {
     "get_bw": (100, 10, 20, 2),
     "put_bibw": (100, 10, 20, 2),
 }
-TESTS = tuple(ITERATIONS)
-DEFAULT_WINDOW = 64
+TESTS = tuple(_core.onesided_tests())
+DEFAULT_WINDOW = _core.OneSidedOptions().window  # OMB's -W
 # OMB's -w: MPI_Win_allocate (default), MPI_Win_create, MPI_Win_create_dynamic.
-WINDOW_CREATION = ("allocate", "create", "dynamic")
-# OMB's -s: passive target (lock, flush, flush_local, lock_all) and active
+WINDOW_CREATION = tuple(_core.window_creations())
+# OMB's -s: passive target (flush, lock, flush_local, lock_all) and active
 # target (pscw, fence); put_bibw, where both ranks put at once, takes active
 # target only. The first of each test's choices is OMB's default.
-SYNC = ("flush", "lock", "flush_local", "lock_all", "pscw", "fence")
-SYNC_CHOICES = {test: SYNC for test in TESTS} | {"put_bibw": ("pscw", "fence")}
-
-
-def check_choices(test: str, window_creation: str, sync: str | None) -> str:
-    """The synchronisation the test runs with (OMB's default when sync is
-    None); a usage error, the same on every rank, for a name OMB does not
-    have or a synchronisation the test does not take."""
-    if test not in ITERATIONS:
-        raise usage_error(f"unknown one-sided test '{test}'; choose {', '.join(TESTS)}")
-    if window_creation not in WINDOW_CREATION:
-        raise usage_error(f"unknown window creation '{window_creation}'; choose {', '.join(WINDOW_CREATION)} (-w)")
-    choices = SYNC_CHOICES[test]
-    if sync is None:
-        return choices[0]
-    if sync not in SYNC:
-        raise usage_error(f"unknown synchronisation '{sync}'; choose {', '.join(SYNC)} (-s)")
-    if sync not in choices:
-        raise usage_error(f"osu {test} takes -s {' or '.join(choices)} (both ranks put at once), as OMB, not -s {sync}")
-    return sync
+SYNC = tuple(_core.onesided_syncs())
+SYNC_CHOICES = {test: tuple(_core.onesided_test_syncs(test)) for test in TESTS}
 
 
 def curve(rows: list) -> dict | None:
@@ -114,32 +96,31 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     compare_put: for get_latency and get_bw, also run the PUT test with the
     same parameters and add put_* and overhead_vs_put columns.
     """
-    sync = check_choices(test, window_creation, sync)
-    if window < 1:
-        raise usage_error(f"window size must be at least 1, got {window}")
-    check_mem_kind(mem)
     comm = mpi.resolve(comm)
-    size_list = resolve_sizes(sizes)
-    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS[test], iterations, warmup)
     device_options = device or DeviceOptions()
+    # An unknown test takes put_latency's defaults here, and validate() refuses it.
+    counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["put_latency"]), iterations, warmup)
+    options = _core.OneSidedOptions(test=test, window_creation=window_creation, sync=sync, window=window, kind=mem,
+                                    sizes=resolve_sizes(sizes), counts=counts, validation=validate,
+                                    bank=device_options.bank)
+    options.validate()
 
     hosts = _core.host_names(comm)
     dev = open_device(comm, device_options, hosts) if needs_device([mem]) else None
 
     def sweep(name):
-        return _core.run_onesided(comm, dev, name, mem, size_list, small, small_warmup, large, large_warmup,
-                                  LARGE_MESSAGE, window, window_creation, sync, validate, device_options.bank)
+        options.test = name
+        return _core.run_onesided(comm, dev, options)
 
-    rows, units, samples = _rows(test, sweep(test), validate)
+    raw = sweep(test)
+    rows, units, samples = _rows(test, raw["sizes"], validate)
     latency = test.endswith("latency")
-    route = "staged" if mem not in ("H", "H!") else "direct"
-    params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "datatype": "MPI_CHAR", "window_creation": window_creation,
-              "sync": sync, "iterations": small, "warmup": small_warmup, "iterations_large": large,
-              "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
-              "validate": validate, "route": route, "omb_differences": omb_differences([route], validate),
-              "curve": None if latency else curve(rows)}
+    params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": options.sizes, "datatype": "MPI_CHAR",
+              "window_creation": window_creation, "sync": raw["sync"], **counts_params(counts),
+              "large_message": LARGE_MESSAGE, "window": window, "validate": validate, "route": raw["route"],
+              "omb_differences": omb_differences([raw["route"]], validate), "curve": None if latency else curve(rows)}
     if test.startswith("get_") and compare_put:
-        put_rows, _, _ = _rows(test.replace("get_", "put_"), sweep(test.replace("get_", "put_")), validate)
+        put_rows, _, _ = _rows(test.replace("get_", "put_"), sweep(test.replace("get_", "put_"))["sizes"], validate)
         value = "latency_avg" if latency else "bandwidth"
         by_size = {row["size"]: row[value] for row in put_rows}
         for row in rows:

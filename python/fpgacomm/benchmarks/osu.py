@@ -13,7 +13,7 @@ from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, needs_device, open_device
-from ..params import LARGE_MESSAGE, check_datatype, check_mem_kind, iteration_counts, resolve_sizes, usage_error
+from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results.result import Result
 
 # OMB's defaults: timed iterations and warm-up, below and above LARGE_MESSAGE.
@@ -24,7 +24,7 @@ ITERATIONS = {
     "bibw": (100, 10, 20, 2),
     "mbw_mr": (100, 10, 20, 2),
 }
-DEFAULT_WINDOW = 64
+DEFAULT_WINDOW = _core.Pt2ptOptions().window  # OMB's -W
 LATENCY_TESTS = ("latency", "multi_lat")
 # Columns of a timeline (docs/METHODS.md, "Timeline of staged transfers"):
 # host times in seconds since the rank's window started, device durations
@@ -51,18 +51,17 @@ def omb_differences(routes, validate: bool) -> list[str]:
     return notes
 
 
-def _check_parameters(mem, buffers: str, path: str, window: int) -> tuple[str, str]:
+def _kinds(mem) -> tuple[str, str]:
+    """(send kind, receive kind); the core checks each."""
     if len(mem) != 2:
         raise usage_error(f"mem takes two memory kinds (send, receive), got {mem!r}")
-    for kind in mem:
-        check_mem_kind(kind)
+    return mem[0], mem[1]
+
+
+def _multiple_buffers(buffers: str) -> bool:
     if buffers not in ("single", "multiple"):
         raise usage_error(f"unknown buffer reuse '{buffers}'; choose single or multiple (-b)")
-    if path not in ("auto", "staged", "mapped"):
-        raise usage_error(f"unknown transfer path '{path}'; choose staged, mapped or auto")
-    if window < 1:
-        raise usage_error(f"window size must be at least 1, got {window}")
-    return mem[0], mem[1]
+    return buffers == "multiple"
 
 
 def _rows(test: str, raw: dict, validate: bool) -> tuple[list, dict, dict]:
@@ -111,24 +110,24 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     datatype: OMB's -T (mpi_char, mpi_int, mpi_float): a message moves its
     whole elements, and sizes smaller than one element get no row.
     """
-    if test not in ITERATIONS:
-        raise usage_error(f"unknown point-to-point test '{test}'; choose {', '.join(ITERATIONS)}")
     comm = mpi.resolve(comm)
-    send_kind, recv_kind = _check_parameters(tuple(mem), buffers, path, window)
-    check_datatype(datatype)
-    size_list = resolve_sizes(sizes)
-    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS[test], iterations, warmup)
     device_options = device or DeviceOptions()
+    send_kind, recv_kind = _kinds(tuple(mem))
+    # An unknown test takes latency's defaults here, and validate() refuses it.
+    counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["latency"]), iterations, warmup)
+    options = _core.Pt2ptOptions(
+        test=test, send_kind=send_kind, recv_kind=recv_kind, multiple_buffers=_multiple_buffers(buffers),
+        transfer=_core.TransferOptions(path=path, chunk_bytes=chunk_bytes or 0, slots=slots), window=window,
+        datatype=datatype, sizes=resolve_sizes(sizes), counts=counts, validation=validate, touch=touch,
+        bank=device_options.bank, timeline=timeline)
+    options.validate()
 
     hosts = _core.host_names(comm)
     dev = open_device(comm, device_options, hosts) if needs_device(mem) else None
-    raw = _core.run_pt2pt(comm, dev, test, send_kind, recv_kind, size_list, small, small_warmup, large,
-                          large_warmup, LARGE_MESSAGE, window, validate, buffers == "multiple", touch,
-                          device_options.bank, path, chunk_bytes or 0, slots, timeline, datatype)
+    raw = _core.run_pt2pt(comm, dev, options)
     rows, units, samples = _rows(test, raw, validate)
-    params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
-              "datatype": datatype.upper(), "iterations": small, "warmup": small_warmup, "iterations_large": large,
-              "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "window": window,
+    params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": options.sizes,
+              "datatype": options.datatype, **counts_params(counts), "large_message": LARGE_MESSAGE, "window": window,
               "validate": validate, "buffers": buffers, "touch": touch, "path": path,
               "chunk_bytes": raw["chunk_bytes"], "slots": slots, "send_route": raw["send_route"],
               "recv_route": raw["recv_route"], "pairs": raw["pairs"],

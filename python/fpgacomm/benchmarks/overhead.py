@@ -16,7 +16,7 @@ from __future__ import annotations
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
-from ..params import LARGE_MESSAGE, iteration_counts, resolve_sizes
+from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
 
 # Timed and warm-up iterations below and above LARGE_MESSAGE: each has a
@@ -30,8 +30,8 @@ def run(comm=None, *, sizes=None, iterations: int | None = None, warmup: int | N
     p50; samples["SIZE/send"] and ["SIZE/receive"] hold every iteration's."""
     comm = mpi.resolve(comm)
     size_list = resolve_sizes(sizes)
-    small, small_warmup, large, large_warmup = iteration_counts(ITERATIONS, iterations, warmup)
-    raw = _core.run_overhead(comm, size_list, small, small_warmup, large, large_warmup, LARGE_MESSAGE)
+    counts = iteration_counts(ITERATIONS, iterations, warmup)
+    raw = _core.run_overhead(comm, size_list, counts)
     rows, samples = [], {}
     for timing in raw:
         send, receive = stats.summarize(timing["send"]), stats.summarize(timing["receive"])
@@ -43,7 +43,6 @@ def run(comm=None, *, sizes=None, iterations: int | None = None, warmup: int | N
         samples[f"{timing['size']}/receive"] = timing["receive"]
     units = {column: "s" for column in rows[0]}
     units.update(size="B", iterations="")
-    params = {"sizes": size_list, "iterations": small, "warmup": small_warmup, "iterations_large": large,
-              "warmup_large": large_warmup, "large_message": LARGE_MESSAGE, "buffers": "H"}
+    params = {"sizes": size_list, **counts_params(counts), "large_message": LARGE_MESSAGE, "buffers": "H"}
     hosts = _core.host_names(comm)
     return Result("osu_overhead", params, environment.collect(comm, None, hosts), rows, units, samples)
