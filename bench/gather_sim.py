@@ -62,7 +62,7 @@ def ratio(results: dict) -> None:
 def table6(result) -> None:
     print("\nTable 6's layout: |eq. 7 - simulated tree| / simulated (eq. 7's own stages; original = eq. 6 "
           "as printed, corrected = with section 6.3's correction)\n")
-    table = vcsn.VcsnGather.seed().compare(result, stages="model")
+    table = vcsn.VcsnGather.from_paper().compare(result, stages="model")
     print("| data per node | " + " | ".join(c.replace("_", " ") for c in table.columns[1:]) + " |")
     print("|---|" + "---|" * (len(table.columns) - 1))
     for row in table.rows:
