@@ -7,8 +7,8 @@ them: a Jupyter notebook or a plain script.
 The benchmark function (any function of fpgacomm taking a communicator first
 and returning a Result) runs under `mpirun -np N` in new Python processes;
 rank 0 sends its Result back through a file, so the caller gets the Result
-itself. The calling process never starts MPI: a notebook's kernel stays
-free to launch again.
+itself. launch() never starts MPI in the calling process, and works as well
+where the caller has started it.
 
 Run as `python -m fpgacomm.benchmarks.launch TASK` by launch() itself, on
 every rank.
@@ -51,7 +51,10 @@ def launch(ranks: int, benchmark, *, timeout: float = DEFAULT_TIMEOUT, mpirun: s
         task.write_bytes(pickle.dumps({"function": function, "options": options, "answer": str(answer)}))
         command = [launcher, "-np", str(ranks), *_oversubscribe(launcher), sys.executable, "-m", __name__, str(task)]
         try:
-            run = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+            # os.environ as Python saw it, not the C environment: MPI started in
+            # this process (a singleton) adds variables that would make mpirun
+            # join it instead of starting a job of its own.
+            run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"{' '.join(command)} did not end within {timeout:g} s (timeout=)") from None
         if answer.exists():
@@ -79,7 +82,7 @@ def _resolve(function: str):
 
 def _oversubscribe(launcher: str) -> list[str]:
     """Open MPI's mpirun refuses more ranks than cores unless told; others accept them."""
-    version = subprocess.run([launcher, "--version"], capture_output=True, text=True).stdout
+    version = subprocess.run([launcher, "--version"], capture_output=True, text=True, env=dict(os.environ)).stdout
     return ["--oversubscribe"] if "Open MPI" in version or "OpenRTE" in version else []
 
 
