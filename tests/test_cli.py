@@ -166,7 +166,7 @@ def test_latency_timeline_records_each_ranks_two_copies_of_the_last_round_trip(t
 def test_timeline_is_refused_where_nothing_is_staged(tmp_path):
     target = tmp_path / "timeline.json"
     cases = [
-        (("osu", "allreduce", "--mem", "D"), "not of osu allreduce, which stages device buffers whole"),
+        (("osu", "allreduce", "--mem", "D"), "unrecognized arguments: --timeline"),  # point-to-point only
         (("osu", "bw", "H", "H!"), "neither side stages here (direct to direct); use a device kind"),
         (("osu", "bw", "D", "D", "--path", "mapped"), "neither side stages here (mapped to mapped)"),
     ]

@@ -37,15 +37,7 @@ def test_collective_and_one_sided_errors_are_one_clear_message():
         (("osu", "reduce", "-m", "1:2", "-T", "mpi_float"), 3, "no message size of -m holds one MPI_FLOAT (4 bytes)"),
         (("osu", "bcast", "-d", "sycl"), 2, "-d sycl needs a SYCL runtime"),
         (("osu", "bcast", "-d", "opencl", "--mem", "H!"), 2, "-d opencl puts the buffers in device memory"),
-        (("osu", "put_bw", "-T", "mpi_int"), 2, "osu put_bw moves MPI_CHAR only"),
         (("osu", "bcast", "--root", "5", "-m", "8"), 3, "root 5 is out of range for 3 ranks; choose --root 0..2"),
-        (("osu", "alltoall", "--root", "1", "-m", "8"), 2, "osu alltoall has no root"),
-        (("osu", "gather", "D", "D"), 2, "takes one memory kind as --mem KIND"),
-        (("osu", "latency", "--mem", "D"), 2, "do not apply to osu latency"),
-        (("osu", "allgather", "--path", "staged"), 2, "apply to point-to-point tests only"),
-        (("osu", "bcast", "-W", "8"), 2, "-W does not apply to osu bcast"),
-        (("osu", "put_latency", "-W", "8"), 2, "-W does not apply to osu put_latency"),
-        (("osu", "latency", "-W", "8"), 2, "-W does not apply to osu latency"),
         (("osu", "put_latency", "-m", "8"), 3, "needs exactly 2 ranks, and this run has 3"),
         (("osu", "put_bibw", "-s", "lock"), 2, "osu put_bibw takes -s pscw or fence"),
         (("osu", "allreduce"), 1, "needs at least 2 ranks"),
@@ -55,6 +47,37 @@ def test_collective_and_one_sided_errors_are_one_clear_message():
         assert run.returncode == 2, (args, run.stderr)
         assert message in run.stderr and run.stderr.count(message) == 1, (args, run.stderr)
         assert "Traceback" not in run.stderr
+
+
+def test_an_option_that_does_not_apply_is_not_offered():
+    """Each test's parser holds the options of its family and test only:
+    argparse refuses any other, once, with status 2; --help lists what applies."""
+    cases = [
+        (("osu", "put_bw", "-T", "mpi_int"), "unrecognized arguments: -T mpi_int"),  # one-sided: MPI_CHAR only
+        (("osu", "alltoall", "--root", "1", "-m", "8"), "unrecognized arguments: --root 1"),
+        (("osu", "gather", "D", "D"), "unrecognized arguments: D D"),  # collectives take --mem
+        (("osu", "latency", "--mem", "D"), "unrecognized arguments: --mem\n"),  # D: a kind, where kinds may follow
+        (("osu", "allgather", "--path", "staged"), "unrecognized arguments: --path staged"),
+        (("osu", "bcast", "-W", "8"), "unrecognized arguments: -W 8"),
+        (("osu", "put_latency", "-W", "8"), "unrecognized arguments: -W 8"),
+        (("osu", "latency", "-W", "8"), "unrecognized arguments: -W\n"),
+        (("osu", "bcast", "--timeline", "t.json"), "unrecognized arguments: --timeline t.json"),
+        (("osu", "barrier", "-m", "8"), "unrecognized arguments: -m 8"),  # the barrier moves no data
+    ]
+    for args, message in cases:
+        run = fpgacomm(*args, ranks=2)
+        assert run.returncode == 2, (args, run.stderr)
+        assert message in run.stderr and run.stderr.count("error:") == 1, (args, run.stderr)
+    offered = {test: fpgacomm("osu", test, "--help").stdout
+               for test in ("latency", "bw", "allreduce", "bcast", "barrier", "put_latency", "put_bibw")}
+    assert all(run.startswith(f"usage: fpgacomm osu {test} ") for test, run in offered.items())
+    assert "--window-size" in offered["bw"] and "--window-size" not in offered["latency"]
+    assert "--timeline" in offered["latency"] and "--timeline" not in offered["bcast"]
+    assert "--root" in offered["bcast"] and "--root" not in offered["allreduce"]
+    assert "--mem" in offered["allreduce"] and "--mem" not in offered["latency"] and "KIND" in offered["latency"]
+    assert "--sync-option" in offered["put_latency"] and "--sync-option" not in offered["bw"]
+    assert "default pscw" in offered["put_bibw"] and "--type" not in offered["put_bibw"]
+    assert "--message-size" not in offered["barrier"] and "(default 1:1M)" in offered["allreduce"]
 
 
 def test_omb_flags_d_opencl_and_datatype_with_omb_size_rule(tmp_path):

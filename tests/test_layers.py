@@ -10,11 +10,11 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "fpgacomm"
 
 # Bottom to top; a module's layer is its folder, or its name at the root.
-LAYERS = ["_core", "params", "schedules", "runtime", "results", "models", "simulation", "benchmarks", "figures",
+LAYERS = ["_core", "params", "schedules", "catalog", "runtime", "results", "models", "simulation", "benchmarks", "figures",
           "suite", "cli"]
-# params and schedules depend on nothing but the core: one floor.
+# params, schedules and the catalog of benchmarks depend on nothing but the core: one floor.
 FLOOR = {layer: index for index, layer in enumerate(LAYERS)}
-FLOOR["schedules"] = FLOOR["params"]
+FLOOR["schedules"] = FLOOR["catalog"] = FLOOR["params"]
 
 
 def modules() -> dict[str, Path]:

@@ -1,6 +1,7 @@
 """The main job: the standard set of benchmarks, every Result and a summary in one folder.
 
-Each later part of fpgacomm adds its entries to STANDARD_SET.
+Its OSU collectives and one-sided tests are every one the benchmark registry
+holds; a new one joins the suite by its registration.
 """
 
 from __future__ import annotations
@@ -8,28 +9,23 @@ from __future__ import annotations
 import os
 
 from . import _core
-from .benchmarks import beff, collectives, gather, onesided, osu
+from .benchmarks import beff, gather, registry
 from .simulation import fabric, gather as gather_sim
 from .runtime import mpi
 from .results.report import format_text, summary_line
 from .results.result import atomic_write
 
-# (file name, benchmark function, its keyword arguments)
-STANDARD_SET = [
-    ("osu_latency_H_H", osu.latency, {"mem": ("H", "H")}),
-    ("osu_latency_D_D", osu.latency, {"mem": ("D", "D")}),
-    ("osu_bw_H_H", osu.bw, {"mem": ("H", "H")}),
-    ("osu_bw_D_D", osu.bw, {"mem": ("D", "D")}),
-]
-# Collectives and one-sided tests: a few sizes and OMB-style iterations
-# would take minutes on a small machine, so the suite keeps them short.
-# The user's -i and -x override these; their sizes stay (reductions need
-# multiples of 4 bytes, and the suite must stay short).
+# (file name, the benchmark's registry entry, its keyword arguments): OSU
+# latency and bandwidth with host and with device buffers, ...
+STANDARD_SET = [(f"{name}_{mem}_{mem}", registry.get(name), {"mem": (mem, mem)})
+                for name in ("osu_latency", "osu_bw") for mem in ("H", "D")]
+# ... then every collective and one-sided test of the registry. A few sizes
+# and OMB-style iterations would take minutes on a small machine, so the
+# suite keeps them short. The user's -i and -x override these; their sizes
+# stay (reductions need multiples of 4 bytes, and the suite must stay short).
 _SHORT = {"sizes": [8, 65536, 1 << 20], "iterations": 20, "warmup": 2}
-STANDARD_SET += [(f"osu_{op}_{mem}", getattr(collectives, op), {"mem": mem, **_SHORT})
-                 for op in collectives.TESTS for mem in ("H", "D")]
-STANDARD_SET += [(f"osu_{test}_{mem}", getattr(onesided, test), {"mem": mem, **_SHORT})
-                 for test in onesided.TESTS for mem in ("H", "D")]
+STANDARD_SET += [(f"{benchmark.name}_{mem}", benchmark, {"mem": mem, **_SHORT})
+                 for benchmark in registry.of_family("collective", "onesided") for mem in ("H", "D")]
 # Options for the point-to-point entries alone: the transfer engine's, which
 # the collectives and one-sided tests do not use, and the sizes.
 _POINT_TO_POINT_ONLY = ("sizes", "buffers", "touch", "path", "chunk_bytes", "slots")
@@ -38,7 +34,7 @@ _POINT_TO_POINT_ONLY = ("sizes", "buffers", "touch", "path", "chunk_bytes", "slo
 def _arguments(benchmark, arguments: dict, parameters: dict) -> dict:
     """The entry's arguments, overridden by what the user gave (not None)."""
     given = {key: value for key, value in parameters.items() if value is not None}
-    if benchmark.__module__ != osu.__name__:
+    if benchmark.family != "pt2pt":
         given = {key: value for key, value in given.items() if key not in _POINT_TO_POINT_ONLY}
     return {**arguments, **given}
 
@@ -76,7 +72,7 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
             print(f"{summary_line(result)}    -> {name}.json", flush=True)
 
     for name, benchmark, arguments in STANDARD_SET:
-        keep(name, benchmark(comm, **_arguments(benchmark, arguments, parameters), validate=True))
+        keep(name, benchmark.function(comm, **_arguments(benchmark, arguments, parameters), validate=True))
     for name, arguments in BEFF_SET:
         arguments = {**arguments, "max_size": beff_max_size}
         if beff_repetitions is not None:

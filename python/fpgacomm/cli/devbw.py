@@ -29,12 +29,13 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from ..benchmarks import devbw
+    from ..params import HOST_KINDS
     from ..runtime import mpi
 
     comm = mpi.world()
     directions = devbw.DIRECTIONS if args.direction == "both" else (args.direction,)
     result = devbw.run(comm, sizes=args.message_size, device=device_options(args), iterations=args.iterations,
-                       warmup=args.warmup, directions=directions, host_kinds=tuple(args.kinds) or devbw.HOST_KINDS,
+                       warmup=args.warmup, directions=directions, host_kinds=tuple(args.kinds) or HOST_KINDS,
                        concurrent=args.concurrent)
     if comm.Get_rank() == 0:
         print_and_save(result, args, full=args.full)

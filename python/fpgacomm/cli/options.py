@@ -1,11 +1,14 @@
 """What every command shares: the argument parser that reports usage errors
-once, the exit statuses, and the MPI, device and output options."""
+once, the exit statuses, the MPI, device and output options, and the sweep
+and transfer options of the OSU tests and the suite."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+
+from ..params import DEFAULT_SIZES, parse_size
 
 EXIT_USAGE = 2
 EXIT_VALIDATION = 1
@@ -21,12 +24,19 @@ def launch_rank() -> int:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, printing usage errors once rather than once per rank."""
+    """argparse, printing usage errors once rather than once per rank.
+    error_prog: the command that error lines name where it is not prog: the
+    parser of each osu test reports as `fpgacomm osu`, the command the
+    user's arguments went to."""
+
+    def __init__(self, *args, error_prog: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.error_prog = error_prog or self.prog
 
     def error(self, message):
         if launch_rank() == 0:
             self.print_usage(sys.stderr)
-            print(f"{self.prog}: error: {message}", file=sys.stderr)
+            print(f"{self.error_prog}: error: {message}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
 
@@ -53,6 +63,56 @@ def add_device_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--binary", default="", metavar="FILE",
                        help="vendor device binary (.aocx, .xclbin) holding the kernels")
     group.add_argument("--bank", type=int, default=0, help="memory bank for kinds B and P")
+
+
+def size_text(size: int) -> str:
+    """Bytes as the command line writes them: 4194304 -> "4M"."""
+    for suffix, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift}{suffix}"
+    return str(size)
+
+
+def add_size_option(parser: argparse.ArgumentParser, default: tuple = DEFAULT_SIZES) -> None:
+    """-m, OSU Micro-Benchmarks' message sizes; default: (smallest, largest) bytes."""
+    parser.add_argument("-m", "--message-size", metavar="[MIN:]MAX",
+                        help=f"message sizes in bytes, K/M/G suffixes (default {size_text(default[0])}:"
+                             f"{size_text(default[1])})")
+
+
+def add_iteration_options(parser: argparse.ArgumentParser) -> None:
+    """-i and -x, OSU Micro-Benchmarks' timed and warm-up iterations."""
+    parser.add_argument("-i", "--iterations", type=int, help="timed iterations for every size")
+    parser.add_argument("-x", "--warmup", type=int, help="untimed warm-up iterations for every size")
+
+
+def add_transfer_options(parser: argparse.ArgumentParser) -> None:
+    """The point-to-point transfer engine's options: buffer reuse, the
+    placeholder kernel, and how device memory reaches MPI."""
+    parser.add_argument("-b", "--buffer-num", choices=("single", "multiple"), default="single",
+                        help="one buffer per side, or fresh buffers per size and window slot")
+    parser.add_argument("--touch", action="store_true",
+                        help="launch the placeholder kernel on device buffers before each measured operation")
+    parser.add_argument("--path", choices=("auto", "staged", "mapped"), default="auto",
+                        help="how device memory reaches MPI (auto: mapped where the device shares host memory)")
+    parser.add_argument("--chunk", metavar="SIZE", help="pipelining chunk of staged transfers (default 1M on CPU devices, 4M on accelerators)")
+    parser.add_argument("--slots", type=int, default=4, help="staging buffers per direction")
+
+
+def transfer_parameters(args) -> dict:
+    """add_transfer_options' values, as the point-to-point functions take them."""
+    return {"buffers": args.buffer_num, "touch": args.touch, "path": args.path,
+            "chunk_bytes": parse_size(args.chunk) if args.chunk else None, "slots": args.slots}
+
+
+def validation_error(result) -> str:
+    """OSU Micro-Benchmarks' line for a Result whose validation failed at some size, else ""."""
+    from ..benchmarks.osu import failed_sizes
+
+    failed = failed_sizes(result)
+    if not failed:
+        return ""
+    return f"DATA VALIDATION ERROR: fpgacomm {result.params.get('test', result.benchmark)} exited with status 1 on message size {failed[0]}."
 
 
 def add_output_options(parser: argparse.ArgumentParser, contents: str = "the Result") -> None:

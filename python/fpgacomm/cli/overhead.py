@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .options import add_iteration_options, add_size_option
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -10,10 +12,8 @@ def register(subparsers) -> None:
                     "already arrived: LogGP's o_s and o_r, which a ping-pong cannot separate from L. Example: "
                     "mpirun -np 2 fpgacomm overhead -m 1:1M --json over.json; then fpgacomm fit lat.json "
                     "bw.json over.json --model loggp")
-    parser.add_argument("-m", "--message-size", metavar="[MIN:]MAX",
-                        help="message sizes in bytes, K/M/G suffixes (default 1:4M)")
-    parser.add_argument("-i", "--iterations", type=int, help="timed iterations for every size")
-    parser.add_argument("-x", "--warmup", type=int, help="untimed warm-up iterations for every size")
+    add_size_option(parser)
+    add_iteration_options(parser)
     parser.add_argument("--json", metavar="FILE", help="write the Result as JSON")
     parser.set_defaults(run=run)
 

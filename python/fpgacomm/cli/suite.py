@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .options import EXIT_VALIDATION
-from .osu import add_common_options, common_parameters, validation_error
+from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_size_option,
+                      add_transfer_options, device_options, transfer_parameters, validation_error)
 
 
 def register(subparsers) -> None:
@@ -12,7 +12,10 @@ def register(subparsers) -> None:
                                                "the selected devices and writes NAME.json per benchmark and "
                                                "summary.txt into OUTDIR. Run under mpirun -np 2.")
     parser.add_argument("outdir", help="results folder (created if missing)")
-    add_common_options(parser)
+    add_size_option(parser)
+    add_iteration_options(parser)
+    add_transfer_options(parser)
+    add_device_options(parser)
     parser.add_argument("--beff-max-size", type=int, default=20, metavar="LOG2",
                         help="largest b_eff message, 2^LOG2 bytes (default 20)")
     parser.add_argument("--beff-repetitions", type=int, metavar="N", help="b_eff -n (default 10 cpu, 3 kernel)")
@@ -23,6 +26,7 @@ def run(args) -> int:
     from .. import suite
 
     results = suite.run(args.outdir, beff_max_size=args.beff_max_size, beff_repetitions=args.beff_repetitions,
-                        **common_parameters(args))
+                        sizes=args.message_size, iterations=args.iterations, warmup=args.warmup,
+                        **transfer_parameters(args), device=device_options(args))
     failures = [validation_error(result) for result in results if validation_error(result)]
     return EXIT_VALIDATION if failures else 0

@@ -25,24 +25,24 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from ..benchmarks import collectives, onesided, osu
+from ..benchmarks import registry
 from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results.report import human_bandwidth, human_bytes, human_seconds
 from ..results.result import Result, atomic_write
 
-# What each benchmark's rows hold, hence which figure draws them.
-LATENCY = frozenset([f"osu_{test}" for test in osu.LATENCY_TESTS]
-                    + [f"osu_{op}" for op in collectives.TESTS if op != "barrier"]
-                    + [f"osu_{test}" for test in onesided.TESTS if test.endswith("latency")]
+# What each benchmark's rows hold, hence which figure draws them: the
+# registry's size sweeps by their headline quantity, and the simulator's.
+_SWEEPS = [benchmark for benchmark in registry.BENCHMARKS.values() if benchmark.figure == "sweep"]
+LATENCY = frozenset([benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "latency"]
                     + ["fabric_latency"])
-BANDWIDTH = frozenset([f"osu_{test}" for test in osu.ITERATIONS if test not in osu.LATENCY_TESTS]
-                      + [f"osu_{test}" for test in onesided.TESTS if not test.endswith("latency")]
+BANDWIDTH = frozenset([benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "bandwidth"]
                       + ["fabric_bw", "fabric_put", "fabric_get"])
 # b_eff: (measured column, channel-model column) -- the real benchmark's
 # aggregate B(m), the simulator's per-pair b(L).
 BEFF = {"beff": ("bandwidth", "model_bandwidth"), "fabric_beff": ("pair_bandwidth", "model_pair_bandwidth")}
-GATHER = frozenset(["gather", "gather_sim"])
+GATHER = frozenset([benchmark.name for benchmark in registry.BENCHMARKS.values() if benchmark.figure == "gather"]
+                   + ["gather_sim"])
 
 # Result unit -> (unit on the axis, factor from the Result's value).
 _DISPLAY_UNITS = {"s": ("us", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), "1/s": ("1/s", 1.0)}

@@ -4,8 +4,9 @@ The OSU point-to-point formats reproduce OMB 7.x's text byte for byte where
 OMB has the same column (header strings, "%-10d" sizes, "%20.2f" values,
 microseconds, MB = 10^6 bytes), so parsers written for OMB output read ours.
 A formatter takes (result, full) and returns the text without a trailing
-newline; FORMATTERS maps each benchmark name to its formatter, so a new
-benchmark adds one entry here and touches nothing else.
+newline; FORMATTERS maps each benchmark name to its formatter, by the text
+format and OMB title the benchmark's entry in catalog.py names, so a new
+benchmark with an existing format touches nothing here.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from ..catalog import BENCHMARKS, Benchmark
 from ..params import HOST_KINDS
 from .result import Result
 
@@ -191,28 +193,20 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     return "\n".join(lines)
 
 
-def format_osu_latency(result: Result, full: bool = False) -> str:
-    return _osu_table(result, full, "Latency Test", _LATENCY_MAIN, _LATENCY_FULL)
+def _pt2pt_formatter(title: str, quantity: str) -> Callable[[Result, bool], str]:
+    main, extra = (_LATENCY_MAIN, _LATENCY_FULL) if quantity == "latency" else (_BANDWIDTH_MAIN, _BANDWIDTH_FULL)
+
+    def format_pt2pt(result: Result, full: bool = False) -> str:
+        return _osu_table(result, full, title, main, extra)
+    return format_pt2pt
 
 
-def format_osu_multi_lat(result: Result, full: bool = False) -> str:
-    return _osu_table(result, full, "Multi Latency Test", _LATENCY_MAIN, _LATENCY_FULL)
-
-
-def format_osu_bw(result: Result, full: bool = False) -> str:
-    return _osu_table(result, full, "Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL)
-
-
-def format_osu_bibw(result: Result, full: bool = False) -> str:
-    return _osu_table(result, full, "Bi-Directional Bandwidth Test", _BANDWIDTH_MAIN,
-                      _BANDWIDTH_FULL)
-
-
-def format_osu_mbw_mr(result: Result, full: bool = False) -> str:
-    pairs_line = (f"# [ pairs: {_param(result, 'pairs')} ] "
-                  f"[ window size: {_param(result, 'window')} ]")
-    return _osu_table(result, full, "Multiple Bandwidth / Message Rate Test", _MBW_MR_MAIN,
-                      _BANDWIDTH_FULL, preamble=[pairs_line])
+def _mbw_mr_formatter(title: str) -> Callable[[Result, bool], str]:
+    def format_mbw_mr(result: Result, full: bool = False) -> str:
+        pairs_line = (f"# [ pairs: {_param(result, 'pairs')} ] "
+                      f"[ window size: {_param(result, 'window')} ]")
+        return _osu_table(result, full, title, _MBW_MR_MAIN, _BANDWIDTH_FULL, preamble=[pairs_line])
+    return format_mbw_mr
 
 
 def format_beff(result: Result, full: bool = False) -> str:
@@ -239,12 +233,7 @@ def format_beff(result: Result, full: bool = False) -> str:
     lines.append(f"b_eff = {params['b_eff']:.5e} B/s")
     return "\n".join(lines)
 
-# Collectives: OMB's titles; -f adds nccl-tests' bandwidths and the staging share.
-_COLLECTIVE_TITLES = {
-    "gather": "Gather", "scatter": "Scatter", "allgather": "Allgather",
-    "alltoall": "All-to-All Personalized Exchange", "bcast": "Broadcast", "reduce": "Reduce",
-    "allreduce": "Allreduce", "reduce_scatter": "Reduce_scatter", "barrier": "Barrier",
-}
+# Collectives: -f adds nccl-tests' bandwidths and the staging share.
 _COLLECTIVE_FULL = _LATENCY_FULL + [
     ("Algbw(MB/s)", "algbw", _MB),
     ("Busbw(MB/s)", "busbw", _MB),
@@ -254,31 +243,26 @@ _COLLECTIVE_FULL = _LATENCY_FULL + [
 
 def _collective_formatter(title: str) -> Callable[[Result, bool], str]:
     def format_collective(result: Result, full: bool = False) -> str:
-        return _osu_table(result, full, f"{title} Latency Test", _LATENCY_MAIN, _COLLECTIVE_FULL)
+        return _osu_table(result, full, title, _LATENCY_MAIN, _COLLECTIVE_FULL)
     return format_collective
 
 
-# One-sided: OMB's titles ("# OSU MPI_Put Latency Test", its spelling) and
-# its window and synchronisation lines.
-_ONE_SIDED = {
-    "put_latency": ("_Put", "Latency Test", _LATENCY_MAIN, _LATENCY_FULL),
-    "get_latency": ("_Get", "latency Test", _LATENCY_MAIN, _LATENCY_FULL),
-    "put_bw": ("_Put", "Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
-    "get_bw": ("_Get", "Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
-    "put_bibw": ("_Put", "Bi-directional Bandwidth Test", _BANDWIDTH_MAIN, _BANDWIDTH_FULL),
-}
+# One-sided: OMB's titles name the call ("# OSU MPI_Put Latency Test") and
+# add its window and synchronisation lines.
 _WINDOW_CALLS = {"allocate": "MPI_Win_allocate", "create": "MPI_Win_create", "dynamic": "MPI_Win_create_dynamic"}
 _SYNC_CALLS = {"lock": "MPI_Win_lock/unlock", "pscw": "MPI_Win_post/start/complete/wait",
                "fence": "MPI_Win_fence", "flush": "MPI_Win_flush", "flush_local": "MPI_Win_flush_local",
                "lock_all": "MPI_Win_lock_all/unlock_all"}
 
 
-def _one_sided_formatter(operation: str, title: str, main: list, extra: list) -> Callable[[Result, bool], str]:
+def _one_sided_formatter(call: str, title: str, quantity: str) -> Callable[[Result, bool], str]:
+    main, extra = (_LATENCY_MAIN, _LATENCY_FULL) if quantity == "latency" else (_BANDWIDTH_MAIN, _BANDWIDTH_FULL)
+
     def format_one_sided(result: Result, full: bool = False) -> str:
         preamble = [f"# Window creation: {_WINDOW_CALLS[_param(result, 'window_creation')]}",
                     f"# Synchronization: {_SYNC_CALLS[_param(result, 'sync')]}"]
         staging = [("Staging(%)", "staging_share", 100.0)]
-        return _osu_table(result, full, title, main, extra + staging, preamble=preamble, operation=operation)
+        return _osu_table(result, full, title, main, extra + staging, preamble=preamble, operation=call)
     return format_one_sided
 
 
@@ -332,21 +316,6 @@ def format_devbw(result: Result, full: bool = False, rank: int = 0) -> str:
     return "\n".join(lines)
 
 
-FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
-    "beff": format_beff,
-    "osu_latency": format_osu_latency,
-    "osu_bw": format_osu_bw,
-    "osu_bibw": format_osu_bibw,
-    "osu_multi_lat": format_osu_multi_lat,
-    "osu_mbw_mr": format_osu_mbw_mr,
-    **{f"osu_{op}": _collective_formatter(title) for op, title in _COLLECTIVE_TITLES.items()},
-    **{f"osu_{test}": _one_sided_formatter(*layout) for test, layout in _ONE_SIDED.items()},
-    "gather": format_gather,
-    "gather_sim": format_gather,
-    "devbw": format_devbw,
-}
-
-
 def format_table(result: Result, full: bool = False) -> str:
     """Any Result as a plain table: a title line, then "key[unit]" columns
     with SI values; for benchmarks that have no format of their own."""
@@ -364,6 +333,33 @@ def _plain_value(value) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return "N/A" if value is None else str(value)
+
+
+# The formats that are the same for every benchmark printing them.
+_FIXED_FORMATS = {"beff": format_beff, "gather": format_gather, "devbw": format_devbw, "table": format_table}
+
+
+def _formatter(benchmark: Benchmark) -> Callable[[Result, bool], str]:
+    """The formatter of a benchmark's text format (catalog.TEXTS), with its OMB title."""
+    if benchmark.text in _FIXED_FORMATS:
+        return _FIXED_FORMATS[benchmark.text]
+    if benchmark.text == "osu_pt2pt":
+        return _pt2pt_formatter(benchmark.title, benchmark.quantity)
+    if benchmark.text == "osu_mbw_mr":
+        return _mbw_mr_formatter(benchmark.title)
+    if benchmark.text == "osu_collective":
+        return _collective_formatter(benchmark.title)
+    if benchmark.text == "osu_onesided":
+        return _one_sided_formatter(benchmark.call, benchmark.title, benchmark.quantity)
+    raise ValueError(f"{benchmark.name}: unknown text format {benchmark.text!r}; catalog.TEXTS lists them")
+
+
+# Benchmark name -> formatter: every benchmark of the catalog, and the
+# simulated gathers, which print as the real ones.
+FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
+    **{benchmark.name: _formatter(benchmark) for benchmark in BENCHMARKS},
+    "gather_sim": format_gather,
+}
 
 
 def format_text(result: Result, full: bool = False) -> str:
