@@ -1,14 +1,13 @@
 """OSU point-to-point tests under mpirun -np 2 and -np 4, validation on."""
 
 import itertools
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fpgacomm import _core, osu
+from fpgacomm import Result, _core, osu
 from fpgacomm.devices import DeviceOptions, open_device
+from fpgacomm.results import timeline
 
 from conftest import assert_all, receive_fault
 
@@ -98,10 +97,9 @@ def check_timeline(test: str, rows: list, sizes: list, chunk: int, window: int, 
                 times = [row[key] for key in order]
                 assert 0 <= times[0] and times == sorted(times), row
                 assert min(row["queued_to_submit"], row["submit_to_start"], row["start_to_end"]) >= 0, row
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    import timeline as analysis
-
-    assert analysis.main([str(file)]) == 0
+    summaries = timeline.summarize(timeline.chunks(Result.read_json(file), str(file)))
+    assert {(s["rank"], s["size"]) for s in summaries} == {(rank, size) for rank, _ in ways for size in sizes}
+    assert all(timeline.report(s).count("limit: ") == 1 for s in summaries)
 
 
 @pytest.mark.ranks(2)

@@ -58,7 +58,7 @@ def register(subparsers) -> None:
     parser.add_argument("--timeline", metavar="FILE",
                         help="point-to-point tests with staging: write every staged chunk's timeline of the last "
                              "timed iteration (window or round trip) of each size as JSON (analyse with "
-                             "bench/timeline.py)")
+                             "fpgacomm timeline FILE)")
     parser.set_defaults(run=run)
 
 
