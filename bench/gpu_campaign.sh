@@ -17,7 +17,7 @@
 #   per-rank  the same with one GPU per rank (FPGA_MAPPING=0:1), if 2 GPUs
 #   timeline  where the staged pipeline loses time on GPU 0 shared by both ranks
 #             (TIMELINE_MAPPING, default 0:0): osu latency and bw with
-#             --timeline and bench/timeline.py's analysis of each, chunk and
+#             --timeline and fpgacomm timeline's analysis of each, chunk and
 #             slot variants, the pinned slots as plain MPI buffers (bw H! H!),
 #             single against fresh buffers per window slot (-b), the commands
 #             that move small data (bench/copy_commands.cpp), the staged
@@ -251,7 +251,7 @@ traced() {
   local name=$1 dir="$WORK/timeline"
   shift
   timeline_osu 60 "$name" "$@" --path staged --timeline "$dir/$name.timeline.json" &&
-    step "timeline/$name-analysis" 30 "$dir/$name.analysis.txt" "$PY" bench/timeline.py "$dir/$name.timeline.json"
+    step "timeline/$name-analysis" 30 "$dir/$name.analysis.txt" "${FPGACOMM[@]}" timeline "$dir/$name.timeline.json"
 }
 
 timeline() {

@@ -71,17 +71,17 @@ def test_every_rank_has_both_neighbours_for_odd_even_and_single_rings():
 
 
 def test_messages_carry_the_seed_fill_and_a_stamp_at_both_ends():
-    stamp = _core.beff_stamp(3, 0, 17)
+    stamp = _core.testing.beff_stamp(3, 0, 17)
     size = 1 << 10
-    body = [_core.beff_message_byte(i, size, stamp) for i in range(size)]
+    body = [_core.testing.beff_message_byte(i, size, stamp) for i in range(size)]
     assert set(body[8:-8]) == {10}  # log2(1024) mod 256
     assert body[:8] != [10] * 8 and body[-8:] != [10] * 8
     # Sender, direction and sequence each change the stamp.
-    stamps = {_core.beff_stamp(s, d, q) for s in range(4) for d in (0, 1) for q in range(50)}
+    stamps = {_core.testing.beff_stamp(s, d, q) for s in range(4) for d in (0, 1) for q in range(50)}
     assert len(stamps) == 400
     # A 1-byte message differs from every one of the 255 before it, so a
     # stale or duplicated one is always seen.
-    first = [_core.beff_message_byte(0, 1, _core.beff_stamp(2, 1, q)) for q in range(1000)]
+    first = [_core.testing.beff_message_byte(0, 1, _core.testing.beff_stamp(2, 1, q)) for q in range(1000)]
     assert all(len(set(first[q:q + 256])) == 256 for q in range(0, 744))
 
 

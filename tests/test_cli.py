@@ -135,8 +135,7 @@ def test_timeline_is_written_for_staged_bandwidth_tests_and_read_by_the_analysis
     # 100 KiB in 64 KiB chunks is 2 per message; 3 messages each way on each rank.
     directions = sorted((row["rank"], row["direction"]) for row in timeline.rows)
     assert directions == sorted([(rank, way) for rank in (0, 1) for way in ("send", "recv")] * 6)
-    script = Path(__file__).parents[1] / "bench" / "timeline.py"
-    analysis = subprocess.run([sys.executable, str(script), str(target)], capture_output=True, text=True, timeout=60)
+    analysis = fpgacomm("timeline", str(target))
     assert analysis.returncode == 0, analysis.stderr
     for rank in (0, 1):
         assert f"rank {rank}  size 102400 B  12 chunks" in analysis.stdout

@@ -158,9 +158,9 @@ def test_touch_runs_the_placeholder_kernel(device):
 
 
 def test_validation_pattern_depends_on_everything():
-    base = [_core.pattern_byte(i, 4096, 3, 0) for i in range(4096)]
+    base = [_core.testing.pattern_byte(i, 4096, 3, 0) for i in range(4096)]
     assert len(set(base)) > 200
-    assert base != [_core.pattern_byte(i, 4096, 4, 0) for i in range(4096)]
-    assert base != [_core.pattern_byte(i, 4096, 3, 1) for i in range(4096)]
+    assert base != [_core.testing.pattern_byte(i, 4096, 4, 0) for i in range(4096)]
+    assert base != [_core.testing.pattern_byte(i, 4096, 3, 1) for i in range(4096)]
     # a chunk at the wrong offset must not match (a linear pattern would repeat)
-    assert base[:256] != [_core.pattern_byte(i, 4096, 3, 0) for i in range(256, 512)]
+    assert base[:256] != [_core.testing.pattern_byte(i, 4096, 3, 0) for i in range(256, 512)]

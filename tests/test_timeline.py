@@ -1,12 +1,12 @@
-"""bench/timeline.py: the analysis of a staged-transfer timeline on hand-made rows with known answers."""
-
-import sys
-from pathlib import Path
+"""fpgacomm timeline: the analysis of a staged-transfer timeline on hand-made rows with known answers, its
+text, its figure, and what it refuses."""
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import timeline  # noqa: E402
+from fpgacomm import Result, cli
+from fpgacomm.benchmarks.osu import TIMELINE_UNITS
+from fpgacomm.figures import timeline as timeline_figure
+from fpgacomm.results import timeline
 
 
 def chunk(index, enqueued, start, length, copy_done, posted, done, direction="send"):
@@ -44,10 +44,53 @@ def test_three_stages_at_once_count_once_as_overlap():
     assert summary["copies"]["h2d"]["enqueue_to_start"] == 0.5 and summary["copies"]["d2h"]["enqueue_to_start"] == 0
 
 
-def test_the_command_reports_and_refuses_what_it_cannot_read(tmp_path, capsys):
-    path = tmp_path / "timeline.json"
-    path.write_text('{"rows": []}')
-    assert timeline.main([str(path)]) == 2
-    assert "holds no staged chunks" in capsys.readouterr().err
-    assert timeline.main([str(tmp_path / "missing.json")]) == 2
-    assert "cannot read" in capsys.readouterr().err
+def write_timeline(path, rows, benchmark="osu_bw_timeline"):
+    Result(benchmark, {"test": "bw"}, {}, rows, TIMELINE_UNITS).write_json(path)
+    return str(path)
+
+
+TWO_SENDS = [chunk(0, 0.0, 1.0, 1.0, 2.0, 2.0, 4.0), chunk(1, 0.0, 2.0, 1.0, 3.0, 3.0, 5.0)]
+
+
+def test_the_command_prints_each_rank_and_size(tmp_path, capsys):
+    path = write_timeline(tmp_path / "timeline.json", TWO_SENDS)
+    assert cli.main(["timeline", path]) == 0
+    assert capsys.readouterr().out == (
+        "rank 0  size 8 B  2 chunks  window 5000.000 ms\n"
+        "  d2h  busy  2000.000 ms  40.0 %      0.00 GB/s while busy\n"
+        "       per copy: enqueue->start 1500000.0 us, start->end 1000000.0 us, enqueue->done on the host "
+        "2500000.0 us; copy done->MPI posted 0.0 us\n"
+        "  mpi  busy  3000.000 ms  60.0 %      0.00 GB/s while busy\n"
+        "       per chunk: posted->done 2000000.0 us\n"
+        "  two or more busy 1000.000 ms (20.0 %), all idle 1000.000 ms (20.0 %)\n"
+        "  limit: mpi (busy 60.0 % of the window)\n")
+
+
+def test_the_figure_draws_each_stage_s_busy_share_per_rank(tmp_path):
+    rows = TWO_SENDS + [{**row, "rank": 1, "direction": "recv"} for row in TWO_SENDS]
+    path = write_timeline(tmp_path / "timeline.json", rows)
+    figure = timeline_figure.figure(Result.read_json(path))
+    shares = {(ax.get_title(), line.get_label()): list(line.get_ydata()) for ax in figure.axes for line in ax.lines}
+    assert shares == {("osu_bw_timeline, rank 0", "device-to-host copies"): [40.0],
+                      ("osu_bw_timeline, rank 0", "MPI"): [60.0], ("osu_bw_timeline, rank 0", "all idle"): [20.0],
+                      ("osu_bw_timeline, rank 1", "MPI"): [60.0],
+                      ("osu_bw_timeline, rank 1", "host-to-device copies"): [40.0],
+                      ("osu_bw_timeline, rank 1", "all idle"): [20.0]}
+    assert cli.main(["timeline", path, "-o", str(tmp_path / "stages.png")]) == 0
+    assert (tmp_path / "stages.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda tmp: write_timeline(tmp / "empty.json", []), "empty.json: holds no staged chunks; record one with "
+                                                         "fpgacomm osu TEST D D --path staged --timeline FILE"),
+    (lambda tmp: write_timeline(tmp / "bw.json", TWO_SENDS, benchmark="osu_bw"),
+     "bw.json: a Result of osu_bw, not a timeline; record one with"),
+    (lambda tmp: str(tmp / "missing.json"), "missing.json: no such file"),
+    (lambda tmp: (tmp / "broken.json").write_text("{") and str(tmp / "broken.json"), "broken.json: not an fpgacomm "
+                                                                                      "Result"),
+])
+def test_bad_input_is_one_message_and_status_2(tmp_path, capsys, make, message):
+    assert cli.main(["timeline", make(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and message in captured.err
+    assert captured.err.count("\n") == 1 and captured.err.startswith("fpgacomm: error: ")

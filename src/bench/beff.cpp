@@ -9,6 +9,7 @@
 
 #include "bench/ring.hpp"
 #include "cl/check.hpp"
+#include "comm/receive_fault.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
@@ -153,6 +154,12 @@ class Runner {
   // on the device before and checks them there after.
   void exchange(std::uint64_t size) {
     const std::uint64_t sequence = sequence_++;
+    move(size, sequence);
+    if (options_.type == BeffType::Kernel) launch_recv(size, sequence);
+  }
+
+  // The messages of one exchange, from send buffer to receive buffer.
+  void move(std::uint64_t size, std::uint64_t sequence) {
     if (route_ == Route::Direct) return exchange_host(size);
     if (options_.type == BeffType::Kernel) launch_send(size, sequence);
     transfers_.post_recv(*recv_left_, 0, size, neighbours_.left, kRightwardTag, route_);
@@ -160,7 +167,6 @@ class Runner {
     transfers_.post_send(*send_right_, 0, size, neighbours_.right, kRightwardTag, route_);
     transfers_.post_send(*send_left_, 0, size, neighbours_.left, kLeftwardTag, route_);
     transfers_.wait_all();
-    if (options_.type == BeffType::Kernel) launch_recv(size, sequence);
   }
 
   // Host buffers go to MPI as they are, with no transfer engine between:
@@ -177,8 +183,6 @@ class Runner {
     comm_.check(MPI_Isend(send_left_->host_data(), count, MPI_BYTE, neighbours_.left, kLeftwardTag, comm_.raw(),
                           &requests[3]), "MPI_Isend", "b_eff: sending to the left neighbour");
     comm_.check(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE), "MPI_Waitall", "b_eff: exchanging with both neighbours");
-    run_receive_hook(*recv_left_, 0, size);
-    run_receive_hook(*recv_right_, 0, size);
   }
 
   // Seconds for `loops` exchanges on this rank, after a barrier (HPCC FPGA:
@@ -279,6 +283,8 @@ class Runner {
   // Untimed exchanges in which every message is stamped and checked whole,
   // read back through a fresh host copy; receive buffers are cleared first
   // so that a message that never arrives cannot pass as the previous one.
+  // A receive fault (tests) breaks what arrived before the check, the
+  // kernel type's on the device included.
   void validate(std::uint64_t size) {
     if (options_.type == BeffType::Iec) return;  // its receive kernels checked every message
     const int me = comm_.rank();
@@ -291,7 +297,13 @@ class Runner {
       recv_left_->fill_zero();
       recv_right_->fill_zero();
       comm_.barrier();  // no message may arrive before its buffer is cleared
-      exchange(size);
+      ++sequence_;  // the exchange below is number `sequence`
+      move(size, sequence);
+      if (fault_) {
+        (*fault_)(*recv_left_, 0, size);
+        (*fault_)(*recv_right_, 0, size);
+      }
+      if (options_.type == BeffType::Kernel) launch_recv(size, sequence);
       if (device_) device_->finish();
       if (options_.type == BeffType::Kernel) {
         collect_device_errors();
@@ -363,6 +375,7 @@ class Runner {
   }
 
   const Communicator& comm_;
+  const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
   Device* device_;
   const BeffOptions& options_;
   Transfers transfers_;

@@ -6,6 +6,7 @@
 
 #include "bench/agreed_run.hpp"
 #include "bench/pt2pt.hpp"
+#include "comm/receive_fault.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
@@ -213,7 +214,6 @@ class Runner {
     if (size > 0) MPI_Type_free(&block);
     for (std::uint64_t p : received) stage(p, 1, false);
     const double moved = MPI_Wtime();
-    for (std::uint64_t p : received) run_receive_hook(*buffer_, p * size, size);
     phases[0] = staged - start;
     phases[1] = moved - staged;
     phases[2] = close_stage(moved);
@@ -245,6 +245,8 @@ class Runner {
           run_mpi(size, out);
       }
       if (phases) phases[3 * stages] = MPI_Wtime() - start;
+      if (fault_)
+        for (std::uint64_t p : options_.checks) (*fault_)(*buffer_, p * size, size);
       if (options_.validation)
         for (std::uint64_t p : options_.checks) errors += wrong_bytes(p, size, i);
     }
@@ -297,6 +299,7 @@ class Runner {
   }
 
   const Communicator& comm_;
+  const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
   Device* device_;
   const GatherOptions& options_;
   int nodes_, me_;

@@ -10,6 +10,7 @@
 #include "bench/agreed_run.hpp"
 #include "bench/pt2pt.hpp"
 #include "bench/staged_buffer.hpp"
+#include "comm/receive_fault.hpp"
 #include "comm/transfer.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
@@ -346,7 +347,7 @@ class Runner {
     return errors;
   }
 
-  // Wrong bytes in every slot where this rank received. The receive hook
+  // Wrong bytes in every slot where this rank received. A receive fault
   // (tests) sees each slot of every landing place that is a Buffer: the
   // local buffer, and the window's memory with -w create or dynamic.
   std::uint64_t check(const Iteration& operations, std::uint64_t size, int iteration) {
@@ -359,12 +360,13 @@ class Runner {
     std::uint64_t errors = 0;
     if (spec_.put) {
       with_own_window([&] {
-        if (target_)
-          for (int slot = 0; slot < slots_; ++slot) run_receive_hook(*target_, slot * size, size);
+        if (fault_ && target_)
+          for (int slot = 0; slot < slots_; ++slot) (*fault_)(*target_, slot * size, size);
         errors = count_errors(window_memory_, size, iteration);
       });
     } else {
-      for (int slot = 0; slot < slots_; ++slot) run_receive_hook(local_->buffer(), slot * size, size);
+      if (fault_)
+        for (int slot = 0; slot < slots_; ++slot) (*fault_)(local_->buffer(), slot * size, size);
       std::vector<std::uint8_t> data(bytes);
       local_->buffer().read(data.data(), bytes);
       errors = count_errors(data.data(), size, iteration);
@@ -449,6 +451,7 @@ class Runner {
   }
 
   const Communicator& comm_;
+  const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
   Device* device_;
   const OneSidedOptions& options_;
   TestSpec spec_;

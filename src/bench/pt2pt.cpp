@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "bench/agreed_run.hpp"
+#include "comm/receive_fault.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
 
@@ -251,6 +252,8 @@ class Runner {
       const double stop = MPI_Wtime();
       transfers_.set_timeline(nullptr);
       if (i >= warmup && role_.first_half) times[i - warmup] = stop - start;
+      if (fault_)
+        for (auto& buffer : recv_) (*fault_)(*buffer, 0, bytes);
       if (options_.validation) errors += check(bytes, i);
     }
     // The first half keeps time; the others add zeros, so the sum over ranks
@@ -279,6 +282,7 @@ class Runner {
   }
 
   const Communicator& comm_;
+  const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
   Device* device_;
   const Pt2ptOptions& options_;
   TestSpec spec_;

@@ -59,8 +59,6 @@ void bind_beff(py::module_& m) {
         return py::make_tuple(n.left, n.right);
       },
       py::arg("order"), py::arg("rank"), "(left, right) neighbour of rank in the ring.");
-  m.def("beff_stamp", &beff_stamp, py::arg("sender"), py::arg("direction"), py::arg("sequence"));
-  m.def("beff_message_byte", &beff_message_byte, py::arg("index"), py::arg("size"), py::arg("stamp"));
 }
 
 }  // namespace fpgacomm::bindings

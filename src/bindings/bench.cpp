@@ -112,7 +112,6 @@ void bind_bench(py::module_& m) {
       py::arg("device"), py::arg("direction"), py::arg("host_kind"), py::arg("nbytes"), py::arg("iterations"),
       py::arg("warmup"),
       "Per-iteration (host clock, device profiling) seconds of one blocking copy of nbytes host<->device.");
-  m.def("pattern_byte", &pattern_byte, py::arg("index"), py::arg("size"), py::arg("iteration"), py::arg("stream"));
 }
 
 }  // namespace fpgacomm::bindings

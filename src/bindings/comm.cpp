@@ -1,5 +1,4 @@
 #include <mpi4py/mpi4py.h>
-#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.hpp"
@@ -83,23 +82,6 @@ void bind_comm(py::module_& m) {
       .def("route", &PyTransfers::route, py::arg("buffer"));
   m.def("default_chunk_bytes", &default_chunk_bytes, py::arg("device"),
         "The measured default pipelining chunk for a device (None: no device).");
-
-  m.def(
-      "set_receive_hook",
-      [](py::object hook) {
-        if (hook.is_none()) {
-          set_receive_hook(nullptr);
-          return;
-        }
-        set_receive_hook([hook](Buffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
-          py::gil_scoped_acquire acquire;
-          hook(py::cast(&buffer, py::return_value_policy::reference), offset, bytes);
-        });
-      },
-      py::arg("hook"),
-      "Test hook: hook(buffer, offset, nbytes) runs after every receive completes. None removes it.");
-  // Drop the hook (a Python object) while the interpreter still exists.
-  m.add_object("_hook_cleanup", py::capsule([]() { set_receive_hook(nullptr); }));
 }
 
 }  // namespace fpgacomm::bindings

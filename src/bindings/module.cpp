@@ -19,4 +19,5 @@ PYBIND11_MODULE(_core, m) {
   fpgacomm::bindings::bind_beff(m);
   fpgacomm::bindings::bind_gather(m);
   fpgacomm::bindings::bind_overhead(m);
+  fpgacomm::bindings::bind_testing(m);
 }

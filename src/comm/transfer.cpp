@@ -12,15 +12,6 @@
 #include "core/error.hpp"
 
 namespace fpgacomm {
-namespace {
-
-ReceiveHook& receive_hook() {
-  static ReceiveHook hook;
-  return hook;
-}
-
-}  // namespace
-
 Path parse_path(const std::string& name) {
   if (name == "auto") return Path::Auto;
   if (name == "staged") return Path::Staged;
@@ -62,12 +53,6 @@ Route exchange_route(const Communicator& comm, int peer, Route mine) {
                           MPI_STATUS_IGNORE),
              "MPI_Sendrecv", "exchanging transfer routes with rank " + std::to_string(peer));
   return static_cast<Route>(theirs);
-}
-
-void set_receive_hook(ReceiveHook hook) { receive_hook() = std::move(hook); }
-
-void run_receive_hook(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
-  if (const ReceiveHook& hook = receive_hook()) hook(buffer, offset, bytes);
 }
 
 bool copies_use_host_cores(const Device* device) {
@@ -131,7 +116,6 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
                   "MPI_Irecv",
                   [&] { return "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer); });
     direct_requests_.push_back(request);
-    if (!for_send) received_.push_back({&buffer, offset, bytes});
     return;
   }
   const Route route = route_of(buffer);
@@ -152,7 +136,6 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
     }
     steps.push_back(step);
   }
-  if (!for_send) received_.push_back({&buffer, offset, bytes});
 }
 
 void Transfers::post_send(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
@@ -188,7 +171,6 @@ void Transfers::recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Rou
                          MPI_STATUS_IGNORE),
                 "MPI_Recv",
                 [&] { return "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer); });
-    if (const ReceiveHook& hook = receive_hook()) hook(buffer, 0, bytes);
     return;
   }
   post_recv(buffer, 0, bytes, peer, tag, peer_route);
@@ -464,14 +446,10 @@ void Transfers::finish_batch() {
     cl_check(clEnqueueUnmapMemObject(queue, m.buffer->mem(), m.host, 0, nullptr, nullptr), "clEnqueueUnmapMemObject");
   }
   if (!mappings_.empty()) device_->finish();
-  const ReceiveHook& hook = receive_hook();
-  if (hook)
-    for (const auto& r : received_) hook(*r.buffer, r.offset, r.bytes);
   sends_.clear();
   recvs_.clear();
   direct_requests_.clear();
   mappings_.clear();
-  received_.clear();
   on_wire_ = device_copies_ = 0;
   requests_stale_ = true;
   has_staged_ = false;

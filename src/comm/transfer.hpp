@@ -6,7 +6,6 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,15 +83,6 @@ class Timeline {
   std::chrono::steady_clock::time_point origin_ = std::chrono::steady_clock::now();
 };
 
-// Tests corrupt received data through this hook, called after every receive
-// completes; the validation code does not know it exists. Empty: no hook.
-using ReceiveHook = std::function<void(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes)>;
-void set_receive_hook(ReceiveHook hook);
-// Runs the hook, if one is set: for benchmarks whose data arrives without
-// Transfers (collectives, one-sided, b_eff on host buffers), after their
-// receive completes.
-void run_receive_hook(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes);
-
 // A batch of non-blocking sends and receives of one rank, driven to
 // completion together by wait_all(): sends leave in posting order and
 // receives are posted in posting order, as MPI matching needs. Host memory
@@ -145,12 +135,6 @@ class Transfers {
     bool for_send;
     std::uint8_t* host;
   };
-  struct Received {
-    Buffer* buffer;
-    std::uint64_t offset;
-    std::uint64_t bytes;
-  };
-
   bool is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_route) const;
   void post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
             Route peer_route, bool for_send);
@@ -176,7 +160,6 @@ class Transfers {
   std::vector<std::unique_ptr<Buffer>> send_slots_, recv_slots_;
   std::vector<long> send_slot_owner_, recv_slot_owner_;
   std::vector<Mapping> mappings_;
-  std::vector<Received> received_;
   bool has_staged_ = false;  // the batch has device copies
   int on_wire_ = 0;         // MPI requests in flight
   int device_copies_ = 0;   // staging copies in flight

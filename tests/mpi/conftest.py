@@ -4,9 +4,11 @@ Pass/fail is collective: a check that fails on one rank fails on all, so no
 rank runs ahead into the next test's communication and hangs.
 """
 
+import contextlib
+
 import pytest
 
-from fpgacomm import mpi
+from fpgacomm import _core, mpi
 
 
 @pytest.fixture(scope="session")
@@ -34,6 +36,21 @@ def assert_all(comm, ok: bool, message: str = "") -> None:
     failing = comm.allgather(bool(ok))
     bad = [rank for rank, good in enumerate(failing) if not good]
     assert not bad, f"failed on ranks {bad}: {message}"
+
+
+@contextlib.contextmanager
+def receive_fault(comm, fault):
+    """A duplicate of comm over which this rank's benchmark runs call
+    fault(buffer, offset, nbytes) on each region their validation reads,
+    unknown to the validation code (None: this rank's data stays intact).
+    Collective; the duplicate is freed after."""
+    faulty = comm.Dup()
+    try:
+        if fault is not None:
+            _core.testing.attach_receive_fault(faulty, fault)
+        yield faulty
+    finally:
+        faulty.Free()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -10,7 +10,7 @@ import pytest
 
 from fpgacomm import _core, beff
 
-from conftest import assert_all
+from conftest import assert_all, receive_fault
 
 # Small sizes (1 B .. 4 KiB, 1 B included: HPCC FPGA's validation passes it
 # trivially) and short loops so that CI stays short.
@@ -71,7 +71,7 @@ def test_rabenseifner_reduction_takes_logavg_over_ring_and_random_rings(comm):
 
 
 class Fault:
-    """Receive hooks that break what arrived, unknown to the validation code."""
+    """Receive faults that break what arrived, unknown to the validation code."""
 
     def __init__(self, kind):
         self.kind, self.previous = kind, {}
@@ -93,12 +93,9 @@ class Fault:
 @pytest.mark.parametrize("fault", ["corrupt", "lost", "stale"])
 @pytest.mark.parametrize("comm_type", TYPES)
 def test_every_fault_fails_validation_on_every_rank(comm, comm_type, fault):
-    hook = Fault(fault)
-    _core.set_receive_hook(hook if comm.Get_rank() == comm.Get_size() - 1 else None)
-    try:
-        result = beff.run(comm, comm_type=comm_type, **{**FAST, "max_size": 4})
-    finally:
-        _core.set_receive_hook(None)
+    breaking = Fault(fault) if comm.Get_rank() == comm.Get_size() - 1 else None
+    with receive_fault(comm, breaking) as faulty:
+        result = beff.run(faulty, comm_type=comm_type, **{**FAST, "max_size": 4})
     # 1-byte messages included: the stamp makes them fail too.
     assert beff.failed_sizes(result) == [1, 2, 4, 8, 16]
     assert all(row["validation_errors"] > 0 for row in result.rows)

@@ -5,7 +5,7 @@ import pytest
 
 from fpgacomm import _core, collectives
 
-from conftest import assert_all
+from conftest import assert_all, receive_fault
 
 # Multiples of 4 (so every datatype's elements fill them) that cross the
 # 8 KiB iteration switch and do not divide evenly among 3 ranks.
@@ -59,17 +59,14 @@ def test_omb_average_is_the_mean_of_the_iterations(comm):
 
 @pytest.mark.parametrize("op", [op for op in collectives.TESTS if op != "barrier"])
 def test_corruption_after_the_collective_fails_validation(comm, op):
-    """A hook adds one to a byte of every received buffer after the
+    """A fault adds one to a byte of every received buffer after the
     collective; validation knows nothing of it and must see it."""
     def corrupt(buffer, offset, nbytes):
         byte = buffer.read(1, offset + nbytes // 2)
         buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
 
-    _core.set_receive_hook(corrupt)
-    try:
-        result = collectives.run(op, comm, mem="D", root=root_for(op, comm), **FAST)
-    finally:
-        _core.set_receive_hook(None)
+    with receive_fault(comm, corrupt) as faulty:
+        result = collectives.run(op, faulty, mem="D", root=root_for(op, comm), **FAST)
     # reduce_scatter's 4-byte vector leaves the other ranks empty, yet one rank receives.
     assert result.rows[0]["validation"] == "fail"
     assert len(result.rows) == 1  # the sweep stops at the first failing size

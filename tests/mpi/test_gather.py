@@ -7,7 +7,7 @@ import pytest
 
 from fpgacomm import _core, gather
 
-from conftest import assert_all
+from conftest import assert_all, receive_fault
 
 # Odd sizes, so a block landing one position off cannot match.
 SIZES = [1000, 70001]
@@ -59,13 +59,13 @@ def test_local_control_has_no_barrier_and_barrier_control_has_one(comm, name):
     assert local.params["control"] == "local"
 
 
-def corrupting(hook_kind):
-    """Receive hooks: add one to a byte of every arriving region, or blank it
+def corrupting(fault_kind):
+    """Receive faults: add one to a byte of every checked block, or blank it
     (a block that never came)."""
     def corrupt(buffer, offset, nbytes):
         if nbytes == 0:
             return
-        if hook_kind == "flip":
+        if fault_kind == "flip":
             byte = buffer.read(1, offset + nbytes // 2)
             buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
         else:
@@ -73,14 +73,11 @@ def corrupting(hook_kind):
     return corrupt
 
 
-@pytest.mark.parametrize("hook", ["flip", "blank"])
+@pytest.mark.parametrize("fault", ["flip", "blank"])
 @pytest.mark.parametrize("name", gather.NAMES)
-def test_corrupted_blocks_fail_validation(comm, name, hook):
-    _core.set_receive_hook(corrupting(hook))
-    try:
-        result = gather.run(comm, schedule=name, mem="D", **FAST)
-    finally:
-        _core.set_receive_hook(None)
+def test_corrupted_blocks_fail_validation(comm, name, fault):
+    with receive_fault(comm, corrupting(fault)) as faulty:
+        result = gather.run(faulty, schedule=name, mem="D", **FAST)
     assert result.rows[0]["validation"] == "fail" and result.rows[0]["validation_errors"] > 0
     assert len(result.rows) == 1  # the sweep stops at the first failing size
     assert gather.failed_sizes(result) == [SIZES[0]]
@@ -96,12 +93,9 @@ def test_zero_byte_stages_and_the_barrier_reference(comm):
 
 def test_a_size_beyond_the_device_is_refused_before_any_transfer(comm):
     received = []
-    _core.set_receive_hook(lambda buffer, offset, nbytes: received.append(nbytes))
-    try:
+    with receive_fault(comm, lambda buffer, offset, nbytes: received.append(nbytes)) as faulty:
         with pytest.raises(_core.UsageError, match="exceed the device's memory") as caught:
-            gather.run(comm, schedule="tree", mem="D", sizes=[1024, 1 << 42], iterations=1)
-    finally:
-        _core.set_receive_hook(None)
+            gather.run(faulty, schedule="tree", mem="D", sizes=[1024, 1 << 42], iterations=1)
     assert caught.value.agreed
     assert "use --sizes up to" in str(caught.value)
     assert_all(comm, received == [], f"transfers ran before the memory check: {received}")

@@ -7,7 +7,7 @@ import pytest
 
 from fpgacomm import _core, onesided
 
-from conftest import assert_all
+from conftest import assert_all, receive_fault
 
 SIZES = [1, 8192, 65536 + 12]
 WINDOW = 4
@@ -58,12 +58,12 @@ def receivers(test: str, sync: str) -> set:
 @pytest.mark.parametrize("window_creation", ["create", "dynamic"])
 @pytest.mark.parametrize("test,sync", CASES)
 def test_each_operation_lands_at_its_own_offset(comm, test, sync, window_creation, mem, windows_over_user_memory):
-    """The receive hook sees every slot where data landed (the window's
+    """A receive fault sees every slot where data landed (the window's
     memory for PUT, the local buffer for GET), in slot order, W per
     iteration: slot j lies at offset j * size and holds the peer's pattern
     of slot j in that iteration, so the W operations went to W offsets."""
     if not windows_over_user_memory:
-        pytest.skip("this MPI cannot make windows over user memory, and the hook needs such a window")
+        pytest.skip("this MPI cannot make windows over user memory, and the fault needs such a window")
     sizes, iterations, warmup = [8, 4096 + 4], 2, 1
     width, peer = slots(test), 1 - comm.rank
     seen = []
@@ -71,18 +71,15 @@ def test_each_operation_lands_at_its_own_offset(comm, test, sync, window_creatio
     def inspect(buffer, offset, nbytes):
         seen.append((offset, nbytes, buffer.read(nbytes, offset)))
 
-    _core.set_receive_hook(inspect)
-    try:
-        result = onesided.run(test, comm, mem=mem, sync=sync, window_creation=window_creation, sizes=sizes,
+    with receive_fault(comm, inspect) as faulty:
+        result = onesided.run(test, faulty, mem=mem, sync=sync, window_creation=window_creation, sizes=sizes,
                               iterations=iterations, warmup=warmup, window=WINDOW, validate=True, compare_put=False)
-    finally:
-        _core.set_receive_hook(None)
     expected = []
     if comm.rank in receivers(test, sync):
         for size in sizes:
             for iteration in range(warmup + iterations):
                 for slot in range(width):
-                    pattern = bytes(_core.pattern_byte(i, size, iteration, peer * width + slot) for i in range(size))
+                    pattern = bytes(_core.testing.pattern_byte(i, size, iteration, peer * width + slot) for i in range(size))
                     expected.append((slot * size, size, pattern))
     landed = [(offset, nbytes, bytes(np.asarray(data, dtype=np.uint8))) for offset, nbytes, data in seen]
     assert_all(comm, landed == expected, f"{len(landed)} slots seen, {len(expected)} expected")
@@ -97,11 +94,11 @@ FAULTS = ("misplaced", "missing")
 @pytest.mark.parametrize("mem", ["H", "D"])
 @pytest.mark.parametrize("test", ["put_bw", "get_bw", "put_bibw"])
 def test_a_misplaced_or_missing_slot_fails_validation(comm, test, mem, fault, windows_over_user_memory):
-    """After the operations landed, a hook copies slot 0 over slot 1 (as if
+    """After the operations landed, a fault copies slot 0 over slot 1 (as if
     two operations had gone to one offset) or zeroes the last slot (as if
     its operation never came): the size fails, and the sweep stops there."""
     if not windows_over_user_memory:
-        pytest.skip("this MPI cannot make windows over user memory, and the hook needs such a window")
+        pytest.skip("this MPI cannot make windows over user memory, and the fault needs such a window")
 
     def corrupt(buffer, offset, nbytes):
         if fault == "misplaced" and offset == nbytes:
@@ -109,11 +106,8 @@ def test_a_misplaced_or_missing_slot_fails_validation(comm, test, mem, fault, wi
         if fault == "missing" and offset == (WINDOW - 1) * nbytes:
             buffer.write(np.zeros(nbytes, dtype=np.uint8), offset)
 
-    _core.set_receive_hook(corrupt)
-    try:
-        result = onesided.run(test, comm, mem=mem, window_creation="create", compare_put=False, **FAST)
-    finally:
-        _core.set_receive_hook(None)
+    with receive_fault(comm, corrupt) as faulty:
+        result = onesided.run(test, faulty, mem=mem, window_creation="create", compare_put=False, **FAST)
     assert len(result.rows) == 1
     row = result.rows[0]
     assert row["validation"] == "fail"
@@ -124,20 +118,17 @@ def test_a_misplaced_or_missing_slot_fails_validation(comm, test, mem, fault, wi
 @pytest.mark.ranks(2)
 @pytest.mark.parametrize("test", onesided.TESTS)
 def test_corruption_after_the_operation_fails_validation(comm, test, windows_over_user_memory):
-    """A hook adds one to a byte where data landed (the window made with
+    """A fault adds one to a byte where data landed (the window made with
     -w create for PUT, the local device buffer for GET)."""
     if not windows_over_user_memory:
-        pytest.skip("this MPI cannot MPI_Win_create over user memory, and the hook needs such a window")
+        pytest.skip("this MPI cannot MPI_Win_create over user memory, and the fault needs such a window")
 
     def corrupt(buffer, offset, nbytes):
         byte = buffer.read(1, offset + nbytes // 2)
         buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
 
-    _core.set_receive_hook(corrupt)
-    try:
-        result = onesided.run(test, comm, mem="D", window_creation="create", compare_put=False, **FAST)
-    finally:
-        _core.set_receive_hook(None)
+    with receive_fault(comm, corrupt) as faulty:
+        result = onesided.run(test, faulty, mem="D", window_creation="create", compare_put=False, **FAST)
     assert result.rows[0]["validation"] == "fail"
     assert len(result.rows) == 1
 

@@ -1,16 +1,15 @@
 """OSU point-to-point tests under mpirun -np 2 and -np 4, validation on."""
 
 import itertools
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fpgacomm import _core, osu
+from fpgacomm import Result, _core, osu
 from fpgacomm.devices import DeviceOptions, open_device
+from fpgacomm.results import timeline
 
-from conftest import assert_all
+from conftest import assert_all, receive_fault
 
 KINDS = ("H", "H!", "D")
 PAIRS = list(itertools.product(KINDS, KINDS))
@@ -65,18 +64,14 @@ def test_bandwidth_is_bytes_over_time(comm):
 @pytest.mark.ranks(2)
 @pytest.mark.parametrize("test", ["latency", "bw", "bibw"])
 def test_corruption_after_transfer_fails_validation(comm, test):
-    """A hook changes one byte of rank 1's destination after each receive;
-    the validation code knows nothing of it and must see it. (Adding rather
-    than flipping: a window of receives into one buffer would flip back.)"""
+    """A fault changes one byte of rank 1's destination after each
+    iteration; the validation code knows nothing of it and must see it."""
     def corrupt(buffer, offset, nbytes):
         byte = buffer.read(1, offset + nbytes // 2)
         buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
 
-    _core.set_receive_hook(corrupt if comm.Get_rank() == 1 else None)
-    try:
-        result = osu.run(test, comm, mem=("D", "D"), path="staged", **FAST)
-    finally:
-        _core.set_receive_hook(None)
+    with receive_fault(comm, corrupt if comm.Get_rank() == 1 else None) as faulty:
+        result = osu.run(test, faulty, mem=("D", "D"), path="staged", **FAST)
     assert result.rows[0]["validation"] == "fail"
     assert osu.failed_sizes(result) == [SIZES[0]]
     assert len(result.rows) == 1  # the sweep stops at the first failing size
@@ -102,10 +97,9 @@ def check_timeline(test: str, rows: list, sizes: list, chunk: int, window: int, 
                 times = [row[key] for key in order]
                 assert 0 <= times[0] and times == sorted(times), row
                 assert min(row["queued_to_submit"], row["submit_to_start"], row["start_to_end"]) >= 0, row
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    import timeline as analysis
-
-    assert analysis.main([str(file)]) == 0
+    summaries = timeline.summarize(timeline.chunks(Result.read_json(file), str(file)))
+    assert {(s["rank"], s["size"]) for s in summaries} == {(rank, size) for rank, _ in ways for size in sizes}
+    assert all(timeline.report(s).count("limit: ") == 1 for s in summaries)
 
 
 @pytest.mark.ranks(2)

@@ -21,7 +21,7 @@ DEFAULT_TIMEOUT = 1800.0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import beff, devbw, devices, fabric, fit, gather, model, osu, overhead, plot, suite
+    from . import beff, devbw, devices, fabric, fit, gather, model, osu, overhead, plot, suite, timeline
 
     parser = Parser(prog="fpgacomm", description="Measure and model communication between accelerators.")
     parser.add_argument("--version", action="version", version=f"fpgacomm {_core.__version__}")
@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "or FPGACOMM_TIMEOUT)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
-    for module in (devices, devbw, osu, beff, suite, fabric, gather, fit, model, overhead, plot):
+    for module in (devices, devbw, osu, beff, suite, fabric, gather, fit, model, overhead, plot, timeline):
         module.register(subparsers)
     return parser
 

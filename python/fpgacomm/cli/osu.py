@@ -92,7 +92,7 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
     if "timeline" in options:
         parser.add_argument("--timeline", metavar="FILE",
                             help="with staging: write every staged chunk's timeline of the last timed iteration "
-                                 "(window or round trip) of each size as JSON (analyse with bench/timeline.py)")
+                                 "(window or round trip) of each size as JSON (analyse with fpgacomm timeline FILE)")
     parser.set_defaults(run=run, benchmark=benchmark)
 
 

@@ -1,10 +1,9 @@
-"""What limits the staged pipeline: reads a timeline written by
-`fpgacomm osu TEST ... --timeline FILE` and prints, per rank and size,
-how long each stage was busy in the recorded iteration (a window, or a
-latency test's round trip), how much stages overlapped, how long all stood
-idle, and the mean per-chunk latencies.
-
-    python bench/timeline.py FILE
+"""What limits the staged pipeline: the analysis of a timeline Result, as
+`fpgacomm osu TEST ... --timeline FILE` writes it (`fpgacomm timeline FILE`
+prints it, figures/timeline.py draws it). Per rank and size: how long each
+stage was busy in the recorded iteration (a window, or a latency test's
+round trip), how much stages overlapped, how long all stood idle, and the
+mean per-chunk latencies.
 
 Stages of one rank: the copy engine device-to-host (its sends' copies),
 MPI (any of its chunks between posted and seen complete) and the copy
@@ -18,12 +17,15 @@ the engine's own (noticing completions, enqueueing, waiting for slots).
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections import defaultdict
 
+from ..params import usage_error
+from .result import Result
+
 STAGES = ("d2h", "mpi", "h2d")
+# What a timeline row needs (the rest of benchmarks.osu.TIMELINE_UNITS is for the reader).
+COLUMNS = ("rank", "size", "direction", "bytes", "copy_enqueued", "copy_done", "mpi_posted", "mpi_done",
+           "queued_to_submit", "submit_to_start", "start_to_end")
 # A send's chunk is copied device-to-host, a receive's host-to-device.
 COPY_STAGE = {"send": "d2h", "recv": "h2d"}
 
@@ -137,23 +139,15 @@ def report(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("file", help="a timeline JSON from fpgacomm osu TEST --timeline")
-    args = parser.parse_args(argv)
-    try:
-        with open(args.file, encoding="utf-8") as f:
-            timeline = json.load(f)
-        rows = timeline["rows"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        print(f"timeline.py: cannot read {args.file}: {error}", file=sys.stderr)
-        return 2
-    if not rows:
-        print(f"timeline.py: {args.file} holds no staged chunks", file=sys.stderr)
-        return 2
-    print("\n".join(report(summary) for summary in summarize(rows)))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def chunks(result: Result, path: str) -> list:
+    """The rows of a timeline Result read from `path`, or a UsageError
+    saying what the file is instead and how to record a timeline."""
+    record = "record one with fpgacomm osu TEST D D --path staged --timeline FILE"
+    if not result.benchmark.endswith("_timeline"):
+        raise usage_error(f"{path}: a Result of {result.benchmark}, not a timeline; {record}")
+    missing = [column for column in COLUMNS if result.rows and column not in result.rows[0]]
+    if missing:
+        raise usage_error(f"{path}: timeline rows lack {', '.join(missing)}; {record}")
+    if not result.rows:
+        raise usage_error(f"{path}: holds no staged chunks; {record}")
+    return result.rows
