@@ -26,6 +26,7 @@ import sys
 
 from .. import _core
 from ..models.beff import BITTWARE_520N, ChannelModel
+from ..params import parse_size
 from ..results.result import Result
 
 _sim = _core.fabric
@@ -494,7 +495,11 @@ def _result(benchmark: str, fabric: Fabric, params: dict, rows: list, units: dic
 
 
 def _sizes(size) -> list:
-    sizes = [size] if isinstance(size, int) else list(size)
+    """One size or a list: whole bytes, or text with K/M/G (params.parse_size).
+    Unlike params.resolve_sizes, 0 is a size here: an empty message is the
+    latency's default."""
+    sizes = [size] if isinstance(size, (int, float, str)) else list(size)
+    sizes = [parse_size(s) if isinstance(s, str) else s for s in sizes]
     for s in sizes:
         if not isinstance(s, int) or s < 0:
             raise UsageError(f"fabric: message size {s!r}; give whole bytes, 0 or more")
