@@ -1,5 +1,6 @@
 #include "fabric/network.hpp"
 
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "fabric/fast_forward.hpp"
 
 namespace fpgacomm::fabric {
 
@@ -73,6 +75,7 @@ void Network::begin_stage() {
     for (Lane& lane : port.lanes) lane.last_input = -1;
   }
   std::fill(write_free_.begin(), write_free_.end(), 0.0);
+  if (fast_forward_) enable_fast_forward(true);  // no period carries over from the stage before
 }
 
 const DeviceSpec& Network::device_spec(int device) const {
@@ -106,13 +109,17 @@ int Network::new_frame() {
 
 int Network::new_message() {
   ++live_messages_;
+  int id;
   if (free_messages_.empty()) {
     messages_.emplace_back();
-    return static_cast<int>(messages_.size()) - 1;
+    id = static_cast<int>(messages_.size()) - 1;
+  } else {
+    id = free_messages_.back();
+    free_messages_.pop_back();
+    messages_[id] = Message{};
   }
-  const int id = free_messages_.back();
-  free_messages_.pop_back();
-  messages_[id] = Message{};
+  messages_[id].live = true;
+  live_ids_.push_back(id);
   return id;
 }
 
@@ -192,14 +199,19 @@ void Network::handle(std::uint64_t event_tag) {
       break;
     }
     case kReadEngineFree: {
+      ++read_ends_;
       read_busy_[id] = 0;
       start_reads(static_cast<int>(id) / spec_.node.dma_engines);
       break;
     }
-    case kFrameReady: frame_ready(static_cast<int>(id)); break;
+    case kFrameReady:
+      if (fast_forward_) ++messages_[id].read_events;
+      frame_ready(static_cast<int>(id));
+      break;
     case kEnqueue: {
       Frame& frame = frames_[id];
       Port& port = ports_[frame.port];
+      if (fast_forward_ && port.device == messages_[frame.message].record.src) ++messages_[frame.message].read_events;
       frame.enqueued = now();
       port.lanes[lane_at(port, messages_[frame.message].lane)].frames.push_back(static_cast<int>(id));
       try_start(frame.port);
@@ -211,6 +223,8 @@ void Network::handle(std::uint64_t event_tag) {
       Message& message = messages_[id];
       const MessageRecord record = message.record;
       Completion done = std::move(message.on_done);
+      message.live = false;
+      live_ids_.erase(std::find(live_ids_.begin(), live_ids_.end(), static_cast<int>(id)));
       free_messages_.push_back(static_cast<int>(id));
       --live_messages_;
       if (done) done(record);
@@ -223,6 +237,10 @@ void Network::handle(std::uint64_t event_tag) {
       action();
       break;
     }
+  }
+  if (checkpoint_due_) {
+    checkpoint_due_ = false;
+    checkpoint();
   }
 }
 
@@ -319,6 +337,7 @@ void Network::try_start(int port_id) {
       frame.granted = false;
     }
     port.lanes[lane].frames.pop_front();
+    ++port.lanes[lane].popped;
     port.rr = (lane + 1) % lanes;
     frame.port = next;
     transmit(port_id, lane, frame_id);
@@ -391,6 +410,7 @@ void Network::transmit(int port_id, int lane, int frame_id) {
     } while (left > 0);
     start = end - serialization;  // the head of the transmission that got through
   }
+  if (fast_forward_ && port.device == message.record.src) first_hop_sent(frame.message);
   port.busy = true;
   port.in_flight_lane = lane;
   port.in_flight_wire = frame.wire;

@@ -49,6 +49,7 @@ struct PortStats {
 class [[gnu::visibility("hidden")]] Network : public EventHandler {
  public:
   explicit Network(const FabricSpec& spec);
+  ~Network() override;
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -77,6 +78,16 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   // framing, buffer, lanes, and the kinds of device at both ends.
   int port_class(int port) const { return port_class_[port]; }
   int dma_engines() const { return spec_.node.dma_engines; }
+
+  // Fast-forward through the steady state of long streams (fast_forward.cpp,
+  // docs/FABRIC.md "Fast-forward"): once the network's state repeats, shifted
+  // by a period, it jumps ahead by whole periods. Completion times, the order
+  // of events and their count stay bit-identical to stepping; of the port
+  // statistics, busy_time and wait_sum then add the skipped periods' share
+  // as multiples of one period's (not summed frame by frame). Off by default;
+  // never with bit errors (they draw random numbers) or recorded waits.
+  void enable_fast_forward(bool on);
+  std::uint64_t fast_forwards() const;  // jumps made so far
 
   int node_port(int node, int local) const;
   const PortStats& port_stats(int port) const { return ports_[port].stats; }
@@ -117,6 +128,7 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
     double reserved = 0.0;  // wire bytes of frames held or promised
     std::vector<Request> waiting;
     int last_input = -1;  // the input admitted last: round robin goes on after it
+    std::uint64_t popped = 0;  // frames that left it (fast-forward counts its pops per period)
   };
   struct Port {
     int device = 0, peer = 0;
@@ -146,6 +158,8 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
     int next_channel = 0;
     std::int64_t frames_total = 0, frames_emitted = 0, frames_done = 0;
     Completion on_done;
+    bool live = false;
+    std::int64_t read_events = 0;  // its read side's events (fast-forward tells them from the network's)
   };
 
   static std::uint64_t tag(Event event, std::int64_t id) {
@@ -169,6 +183,14 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   void deliver(int frame);
   int new_frame();
   int new_message();
+  // fast_forward.cpp
+  struct FastForward;
+  void first_hop_sent(int message);
+  void checkpoint();
+  template <class Visitor>
+  void walk_state(Visitor& visitor);
+  bool jump(int lag, double period, std::int64_t periods);
+  bool read_side(std::uint64_t tag) const;
 
   FabricSpec spec_;
   std::unique_ptr<Topology> topology_;
@@ -188,6 +210,10 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   std::vector<std::function<void()>> timers_;
   std::vector<int> free_timers_;
   std::vector<int> port_class_;
+  std::vector<int> live_ids_;  // messages in flight, in order of submission
+  std::unique_ptr<FastForward> fast_forward_;
+  bool checkpoint_due_ = false;
+  std::uint64_t read_ends_ = 0;  // reads finished (a checkpoint's period must hold none)
 };
 
 }  // namespace fpgacomm::fabric
