@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace fpgacomm::fabric {
@@ -78,6 +79,21 @@ class Engine {
   template <class Retime>
   void retime_pending(Retime retime) {
     for (Event& event : heap_) retime(event.time, event.tag);
+    for (std::size_t hole = heap_.size(); hole-- > 0;) sift_down(hole);
+  }
+  // Takes the pending events `take(time, tag)` says yes to out of the
+  // queue, appending their (time, tag) to `taken` in no particular order.
+  template <class Take>
+  void take_pending(Take take, std::vector<std::pair<double, std::uint64_t>>* taken) {
+    std::size_t kept = 0;
+    for (const Event& event : heap_) {
+      if (take(event.time, event.tag)) {
+        taken->emplace_back(event.time, event.tag);
+      } else {
+        heap_[kept++] = event;
+      }
+    }
+    heap_.resize(kept);
     for (std::size_t hole = heap_.size(); hole-- > 0;) sift_down(hole);
   }
   template <class Visit>

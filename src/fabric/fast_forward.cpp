@@ -383,17 +383,19 @@ bool Network::jump(int lag, double period, std::int64_t periods) {
   const FastForward::Snapshot& before = ff.history[(ff.next - lag + kLags) % kLags];
   const FastForward::Snapshot& state = ff.current;
   // The frames a deep FIFO gives up must all be alike and ready, as those
-  // its port took during the period were.
+  // its port took during the period were. Only its message's frames enter
+  // it (its first hop is its alone), all full but the last, which is not
+  // among them (kFront frames stay behind); only the front one can wait for
+  // a grant (checked at the checkpoint); their tails come in the order they
+  // were read, so the last one taken is ready if any is not.
   for (const auto& deep : state.deep) {
     const std::int64_t pops = state.counts[deep[3]] - before.counts[deep[3]];
     const Lane& lane = ports_[deep[0]].lanes[deep[1]];
-    const int message = frames_[lane.frames.front()].message;
-    for (std::int64_t k = 0; k < (periods + 1) * pops + static_cast<std::int64_t>(kFront); ++k) {
-      const Frame& f = frames_[lane.frames[k]];
-      if (f.message != message || f.payload != chunk_ || f.wire != static_cast<int>(ports_[deep[0]].chunk_wire) ||
-          f.channel != 0 || f.requested || f.granted || !(f.tail_ready <= now())) {
-        return false;
-      }
+    const std::int64_t last = (periods + 1) * pops + static_cast<std::int64_t>(kFront) - 1;
+    if (last >= static_cast<std::int64_t>(lane.frames.size())) return false;
+    const Frame& f = frames_[lane.frames[last]];
+    if (f.message != frames_[lane.frames.front()].message || f.payload != chunk_ || !(f.tail_ready <= now())) {
+      return false;
     }
   }
   const double shift = static_cast<double>(periods) * period;
@@ -418,7 +420,89 @@ bool Network::jump(int lag, double period, std::int64_t periods) {
   for (int frame : freed) free_frames_.push_back(frame);
   engine_.count_skipped(static_cast<std::uint64_t>(periods) * (state.events - before.events));
   ++ff.jumps;
+  // The read sides apart, still at the old time, catch up to the network's
+  // next event.
+  double until = std::numeric_limits<double>::infinity();
+  engine_.visit_pending([&](double time, std::uint64_t, std::uint64_t tag) {
+    if (!read_side(tag)) until = std::min(until, time);
+  });
+  for (int id : ff.live) {
+    if (ff.decoupled[id]) catch_up_reads(id, until);
+  }
   return true;
+}
+
+// Does what frame_ready and the first hop's kEnqueue would do for a read
+// side apart from the network, for all its events before `until` (the
+// network's next event), with the same arithmetic, and counts them: each
+// frame is admitted at once (an unbounded FIFO nobody waits at), queued
+// behind the others, and its port, busy, does not look at it. The last two
+// frames of the message are left to the events (the short last frame, the
+// read engine's release).
+void Network::catch_up_reads(int id, double until) {
+  Message& m = messages_[id];
+  const int p = m.group.first;
+  Port& port = ports_[p];
+  Lane& lane = port.lanes[lane_at(port, m.lane)];
+  std::vector<std::pair<double, std::uint64_t>> taken;
+  engine_.take_pending(
+      [&](double time, std::uint64_t tag) {
+        const auto event = static_cast<Event>(tag >> 56);
+        const auto object = static_cast<std::int64_t>(tag & ((std::uint64_t{1} << 56) - 1));
+        if (time >= until) return false;
+        if (event == kFrameReady) return object == id;
+        return event == kEnqueue && frames_[object].message == id && frames_[object].port == p &&
+               ports_[p].device == m.record.src;
+      },
+      &taken);
+  // Events at equal times are taken in the order they were scheduled: a
+  // frame's enqueue before the next frame's read (frame_ready schedules it first).
+  std::sort(taken.begin(), taken.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : (a.second >> 56) == kEnqueue && (b.second >> 56) != kEnqueue;
+  });
+  double next_read = -1.0;
+  std::uint64_t events = 0;
+  const auto enqueue = [&](int frame_id, double time) {
+    frames_[frame_id].enqueued = time;
+    lane.frames.push_back(frame_id);
+    ++events;
+  };
+  for (const auto& [time, tag] : taken) {
+    if ((tag >> 56) == kEnqueue) {
+      enqueue(static_cast<int>(tag & ((std::uint64_t{1} << 56) - 1)), time);
+    } else {
+      next_read = time;
+    }
+  }
+  const bool cut_through = spec_.hub.forwarding == Forwarding::cut_through;
+  const int engine_input = static_cast<int>(ports_.size()) + m.record.src * spec_.node.dma_engines + m.engine;
+  while (next_read >= 0.0 && next_read < until && m.frames_emitted + 2 < m.frames_total) {
+    const std::int64_t payload = chunk_;
+    const double wire = port.chunk_wire;
+    lane.reserved += wire;
+    lane.last_input = engine_input;
+    const int frame_id = new_frame();
+    Frame& frame = frames_[frame_id];
+    frame.message = id;
+    frame.payload = static_cast<int>(payload);
+    frame.wire = static_cast<int>(wire);
+    frame.channel = 0;
+    frame.port = p;
+    frame.tail_ready = next_read + static_cast<double>(payload) / spec_.node.dma_bandwidth;
+    frame.eligible = cut_through ? next_read : frame.tail_ready;
+    m.channel_left[0] -= payload;
+    ++m.frames_emitted;
+    ++events;
+    if (frame.eligible < until) {
+      enqueue(frame_id, frame.eligible);
+    } else {
+      engine_.schedule_at(frame.eligible, tag(kEnqueue, frame_id));
+    }
+    next_read = frame.tail_ready;
+  }
+  if (next_read >= 0.0) engine_.schedule_at(next_read, tag(kFrameReady, id));
+  m.read_events += static_cast<std::int64_t>(events);
+  engine_.count_skipped(events);
 }
 
 }  // namespace fpgacomm::fabric

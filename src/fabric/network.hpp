@@ -191,6 +191,7 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   void walk_state(Visitor& visitor);
   bool jump(int lag, double period, std::int64_t periods);
   bool read_side(std::uint64_t tag) const;
+  void catch_up_reads(int message, double until);
 
   FabricSpec spec_;
   std::unique_ptr<Topology> topology_;

@@ -26,10 +26,11 @@ EVENTS_PER_FRAME_HOP = 2.4
 EVENTS_PER_MESSAGE = 4
 # Fast-forward: of a long stream, about this many frames are stepped (until
 # its steady state, and a few periods in each binade of time), the rest
-# jumped; a reader faster than its link still steps its own two events per
-# frame (docs/FABRIC.md, "Fast-forward").
-STEPPED_FRAMES = 500
-READ_EVENTS_PER_FRAME = 2
+# jumped; a reader faster than its link still queues each of its frames,
+# about one event's work each, counted with the events (docs/FABRIC.md,
+# "Fast-forward").
+STEPPED_FRAMES = 300
+READ_WORK_PER_FRAME = 1
 # Bytes the simulator holds per output port (its FIFOs and statistics), per
 # node (DMA queues), per transfer of the stage being grouped, per frame in
 # flight (the frame, its queue entry and its event) and per distinct group.
@@ -113,10 +114,10 @@ def _chain_shape(name: str, nodes: int, ports: int, virtual_ports: int) -> tuple
 
 def _message_events(frames: float, hops: int, fast_forward: bool) -> float:
     """One message of `frames` frames over `hops` hops: every frame on every
-    hop, or with fast-forward, beyond STEPPED_FRAMES, its reader's events."""
+    hop, or with fast-forward, beyond STEPPED_FRAMES, its reader's work."""
     if not fast_forward or frames <= STEPPED_FRAMES:
         return EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * frames
-    return EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * STEPPED_FRAMES + READ_EVENTS_PER_FRAME * frames
+    return EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * STEPPED_FRAMES + READ_WORK_PER_FRAME * frames
 
 
 def estimate_gather(name: str, nodes: int, block_bytes: int, *, ports: int = 2, virtual_ports: int = 2,
