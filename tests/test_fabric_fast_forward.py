@@ -108,3 +108,16 @@ def test_priorities_and_forwarding_on_the_torus(forwarding):
 def test_bit_errors_are_stepped():
     fab = fabric.cuscomnet_torus(3, 3, bit_error_rate=1e-7)
     assert assert_identical(fab, [[(0, 4, frames_of(fab, 3000))]]) == 0
+
+
+@pytest.mark.parametrize("forwarding", ["cut_through", "store_and_forward"])
+def test_a_reader_faster_than_its_link_queues_runs_of_frames(forwarding):
+    # VCSN reads at 19.2 GB/s into an unbounded FIFO drained at 12.5 GB/s:
+    # the reader runs apart; two messages share one node's port on its two
+    # virtual ports (not apart), one more leaves by the other plane.
+    fab = fabric.vcsn_fat_tree(64)
+    fab.spec.hub.forwarding = forwarding
+    fab.spec.sw.forwarding = forwarding
+    assert_identical(fab, [[(0, 40, frames_of(fab, 30000), 0, 0)]], jumps=True)
+    assert_identical(fab, [[(0, 40, frames_of(fab, 9000), 0, 0), (0, 41, frames_of(fab, 7000), 0, 1),
+                            (5, 40, frames_of(fab, 8000) + 4096, 1, 0)]], jumps=True)

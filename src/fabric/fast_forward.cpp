@@ -117,11 +117,6 @@ void Network::walk_state(Visitor& visitor) {
     }
   }
   std::sort(ff.ports.begin(), ff.ports.end());
-  const auto generic = [&](const Message& m, int frame_id, int port) {
-    const Frame& f = frames_[frame_id];
-    return &messages_[f.message] == &m && f.payload == chunk_ && f.wire == static_cast<int>(ports_[port].chunk_wire) &&
-           f.channel == 0 && f.port == port && !f.requested && !f.granted && f.tail_ready <= now();
-  };
   // A message's read side runs apart when its first hop is its alone, busy,
   // unbounded, and holds many frames, the front ones all alike and ready.
   for (int id : ff.live) {
@@ -132,8 +127,13 @@ void Network::walk_state(Visitor& visitor) {
       const Port& port = ports_[p];
       const Lane& lane = port.lanes[lane_at(port, m.lane)];
       apart = ff.path_count[p] == 1 && port.busy && std::isinf(port.capacity) && lane.waiting.empty() &&
-              lane.frames.size() >= kDeep;
-      for (std::size_t k = 0; apart && k < kFront; ++k) apart = generic(m, lane.frames[k], p);
+              static_cast<std::int64_t>(lane.frames.size()) + lane.in_runs >= static_cast<std::int64_t>(kDeep);
+      // The front frames: the message's, full, ready, and none waiting for a grant.
+      for (std::size_t k = 0; apart && k < kFront && k < lane.frames.size(); ++k) {
+        apart = lane.frames[k] < 0 || (!frames_[lane.frames[k]].requested && !frames_[lane.frames[k]].granted &&
+                                       frames_[lane.frames[k]].channel == 0 && frames_[lane.frames[k]].port == p);
+      }
+      apart = apart && ready_between(lane, 0, kFront - 1, id);
     }
     ff.decoupled[id] = apart;
     visitor.shape(id);
@@ -201,11 +201,14 @@ void Network::walk_state(Visitor& visitor) {
       visitor.shape(deep);
       visitor.count(lane.popped, 0, unbounded);
       if (deep) {
-        visitor.deep(p, l, lane.frames, lane.reserved);
+        visitor.deep(p, l, lane);
         continue;
       }
       visitor.shape(static_cast<std::int64_t>(lane.frames.size()));
-      for (int frame : lane.frames) visitor.shape(label(frame, FrameAt::queued));
+      for (int frame : lane.frames) {
+        if (frame < 0) visitor.ineligible();  // a run in a FIFO that is no longer deep: stepped to its end
+        visitor.shape(frame < 0 ? -1 : label(frame, FrameAt::queued));
+      }
       visitor.shape(static_cast<std::int64_t>(lane.reserved));
       visitor.shape(lane.last_input);
       visitor.shape(static_cast<std::int64_t>(lane.waiting.size()));
@@ -392,11 +395,10 @@ bool Network::jump(int lag, double period, std::int64_t periods) {
     const std::int64_t pops = state.counts[deep[3]] - before.counts[deep[3]];
     const Lane& lane = ports_[deep[0]].lanes[deep[1]];
     const std::int64_t last = (periods + 1) * pops + static_cast<std::int64_t>(kFront) - 1;
-    if (last >= static_cast<std::int64_t>(lane.frames.size())) return false;
-    const Frame& f = frames_[lane.frames[last]];
-    if (f.message != frames_[lane.frames.front()].message || f.payload != chunk_ || !(f.tail_ready <= now())) {
-      return false;
-    }
+    if (last >= static_cast<std::int64_t>(lane.frames.size()) + lane.in_runs) return false;
+    const int message = lane.frames.front() < 0 ? runs_[-lane.frames.front() - 1].message
+                                                : frames_[lane.frames.front()].message;
+    if (!ready_between(lane, last, last, message)) return false;
   }
   const double shift = static_cast<double>(periods) * period;
   std::vector<int> freed;
@@ -462,47 +464,147 @@ void Network::catch_up_reads(int id, double until) {
   });
   double next_read = -1.0;
   std::uint64_t events = 0;
-  const auto enqueue = [&](int frame_id, double time) {
-    frames_[frame_id].enqueued = time;
-    lane.frames.push_back(frame_id);
-    ++events;
-  };
   for (const auto& [time, tag] : taken) {
     if ((tag >> 56) == kEnqueue) {
-      enqueue(static_cast<int>(tag & ((std::uint64_t{1} << 56) - 1)), time);
+      const int frame_id = static_cast<int>(tag & ((std::uint64_t{1} << 56) - 1));
+      frames_[frame_id].enqueued = time;
+      lane.frames.push_back(frame_id);
+      ++events;
     } else {
       next_read = time;
     }
   }
   const bool cut_through = spec_.hub.forwarding == Forwarding::cut_through;
   const int engine_input = static_cast<int>(ports_.size()) + m.record.src * spec_.node.dma_engines + m.engine;
+  // Frames queued before `until` join a run (one entry); one read before it
+  // but queued after (store and forward) is a frame of its own with its event.
+  Run run{id, p, 0, next_read};
   while (next_read >= 0.0 && next_read < until && m.frames_emitted + 2 < m.frames_total) {
     const std::int64_t payload = chunk_;
     const double wire = port.chunk_wire;
     lane.reserved += wire;
     lane.last_input = engine_input;
-    const int frame_id = new_frame();
-    Frame& frame = frames_[frame_id];
-    frame.message = id;
-    frame.payload = static_cast<int>(payload);
-    frame.wire = static_cast<int>(wire);
-    frame.channel = 0;
-    frame.port = p;
-    frame.tail_ready = next_read + static_cast<double>(payload) / spec_.node.dma_bandwidth;
-    frame.eligible = cut_through ? next_read : frame.tail_ready;
+    const double tail_ready = next_read + static_cast<double>(payload) / spec_.node.dma_bandwidth;
+    const double eligible = cut_through ? next_read : tail_ready;
     m.channel_left[0] -= payload;
     ++m.frames_emitted;
     ++events;
-    if (frame.eligible < until) {
-      enqueue(frame_id, frame.eligible);
+    if (eligible < until) {
+      ++run.count;
+      ++events;  // its enqueue
     } else {
+      const int frame_id = new_frame();
+      Frame& frame = frames_[frame_id];
+      frame.message = id;
+      frame.payload = static_cast<int>(payload);
+      frame.wire = static_cast<int>(wire);
+      frame.channel = 0;
+      frame.port = p;
+      frame.tail_ready = tail_ready;
+      frame.eligible = eligible;
       engine_.schedule_at(frame.eligible, tag(kEnqueue, frame_id));
     }
-    next_read = frame.tail_ready;
+    next_read = tail_ready;
+  }
+  if (run.count > 0) {
+    int index;
+    if (free_runs_.empty()) {
+      index = static_cast<int>(runs_.size());
+      runs_.push_back(run);
+    } else {
+      index = free_runs_.back();
+      free_runs_.pop_back();
+      runs_[index] = run;
+    }
+    lane.frames.push_back(-index - 1);
+    lane.in_runs += run.count - 1;
   }
   if (next_read >= 0.0) engine_.schedule_at(next_read, tag(kFrameReady, id));
   m.read_events += static_cast<std::int64_t>(events);
   engine_.count_skipped(events);
+}
+
+}  // namespace fpgacomm::fabric
+
+namespace fpgacomm::fabric {
+
+// The port takes the first frame of the run at the front of `lane`: it
+// becomes a frame like those catch_up_reads would have made, queued when
+// it became eligible.
+int Network::take_from_run(Lane& lane) {
+  const int index = -lane.frames.front() - 1;
+  Run& run = runs_[index];
+  const int frame_id = new_frame();
+  Frame& frame = frames_[frame_id];
+  frame.message = run.message;
+  frame.payload = static_cast<int>(chunk_);
+  frame.wire = static_cast<int>(ports_[run.port].chunk_wire);
+  frame.channel = 0;
+  frame.port = run.port;
+  frame.tail_ready = run.read + static_cast<double>(chunk_) / spec_.node.dma_bandwidth;
+  frame.eligible = spec_.hub.forwarding == Forwarding::cut_through ? run.read : frame.tail_ready;
+  frame.enqueued = frame.eligible;
+  run.read = frame.tail_ready;
+  lane.frames.pop_front();
+  if (--run.count > 0) {
+    lane.frames.push_front(-index - 1);
+    --lane.in_runs;
+  } else {
+    free_runs_.push_back(index);
+  }
+  lane.frames.push_front(frame_id);
+  return frame_id;
+}
+
+// Takes `frames` frames off the front of `lane` (a jump: its port sent them).
+void Network::drop_front(Lane& lane, std::int64_t frames, std::vector<int>* freed) {
+  while (frames > 0) {
+    const int entry = lane.frames.front();
+    if (entry >= 0) {
+      freed->push_back(entry);
+      lane.frames.pop_front();
+      --frames;
+      continue;
+    }
+    Run& run = runs_[-entry - 1];
+    const std::int64_t taken = std::min(frames, run.count);
+    for (std::int64_t k = 0; k < taken; ++k) run.read += static_cast<double>(chunk_) / spec_.node.dma_bandwidth;
+    frames -= taken;
+    if (taken == run.count) {
+      lane.in_runs -= run.count - 1;
+      free_runs_.push_back(-entry - 1);
+      lane.frames.pop_front();
+    } else {
+      lane.in_runs -= taken;
+    }
+    run.count -= taken;
+  }
+}
+
+bool Network::ready_between(const Lane& lane, std::int64_t first, std::int64_t last, int message) const {
+  std::int64_t position = 0;
+  for (const int entry : lane.frames) {
+    if (position > last) break;
+    if (entry >= 0) {
+      if (position >= first) {
+        const Frame& f = frames_[entry];
+        if (f.message != message || f.payload != chunk_ || !(f.tail_ready <= now())) return false;
+      }
+      ++position;
+      continue;
+    }
+    const Run& run = runs_[-entry - 1];
+    if (run.message != message) return false;
+    // Tails grow along the run: the last one in range decides.
+    const std::int64_t in_range = std::min(last, position + run.count - 1);
+    if (in_range >= first) {
+      double read = run.read;
+      for (std::int64_t k = position; k < in_range; ++k) read += static_cast<double>(chunk_) / spec_.node.dma_bandwidth;
+      if (!(read + static_cast<double>(chunk_) / spec_.node.dma_bandwidth <= now())) return false;
+    }
+    position += run.count;
+  }
+  return position > last;
 }
 
 }  // namespace fpgacomm::fabric

@@ -83,8 +83,8 @@ struct Network::FastForward::Recorder {
     ff->current.bounds.push_back({low, high});
   }
   void amount(double& value) { ff->current.amounts.push_back(value); }
-  void deep(int port, int lane, std::deque<int>& frames, double& /*reserved*/) {
-    ff->current.deep.push_back({port, lane, static_cast<std::int64_t>(frames.size()),
+  void deep(int port, int index, Lane& lane) {
+    ff->current.deep.push_back({port, index, static_cast<std::int64_t>(lane.frames.size()) + lane.in_runs,
                                 static_cast<std::int64_t>(ff->current.counts.size()) - 1});
   }
   void ineligible() { eligible = false; }
@@ -103,7 +103,7 @@ struct Network::FastForward::Shifter {
   std::int64_t periods = 0;
   std::size_t t = 0, c = 0, a = 0;
   std::vector<int>* freed = nullptr;
-  const Network* network = nullptr;
+  Network* network = nullptr;
   void shape(std::int64_t) {}
   void time(double& value, fast_forward::Change) {
     if ((*times)[t] != (*before_times)[t]) value += shift;
@@ -118,15 +118,11 @@ struct Network::FastForward::Shifter {
     value += static_cast<double>(periods) * ((*amounts)[a] - (*before_amounts)[a]);
     ++a;
   }
-  void deep(int port, int, std::deque<int>& frames, double& reserved) {
+  void deep(int port, int, Lane& lane) {
     // The lane's `popped` count was visited just before: its change per period.
-    const std::int64_t pops = (*counts)[c - 1] - (*before_counts)[c - 1];
-    const std::int64_t taken = periods * pops;
-    for (std::int64_t k = 0; k < taken; ++k) {
-      freed->push_back(frames.front());
-      frames.pop_front();
-    }
-    reserved -= static_cast<double>(taken) * network->ports_[port].chunk_wire;
+    const std::int64_t taken = periods * ((*counts)[c - 1] - (*before_counts)[c - 1]);
+    network->drop_front(lane, taken, freed);
+    lane.reserved -= static_cast<double>(taken) * network->ports_[port].chunk_wire;
   }
   void ineligible() {}
 };

@@ -76,6 +76,8 @@ void Network::begin_stage() {
   }
   std::fill(write_free_.begin(), write_free_.end(), 0.0);
   if (fast_forward_) enable_fast_forward(true);  // no period carries over from the stage before
+  runs_.clear();
+  free_runs_.clear();
 }
 
 const DeviceSpec& Network::device_spec(int device) const {
@@ -317,7 +319,8 @@ void Network::try_start(int port_id) {
   for (int k = 0; k < lanes; ++k) {
     const int lane = round_robin ? (port.rr + k) % lanes : k;
     if (port.lanes[lane].frames.empty()) continue;
-    const int frame_id = port.lanes[lane].frames.front();
+    int frame_id = port.lanes[lane].frames.front();
+    if (frame_id < 0) frame_id = take_from_run(port.lanes[lane]);
     Frame& frame = frames_[frame_id];
     const Message& message = messages_[frame.message];
     int next = -1;  // the frame is delivered at the peer

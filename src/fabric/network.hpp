@@ -129,6 +129,14 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
     std::vector<Request> waiting;
     int last_input = -1;  // the input admitted last: round robin goes on after it
     std::uint64_t popped = 0;  // frames that left it (fast-forward counts its pops per period)
+    std::int64_t in_runs = 0;  // frames held in runs beyond their one entry each (fast_forward.cpp)
+  };
+  // Frames a reader queued during a fast-forward, alike but for their
+  // times, kept as one entry -(run + 1) in the FIFO until its port takes them.
+  struct Run {
+    int message = 0, port = 0;
+    std::int64_t count = 0;
+    double read = 0.0;  // when its first frame was read
   };
   struct Port {
     int device = 0, peer = 0;
@@ -192,6 +200,10 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   bool jump(int lag, double period, std::int64_t periods);
   bool read_side(std::uint64_t tag) const;
   void catch_up_reads(int message, double until);
+  int take_from_run(Lane& lane);
+  void drop_front(Lane& lane, std::int64_t frames, std::vector<int>* freed);
+  // Whether the FIFO's frames `first` up to `last` are all `message`'s, full, and their tails here by now.
+  bool ready_between(const Lane& lane, std::int64_t first, std::int64_t last, int message) const;
 
   FabricSpec spec_;
   std::unique_ptr<Topology> topology_;
@@ -215,6 +227,8 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   std::unique_ptr<FastForward> fast_forward_;
   bool checkpoint_due_ = false;
   std::uint64_t read_ends_ = 0;  // reads finished (a checkpoint's period must hold none)
+  std::vector<Run> runs_;
+  std::vector<int> free_runs_;
 };
 
 }  // namespace fpgacomm::fabric
