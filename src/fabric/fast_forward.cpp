@@ -66,6 +66,16 @@ void Network::enable_fast_forward(bool on) {
 
 std::uint64_t Network::fast_forwards() const { return fast_forward_ ? fast_forward_->jumps : 0; }
 
+// Checks start afresh, every frame, when the messages in flight change (a
+// new steady state may begin) or after a jump.
+void Network::restart_checks() {
+  FastForward& ff = *fast_forward_;
+  ff.forget();
+  ff.stride = 1;
+  ff.countdown = 0;
+  ff.misses = 0;
+}
+
 // A frame of `message` left its source: the stream that leads is checked
 // once per such frame.
 void Network::first_hop_sent(int message) {
@@ -74,9 +84,15 @@ void Network::first_hop_sent(int message) {
   if (ff.lead < 0 || !messages_[ff.lead].live) {
     if (m.frames_total - m.frames_done < kMinFramesLeft) return;
     ff.lead = message;
-    ff.forget();
+    restart_checks();
   }
-  if (message == ff.lead) checkpoint_due_ = true;
+  if (message != ff.lead) return;
+  if (ff.countdown > 0) {
+    --ff.countdown;
+    return;
+  }
+  ff.countdown = ff.stride - 1;
+  checkpoint_due_ = true;
 }
 
 
@@ -204,6 +220,10 @@ void Network::walk_state(Visitor& visitor) {
         visitor.deep(p, l, lane);
         continue;
       }
+      if (lane.frames.size() > kLongQueue) {
+        visitor.ineligible();  // a queue growing inside the network: no steady state
+        return;
+      }
       visitor.shape(static_cast<std::int64_t>(lane.frames.size()));
       for (int frame : lane.frames) {
         if (frame < 0) visitor.ineligible();  // a run in a FIFO that is no longer deep: stepped to its end
@@ -317,9 +337,19 @@ void Network::checkpoint() {
   ff.current.clear();
   ff.current.now = now();
   FastForward::Recorder recorder{&ff};
+  // A check that finds nothing: after kMissesPerStride of them, check half
+  // as often, with history that far apart only.
+  const auto missed = [&ff] {
+    if (++ff.misses < kMissesPerStride || ff.stride >= kLongestStride) return false;
+    ff.stride *= 2;
+    ff.misses = 0;
+    ff.forget();
+    return true;
+  };
   walk_state(recorder);
   if (!recorder.eligible) {
     ff.forget();
+    missed();
     return;
   }
   std::uint64_t read_events = 0;
@@ -371,10 +401,11 @@ void Network::checkpoint() {
     }
     if (periods < 1) continue;
     if (jump(lag, period, periods)) {
-      ff.forget();
+      restart_checks();
       return;
     }
   }
+  if (missed()) return;
   std::swap(ff.history[ff.next], ff.current);
   ff.next = (ff.next + 1) % kLags;
   ff.filled = std::min(ff.filled + 1, kLags);

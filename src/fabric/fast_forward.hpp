@@ -16,6 +16,12 @@ constexpr std::int64_t kMinFramesLeft = 256;  // shorter streams are stepped
 constexpr std::size_t kMaxLive = 16;          // messages in flight at most, for a checkpoint to be worth it
 constexpr std::size_t kFront = 8;             // frames at the front of a deep FIFO checked at each checkpoint
 constexpr std::size_t kDeep = 2 * kFront;     // frames a FIFO holds before its read side counts as apart
+constexpr std::size_t kLongQueue = 64;        // a FIFO (not deep) holding more: a queue that grows, stepped
+// Checks that find no period come ever further apart (every 2nd, 4th, ...
+// frame, at most every kLongestStride-th), so that a stream that never
+// settles costs little more than stepping.
+constexpr int kMissesPerStride = 32;
+constexpr int kLongestStride = 1024;
 
 // How a recorded time may change over one period.
 enum Change : char { kMoves = 0, kMayStay = 1 };
@@ -49,6 +55,7 @@ struct Network::FastForward {
   std::uint64_t jumps = 0;
   std::array<Snapshot, fast_forward::kLags> history;
   int next = 0, filled = 0;
+  int stride = 1, countdown = 0, misses = 0;  // checks every `stride` frames of the lead
   Snapshot current;
   double margin = 0.0;  // how far the arithmetic of one event reaches from the times it reads
   // Scratch of one walk.

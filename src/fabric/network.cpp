@@ -227,6 +227,7 @@ void Network::handle(std::uint64_t event_tag) {
       Completion done = std::move(message.on_done);
       message.live = false;
       live_ids_.erase(std::find(live_ids_.begin(), live_ids_.end(), static_cast<int>(id)));
+      if (fast_forward_) restart_checks();
       free_messages_.push_back(static_cast<int>(id));
       --live_messages_;
       if (done) done(record);

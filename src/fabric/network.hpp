@@ -194,6 +194,7 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   // fast_forward.cpp
   struct FastForward;
   void first_hop_sent(int message);
+  void restart_checks();
   void checkpoint();
   template <class Visitor>
   void walk_state(Visitor& visitor);
