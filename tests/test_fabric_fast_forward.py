@@ -5,6 +5,8 @@ the fast-forward's threshold, with a slowed link, contending streams,
 priorities, parallel links, store and forward and waiting reads; and the
 jumps do happen where the streams are long."""
 
+import random
+
 import pytest
 
 from fpgacomm import fabric, gather_sim, schedules
@@ -121,3 +123,32 @@ def test_a_reader_faster_than_its_link_queues_runs_of_frames(forwarding):
     assert_identical(fab, [[(0, 40, frames_of(fab, 30000), 0, 0)]], jumps=True)
     assert_identical(fab, [[(0, 40, frames_of(fab, 9000), 0, 0), (0, 41, frames_of(fab, 7000), 0, 1),
                             (5, 40, frames_of(fab, 8000) + 4096, 1, 0)]], jumps=True)
+
+
+def test_random_stages_on_random_fabrics():
+    # Up to three long transfers per stage, odd sizes, random planes and
+    # lanes, now and then a slowed link or store and forward at the hubs.
+    rng = random.Random(7)
+    made = 0
+    for _ in range(60):
+        kind = rng.randrange(5)
+        fab = [lambda: fabric.vcsn_fat_tree(64), lambda: fabric.dcn_ring(8, ports=rng.choice([2, 4])),
+               lambda: fabric.cuscomnet_torus(3, 3, forwarding=rng.choice(["cut_through", "store_and_forward"]),
+                                              priorities=2),
+               lambda: fabric.vcsn(8), lambda: fabric.host_path(4)][kind]()
+        if rng.random() < 0.3:
+            fab.spec.scale_link(rng.randrange(fab.nodes), 0, rng.choice([0.5, 0.37, 1.7]))
+        if kind in (0, 3) and rng.random() < 0.3:
+            fab.spec.hub.forwarding = "store_and_forward"
+        unit = max(fab.spec.framing.max_payload, 4096)
+        stages = []
+        for _ in range(rng.randrange(1, 3)):
+            stage = []
+            for _ in range(rng.randrange(1, 4)):
+                src = rng.randrange(fab.nodes)
+                dst = (src + rng.randrange(1, fab.nodes)) % fab.nodes
+                size = rng.randrange(100, 4000) * unit + rng.randrange(0, 3) * rng.randrange(1, 5000)
+                stage.append((src, dst, size, rng.randrange(fab.spec.ports_per_node), rng.randrange(fab.spec.hub.lanes)))
+            stages.append(stage)
+        made += assert_identical(fab, stages)
+    assert made > 100
