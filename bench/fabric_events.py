@@ -6,8 +6,10 @@
    in full (no reuse), alternating engine and heap rounds; the ratio of the
    medians, and the median of each round's ratio;
 2. tree gathers on vcsn_fat_tree, 1024 x 16 MiB and 4096 x 16 MiB, with exact
-   reuse (schedule built, grouped and simulated: the whole gather_sim.simulate);
-3. the 11664-node Fig. 20 points that the default limits admit.
+   reuse (schedule built, grouped and simulated: the whole gather_sim.simulate),
+   with fast-forward and, alternating with it, stepping every frame
+   (fast_forward=False): both times must be equal to the bit;
+3. the 11664-node Fig. 20 points that the default limits admit, with fast-forward.
 
     .venv/bin/python bench/fabric_events.py [--rounds 5] [--skip-fig20]
 """
@@ -59,29 +61,55 @@ def engine_against_heap(rounds: int) -> None:
           flush=True)
 
 
-def gather_point(schedule: str, preset: str, nodes: int, size: int) -> dict:
+def gather_point(schedule: str, preset: str, nodes: int, size: int, fast_forward: bool = True) -> dict:
     estimate = fabric_resources.estimate_gather(schedule, nodes, size, levels=gather_sim._preset_levels(preset, nodes),
-                                                chunk=gather_sim.PRESET_CHUNK[preset])
+                                                chunk=gather_sim.PRESET_CHUNK[preset], fast_forward=fast_forward)
     fabric_resources.check(estimate)
     start = time.perf_counter()
     fab = gather_sim._preset(preset, nodes, 2, 2)
     plan = schedules.schedule(schedule, nodes, size, broadcast=False)
-    parts = gather_sim.simulate(plan, fab)
+    parts = gather_sim.simulate(plan, fab, fast_forward=fast_forward)
     wall = time.perf_counter() - start
     return {"schedule": schedule, "preset": preset, "nodes": nodes, "size": size, "stages": len(plan.stages),
             "time": parts["time"], "events": parts["events"], "simulated": parts["events_simulated"],
-            "groups": parts["groups"], "distinct": parts["distinct_groups"], "wall": wall,
-            "estimate": estimate.events, "memory": peak_memory_bytes()}
+            "groups": parts["groups"], "distinct": parts["distinct_groups"], "jumps": parts["fast_forwards"],
+            "wall": wall, "estimate": estimate.events, "memory": peak_memory_bytes(),
+            "mode": "fast-forward" if fast_forward else "stepped"}
 
 
 def print_points(points) -> None:
-    print("| schedule | fabric | nodes | bytes per node | stages | simulated gather [s] | events (full) | "
-          "events simulated | estimated | groups | distinct | wall [s] | peak RSS [MiB] |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| schedule | fabric | nodes | bytes per node | mode | stages | simulated gather [s] | events (full) | "
+          "events simulated | estimated | groups | distinct | jumps | wall [s] | peak RSS [MiB] |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in points:
-        print(f"| {p['schedule']} | {p['preset']} | {p['nodes']} | {p['size']} | {p['stages']} | {p['time']:.6e} | "
-              f"{p['events']:.3e} | {p['simulated']:.3e} | {p['estimate']:.2e} | {p['groups']} | {p['distinct']} | "
-              f"{p['wall']:.2f} | {p['memory'] / 2**20:.0f} |", flush=True)
+        print(f"| {p['schedule']} | {p['preset']} | {p['nodes']} | {p['size']} | {p['mode']} | {p['stages']} | "
+              f"{p['time']:.6e} | {p['events']:.3e} | {p['simulated']:.3e} | {p['estimate']:.2e} | {p['groups']} | "
+              f"{p['distinct']} | {p['jumps']} | {p['wall']:.2f} | {p['memory'] / 2**20:.0f} |", flush=True)
+
+
+def targets_against_stepping(rounds: int) -> None:
+    """The two 16 MiB targets, fast-forward and stepping alternating, `rounds`
+    times each; the simulated times and event counts must agree exactly."""
+    points, ratios = [], []
+    for nodes in (1024, 4096):
+        walls = {True: [], False: []}
+        for _ in range(rounds):
+            for fast_forward in (True, False):
+                point = gather_point("tree", "vcsn_fat_tree", nodes, 16 * MiB, fast_forward)
+                walls[fast_forward].append(point["wall"])
+                points.append(point)
+        forwarded = [p for p in points if p["nodes"] == nodes and p["mode"] == "fast-forward"]
+        stepped = [p for p in points if p["nodes"] == nodes and p["mode"] == "stepped"]
+        for a in forwarded + stepped:
+            if (a["time"], a["events"]) != (stepped[0]["time"], stepped[0]["events"]):
+                raise SystemExit(f"fast-forward differs from stepping at {nodes} nodes: {a} against {stepped[0]}")
+        f, s = statistics.median(walls[True]), statistics.median(walls[False])
+        ratios.append(f"{nodes} nodes: fast-forward {f:.2f} s, stepped {s:.2f} s (medians of {rounds}), "
+                      f"{s / f:.1f}x; rounds {', '.join(f'{w:.2f}' for w in walls[True])} against "
+                      f"{', '.join(f'{w:.2f}' for w in walls[False])}")
+    print_points([next(p for p in points if p["nodes"] == nodes and p["mode"] == mode)
+                  for nodes in (1024, 4096) for mode in ("fast-forward", "stepped")])
+    print("\n".join(ratios) + "\n", flush=True)
 
 
 def main() -> None:
@@ -91,7 +119,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
     engine_against_heap(args.rounds)
-    print_points([gather_point("tree", "vcsn_fat_tree", n, 16 * MiB) for n in (1024, 4096)])
+    targets_against_stepping(args.rounds)
     if args.skip_fig20:
         return
     print()

@@ -342,3 +342,15 @@ def test_suite_results_cover_every_preset():
     results = fabric.suite_results()
     assert {r.params["fabric"] for r in results} == set(fabric.PRESETS)
     assert all(r.env["simulated"] for r in results)
+
+
+def test_sizes_whole_bytes_or_text():
+    # Text takes K/M/G as everywhere else (params.parse_size); 0 is a size here.
+    sizes = [row["size"] for row in fabric.bandwidth("vcsn", size=[0, "64K", 3 << 20]).rows]
+    assert sizes == [0, 65536, 3 << 20]
+    assert fabric.latency("vcsn", size="1K").rows[0]["size"] == 1024
+    for bad, message in ((-1, r"message size -1; give whole bytes, 0 or more"),
+                         (1.5, r"message size 1.5; give whole bytes, 0 or more"),
+                         ("64Q", r"message size '64Q' has an unknown suffix")):
+        with pytest.raises(UsageError, match=message):
+            fabric.bandwidth("vcsn", size=bad)

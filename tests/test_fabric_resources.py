@@ -103,3 +103,11 @@ def test_progress_goes_to_stderr_for_long_runs(capsys):
     assert captured.err.splitlines()[0] == "gather_sim: 1/2 (4096 nodes, 16 MiB): about 8e+08 events, 100 s estimated"
     assert captured.err.splitlines()[1].startswith("gather_sim: 1/2 done (4096 nodes, 16 MiB), ")
     assert len(captured.err.splitlines()) == 2
+
+
+def test_fast_forward_shrinks_the_estimate_of_long_streams_only():
+    stepped = gather_estimate("tree", "vcsn_fat_tree", 4096, 16 * MiB, fast_forward=False)
+    forwarded = gather_estimate("tree", "vcsn_fat_tree", 4096, 16 * MiB)
+    assert forwarded.events < stepped.events / 5
+    short = [gather_estimate("tree", "vcsn_fat_tree", 16, 64 << 10, fast_forward=flag).events for flag in (True, False)]
+    assert short[0] == short[1]

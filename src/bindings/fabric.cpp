@@ -268,9 +268,9 @@ void bind_fabric(py::module_& m) {
   f.def(
       "run_schedule",
       [](const FabricSpec& spec, const std::vector<std::vector<py::tuple>>& stages, bool reconfigure, bool reuse,
-         bool details) {
+         bool details, bool fast_forward) {
         const auto runs = to_stages(stages);
-        const ScheduleOptions options{reconfigure, reuse, details};
+        const ScheduleOptions options{reconfigure, reuse, details, fast_forward};
         const ScheduleResult r = without_gil([&] { return run_schedule(spec, runs, options); });
         py::list rows;
         for (const StageTiming& s : r.stages) {
@@ -282,12 +282,15 @@ void bind_fabric(py::module_& m) {
         return py::dict(py::arg("setup") = r.setup, py::arg("stages") = rows, py::arg("total") = r.total,
                         py::arg("events") = r.events, py::arg("events_simulated") = r.events_simulated,
                         py::arg("groups") = r.groups, py::arg("distinct_groups") = r.distinct_groups,
-                        py::arg("reused") = r.reused, py::arg("note") = r.note, py::arg("mean_depth") = r.mean_depth);
+                        py::arg("reused") = r.reused, py::arg("note") = r.note, py::arg("mean_depth") = r.mean_depth,
+                        py::arg("fast_forwards") = r.fast_forwards);
       },
       py::arg("spec"), py::arg("stages"), py::arg("reconfigure"), py::arg("reuse") = true, py::arg("details") = true,
+      py::arg("fast_forward") = true,
       "Stages of transfers, each (src, dst, bytes[, port[, lane]]) or a run (count, src, src_step, dst, dst_step, "
       "bytes, port, lane); reuse: simulate each distinct group of independent transfers once; details: every "
-      "transfer's completion per stage (\"done\")");
+      "transfer's completion per stage (\"done\"); fast_forward: jump through long streams' steady state by "
+      "whole periods");
   f.def(
       "uniform_traffic",
       [](const FabricSpec& spec, double rate, std::int64_t packets_per_node, std::int64_t payload) {

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace fpgacomm::fabric {
@@ -52,23 +53,10 @@ class Engine {
       const Event event = heap_.front();
       const Event last = heap_.back();
       heap_.pop_back();
-      const std::size_t size = heap_.size();
-      if (size > 0) {
+      if (!heap_.empty()) {
         // Move the last event down from the root into the hole the earliest left.
-        std::size_t hole = 0;
-        for (;;) {
-          const std::size_t first = kArity * hole + 1;
-          if (first >= size) break;
-          const std::size_t end = std::min(first + kArity, size);
-          std::size_t earliest = first;
-          for (std::size_t child = first + 1; child < end; ++child) {
-            if (later(heap_[earliest], heap_[child])) earliest = child;
-          }
-          if (!later(last, heap_[earliest])) break;
-          heap_[hole] = heap_[earliest];
-          hole = earliest;
-        }
-        heap_[hole] = last;
+        heap_.front() = last;
+        sift_down(0);
       }
       now_ = event.time;
       ++processed_;
@@ -80,7 +68,38 @@ class Engine {
   void restart();
 
   double now() const { return now_; }
-  std::uint64_t events_processed() const { return processed_; }
+  // Events of the whole simulation: those processed and those a fast-forward
+  // (network.hpp) skipped, exactly as many as stepping would have processed.
+  std::uint64_t events_processed() const { return processed_ + skipped_; }
+  std::uint64_t events_simulated() const { return processed_; }
+  void count_skipped(std::uint64_t events) { skipped_ += events; }
+  // Lets `retime(time, tag)` move pending events later (a fast-forward),
+  // then restores the heap's order; keys stay unique, so the order of
+  // events is again the one their (time, sequence) gives.
+  template <class Retime>
+  void retime_pending(Retime retime) {
+    for (Event& event : heap_) retime(event.time, event.tag);
+    for (std::size_t hole = heap_.size(); hole-- > 0;) sift_down(hole);
+  }
+  // Takes the pending events `take(time, tag)` says yes to out of the
+  // queue, appending their (time, tag) to `taken` in no particular order.
+  template <class Take>
+  void take_pending(Take take, std::vector<std::pair<double, std::uint64_t>>* taken) {
+    std::size_t kept = 0;
+    for (const Event& event : heap_) {
+      if (take(event.time, event.tag)) {
+        taken->emplace_back(event.time, event.tag);
+      } else {
+        heap_[kept++] = event;
+      }
+    }
+    heap_.resize(kept);
+    for (std::size_t hole = heap_.size(); hole-- > 0;) sift_down(hole);
+  }
+  template <class Visit>
+  void visit_pending(Visit visit) const {
+    for (const Event& event : heap_) visit(event.time, event.seq, event.tag);
+  }
   std::size_t pending() const { return heap_.size(); }
   // Events in the queue when the next was taken, averaged over all taken:
   // the depth a bare heap must have to be a fair reference.
@@ -103,11 +122,29 @@ class Engine {
   }
   static bool later(const Event& a, const Event& b) { return order(a) > order(b); }
   [[noreturn]] void reject_past(double time) const;
+  void sift_down(std::size_t hole) {
+    const Event moving = heap_[hole];
+    const std::size_t size = heap_.size();
+    for (;;) {
+      const std::size_t first = kArity * hole + 1;
+      if (first >= size) break;
+      const std::size_t end = std::min(first + kArity, size);
+      std::size_t earliest = first;
+      for (std::size_t child = first + 1; child < end; ++child) {
+        if (later(heap_[earliest], heap_[child])) earliest = child;
+      }
+      if (!later(moving, heap_[earliest])) break;
+      heap_[hole] = heap_[earliest];
+      hole = earliest;
+    }
+    heap_[hole] = moving;
+  }
 
   EventHandler* handler_;
   std::vector<Event> heap_;
   std::uint64_t next_seq_ = 0;
   std::uint64_t processed_ = 0;
+  std::uint64_t skipped_ = 0;
   std::uint64_t depth_sum_ = 0;
   double now_ = 0.0;
 };

@@ -130,7 +130,8 @@ struct KeyHash {
 struct Outcome {
   std::vector<double> done;
   double last = 0.0;
-  std::uint64_t events = 0;
+  std::uint64_t events = 0;     // of the full simulation
+  std::uint64_t simulated = 0;  // processed (the rest fast-forwarded)
 };
 
 int node_mod(std::int64_t value, int nodes) { return static_cast<int>(((value % nodes) + nodes) % nodes); }
@@ -155,6 +156,7 @@ void expand(const std::vector<TransferRun>& runs, const Topology& topology, std:
 Outcome simulate(Network& network, const std::vector<StageTransfer>& transfers, const int* begin, const int* end) {
   network.begin_stage();
   const std::uint64_t before = network.engine().events_processed();
+  const std::uint64_t simulated_before = network.engine().events_simulated();
   Outcome outcome;
   outcome.done.assign(end - begin, 0.0);
   for (const int* member = begin; member != end; ++member) {
@@ -167,6 +169,7 @@ Outcome simulate(Network& network, const std::vector<StageTransfer>& transfers, 
   network.run();
   for (double done : outcome.done) outcome.last = std::max(outcome.last, done);
   outcome.events = network.engine().events_processed() - before;
+  outcome.simulated = network.engine().events_simulated() - simulated_before;
   return outcome;
 }
 
@@ -179,6 +182,7 @@ bool draws_random_numbers(const FabricSpec& spec) {
 ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vector<TransferRun>>& stages,
                             const ScheduleOptions& options) {
   Network network(spec);
+  network.enable_fast_forward(options.fast_forward);
   const HostCosts& host = spec.host_costs;
   const int servers = host.servers(spec.nodes);
   ScheduleResult result;
@@ -210,7 +214,7 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
       stage.transfer = outcome.last;
       if (options.keep_done) stage.done = outcome.done;
       result.events += outcome.events;
-      result.events_simulated += outcome.events;
+      result.events_simulated += outcome.simulated;
       result.groups += 1;
       result.distinct_groups += 1;
     } else {
@@ -220,7 +224,7 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
         auto found = seen.find(key);
         if (found == seen.end()) {
           Outcome outcome = simulate(network, transfers, groups.members_begin(g), groups.members_end(g));
-          result.events_simulated += outcome.events;
+          result.events_simulated += outcome.simulated;
           found = seen.emplace(key, std::move(outcome)).first;
         }
         const Outcome& outcome = found->second;
@@ -243,6 +247,7 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
   }
   if (result.reused) result.distinct_groups = seen.size();
   result.total = clock;
+  result.fast_forwards = network.fast_forwards();
   result.mean_depth = network.engine().mean_depth();
   return result;
 }

@@ -88,16 +88,20 @@ struct ScheduleOptions {
   // bit-identical either way.
   bool reuse = true;
   bool keep_done = true;  // keep every transfer's completion (StageTiming::done)
+  // Jump through the steady state of long streams by whole periods
+  // (Network::enable_fast_forward); bit-identical either way.
+  bool fast_forward = true;
 };
 struct ScheduleResult {
   double setup = 0.0;  // topology reconfiguration, first crossbar set-up, their barriers
   std::vector<StageTiming> stages;
   double total = 0.0;
   std::uint64_t events = 0;            // of the full simulation (the same with reuse)
-  std::uint64_t events_simulated = 0;  // processed: fewer with reuse
+  std::uint64_t events_simulated = 0;  // processed: fewer with reuse and fast-forward
   double mean_depth = 0.0;             // events queued, on average, when the next was taken
   std::uint64_t groups = 0;            // independent groups over all stages
   std::uint64_t distinct_groups = 0;   // simulated (all of them without reuse)
+  std::uint64_t fast_forwards = 0;     // jumps through steady states
   bool reused = false;
   std::string note;  // why reuse was asked for and not done
 };

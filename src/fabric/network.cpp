@@ -1,5 +1,6 @@
 #include "fabric/network.hpp"
 
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "fabric/fast_forward.hpp"
 
 namespace fpgacomm::fabric {
 
@@ -73,6 +75,9 @@ void Network::begin_stage() {
     for (Lane& lane : port.lanes) lane.last_input = -1;
   }
   std::fill(write_free_.begin(), write_free_.end(), 0.0);
+  if (fast_forward_) enable_fast_forward(true);  // no period carries over from the stage before
+  runs_.clear();
+  free_runs_.clear();
 }
 
 const DeviceSpec& Network::device_spec(int device) const {
@@ -106,13 +111,17 @@ int Network::new_frame() {
 
 int Network::new_message() {
   ++live_messages_;
+  int id;
   if (free_messages_.empty()) {
     messages_.emplace_back();
-    return static_cast<int>(messages_.size()) - 1;
+    id = static_cast<int>(messages_.size()) - 1;
+  } else {
+    id = free_messages_.back();
+    free_messages_.pop_back();
+    messages_[id] = Message{};
   }
-  const int id = free_messages_.back();
-  free_messages_.pop_back();
-  messages_[id] = Message{};
+  messages_[id].live = true;
+  live_ids_.push_back(id);
   return id;
 }
 
@@ -192,14 +201,19 @@ void Network::handle(std::uint64_t event_tag) {
       break;
     }
     case kReadEngineFree: {
+      ++read_ends_;
       read_busy_[id] = 0;
       start_reads(static_cast<int>(id) / spec_.node.dma_engines);
       break;
     }
-    case kFrameReady: frame_ready(static_cast<int>(id)); break;
+    case kFrameReady:
+      if (fast_forward_) ++messages_[id].read_events;
+      frame_ready(static_cast<int>(id));
+      break;
     case kEnqueue: {
       Frame& frame = frames_[id];
       Port& port = ports_[frame.port];
+      if (fast_forward_ && port.device == messages_[frame.message].record.src) ++messages_[frame.message].read_events;
       frame.enqueued = now();
       port.lanes[lane_at(port, messages_[frame.message].lane)].frames.push_back(static_cast<int>(id));
       try_start(frame.port);
@@ -211,6 +225,9 @@ void Network::handle(std::uint64_t event_tag) {
       Message& message = messages_[id];
       const MessageRecord record = message.record;
       Completion done = std::move(message.on_done);
+      message.live = false;
+      live_ids_.erase(std::find(live_ids_.begin(), live_ids_.end(), static_cast<int>(id)));
+      if (fast_forward_) restart_checks();
       free_messages_.push_back(static_cast<int>(id));
       --live_messages_;
       if (done) done(record);
@@ -223,6 +240,10 @@ void Network::handle(std::uint64_t event_tag) {
       action();
       break;
     }
+  }
+  if (checkpoint_due_) {
+    checkpoint_due_ = false;
+    checkpoint();
   }
 }
 
@@ -299,7 +320,8 @@ void Network::try_start(int port_id) {
   for (int k = 0; k < lanes; ++k) {
     const int lane = round_robin ? (port.rr + k) % lanes : k;
     if (port.lanes[lane].frames.empty()) continue;
-    const int frame_id = port.lanes[lane].frames.front();
+    int frame_id = port.lanes[lane].frames.front();
+    if (frame_id < 0) frame_id = take_from_run(port.lanes[lane]);
     Frame& frame = frames_[frame_id];
     const Message& message = messages_[frame.message];
     int next = -1;  // the frame is delivered at the peer
@@ -319,6 +341,7 @@ void Network::try_start(int port_id) {
       frame.granted = false;
     }
     port.lanes[lane].frames.pop_front();
+    ++port.lanes[lane].popped;
     port.rr = (lane + 1) % lanes;
     frame.port = next;
     transmit(port_id, lane, frame_id);
@@ -391,6 +414,7 @@ void Network::transmit(int port_id, int lane, int frame_id) {
     } while (left > 0);
     start = end - serialization;  // the head of the transmission that got through
   }
+  if (fast_forward_ && port.device == message.record.src) first_hop_sent(frame.message);
   port.busy = true;
   port.in_flight_lane = lane;
   port.in_flight_wire = frame.wire;

@@ -49,6 +49,7 @@ struct PortStats {
 class [[gnu::visibility("hidden")]] Network : public EventHandler {
  public:
   explicit Network(const FabricSpec& spec);
+  ~Network() override;
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -77,6 +78,16 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   // framing, buffer, lanes, and the kinds of device at both ends.
   int port_class(int port) const { return port_class_[port]; }
   int dma_engines() const { return spec_.node.dma_engines; }
+
+  // Fast-forward through the steady state of long streams (fast_forward.cpp,
+  // docs/FABRIC.md "Fast-forward"): once the network's state repeats, shifted
+  // by a period, it jumps ahead by whole periods. Completion times, the order
+  // of events and their count stay bit-identical to stepping; of the port
+  // statistics, busy_time and wait_sum then add the skipped periods' share
+  // as multiples of one period's (not summed frame by frame). Off by default;
+  // never with bit errors (they draw random numbers) or recorded waits.
+  void enable_fast_forward(bool on);
+  std::uint64_t fast_forwards() const;  // jumps made so far
 
   int node_port(int node, int local) const;
   const PortStats& port_stats(int port) const { return ports_[port].stats; }
@@ -117,6 +128,15 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
     double reserved = 0.0;  // wire bytes of frames held or promised
     std::vector<Request> waiting;
     int last_input = -1;  // the input admitted last: round robin goes on after it
+    std::uint64_t popped = 0;  // frames that left it (fast-forward counts its pops per period)
+    std::int64_t in_runs = 0;  // frames held in runs beyond their one entry each (fast_forward.cpp)
+  };
+  // Frames a reader queued during a fast-forward, alike but for their
+  // times, kept as one entry -(run + 1) in the FIFO until its port takes them.
+  struct Run {
+    int message = 0, port = 0;
+    std::int64_t count = 0;
+    double read = 0.0;  // when its first frame was read
   };
   struct Port {
     int device = 0, peer = 0;
@@ -146,6 +166,8 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
     int next_channel = 0;
     std::int64_t frames_total = 0, frames_emitted = 0, frames_done = 0;
     Completion on_done;
+    bool live = false;
+    std::int64_t read_events = 0;  // its read side's events (fast-forward tells them from the network's)
   };
 
   static std::uint64_t tag(Event event, std::int64_t id) {
@@ -169,6 +191,20 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   void deliver(int frame);
   int new_frame();
   int new_message();
+  // fast_forward.cpp
+  struct FastForward;
+  void first_hop_sent(int message);
+  void restart_checks();
+  void checkpoint();
+  template <class Visitor>
+  void walk_state(Visitor& visitor);
+  bool jump(int lag, double period, std::int64_t periods);
+  bool read_side(std::uint64_t tag) const;
+  void catch_up_reads(int message, double until);
+  int take_from_run(Lane& lane);
+  void drop_front(Lane& lane, std::int64_t frames, std::vector<int>* freed);
+  // Whether the FIFO's frames `first` up to `last` are all `message`'s, full, and their tails here by now.
+  bool ready_between(const Lane& lane, std::int64_t first, std::int64_t last, int message) const;
 
   FabricSpec spec_;
   std::unique_ptr<Topology> topology_;
@@ -188,6 +224,12 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   std::vector<std::function<void()>> timers_;
   std::vector<int> free_timers_;
   std::vector<int> port_class_;
+  std::vector<int> live_ids_;  // messages in flight, in order of submission
+  std::unique_ptr<FastForward> fast_forward_;
+  bool checkpoint_due_ = false;
+  std::uint64_t read_ends_ = 0;  // reads finished (a checkpoint's period must hold none)
+  std::vector<Run> runs_;
+  std::vector<int> free_runs_;
 };
 
 }  // namespace fpgacomm::fabric

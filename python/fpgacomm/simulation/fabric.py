@@ -26,6 +26,7 @@ import sys
 
 from .. import _core
 from ..models.beff import BITTWARE_520N, ChannelModel
+from ..params import parse_size
 from ..results.result import Result
 
 _sim = _core.fabric
@@ -494,7 +495,11 @@ def _result(benchmark: str, fabric: Fabric, params: dict, rows: list, units: dic
 
 
 def _sizes(size) -> list:
-    sizes = [size] if isinstance(size, int) else list(size)
+    """One size or a list: whole bytes, or text with K/M/G (params.parse_size).
+    Unlike params.resolve_sizes, 0 is a size here: an empty message is the
+    latency's default."""
+    sizes = [size] if isinstance(size, (int, float, str)) else list(size)
+    sizes = [parse_size(s) if isinstance(s, str) else s for s in sizes]
     for s in sizes:
         if not isinstance(s, int) or s < 0:
             raise UsageError(f"fabric: message size {s!r}; give whole bytes, 0 or more")
@@ -605,7 +610,7 @@ def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, 
 
 
 def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse: bool = True,
-                 details: bool = True) -> Result:
+                 details: bool = True, fast_forward: bool = True) -> Result:
     """Runs a staged schedule: each stage a list of transfers (src, dst,
     bytes[, port[, lane]]) or runs of them (count, src, src_step, dst,
     dst_step, bytes, port, lane: the i-th from src + i*src_step to dst +
@@ -615,7 +620,10 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse
     VCSN) adds the MAC-table write first. Each stage starts from an empty
     network: reuse simulates each distinct group of independent transfers
     once and gives times bit-identical to reuse=False, which simulates every
-    stage in full (docs/FABRIC.md, "Exact reuse"). One row per stage; the
+    stage in full (docs/FABRIC.md, "Exact reuse"); fast_forward jumps
+    through a long stream's steady state by whole periods, also
+    bit-identical to stepping (fast_forward=False; docs/FABRIC.md,
+    "Fast-forward"). One row per stage; the
     first row, stage "setup", is the control before the first transfer;
     "end" of the last row is the schedule's time. details: samples["N"]
     holds stage N's transfers' completion times after the stage's start, in
@@ -624,7 +632,7 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse
     if reconfigure is None:
         reconfigure = fabric.virtual_topology
     r = _sim.run_schedule(fabric.spec, [[tuple(t) for t in stage] for stage in stages], bool(reconfigure),
-                          bool(reuse), bool(details))
+                          bool(reuse), bool(details), bool(fast_forward))
     rows = [{"stage": "setup", "start": 0.0, "transfer": 0.0, "control": r["setup"], "end": r["setup"],
              "bytes": 0, "transfers": 0}]
     for index, stage in enumerate(r["stages"], 1):
@@ -633,7 +641,7 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse
                      "bytes": stage["bytes"], "transfers": stage["transfers"]})
     params = {**fabric.params(), "stages": len(stages), "reconfigure": bool(reconfigure),
               **{key: r[key] for key in ("events", "events_simulated", "groups", "distinct_groups",
-                                         "mean_depth")},
+                                         "mean_depth", "fast_forwards")},
               "reuse": r["reused"], "reuse_note": r["note"]}
     samples = {str(index): stage["done"] for index, stage in enumerate(r["stages"], 1)} if details else {}
     return Result("fabric_schedule", params, _env(), rows,

@@ -90,7 +90,7 @@ def fabric_stages(schedule: schedules.Schedule) -> list:
 
 
 def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str = "barrier",
-             reuse: bool = True) -> dict:
+             reuse: bool = True, fast_forward: bool = True) -> dict:
     """One schedule on one fabric: per-stage "setup", "transfer", "barrier"
     (lists), "time", the simulator's "events" (of the full simulation),
     "events_simulated", "groups", "distinct_groups", "reuse" and
@@ -99,7 +99,9 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     follows the stages' set-up steps with the preset's costs. reuse:
     simulate each distinct group of independent transfers once
     (bit-identical times); with control "local" the stages of a real run
-    may overlap, so they are simulated in full whatever reuse says."""
+    may overlap, so they are simulated in full whatever reuse says.
+    fast_forward: jump through long streams' steady state by whole periods
+    (bit-identical times; False: every frame stepped)."""
     if schedule.nodes != fab.nodes:
         raise _core.UsageError(f"gather_sim: the schedule has {schedule.nodes} nodes, {fab.name} {fab.nodes}")
     if any("broadcast" in stage.setup for stage in schedule.stages):
@@ -114,7 +116,7 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
         setattr(costs, key, 0.0)
     try:
         simulated = fabrics.run_schedule(fab, fabric_stages(schedule), reconfigure=False, reuse=reuse,
-                                         details=False)
+                                         details=False, fast_forward=fast_forward)
     finally:
         for key, value in saved.items():
             setattr(costs, key, value)
@@ -126,7 +128,7 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
                            setup_cost=lambda step: step_cost.get(step, 0.0),
                            barrier=lambda work: costs.barrier(servers, work), control=control)
     parts["time"] = sum(sum(parts[key]) for key in ("setup", "transfer", "barrier"))
-    for key in ("events", "events_simulated", "groups", "distinct_groups", "mean_depth"):
+    for key in ("events", "events_simulated", "groups", "distinct_groups", "mean_depth", "fast_forwards"):
         parts[key] = simulated.params[key]
     parts["reuse"] = simulated.params["reuse"]
     parts["reuse_note"] = note or simulated.params["reuse_note"]
@@ -147,7 +149,7 @@ def _levels(fab: fabrics.Fabric) -> int:
 
 def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
         ports: int = 2, virtual_ports: int = 2, control: str = "barrier", collective: str = "gather",
-        reuse: bool = True, limits: resources.Limits | None = None) -> Result:
+        reuse: bool = True, fast_forward: bool = True, limits: resources.Limits | None = None) -> Result:
     """Simulated gathers (scatters, allgathers) of `schedule` on the preset
     `fabric`, one row per (nodes, size): the contract's gather columns with
     the fat-tree levels, `model` (models.vcsn with the schedule's own
@@ -158,7 +160,9 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
     schedule None: the fabric's own (ring on dcn_ring, tree on vcsn and
     vcsn_fat_tree, mpi on host_path). reuse: simulate each distinct group
     of independent transfers once (the same times to the bit; False: every
-    stage in full; control "local" always simulates in full). limits:
+    stage in full; control "local" always simulates in full). fast_forward:
+    jump through long streams' steady state (the same times to the bit;
+    False: every frame stepped). limits:
     what the run may take (resources.Limits); every point is
     estimated before anything is built, and one too large is refused."""
     fabric_name = fabric
@@ -168,7 +172,8 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
     reuse_here = reuse and control != "local"
     estimates = {(n, d): resources.check(resources.estimate_gather(
                      schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective,
-                     levels=_preset_levels(fabric_name, n), chunk=PRESET_CHUNK[fabric_name], reuse=reuse_here), limits)
+                     levels=_preset_levels(fabric_name, n), chunk=PRESET_CHUNK[fabric_name], reuse=reuse_here,
+                     fast_forward=fast_forward), limits)
                  for n in nodes for d in sizes}
     progress = resources.Progress("gather_sim", len(estimates))
     rows, samples = [], {}
@@ -180,7 +185,7 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
             progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])
             plan = schedules.schedule(schedule, n, d, ports=ports, virtual_ports=virtual_ports,
                                       collective=collective, broadcast=False)
-            parts = simulate(plan, fab, control=control, reuse=reuse)
+            parts = simulate(plan, fab, control=control, reuse=reuse, fast_forward=fast_forward)
             modelled = printed = None
             if schedule != "mpi":  # the host path's MPI has no stage model (no MPI overhead either)
                 own = (vcsn.stage_bytes(plan), [stage.setup for stage in plan.stages])
@@ -198,7 +203,7 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
             progress.step(f"{n} nodes, {d} bytes")
     params = {"schedule": schedule, "collective": collective, "control": control, "fabric": fabric_name,
               "ports": ports, "virtual_ports": virtual_ports, "broadcast": False,
-              "reuse": parts["reuse"], "reuse_note": parts["reuse_note"],
+              "reuse": parts["reuse"], "reuse_note": parts["reuse_note"], "fast_forward": bool(fast_forward),
               "model": model.name, "model_params": dict(model.params),
               "host_costs": fab.params()["host_costs"], "fabric_arguments": fab.params()["fabric_arguments"]}
     return Result("gather_sim", params, fabrics._env(), rows, UNITS, samples)

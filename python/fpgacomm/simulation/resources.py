@@ -24,6 +24,15 @@ UsageError = _core.UsageError
 # message (start, read engine, delivery), from the simulator's event counts.
 EVENTS_PER_FRAME_HOP = 2.4
 EVENTS_PER_MESSAGE = 4
+# Fast-forward: of a long stream, about this many frames are stepped (until
+# its steady state, and a few periods in each binade of time), the rest
+# jumped; a reader faster than its link still reads each frame by its own
+# arithmetic (no event, no frame: about 1/20 of an event's work), counted
+# with the events, and at most a few times STEPPED_FRAMES frames exist at
+# once (docs/FABRIC.md, "Fast-forward").
+STEPPED_FRAMES = 300
+READ_WORK_PER_FRAME = 0.05
+FRAMES_AT_ONCE = 10 * STEPPED_FRAMES
 # Bytes the simulator holds per output port (its FIFOs and statistics), per
 # node (DMA queues), per transfer of the stage being grouped, per frame in
 # flight (the frame, its queue entry and its event) and per distinct group.
@@ -41,8 +50,8 @@ TRANSFERS_PER_SECOND = 8e6
 class Limits:
     """What a simulation may take. The defaults admit the cluster-scale
     targets (a 4096-node gather of 16 MiB, the 11664-node Fig. 20 points,
-    the largest of which simulates 2.4e9 events in about 4 minutes) and
-    refuse what a workstation cannot hold."""
+    the largest of which, stepped without fast-forward, simulates 2.4e9
+    events in 4 to 9 minutes) and refuse what a workstation cannot hold."""
     events: float = 5e9        # events simulated (after reuse): about 10 minutes
     memory: float = 8 * 2**30  # bytes
     transfers: float = 5e9     # transfers to split into groups (or simulate, without reuse)
@@ -105,20 +114,31 @@ def _chain_shape(name: str, nodes: int, ports: int, virtual_ports: int) -> tuple
     return stages, links * per * (per + 1) / 2, per, links - 2
 
 
+def _message_events(frames: float, hops: int, fast_forward: bool) -> float:
+    """One message of `frames` frames over `hops` hops: every frame on every
+    hop, or with fast-forward, beyond STEPPED_FRAMES, its reader's work."""
+    if not fast_forward or frames <= STEPPED_FRAMES:
+        return EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * frames
+    return EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * STEPPED_FRAMES + READ_WORK_PER_FRAME * frames
+
+
 def estimate_gather(name: str, nodes: int, block_bytes: int, *, ports: int = 2, virtual_ports: int = 2,
-                    collective: str = "gather", levels: int = 1, chunk: int = 9152, reuse: bool = True) -> Estimate:
+                    collective: str = "gather", levels: int = 1, chunk: int = 9152, reuse: bool = True,
+                    fast_forward: bool = True) -> Estimate:
     """A gather_sim point. With reuse, the events are those of the distinct
     groups: per path shape (up to 2 * levels + 1 of them, per plane) one hop
     of a block, plus the transfers that carry a whole chain (the longest
-    chain's blocks each); without, every transfer's frames on every hop."""
+    chain's blocks each); without, every transfer's frames on every hop.
+    Fast-forward leaves of a long message little more than its reader's
+    events."""
     what = f"a simulated {name} {collective} of {nodes} nodes x {block_bytes} bytes"
     if collective == "allgather":
         stages, transfers, longest, collected = nodes - 1, nodes * (nodes - 1), 1, 0
     else:
         stages, transfers, longest, collected = _chain_shape(name, nodes, ports, virtual_ports)
     hops = 2 * levels if levels else 1
-    per_block = EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * _frames(block_bytes, chunk)
-    per_chain = EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * _frames(longest * block_bytes, chunk)
+    per_block = _message_events(_frames(block_bytes, chunk), hops, fast_forward)
+    per_chain = _message_events(_frames(longest * block_bytes, chunk), hops, fast_forward)
     groups = (2 * levels + 1) * ports  # path shapes
     if reuse:
         # The collected directions go to the root together: one group (its
@@ -130,7 +150,10 @@ def estimate_gather(name: str, nodes: int, block_bytes: int, *, ports: int = 2, 
     # Frames queue at a sender whose memory reads faster than its link sends:
     # at most the longest message's, or every transfer's of the widest stage.
     longest_message = longest * block_bytes if collected else block_bytes
-    in_flight = max(_frames(longest_message, chunk), widest * _frames(block_bytes, chunk) if not reuse else 0)
+    queued = _frames(longest_message, chunk)
+    if fast_forward:
+        queued = min(queued, FRAMES_AT_ONCE)
+    in_flight = max(queued, widest * _frames(block_bytes, chunk) if not reuse else 0)
     memory = (_network_memory(nodes, ports, levels) + widest * BYTES_PER_TRANSFER + in_flight * BYTES_PER_FRAME
               + groups * BYTES_PER_GROUP)
     return Estimate(what, events, memory, transfers)
