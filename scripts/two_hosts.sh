@@ -55,7 +55,8 @@ down() {
     if [ -e "$state/uts-$host" ]; then
       umount "$state/uts-$host" 2>/dev/null || true
     fi
-    ip netns del "$name$host" 2>/dev/null || true   # its veth end goes with it, and so does the peer
+    ip link del "${name}h$host" 2>/dev/null || true  # both veth ends, now (a namespace's go later)
+    ip netns del "$name$host" 2>/dev/null || true
   done
   ip link del "${name}br" 2>/dev/null || true
   rm -rf "$state"
