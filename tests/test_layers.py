@@ -81,3 +81,21 @@ def test_no_circles():
 
     for node in graph:
         visit(node, [])
+
+
+def _reach(name: str) -> set:
+    """Every fpgacomm module that `name` imports, directly or through others."""
+    found, todo = set(), [name]
+    while todo:
+        module = todo.pop()
+        for target in imports(module, modules()[module]) if module in modules() else ():
+            if target not in found:
+                found.add(target)
+                todo.append(target)
+    return found
+
+
+@pytest.mark.parametrize("name", ["fpgacomm.figures.plot"] + sorted(m for m in modules() if m.startswith("fpgacomm.models")))
+def test_figures_and_models_need_no_benchmark_and_no_command_line(name):
+    reached = _reach(name)
+    assert not [m for m in reached if m.startswith(("fpgacomm.benchmarks", "fpgacomm.cli"))], sorted(reached)

@@ -23,6 +23,11 @@ LARGE_MESSAGE = _core.LARGE_MESSAGE
 # pinned host memory, device global memory, HBM, PLRAM.
 MEMORY_KINDS = tuple(_core.mem_kind_codes())
 HOST_KINDS = tuple(_core.mem_kind_codes(host_only=True))
+# OSU Micro-Benchmarks' point-to-point and one-sided defaults (timed, warm-up,
+# timed large, warm-up large): many iterations where a test times single
+# messages, few where it times windows of them.
+LATENCY_COUNTS = (10000, 100, 1000, 10)
+BANDWIDTH_COUNTS = (100, 10, 20, 2)
 # OSU Micro-Benchmarks' default sweep: 1 B .. 4 MiB.
 DEFAULT_SIZES = (1, 4 << 20)
 # OMB's -T, its default MPI_CHAR first.

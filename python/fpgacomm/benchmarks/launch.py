@@ -44,7 +44,8 @@ def launch(ranks: int, benchmark, *, timeout: float = DEFAULT_TIMEOUT, mpirun: s
     _resolve(function)  # an unknown benchmark is refused before anything starts
     launcher = shutil.which(mpirun)
     if launcher is None:
-        raise usage_error(f"cannot find the MPI launcher '{mpirun}' on PATH; install MPI or pass mpirun='/path/to/mpirun'")
+        raise usage_error(f"cannot find the MPI launcher '{mpirun}' on PATH; install MPI or pass "
+                          "mpirun='/path/to/mpirun'")
     with tempfile.TemporaryDirectory(prefix="fpgacomm-launch-") as folder:
         task = Path(folder) / "task.pickle"
         answer = Path(folder) / "answer.pickle"

@@ -20,17 +20,12 @@ from ..results import stats
 from .collectives import topology
 from ..runtime.devices import DeviceOptions, needs_device, open_device
 from .osu import omb_differences
-from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
+from ..params import BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
 
 # OMB's defaults per test: timed iterations and warm-up below and above LARGE_MESSAGE.
-ITERATIONS = {
-    "put_latency": (10000, 100, 1000, 10),
-    "get_latency": (10000, 100, 1000, 10),
-    "put_bw": (100, 10, 20, 2),
-    "get_bw": (100, 10, 20, 2),
-    "put_bibw": (100, 10, 20, 2),
-}
+ITERATIONS = {"put_latency": LATENCY_COUNTS, "get_latency": LATENCY_COUNTS, "put_bw": BANDWIDTH_COUNTS,
+              "get_bw": BANDWIDTH_COUNTS, "put_bibw": BANDWIDTH_COUNTS}
 TESTS = tuple(_core.onesided_tests())
 DEFAULT_WINDOW = _core.OneSidedOptions().window  # OMB's -W
 # OMB's -w: MPI_Win_allocate (default), MPI_Win_create, MPI_Win_create_dynamic.

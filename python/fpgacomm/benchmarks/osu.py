@@ -13,17 +13,13 @@ from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, needs_device, open_device
-from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
+from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
+                      usage_error)
 from ..results.result import Result
 
 # OMB's defaults: timed iterations and warm-up, below and above LARGE_MESSAGE.
-ITERATIONS = {
-    "latency": (10000, 100, 1000, 10),
-    "multi_lat": (10000, 100, 1000, 10),
-    "bw": (100, 10, 20, 2),
-    "bibw": (100, 10, 20, 2),
-    "mbw_mr": (100, 10, 20, 2),
-}
+ITERATIONS = {"latency": LATENCY_COUNTS, "multi_lat": LATENCY_COUNTS, "bw": BANDWIDTH_COUNTS,
+              "bibw": BANDWIDTH_COUNTS, "mbw_mr": BANDWIDTH_COUNTS}
 DEFAULT_WINDOW = _core.Pt2ptOptions().window  # OMB's -W
 LATENCY_TESTS = ("latency", "multi_lat")
 # Columns of a timeline (docs/METHODS.md, "Timeline of staged transfers"):

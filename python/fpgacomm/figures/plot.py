@@ -25,15 +25,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from ..benchmarks import registry
+from .. import catalog
 from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results.report import human_bandwidth, human_bytes, human_seconds
 from ..results.result import Result, atomic_write
 
 # What each benchmark's rows hold, hence which figure draws them: the
-# registry's size sweeps by their headline quantity, and the simulator's.
-_SWEEPS = [benchmark for benchmark in registry.BENCHMARKS.values() if benchmark.figure == "sweep"]
+# catalog's size sweeps by their headline quantity, and the simulator's.
+_SWEEPS = [benchmark for benchmark in catalog.BENCHMARKS if benchmark.figure == "sweep"]
 LATENCY = frozenset([benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "latency"]
                     + ["fabric_latency"])
 BANDWIDTH = frozenset([benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "bandwidth"]
@@ -41,7 +41,7 @@ BANDWIDTH = frozenset([benchmark.name for benchmark in _SWEEPS if benchmark.quan
 # b_eff: (measured column, channel-model column) -- the real benchmark's
 # aggregate B(m), the simulator's per-pair b(L).
 BEFF = {"beff": ("bandwidth", "model_bandwidth"), "fabric_beff": ("pair_bandwidth", "model_pair_bandwidth")}
-GATHER = frozenset([benchmark.name for benchmark in registry.BENCHMARKS.values() if benchmark.figure == "gather"]
+GATHER = frozenset([benchmark.name for benchmark in catalog.BENCHMARKS if benchmark.figure == "gather"]
                    + ["gather_sim"])
 
 # Result unit -> (unit on the axis, factor from the Result's value).
