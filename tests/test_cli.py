@@ -270,3 +270,29 @@ def test_a_bad_time_limit_is_one_clear_usage_error(environment, argv, message):
     run = subprocess.run([sys.executable, "-m", "fpgacomm", *argv], capture_output=True, text=True, timeout=60,
                          env=dict(ENV, **environment))
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("option, name, message", [
+    ("--json", "nodir/bw.json", "--json {path}: its directory does not exist; create it or give another path"),
+    ("--json", "adir", "--json {path}: --json writes a JSON file; give a name ending in .json"),
+    ("--json", "adir.json", "--json {path}: that is a directory; give a file name"),
+    ("--csv", "o.json", "--csv {path}: --csv writes a CSV file; give a name ending in .csv"),
+    ("--json", "/proc/bw.json", "--json {path}: cannot write in /proc"),
+])
+def test_outputs_are_checked_on_every_rank_before_anything_is_measured(tmp_path, option, name, message):
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "adir.json").mkdir()
+    path = name if name.startswith("/") else str(tmp_path / name)
+    run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "bw", "-m", "8", "-i", "2",
+                          option, path], capture_output=True, text=True, timeout=120, env=ENV)
+    assert run.returncode == 2, run.stderr
+    assert run.stdout == ""  # nothing measured: no table
+    assert run.stderr.count("fpgacomm: error: ") == 1 and message.format(path=path) in run.stderr
+
+
+def test_the_suite_refuses_a_file_or_an_unwritable_place_for_its_folder(tmp_path):
+    (tmp_path / "afile").write_text("")
+    for folder, message in ((tmp_path / "afile", "a file, not a folder"), ("/proc/results", "cannot write in /proc")):
+        run = subprocess.run([sys.executable, "-m", "fpgacomm", "suite", str(folder), "-m", "8"], capture_output=True,
+                             text=True, timeout=120, env=ENV)
+        assert run.returncode == 2 and message in run.stderr and run.stdout == "", run.stderr

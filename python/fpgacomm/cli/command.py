@@ -15,6 +15,7 @@ import threading
 import traceback
 
 from .. import _core
+from . import outputs
 from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, launch_rank
 
 DEFAULT_TIMEOUT = 1800.0
@@ -99,6 +100,7 @@ def main(argv=None) -> int:
             from ..runtime import mpi
 
             mpi.init(thread_level=args.thread_level)
+        outputs.check(args)
         return args.run(args)
     except _core.Error as error:
         if getattr(error, "agreed", False):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from .. import _core
 
@@ -68,10 +67,6 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from ..simulation import fabric
 
-    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
-        # Checked before simulating, so that a long run does not end in a lost result.
-        raise fabric.UsageError(f"fabric: --json {args.json}: its directory does not exist; create it or "
-                                "give another path")
     if args.fabric_command == "latency":
         result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))
         columns = [("size", "bytes", "{:d}"), ("hops", "links", "{:d}"), ("latency", "latency [s]", "{:.6e}"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 
 
 def register(subparsers) -> None:
@@ -27,8 +26,6 @@ def run(args) -> int:
     from ..params import usage_error
     from ..results.report import format_table
 
-    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
-        raise usage_error(f"fit: --json {args.json}: its directory does not exist; create it or give another path")
     groups = fit.fit_groups(args.results, args.model)
     if args.json and len(groups) > 1:
         raise usage_error(f"fit: --json holds one fit, and these files make {len(groups)} groups "
