@@ -296,3 +296,15 @@ def test_the_suite_refuses_a_file_or_an_unwritable_place_for_its_folder(tmp_path
         run = subprocess.run([sys.executable, "-m", "fpgacomm", "suite", str(folder), "-m", "8"], capture_output=True,
                              text=True, timeout=120, env=ENV)
         assert run.returncode == 2 and message in run.stderr and run.stdout == "", run.stderr
+
+
+def test_suite_sizes_bound_the_collectives_and_one_sided_tests_too():
+    from fpgacomm import suite
+
+    assert suite.short_sizes("1:16") == [8]
+    assert suite.short_sizes("1:4K") == [8]
+    assert suite.short_sizes("16:128K") == [65536]
+    assert suite.short_sizes("1:4M") == [8, 65536, 1 << 20]
+    assert suite.short_sizes("2") == [2]  # none of the short set within: the largest size given
+    allreduce = next(b for b in suite.registry.of_family("collective") if b.name == "osu_allreduce")
+    assert suite._arguments(allreduce, {"mem": "H", "sizes": [8, 65536, 1 << 20]}, {"sizes": "1:4K"})["sizes"] == [8]

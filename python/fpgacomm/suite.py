@@ -11,6 +11,7 @@ import os
 from . import _core
 from .benchmarks import beff, gather, registry
 from .simulation import fabric, gather as gather_sim
+from .params import resolve_sizes
 from .runtime import mpi
 from .results.report import format_text, summary_line
 from .results.result import atomic_write
@@ -21,14 +22,23 @@ STANDARD_SET = [(f"{name}_{mem}_{mem}", registry.get(name), {"mem": (mem, mem)})
                 for name in ("osu_latency", "osu_bw") for mem in ("H", "D")]
 # ... then every collective and one-sided test of the registry. A few sizes
 # and OMB-style iterations would take minutes on a small machine, so the
-# suite keeps them short. The user's -i and -x override these; their sizes
-# stay (reductions need multiples of 4 bytes, and the suite must stay short).
+# suite keeps them short. The user's -i and -x override these; the user's
+# sizes bound them (short_sizes).
 _SHORT = {"sizes": [8, 65536, 1 << 20], "iterations": 20, "warmup": 2}
 STANDARD_SET += [(f"{benchmark.name}_{mem}", benchmark, {"mem": mem, **_SHORT})
                  for benchmark in registry.of_family("collective", "onesided") for mem in ("H", "D")]
 # Options for the point-to-point entries alone: the transfer engine's, which
-# the collectives and one-sided tests do not use, and the sizes.
-_POINT_TO_POINT_ONLY = ("sizes", "buffers", "touch", "path", "chunk_bytes", "slots")
+# the collectives and one-sided tests do not use.
+_POINT_TO_POINT_ONLY = ("buffers", "touch", "path", "chunk_bytes", "slots")
+
+
+def short_sizes(sizes) -> list:
+    """The collective and one-sided sizes within the user's sizes (-m):
+    those of the short set that lie between the smallest and the largest,
+    or the largest alone where none does."""
+    chosen = resolve_sizes(sizes)
+    within = [size for size in _SHORT["sizes"] if min(chosen) <= size <= max(chosen)]
+    return within or [max(chosen)]
 
 
 def _arguments(benchmark, arguments: dict, parameters: dict) -> dict:
@@ -36,6 +46,8 @@ def _arguments(benchmark, arguments: dict, parameters: dict) -> dict:
     given = {key: value for key, value in parameters.items() if value is not None}
     if benchmark.family != "pt2pt":
         given = {key: value for key, value in given.items() if key not in _POINT_TO_POINT_ONLY}
+        if "sizes" in given:
+            given["sizes"] = short_sizes(given["sizes"])
     return {**arguments, **given}
 
 

@@ -10,7 +10,11 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("suite", help="run the standard benchmarks and write every Result",
                                    description="Runs the standard set of benchmarks (with validation) on "
                                                "the selected devices and writes NAME.json per benchmark and "
-                                               "summary.txt into OUTDIR. Run under mpirun -np 2.")
+                                               "summary.txt into OUTDIR. Run under mpirun -np 2. -m bounds every "
+                                               "OSU test: latency and bw sweep it; collectives and one-sided tests "
+                                               "run those of 8 B, 64 KiB and 1 MiB within it (or its largest size). "
+                                               "b_eff takes --beff-max-size; the gather and the simulated fabrics "
+                                               "keep their own sizes.")
     parser.add_argument("outdir", help="results folder (created if missing)")
     add_size_option(parser)
     add_iteration_options(parser)
