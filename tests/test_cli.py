@@ -308,3 +308,12 @@ def test_suite_sizes_bound_the_collectives_and_one_sided_tests_too():
     assert suite.short_sizes("2") == [2]  # none of the short set within: the largest size given
     allreduce = next(b for b in suite.registry.of_family("collective") if b.name == "osu_allreduce")
     assert suite._arguments(allreduce, {"mem": "H", "sizes": [8, 65536, 1 << 20]}, {"sizes": "1:4K"})["sizes"] == [8]
+
+
+def test_timeout_stands_before_or_after_the_command():
+    from fpgacomm.cli import command
+
+    for argv in (["--timeout", "7", "model", "vcsn"], ["model", "vcsn", "--timeout", "7"],
+                 ["model", "--timeout=7", "vcsn"]):
+        args = command.parse_arguments(argv)
+        assert args.timeout == 7.0 and args.command == "model"

@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fpgacomm {_core.__version__}")
     parser.add_argument("--timeout", type=_seconds, default=os.environ.get("FPGACOMM_TIMEOUT", DEFAULT_TIMEOUT),
                         help="abort the whole run after this many seconds (0: never; default %(default)s, "
-                             "or FPGACOMM_TIMEOUT)")
+                             "or FPGACOMM_TIMEOUT); before or after the command")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
     for module in (devices, devbw, osu, beff, suite, fabric, gather, fit, model, overhead, plot, timeline):
@@ -80,7 +80,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     words (osu's memory kinds, set as `trailing`) gets them wherever they
     stand, before or after the options, as OSU Micro-Benchmarks takes them."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(_timeout_first(sys.argv[1:] if argv is None else list(argv)))
     trailing = getattr(args, "trailing", None)
     if trailing:
         unknown = [word for word in extra if word.startswith("-")]
@@ -90,6 +90,17 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
+
+
+def _timeout_first(argv: list) -> list:
+    """--timeout moved before the command, so that it may stand anywhere
+    (no command has an option of that name)."""
+    for index, word in enumerate(argv):
+        if word == "--timeout" and index + 1 < len(argv):
+            return [word, argv[index + 1]] + argv[:index] + argv[index + 2:]
+        if word.startswith("--timeout="):
+            return [word] + argv[:index] + argv[index + 1:]
+    return argv
 
 
 def main(argv=None) -> int:
