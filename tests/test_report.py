@@ -232,3 +232,14 @@ def test_summary_validation_failed():
 def test_summary_no_rows():
     r = Result("osu_bw", {"send_kind": "H", "recv_kind": "D"}, ENV, [], {"size": "B"})
     assert summary_line(r) == "osu_bw H D: no rows"
+
+
+def test_plain_table_columns_never_run_together():
+    from fpgacomm.results.report import format_table
+
+    result = Result("osu_overhead", {}, {}, [{"size": 1, "send_overhead_min": 1.5e-07, "recv_overhead_p99": 2e-07}],
+                    {"size": "B", "send_overhead_min": "s", "recv_overhead_p99": "s"})
+    header, row = format_table(result).splitlines()[1:]
+    assert header.split() == ["size[B]", "send_overhead_min[s]", "recv_overhead_p99[s]"]
+    assert row.split() == ["1", "1.5e-07", "2e-07"]
+    assert len(header) == len(row)

@@ -322,10 +322,13 @@ def format_table(result: Result, full: bool = False) -> str:
     title = f"# fpgacomm {result.benchmark}"
     if "fabric" in result.params:
         title += f": {result.params['fabric']} (simulated)"
-    header = "".join(f"{f'{key}[{result.units[key]}]':>{_FIELD_WIDTH}}" for key in result.columns)
-    lines = [title, header]
-    for row in result.rows:
-        lines.append("".join(f"{_plain_value(row[key]):>{_FIELD_WIDTH}}" for key in result.columns))
+    headers = [f"{key}[{result.units[key]}]" for key in result.columns]
+    cells = [[_plain_value(row[key]) for key in result.columns] for row in result.rows]
+    # At least one space between columns, however long a name or value.
+    widths = [max([_FIELD_WIDTH, len(header) + 1] + [len(row[i]) + 1 for row in cells])
+              for i, header in enumerate(headers)]
+    lines = [title, "".join(f"{header:>{width}}" for header, width in zip(headers, widths))]
+    lines += ["".join(f"{cell:>{width}}" for cell, width in zip(row, widths)) for row in cells]
     return "\n".join(lines)
 
 
