@@ -114,7 +114,7 @@ def test_latency_draws_each_results_column_in_microseconds_on_log_axes():
     figure = plot.latency([host, device])
     ax = figure.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    assert ax.get_xlabel() == "message size (bytes)" and ax.get_ylabel() == "latency (us)"
+    assert ax.get_xlabel() == "message size (bytes)" and ax.get_ylabel() == "latency (µs)"
     drawn = lines(ax)
     assert sorted(drawn) == ["D D", "H H"]  # OMB-style: one line per send/receive kind pair
     for name, result in (("H H", host), ("D D", device)):
@@ -151,7 +151,7 @@ def test_memory_kinds_puts_latency_and_bandwidth_side_by_side_with_each_kinds_fi
     fits = {result: Hockney.fit(result) for result in results[:2]}
     figure = plot.figure_for(results, models=fits)
     left, right = figure.axes
-    assert left.get_ylabel() == "latency (us)" and right.get_ylabel() == "bandwidth (GB/s)"
+    assert left.get_ylabel() == "latency (µs)" and right.get_ylabel() == "bandwidth (GB/s)"
     np.testing.assert_allclose(lines(right)["D D"].get_ydata(), results[3].column("bandwidth") * 1e-9)
     for ax in (left, right):
         drawn = lines(ax)
@@ -202,7 +202,7 @@ def test_gather_draws_time_and_throughput_per_schedule_and_node_count(benchmark_
     result = gather_result(benchmark_name, schedules=("ring", "tree", "mpi"))
     figure = plot.figure_for(result)
     time_ax, throughput_ax = figure.axes
-    assert time_ax.get_ylabel() == "time (us)" and throughput_ax.get_ylabel() == "throughput (GB/s)"
+    assert time_ax.get_ylabel() == "time (µs)" and throughput_ax.get_ylabel() == "throughput (GB/s)"
     assert time_ax.get_xlabel() == throughput_ax.get_xlabel() == "data per node (bytes)"
     assert all(ax.get_xscale() == ax.get_yscale() == "log" for ax in figure.axes)
     suffix = ", vcsn (simulated)" if benchmark_name == "gather_sim" else ""
@@ -239,7 +239,7 @@ def test_model_against_measurement_draws_points_model_and_relative_residuals():
     figure = plot.model_against_measurement(fit)
     top, bottom = figure.axes
     np.testing.assert_allclose(lines(top)["measured"].get_ydata(), result.column("latency_avg") * 1e6)
-    assert top.get_ylabel() == "latency_avg (us)" and top.get_yscale() == "log"
+    assert top.get_ylabel() == "latency_avg (µs)" and top.get_yscale() == "log"
     assert bottom.get_ylabel() == "relative error (%)" and bottom.get_xlabel() == "message size (bytes)"
     residual = bottom.get_lines()[0]
     y = result.column("latency_avg")
@@ -254,7 +254,7 @@ def test_a_model_of_hops_is_drawn_on_linear_axes_named_by_its_column():
     result = Result("fabric_latency", {}, {}, rows, {"hops": "", "size": "B", "latency": "s"})
     top, bottom = plot.model_against_measurement(CusComNet.fit(result)).axes
     assert bottom.get_xlabel() == "hops" and top.get_xscale() == top.get_yscale() == "linear"
-    assert top.get_ylabel() == "latency (us)"
+    assert top.get_ylabel() == "latency (µs)"
     np.testing.assert_array_equal(lines(top)["measured"].get_xdata(), hops)
     np.testing.assert_allclose(lines(top)["measured"].get_ydata(), result.column("latency") * 1e6)
 
@@ -267,7 +267,7 @@ def test_a_compare_result_is_drawn_from_its_columns():
     np.testing.assert_allclose(lines(top)["measured"].get_ydata(), comparison.column("measured") * 1e6)
     np.testing.assert_allclose(lines(top)["model"].get_ydata(), comparison.column("predicted") * 1e6)
     np.testing.assert_allclose(bottom.get_lines()[0].get_ydata(), comparison.column("relative_error") * 100)
-    assert top.get_ylabel() == "latency_avg (us)" and bottom.get_xlabel() == "message size (bytes)"
+    assert top.get_ylabel() == "latency_avg (µs)" and bottom.get_xlabel() == "message size (bytes)"
 
 
 def test_a_compare_of_bare_arrays_takes_its_units_from_the_models_columns():
@@ -275,7 +275,7 @@ def test_a_compare_of_bare_arrays_takes_its_units_from_the_models_columns():
     comparison = Linear.fit(result).model.compare((result.column("size"), result.column("latency_avg")))
     assert comparison.units["measured"] == ""  # nothing recorded: the column's name says seconds
     top, _ = plot.model_against_measurement(comparison).axes
-    assert top.get_ylabel() == "latency_avg (us)"
+    assert top.get_ylabel() == "latency_avg (µs)"
     np.testing.assert_allclose(lines(top)["measured"].get_ydata(), result.column("latency_avg") * 1e6)
 
 
@@ -373,3 +373,25 @@ def test_only_colliding_names_get_parameters_and_run_length_only_when_needed():
     assert labels == ["H H buffers=single", "H H buffers=multiple", "D D"]
     labels = [line.get_label() for line in plot.figure_for([h_h(), h_h(iterations=1000)]).axes[0].get_lines()]
     assert labels == ["H H iterations=10", "H H iterations=1000"]
+
+
+# ------------------------------------------------ titles, sparse points, series
+
+def test_a_figure_is_titled_by_its_benchmark_and_shared_kinds():
+    assert plot.latency([osu("latency", "D", "D")]).axes[0].get_title() == \
+        "osu_latency D D: latency by message size"
+    both = plot.latency([osu("latency", "H", "H"), osu("latency", "D", "D")]).axes[0]
+    assert both.get_title() == "osu_latency: latency by message size"
+
+
+def test_sizes_far_apart_are_drawn_as_points_not_joined():
+    sparse = osu("latency", "H", "H")
+    sparse.rows = [row for row in sparse.rows if row["size"] in (8, 65536, 1 << 20)]
+    ax = plot.latency([sparse, osu("latency", "D", "D")]).axes[0]
+    assert lines(ax)["H H"].get_linestyle() == "None" and lines(ax)["D D"].get_linestyle() == "-"
+
+
+def test_gather_measured_and_simulated_runs_of_one_schedule_differ_in_style():
+    ax = plot.gather_time([gather_result("gather", ("ring",)), gather_result("gather_sim", ("ring",))]).axes[0]
+    styles = {name: line.get_linestyle() for name, line in lines(ax).items()}
+    assert styles["ring, 4 nodes"] != styles["ring, 4 nodes, vcsn (simulated)"]

@@ -7,7 +7,7 @@ takes Results (and optionally the Axes to draw on) and returns the Figure;
 `figure_for` picks the right one from the Results' benchmark names.
 
 Plotted values are the Result's columns scaled to the unit the axis label
-names: sizes in bytes, times in us, bandwidths in GB/s (10^9 B/s, decimal as
+names: sizes in bytes, times in µs, bandwidths in GB/s (10^9 B/s, decimal as
 OMB's MB/s).
 
     from fpgacomm import Result, plot
@@ -45,7 +45,7 @@ GATHER = frozenset([benchmark.name for benchmark in catalog.BENCHMARKS if benchm
                    + ["gather_sim"])
 
 # Result unit -> (unit on the axis, factor from the Result's value).
-_DISPLAY_UNITS = {"s": ("us", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), "1/s": ("1/s", 1.0)}
+_DISPLAY_UNITS = {"s": ("µs", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), "1/s": ("1/s", 1.0)}
 # Where a Result records no unit (a Fit's data, a compare Result), the
 # column naming every benchmark follows says it.
 _NAMED_UNITS = (("bandwidth", "B/s"), ("throughput", "B/s"), ("bw", "B/s"), ("latency", "s"), ("time", "s"),
@@ -244,11 +244,26 @@ def _size_sweep(results, ax, models, quantity: str, candidates: tuple) -> Figure
     colours = {}
     for result, name in zip(results, _labels(results)):
         column = _column(result, candidates)
-        line, = ax.plot(result.column("size"), result.column(column) * factor, marker="o", markersize=3,
-                        label=name)
+        sizes = result.column("size")
+        line, = ax.plot(sizes, result.column(column) * factor, marker="o", markersize=3, label=name,
+                        linestyle="-" if _dense(sizes) else "none")
         colours[label(result)] = line.get_color()
     _overlay(ax, results, models, unit, factor, colours)
-    return _finish(ax, f"{quantity} by message size")
+    return _finish(ax, f"{_what(results)}: {quantity} by message size")
+
+
+def _dense(sizes) -> bool:
+    """Whether a sweep's sizes lie close enough (at most 4x apart) that a
+    line between them says something; sparse points are drawn alone."""
+    sizes = np.sort(np.asarray(sizes, dtype=float))
+    return len(sizes) < 2 or bool(np.all(sizes[1:] <= 4 * sizes[:-1]))
+
+
+def _what(results) -> str:
+    """The benchmarks drawn, and their kinds where they all share them."""
+    names = ", ".join(dict.fromkeys(result.benchmark for result in results))
+    kinds = {label(result) for result in results} - {result.benchmark for result in results}
+    return f"{names} {kinds.pop()}" if len(kinds) == 1 else names
 
 
 def _overlays(models) -> list:
@@ -366,11 +381,13 @@ def _gather_panel(results, ax, column: str, quantity: str) -> Figure:
     _size_axis(ax, "data per node")
     factor = _value_axis(ax, quantity, "s" if column == "time" else "B/s")
     node_counts = sorted({nodes for _, nodes, _ in lines})
-    schedules = sorted({schedule for schedule, _, _ in lines})
+    # A style per schedule and source, so a measured and a simulated run of
+    # one schedule on as many nodes do not share colour and style.
+    series = sorted({(schedule, source) for schedule, _, source in lines})
     has_model = False
     for (schedule, nodes, source), rows in lines.items():
         colour = f"C{node_counts.index(nodes) % 10}"
-        style = _LINE_STYLES[schedules.index(schedule) % len(_LINE_STYLES)]
+        style = _LINE_STYLES[series.index((schedule, source)) % len(_LINE_STYLES)]
         ax.plot(rows["size"], rows[column] * factor, linestyle=style, marker="o", markersize=3, color=colour,
                 label=f"{schedule}, {nodes} nodes" + ("" if source == "measured" else f", {source}"))
         if column == "time" and "model" in rows.dtype.names:
