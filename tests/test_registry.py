@@ -50,3 +50,14 @@ def test_report_figures_and_command_take_their_lists_from_the_registry():
     osu_parser = build_parser()._subparsers._group_actions[0].choices["osu"]
     tests = osu_parser._subparsers._group_actions[0].choices
     assert list(tests) == list(registry.osu_tests())
+
+
+def test_every_osu_test_function_shows_its_familys_options():
+    import inspect
+
+    for benchmark in registry.osu_tests().values():
+        function = benchmark.function
+        parameters = inspect.signature(function).parameters
+        assert list(parameters)[0] == "comm" and "sizes" in parameters and "validate" in parameters, benchmark.name
+        assert "**" not in str(inspect.signature(function)), benchmark.name
+        assert function.__qualname__ == benchmark.test and function.__doc__.count("\n") > 3, benchmark.name

@@ -18,6 +18,7 @@ from ..runtime.devices import DeviceOptions, needs_device, open_device
 from .osu import omb_differences
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
+from .signatures import options_of
 
 TESTS = tuple(_core.collective_ops())
 ROOTED = tuple(_core.rooted_collective_ops())
@@ -121,47 +122,56 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     return Result(f"osu_{op}", params, env, rows, units, samples)
 
 
+@options_of(run)
 def gather(comm=None, **options) -> Result:
     """MPI_Gather of `size` bytes from every rank to the root."""
     return run("gather", comm, **options)
 
 
+@options_of(run)
 def scatter(comm=None, **options) -> Result:
     """MPI_Scatter of `size` bytes from the root to every rank."""
     return run("scatter", comm, **options)
 
 
+@options_of(run)
 def allgather(comm=None, **options) -> Result:
     """MPI_Allgather of `size` bytes from every rank to every rank."""
     return run("allgather", comm, **options)
 
 
+@options_of(run)
 def alltoall(comm=None, **options) -> Result:
     """MPI_Alltoall with blocks of `size` bytes between every pair of ranks."""
     return run("alltoall", comm, **options)
 
 
+@options_of(run)
 def bcast(comm=None, **options) -> Result:
     """MPI_Bcast of `size` bytes from the root."""
     return run("bcast", comm, **options)
 
 
+@options_of(run)
 def reduce(comm=None, **options) -> Result:
     """MPI_Reduce (sum) of a `size`-byte vector to the root."""
     return run("reduce", comm, **options)
 
 
+@options_of(run)
 def allreduce(comm=None, **options) -> Result:
     """MPI_Allreduce (sum) of a `size`-byte vector."""
     return run("allreduce", comm, **options)
 
 
+@options_of(run)
 def reduce_scatter(comm=None, **options) -> Result:
     """MPI_Reduce_scatter (sum) of a `size`-byte vector, each rank keeping a
     nearly equal block of elements (the first (elements mod N) ranks one more)."""
     return run("reduce_scatter", comm, **options)
 
 
+@options_of(run)
 def barrier(comm=None, **options) -> Result:
     """MPI_Barrier: one row of size 0."""
     return run("barrier", comm, **options)

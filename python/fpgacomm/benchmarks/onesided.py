@@ -22,6 +22,7 @@ from ..runtime.devices import DeviceOptions, needs_device, open_device
 from .osu import omb_differences
 from ..params import BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
+from .signatures import options_of
 
 # OMB's defaults per test: timed iterations and warm-up below and above LARGE_MESSAGE.
 ITERATIONS = {"put_latency": LATENCY_COUNTS, "get_latency": LATENCY_COUNTS, "put_bw": BANDWIDTH_COUNTS,
@@ -132,26 +133,31 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     return Result(f"osu_{test}", params, env, rows, units, samples)
 
 
+@options_of(run)
 def put_latency(comm=None, **options) -> Result:
     """MPI_Put of one message from rank 0 to rank 1's window, synchronisation included."""
     return run("put_latency", comm, **options)
 
 
+@options_of(run)
 def get_latency(comm=None, **options) -> Result:
     """MPI_Get of one message from rank 1's window, synchronisation included."""
     return run("get_latency", comm, **options)
 
 
+@options_of(run)
 def put_bw(comm=None, **options) -> Result:
     """Windows of MPI_Put from rank 0 to rank 1, one synchronisation per window."""
     return run("put_bw", comm, **options)
 
 
+@options_of(run)
 def get_bw(comm=None, **options) -> Result:
     """Windows of MPI_Get by rank 0 from rank 1, one synchronisation per window."""
     return run("get_bw", comm, **options)
 
 
+@options_of(run)
 def put_bibw(comm=None, **options) -> Result:
     """Both ranks put windows to each other between fences; bytes of both directions count."""
     return run("put_bibw", comm, **options)

@@ -16,6 +16,7 @@ from ..runtime.devices import DeviceOptions, needs_device, open_device
 from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
                       usage_error)
 from ..results.result import Result
+from .signatures import options_of
 
 # OMB's defaults: timed iterations and warm-up, below and above LARGE_MESSAGE.
 ITERATIONS = {"latency": LATENCY_COUNTS, "multi_lat": LATENCY_COUNTS, "bw": BANDWIDTH_COUNTS,
@@ -148,26 +149,31 @@ def _gather_timeline(comm, benchmark: str, raw: dict, params: dict, env: dict) -
     return Result(benchmark, params, env, [row for rows in gathered for row in rows], TIMELINE_UNITS)
 
 
+@options_of(run)
 def latency(comm=None, **options) -> Result:
     """Ping-pong between two ranks: half the round-trip time per size."""
     return run("latency", comm, **options)
 
 
+@options_of(run)
 def bw(comm=None, **options) -> Result:
     """Rank 0 streams windows of non-blocking sends to rank 1, closed by an acknowledgement."""
     return run("bw", comm, **options)
 
 
+@options_of(run)
 def bibw(comm=None, **options) -> Result:
     """Both ranks stream windows to each other at once; bytes of both directions count."""
     return run("bibw", comm, **options)
 
 
+@options_of(run)
 def multi_lat(comm=None, **options) -> Result:
     """Ping-pong in N/2 pairs (rank i with i+N/2) at once; latency averaged over pairs."""
     return run("multi_lat", comm, **options)
 
 
+@options_of(run)
 def mbw_mr(comm=None, **options) -> Result:
     """Windows streamed in N/2 pairs at once: aggregate bandwidth and message rate."""
     return run("mbw_mr", comm, **options)
