@@ -137,3 +137,14 @@ def test_mpirun_beff_prints_the_520n_model_beside_each_measured_row():
         assert float(cells[4]) == pytest.approx(2 * 2 * float(model.bandwidth(int(cells[0]))), rel=1e-5)
         assert float(cells[3]) > 0
     assert lines[header + 10].startswith("b_eff = ")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["beff", "--comm-type", "cpu", "--nodes", "50"], "--nodes sets the FPGAs of the simulated ring (--comm-type sim)"),
+    (["beff", "--comm-type", "sim", "--random-rings", "0"], "--random-rings must be at least 1, got 0"),
+    (["gather", "--fabric", "vcsn", "--root", "3"], "gather: --root applies to real runs"),
+])
+def test_options_that_cannot_apply_are_refused_not_ignored(argv, message, capsys):
+    assert cli.main(argv) == cli.EXIT_USAGE
+    out, err = capsys.readouterr()
+    assert message in err and out == ""

@@ -112,8 +112,6 @@ def _patterns(reduction: str, ring_order: str, seed: int, random_rings: int, ran
     ring and random-ring patterns."""
     if reduction == "hpcc":
         return [("ring", ring(ranks, ring_order, seed))]
-    if random_rings < 1:
-        raise usage_error(f"--random-rings must be at least 1 for the rabenseifner reduction, got {random_rings}")
     return ([("natural", ring(ranks, "natural"))] +
             [(f"random{i}", ring(ranks, "random", seed + i)) for i in range(random_rings)])
 
@@ -158,6 +156,11 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         max_loop_length=upper, repetitions=repetitions, validation_iterations=validation_iterations,
         bank=device_options.bank, transfer=_core.TransferOptions(chunk_bytes=chunk_bytes or 0, slots=slots))
     options.validate()
+    if nodes is not None and comm_type != "sim":
+        raise usage_error(f"--nodes sets the FPGAs of the simulated ring (--comm-type sim); a {comm_type} ring has "
+                          "one node per rank: leave --nodes out, or start as many ranks")
+    if random_rings < 1:
+        raise usage_error(f"--random-rings must be at least 1, got {random_rings}")
     comm = mpi.resolve(comm)
     params = {"comm_type": comm_type, "sizes": sizes, "min_size": min_size, "max_size": max_size,
               "step_size": step_size, "loop_rule": rule, "upper": upper, "lower": lower, "offset": offset,

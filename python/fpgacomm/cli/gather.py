@@ -63,6 +63,9 @@ def simulate(args):
     """The schedule on a fabric preset: fpgacomm.gather_sim, imported only here."""
     if args.mem is not None:
         raise usage_error("gather: --mem applies to real runs; leave it out with --fabric")
+    if args.root != 0:
+        raise usage_error("gather: --root applies to real runs (the simulated schedules gather into node 0); leave "
+                          "it out with --fabric")
     options = {"fabric": args.fabric, "ports": args.ports, "virtual_ports": args.virtual_ports,
                "control": args.control, "collective": args.collective, "reuse": args.reuse,
                "limits": limits_of(args)}
