@@ -203,7 +203,7 @@ def assert_png(path):
 
 def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     out = tmp_path / "results"
-    run = fpgacomm("suite", str(out), "-m", "1:4K", "-i", "3", "-x", "1", "--beff-max-size", "6",
+    run = fpgacomm("suite", str(out), "-m", "1:64K", "-i", "3", "-x", "1", "--beff-max-size", "6",
                    "--beff-repetitions", "1", ranks=2)
     assert run.returncode == 0, run.stderr
     names = sorted(p.name for p in out.iterdir())
@@ -214,7 +214,7 @@ def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     assert set(osu_names + collective_names + beff_names + gather_names) <= set(names)
     assert names[-1] == "summary.txt"
     figures = [name for name in names if name.endswith(".png")]
-    # H H latency grows with the size even over 1 B .. 4 KiB; D D on PoCL may
+    # H H latency grows with the size even over 1 B .. 64 KiB; D D on PoCL may
     # not, and then the suite says so instead of writing a fit.
     fits = [name for name in ["fit_hockney_osu_latency_D_D.json", "fit_hockney_osu_latency_H_H.json"]
             if name in names or "H_H" in name]
