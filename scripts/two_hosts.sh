@@ -95,9 +95,13 @@ exec nsenter --net=/run/netns/\$namespace --uts="$state/uts-\${namespace#$name}"
 EOF
   chmod +x "$state/agent"
   trap - ERR
-  # What mpirun needs: the hosts, the agent, and MPI kept on the bridge.
+  # What mpirun needs: the hosts, the agent, MPI kept on the bridge, and no
+  # binding: each host believes it owns every core, so Open MPI binds rank 0
+  # of each to the same core 0, where two busy-polling ranks wait a scheduler
+  # tick for each other (8 B latency 4.0 ms instead of 7.9 us, measured).
   echo "--host $net.2:2,$net.3:2 --mca plm_rsh_agent $state/agent --mca btl tcp,self,vader" \
-       "--mca btl_tcp_if_include $net.0/24 --mca oob_tcp_if_include $net.0/24" > "$state/mpirun-options"
+       "--mca btl_tcp_if_include $net.0/24 --mca oob_tcp_if_include $net.0/24 --bind-to none" \
+       > "$state/mpirun-options"
   cat "$state/mpirun-options"
 }
 
