@@ -260,3 +260,21 @@ def test_load_refuses_nothing_to_load_and_clashing_units(tmp_path):
     other.write(tmp_path / "b.json")
     with pytest.raises(ValueError, match="column 'latency_avg' is in 's' in one file and in 'us' in another"):
         fpgacomm.load(tmp_path)
+
+
+def test_a_writer_killed_mid_write_leaves_no_temporary_file_and_the_old_content(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    target = tmp_path / "r.json"
+    target.write_text("old")
+    script = ("import sys, time\nfrom fpgacomm.result import atomic_write\n"
+              "def slow(f):\n    f.write('partial'); f.flush(); print('writing', flush=True); time.sleep(60)\n"
+              f"atomic_write({str(target)!r}, slow, newline=None)\n")
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout.readline().strip() == "writing"
+    writer.send_signal(signal.SIGKILL)
+    writer.wait(timeout=30)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["r.json"]
+    assert target.read_text() == "old"

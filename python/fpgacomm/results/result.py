@@ -410,25 +410,34 @@ def atomic_write(path, write: Callable, newline: str | None, binary: bool = Fals
 
     The data goes to a temporary file in the same directory (os.replace is
     atomic only within one file system), is flushed and fsynced, then
-    replaces `path`. The temporary file is created with O_EXCL and mode 0o666
-    so the umask applies, as for any file the user writes. binary: `write`
-    gets a byte stream (figures), and newline does not apply.
+    replaces `path`. Where the system allows (Linux's O_TMPFILE) that file
+    has no name while it is written, and gets one only when whole, just
+    before the rename: a process killed while writing leaves nothing behind.
+    Elsewhere it is created with O_EXCL. Mode 0o666, so the umask applies, as
+    for any file the user writes. binary: `write` gets a byte stream
+    (figures), and newline does not apply.
     """
     path = os.fspath(path)
     directory, name = os.path.split(os.path.abspath(path))
     tmp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        fd, unnamed = os.open(directory, os.O_WRONLY | os.O_TMPFILE, 0o666), True
+    except (AttributeError, OSError):  # no O_TMPFILE here, or not on this file system
+        fd, unnamed = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), False
     try:
         f = open(fd, "wb") if binary else open(fd, "w", encoding="utf-8", newline=newline)
     except BaseException:
         os.close(fd)
-        os.unlink(tmp)
+        if not unnamed:
+            os.unlink(tmp)
         raise
     try:
         with f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
+            if unnamed:
+                _name(f.fileno(), tmp)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -437,6 +446,17 @@ def atomic_write(path, write: Callable, newline: str | None, binary: bool = Fals
             pass
         raise
     _fsync_directory(directory)
+
+
+def _name(fd: int, path: str) -> None:
+    """Gives the unnamed file open as `fd` the name `path`: linkat through
+    /proc/self/fd, following the link (a directory fd is passed so that
+    os.link calls linkat, which follows it, and not link, which does not)."""
+    descriptors = os.open("/proc/self/fd", os.O_RDONLY)
+    try:
+        os.link(str(fd), path, src_dir_fd=descriptors, follow_symlinks=True)
+    finally:
+        os.close(descriptors)
 
 
 def _fsync_directory(directory: str) -> None:
