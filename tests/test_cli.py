@@ -203,10 +203,14 @@ def assert_png(path):
 
 def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     out = tmp_path / "results"
+    out.mkdir()
+    (out / "stale.json").write_text("{}")  # a previous run's: the new run replaces the folder, never mixes
     run = fpgacomm("suite", str(out), "-m", "1:64K", "-i", "3", "-x", "1", "--beff-max-size", "6",
                    "--beff-repetitions", "1", ranks=2)
     assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]  # no run folder left beside it
     names = sorted(p.name for p in out.iterdir())
+    assert "stale.json" not in names
     osu_names = ["osu_bw_D_D.json", "osu_bw_H_H.json", "osu_latency_D_D.json", "osu_latency_H_H.json"]
     collective_names = [f"osu_{test}_{mem}.json" for test in collectives.TESTS + onesided.TESTS for mem in "HD"]
     beff_names = ["beff_cpu.json", "beff_kernel.json"]
@@ -317,3 +321,10 @@ def test_timeout_stands_before_or_after_the_command():
                  ["model", "--timeout=7", "vcsn"]):
         args = command.parse_arguments(argv)
         assert args.timeout == 7.0 and args.command == "model"
+
+
+def test_suite_checks_every_parts_options_before_measuring(tmp_path):
+    run = fpgacomm("suite", str(tmp_path / "s5"), "-m", "8", "--beff-max-size", "99", ranks=2)
+    assert run.returncode == 2 and run.stdout == ""
+    assert "b_eff message sizes are log2 exponents with 0 <= --min-size <= -m <= 30" in run.stderr
+    assert not (tmp_path / "s5").exists() and list(tmp_path.iterdir()) == []

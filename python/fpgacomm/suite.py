@@ -7,11 +7,13 @@ holds; a new one joins the suite by its registration.
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 
 from . import _core
 from .benchmarks import beff, gather, registry
 from .simulation import fabric, gather as gather_sim
-from .params import resolve_sizes
+from .params import resolve_sizes, usage_error
 from .runtime import mpi
 from .results.report import format_text, summary_line
 from .results.result import atomic_write
@@ -71,16 +73,28 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     BEFF_SET up to 2^beff_max_size bytes (beff_repetitions, when given, for
     every b_eff run), GATHER_SET and a small simulated run of every fabric preset, and
     writes NAME.json per Result, the fits and figures (fit_and_draw) and
-    summary.txt into outdir (rank 0)."""
+    summary.txt into outdir (rank 0).
+
+    The options of every part are checked before the first measurement. The
+    run writes into a fresh hidden folder beside outdir, which replaces
+    outdir only when the run is whole: outdir never mixes two runs, and a
+    run that is stopped leaves the previous one as it was."""
+    # b_eff's sizes and repetitions are its own: checked now, not after the OSU tests.
+    beff.message_sizes(0, beff_max_size, 1)
+    if beff_repetitions is not None and beff_repetitions < 1:
+        raise usage_error(f"--beff-repetitions must be at least 1, got {beff_repetitions}")
     comm = mpi.resolve(comm)
+    parent, name = os.path.split(os.path.abspath(outdir))
+    staging = os.path.join(parent, f".{name}.run-{comm.bcast(secrets.token_hex(4), root=0)}")
     if comm.Get_rank() == 0:
-        os.makedirs(outdir, exist_ok=True)
+        os.makedirs(parent, exist_ok=True)
+        os.mkdir(staging)
     results = []
 
     def keep(name, result):
         results.append((name, result))
         if comm.Get_rank() == 0:
-            result.write_json(os.path.join(outdir, f"{name}.json"))
+            result.write_json(os.path.join(staging, f"{name}.json"))
             print(f"{summary_line(result)}    -> {name}.json", flush=True)
 
     for name, benchmark, arguments in STANDARD_SET:
@@ -97,12 +111,25 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
         for index, result in enumerate(fabric.suite_results() + [gather_sim.run(sizes=(64 << 10, 1 << 20, 16 << 20))]):
             name = f"sim{index:02d}_{result.benchmark}_{result.params['fabric']}"
             results.append((name, result))
-            result.write_json(os.path.join(outdir, f"{name}.json"))
+            result.write_json(os.path.join(staging, f"{name}.json"))
             print(f"{summary_line(result)}    -> {name}.json", flush=True)
-        fits = fit_and_draw(outdir, results)
+        fits = fit_and_draw(staging, results)
         text = summary([r for _, r in results]) + "".join(f"\n{name}: {fit}\n" for name, fit in fits.items())
-        atomic_write(os.path.join(outdir, "summary.txt"), lambda f: f.write(text), newline=None)
+        atomic_write(os.path.join(staging, "summary.txt"), lambda f: f.write(text), newline=None)
+        _replace(staging, outdir)
     return [result for _, result in results]
+
+
+def _replace(staging: str, outdir: str) -> None:
+    """The finished run's folder in outdir's place; the previous run, if
+    any, moved aside first and removed once the new one stands."""
+    previous = None
+    if os.path.exists(outdir):
+        previous = f"{staging}.previous"
+        os.rename(outdir, previous)
+    os.rename(staging, outdir)
+    if previous:
+        shutil.rmtree(previous)
 
 
 # Pairs whose figures carry the Hockney fits of the OSU latency Results:
