@@ -16,6 +16,7 @@ every rank.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import pickle
@@ -81,6 +82,7 @@ def _resolve(function: str):
     return target
 
 
+@functools.lru_cache(maxsize=None)
 def _oversubscribe(launcher: str) -> list[str]:
     """Open MPI's mpirun refuses more ranks than cores unless told; others accept them."""
     version = subprocess.run([launcher, "--version"], capture_output=True, text=True, env=dict(os.environ)).stdout

@@ -23,6 +23,14 @@ def launch_rank() -> int:
     return 0
 
 
+def launch_size() -> int:
+    """The number of ranks the MPI launcher started, without starting MPI."""
+    for variable in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"):
+        if variable in os.environ:
+            return int(os.environ[variable])
+    return 1
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, printing usage errors once rather than once per rank.
     error_prog: the command that error lines name where it is not prog: the

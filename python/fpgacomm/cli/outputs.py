@@ -11,20 +11,12 @@ import os
 import tempfile
 
 from ..params import usage_error
-from .options import launch_rank
+from .options import launch_rank, launch_size
 
 # The options that name a file to write, and the suffix the file must have.
 FILES = {"json": ".json", "csv": ".csv", "timeline": ".json"}
 # The option that names a folder to write into (the suite's).
 FOLDER = "outdir"
-
-
-def launch_size() -> int:
-    """The number of ranks the MPI launcher started, without starting MPI."""
-    for variable in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"):
-        if variable in os.environ:
-            return int(os.environ[variable])
-    return 1
 
 
 def problem(args) -> str | None:

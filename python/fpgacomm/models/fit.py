@@ -43,12 +43,17 @@ class GroupFit:
 
 def read(paths) -> Result:
     """One Result from the JSON files of one group, combined as the module says."""
-    loaded = _load(paths)
-    groups = _groups(loaded)
+    return _combine(_one_group(paths, "fit each group alone")[1])
+
+
+def _one_group(paths, advice: str) -> tuple:
+    """(label, members) of the files in `paths`, read once, or a usage
+    error where they make several groups."""
+    groups = _groups(_load(paths))
     if len(groups) > 1:
         raise usage_error(f"fit: these files measured different things ({'; '.join(label for label, _ in groups)}); "
-                          "fit each group alone")
-    return _combine(groups[0][1])
+                          f"{advice}")
+    return groups[0]
 
 
 def _load(paths) -> list:
@@ -148,26 +153,23 @@ def fit_groups(paths, model: str) -> list:
     """A GroupFit of the registered model for each group of the Results in
     `paths` (the module says how they group)."""
     module = models.load(model)
-    fits = []
-    for label, members in _groups(_load(paths)):
-        result = _combine(members)
-        fitted = module.fit(result)
-        if len(members) > 1:
-            _require_every_file(module, model, members, fitted)
-        fits.append(GroupFit(label, [path for path, _ in members], fitted, fitted.model.compare(result)))
-    return fits
+    return [_fit_group(module, model, label, members) for label, members in _groups(_load(paths))]
 
 
 def fit(paths, model: str) -> tuple:
     """(Fit, comparison Result) of the registered model on the Results in
     `paths`, which must form one group (fit_groups fits several)."""
-    loaded = _load(paths)
-    groups = _groups(loaded)
-    if len(groups) > 1:
-        raise usage_error(f"fit: these files measured different things ({'; '.join(label for label, _ in groups)}); "
-                          "fit each group alone, or use fit_groups")
-    (single,) = fit_groups(paths, model)
+    label, members = _one_group(paths, "fit each group alone, or use fit_groups")
+    single = _fit_group(models.load(model), model, label, members)
     return single.fit, single.comparison
+
+
+def _fit_group(module, model: str, label: str, members: list) -> GroupFit:
+    result = _combine(members)
+    fitted = module.fit(result)
+    if len(members) > 1:
+        _require_every_file(module, model, members, fitted)
+    return GroupFit(label, [path for path, _ in members], fitted, fitted.model.compare(result))
 
 
 def _require_every_file(module, model: str, members: list, fitted: Fit) -> None:

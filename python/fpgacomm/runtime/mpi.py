@@ -57,7 +57,8 @@ def loaded_libraries(maps: str = "/proc/self/maps") -> set[str]:
     empty where the system does not list mappings."""
     try:
         with open(maps) as lines:
-            paths = {line.split(None, 5)[5].strip() for line in lines if len(line.split(None, 5)) == 6}
+            fields = [line.split(None, 5) for line in lines]
+        paths = {parts[5].strip() for parts in fields if len(parts) == 6}
     except OSError:
         return set()
     return {os.path.realpath(path) for path in paths if os.path.basename(path).startswith("libmpi.so")}
