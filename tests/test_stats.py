@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from fpgacomm.stats import percentile_nearest_rank, summarize
+from fpgacomm.stats import summarize
 
 
 def test_one_to_hundred():
@@ -46,7 +46,11 @@ def test_empty_input_rejected():
         summarize(np.array([]))
 
 
-def test_percentile_index_is_clamped():
-    s = np.array([1.0, 2.0])
-    assert percentile_nearest_rank(s, 0) == 1.0
-    assert percentile_nearest_rank(s, 100) == 2.0
+def test_percentiles_are_nearest_rank_samples():
+    # sorted[ceil(n p / 100) - 1] for every n up to 300: a measured sample, never an interpolation
+    for n in range(1, 301):
+        samples = np.arange(n, 0, -1, dtype=float) * 1e-6
+        ordered = np.sort(samples)
+        s = summarize(samples)
+        for key, percent in (("p50", 50), ("p90", 90), ("p99", 99)):
+            assert s[key] == ordered[min(max(math.ceil(n * percent / 100) - 1, 0), n - 1)], (n, key)

@@ -6,7 +6,6 @@ bandwidths in B/s); this module reduces them to the numbers a report shows.
 
 from __future__ import annotations
 
-import math
 from typing import Iterable
 
 import numpy as np
@@ -15,31 +14,18 @@ import numpy as np
 PERCENTILES = (("p50", 50), ("p90", 90), ("p99", 99))
 
 
-def percentile_nearest_rank(sorted_samples: np.ndarray, percent: float) -> float:
-    """Value at `percent` of already sorted samples, by the nearest-rank method.
-
-    value = s[ceil(n * p / 100) - 1], the index clamped to [0, n-1]. Nearest
-    rank always returns a measured sample, never an interpolation between two,
-    which is what a tail latency should be (OMB reports samples too).
-
-    OMB's omb_calculate_tail_lat indexes with round(n*p/100) - 1 after an
-    integer division, i.e. it truncates where we round up; both agree whenever
-    n*p/100 is a whole number (e.g. 100 samples), and differ by at most one
-    rank otherwise.
-    """
-    n = len(sorted_samples)
-    index = math.ceil(n * percent / 100) - 1
-    index = min(max(index, 0), n - 1)
-    return float(sorted_samples[index])
-
-
 def summarize(samples: Iterable[float]) -> dict:
     """Reduce samples to avg, min, max, stdev, p50, p90, p99 (plain floats).
 
     stdev is the sample standard deviation (ddof=1): the samples are a sample
     of the process being measured, not the whole population. One sample has
     no spread to estimate, so its stdev is reported as 0.0 rather than NaN.
-    Percentiles use the nearest-rank method (see percentile_nearest_rank).
+    Percentiles are by the nearest rank, sorted[ceil(n p / 100) - 1]:
+    always a measured sample, never an interpolation between two, which is
+    what a tail latency should be (OMB reports samples too). NumPy's
+    "inverted_cdf" method is that definition. OMB's omb_calculate_tail_lat
+    truncates n p / 100 where this rounds up: the two agree whenever it is
+    whole (e.g. 100 samples) and differ by at most one rank otherwise.
     """
     if not isinstance(samples, np.ndarray):
         samples = list(samples)  # accept generators and ranges too
@@ -54,5 +40,5 @@ def summarize(samples: Iterable[float]) -> dict:
         "stdev": float(np.std(ordered, ddof=1)) if ordered.size > 1 else 0.0,
     }
     for key, percent in PERCENTILES:
-        summary[key] = percentile_nearest_rank(ordered, percent)
+        summary[key] = float(np.percentile(ordered, percent, method="inverted_cdf"))
     return summary
