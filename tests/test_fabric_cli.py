@@ -15,17 +15,20 @@ def run(argv):
     return args.run(args)
 
 
-def test_latency_prints_seconds(capsys):
-    assert run(["fabric", "latency", "cuscomnet_torus", "--nodes", "16", "--hops", "2", "--size", "64"]) == 0
-    out = capsys.readouterr().out
-    assert "latency [s]" in out
-    assert "1.727157e-06" in out  # 1.157 us + one hub (0.57 us)
+def test_latency_prints_each_value_with_its_unit_and_json_keeps_every_digit(tmp_path, capsys):
+    path = tmp_path / "lat.json"
+    assert run(["fabric", "latency", "cuscomnet_torus", "--nodes", "16", "--hops", "2", "--size", "64",
+                "--json", str(path)]) == 0
+    header, row = capsys.readouterr().out.splitlines()[1:]
+    assert header.split()[:4] == ["size", "hops", "latency", "first_byte"]
+    assert row.split()[:6] == ["64", "B", "2", "1.73", "us", "1.40"]  # 1.157 us + one hub (0.57 us)
+    assert json.loads(path.read_text())["rows"][0]["latency"] == pytest.approx(1.727157e-06, rel=1e-6)
 
 
 def test_bw_writes_json(tmp_path, capsys):
     path = tmp_path / "bw.json"
     assert run(["fabric", "bw", "vcsn", "--nodes", "4", "--size", str(64 << 20), "--json", str(path)]) == 0
-    assert "bandwidth [B/s]" in capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[2].split() == ["64", "MiB", "2", "5.39", "ms", "12.4", "GB/s", "44001"]
     row = json.loads(path.read_text())["rows"][0]
     assert row["bandwidth"] == pytest.approx(12.44e9, rel=0.005)
 
@@ -42,4 +45,5 @@ def test_traffic_needs_a_rate(capsys):
     with pytest.raises(SystemExit):
         run(["fabric", "traffic", "cuscomnet_torus"])
     assert run(["fabric", "traffic", "cuscomnet_torus", "--rate", "1e5", "--packets", "100"]) == 0
-    assert "mean wait [s]" in capsys.readouterr().out
+    header = capsys.readouterr().out.splitlines()[1]
+    assert header.split()[:5] == ["rate", "size", "packets", "mean_latency", "mean_wait"]

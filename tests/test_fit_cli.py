@@ -38,7 +38,7 @@ def test_fit_prints_the_parameters_and_the_comparison_and_writes_json(tmp_path, 
     assert "hockney fit over 21 points" in out
     assert [line.split() for line in out.splitlines() if line.strip().startswith(("parameter", "alpha", "beta"))][0] \
         == ["parameter", "value", "std.", "error", "unit"]
-    assert "relative_error[]" in out and len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 21
+    assert "relative_error" in out and len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 21
     written = Result.read_json(str(out_path))
     values = {row["parameter"]: row for row in written.rows}
     assert abs(values["alpha"]["value"] - 2e-6) < 4 * values["alpha"]["stderr"]
@@ -176,32 +176,49 @@ def test_registry_names_every_model_and_each_module_provides_the_contract():
         assert all(len(option) == 3 for option in module.OPTIONS.values())
 
 
+# The units fpgacomm's texts scale values into, in their base unit.
+SCALES = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "B/s": 1.0, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9,
+          "TB/s": 1e12, "B": 1.0, "KiB": 2.0 ** 10, "MiB": 2.0 ** 20, "GiB": 2.0 ** 30}
+
+
 def figure(out, name):
+    """The value printed on the line of figure `name`, in its base unit."""
     line = next(line for line in out.splitlines() if line.startswith(name))
-    return float(line[len(name):].split()[0])
+    number, unit = line[len(name):].split()
+    return float(number) * SCALES[unit]
+
+
+def predicted(name, figure_name, **options):
+    """The figure's exact value, from the model's predictions in Python."""
+    return next(row["value"] for row in models.load(name).predictions(**options).rows if row["figure"] == figure_name)
 
 
 def test_model_beff_prints_b_eff_per_fpga(capsys):
     status, out, _ = run(capsys, ["model", "beff", "--preset", "520n"])
     assert status == 0
-    assert figure(out, "b_eff per FPGA (2 kernel pairs)") == pytest.approx(7.77e9, abs=0.005e9)
+    assert figure(out, "b_eff per FPGA (2 kernel pairs)") == pytest.approx(7.77e9, rel=1e-3)
+    assert predicted("beff", "b_eff per FPGA (2 kernel pairs)", preset="520n") == pytest.approx(7.77e9, abs=0.005e9)
     status, out, _ = run(capsys, ["model", "beff", "--fpgas", "4"])
-    assert figure(out, "b_eff of a ring of 4 FPGAs") == pytest.approx(4 * 7.7718e9, rel=1e-4)
+    assert figure(out, "b_eff of a ring of 4 FPGAs") == pytest.approx(4 * 7.7718e9, rel=5e-3)
+    assert predicted("beff", "b_eff of a ring of 4 FPGAs", fpgas=4) == pytest.approx(4 * 7.7718e9, rel=1e-4)
 
 
 def test_model_cuscomnet_prints_eq1s_time(capsys):
     status, out, _ = run(capsys, ["model", "cuscomnet", "--links", "2", "--packet-bits", "512"])
     assert status == 0
-    assert figure(out, "T, eq. 1 (k = 2)") == pytest.approx(1.157e-6, abs=0.5e-9)
+    assert "T, eq. 1 (k = 2)" in out and figure(out, "T, eq. 1 (k = 2)") == pytest.approx(1.16e-6, rel=1e-9)
+    assert predicted("cuscomnet", "T, eq. 1 (k = 2)", links=2, packet_bits=512) == pytest.approx(1.157e-6, abs=0.5e-9)
     assert "1024 nodes (32x32 torus, k = 33)" in out
 
 
 def test_model_packet_prints_the_fit_to_the_fshmem_paper(capsys):
     status, out, _ = run(capsys, ["model", "packet", "--packets", "128,512"])
     assert status == 0
-    assert figure(out, "peak, 128 B packets") == pytest.approx(2621e6)
-    assert figure(out, "peak, 512 B packets") == pytest.approx(3813e6)
+    assert figure(out, "peak, 128 B packets") == pytest.approx(2.62e9, rel=1e-9)
+    assert figure(out, "peak, 512 B packets") == pytest.approx(3.81e9, rel=1e-9)
     assert figure(out, "header") == pytest.approx(112.06, abs=0.01)
+    assert predicted("packet", "peak, 128 B packets", packets="128,512") == pytest.approx(2621e6)
+    assert predicted("packet", "peak, 512 B packets", packets="128,512") == pytest.approx(3813e6)
     assert abs(figure(out, "residual of the fit to the FSHMEM paper, 1024 B packets")) < 1e-3
 
 

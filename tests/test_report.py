@@ -1,8 +1,8 @@
 import pytest
 
-from fpgacomm.report import (FORMATTERS, format_text, human_bandwidth, human_bytes,
-                             human_rate, human_seconds, summary_line)
+from fpgacomm.report import FORMATTERS, format_text, summary_line
 from fpgacomm.result import Result
+from fpgacomm.results.units import human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
 
 ENV = {"fpgacomm_version": "0.1.0", "hosts": ["n01"]}
 LAT_STATS = ("avg", "min", "max", "stdev", "p50", "p90", "p99")
@@ -160,8 +160,8 @@ def test_benchmark_without_a_format_prints_a_plain_table():
                {"size": "B", "bandwidth": "B/s", "note": ""})
     lines = format_text(r).splitlines()
     assert lines[0] == "# fpgacomm fabric_bw: vcsn (simulated)"
-    assert lines[1].split() == ["size[B]", "bandwidth[B/s]", "note[]"]
-    assert lines[2].split() == ["64", "1.244e+10", "N/A"]
+    assert lines[1].split() == ["size", "bandwidth", "note"]
+    assert lines[2].split() == ["64", "B", "12.4", "GB/s", "N/A"]
     assert set(FORMATTERS) >= {"osu_latency", "osu_bw", "osu_bibw", "osu_multi_lat", "osu_mbw_mr"}
 
 
@@ -234,12 +234,20 @@ def test_summary_no_rows():
     assert summary_line(r) == "osu_bw H D: no rows"
 
 
+def test_values_carry_their_units():
+    cases = [(8.6e-7, "s", "860 ns"), (0, "s", "0 s"), (1e-12, "s", "1e-12 s"), (1.2e10, "B/s", "12.0 GB/s"),
+             (17429.6, "B", "17.02 KiB"), (64, "B", "64 B"), (3.2e6, "msg/s", "3.20 M msg/s"),
+             (1e5, "1/s", "100000 1/s"), (32000, "", "32000"), (None, "s", "N/A"), (-1e-6, "s", "-1.00 us"),
+             (4.76837e-07, "B/s", "4.77e-07 B/s")]
+    assert [with_unit(value, unit) for value, unit, _ in cases] == [text for *_, text in cases]
+
+
 def test_plain_table_columns_never_run_together():
     from fpgacomm.results.report import format_table
 
     result = Result("osu_overhead", {}, {}, [{"size": 1, "send_overhead_min": 1.5e-07, "recv_overhead_p99": 2e-07}],
                     {"size": "B", "send_overhead_min": "s", "recv_overhead_p99": "s"})
     header, row = format_table(result).splitlines()[1:]
-    assert header.split() == ["size[B]", "send_overhead_min[s]", "recv_overhead_p99[s]"]
-    assert row.split() == ["1", "1.5e-07", "2e-07"]
+    assert header.split() == ["size", "send_overhead_min", "recv_overhead_p99"]
+    assert row.split() == ["1", "B", "150", "ns", "200", "ns"]
     assert len(header) == len(row)

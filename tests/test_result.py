@@ -222,15 +222,15 @@ def _latency(kinds=("H", "H"), values=(1.5e-6, 2.25e-6)) -> Result:
 
 def test_a_result_prints_as_a_table_with_units():
     assert str(_latency()) == ("osu_latency, send_kind H, recv_kind H\n"
-                               "size [B]  latency_avg [s]  validation\n"
-                               "       1          1.5e-06           -\n"
-                               "       2         2.25e-06           -")
+                               "size  latency_avg  validation\n"
+                               " 1 B      1.50 us         N/A\n"
+                               " 2 B      2.25 us         N/A")
 
 
 def test_jupyter_shows_a_result_as_an_html_table():
     page = _latency(kinds=("H!", "D"))._repr_html_()
     assert page.startswith("<table><caption>osu_latency, send_kind H!, recv_kind D</caption>")
-    assert "<th>latency_avg [s]</th>" in page and "<td>2.25e-06</td>" in page and page.count("<tr>") == 3
+    assert "<th>latency_avg</th>" in page and "<td>2.25 us</td>" in page and page.count("<tr>") == 3
 
 
 def test_to_pandas_says_what_to_install_when_pandas_is_absent(monkeypatch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..results.report import human_bytes
+from ..results.units import human_bytes
 
 
 def register(subparsers) -> None:

@@ -37,7 +37,8 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "fabric", help="simulate a fabric of the seeds (VCSN, DCN, CusComNet, FSHMEM, b_eff)",
-        description="Simulates a preset fabric at frame level and prints its figures in seconds and B/s. "
+        description="Simulates a preset fabric at frame level and prints its figures with their units (--json keeps "
+                    "every digit, in seconds and B/s). "
                     "Presets: " + ", ".join(PRESETS) + ".")
     commands = parser.add_subparsers(dest="fabric_command", metavar="MEASUREMENT")
     commands.required = True
@@ -69,24 +70,14 @@ def run(args) -> int:
 
     if args.fabric_command == "latency":
         result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))
-        columns = [("size", "bytes", "{:d}"), ("hops", "links", "{:d}"), ("latency", "latency [s]", "{:.6e}"),
-                   ("first_byte", "first byte [s]", "{:.6e}")]
     elif args.fabric_command == "bw":
         result = fabric.bandwidth(args.preset, nodes=args.nodes, size=args.size, hops=args.hops,
                                   limits=limits_of(args))
-        columns = [("size", "bytes", "{:d}"), ("hops", "links", "{:d}"), ("time", "time [s]", "{:.6e}"),
-                   ("bandwidth", "bandwidth [B/s]", "{:.6e}")]
     else:
         result = fabric.traffic(args.preset, rate=args.rate, nodes=args.nodes, packets=args.packets,
                                 size=args.size, limits=limits_of(args))
-        columns = [("rate", "rate [1/s]", "{:.6e}"), ("packets", "packets", "{:d}"),
-                   ("mean_latency", "mean latency [s]", "{:.6e}"), ("mean_wait", "mean wait [s]", "{:.6e}"),
-                   ("throughput", "throughput [B/s]", "{:.6e}")]
-    print(f"# fpgacomm fabric {args.fabric_command}: {result.params['fabric']} "
-          f"({result.params['topology']}), simulated")
-    print("  ".join(f"{title:>18}" for _, title, _ in columns))
-    for row in result.rows:
-        print("  ".join(f"{fmt.format(row[key]):>18}" for key, _, fmt in columns))
+    print(result.table(f"# fpgacomm fabric {args.fabric_command}: {result.params['fabric']} "
+                       f"({result.params['topology']}), simulated"))
     if args.json:
         result.write_json(args.json)
     return 0

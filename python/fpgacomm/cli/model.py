@@ -10,7 +10,7 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "model", help="print a performance model's predictions",
-        description="Prints a model's figures in SI units without measuring anything. Models: "
+        description="Prints a model's figures, each with its unit, without measuring anything. Models: "
                     f"{', '.join(REGISTRY)}; their options: fpgacomm model NAME --help. "
                     "Example: fpgacomm model cuscomnet --links 2 --packet-bits 512")
     parser.add_argument("name", metavar="NAME", help=", ".join(REGISTRY))
@@ -33,8 +33,10 @@ def run(args) -> int:
 
 
 def format_figures(result) -> str:
-    """One line per figure: name, value, unit."""
+    """One line per figure: its name, then its value with the unit."""
+    from ..results.units import with_unit
+
     width = max((len(row["figure"]) for row in result.rows), default=0)
     lines = [f"# fpgacomm {result.benchmark.replace('_', ' ')}"]
-    lines += [f"{row['figure']:<{width}}  {row['value']:.6g} {row['unit']}".rstrip() for row in result.rows]
+    lines += [f"{row['figure']:<{width}}  {with_unit(row['value'], row['unit'])}" for row in result.rows]
     return "\n".join(lines)

@@ -28,7 +28,7 @@ from matplotlib.ticker import FuncFormatter
 from .. import catalog
 from ..models.base import Fit, Model
 from ..params import usage_error
-from ..results.report import human_bandwidth, human_bytes, human_seconds
+from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..results.result import Result, atomic_write
 
 # What each benchmark's rows hold, hence which figure draws them: the
@@ -185,16 +185,11 @@ def _labels(results: list) -> list:
     return labelled
 
 
-_HUMAN = {"s": human_seconds, "B/s": human_bandwidth, "B": human_bytes}
-
-
 def model_label(model: Model) -> str:
     """ "hockney: alpha 1.20 us, beta 3.40 GB/s" """
     parts = []
     for name in model.parameters:
-        unit = model.units.get(name, "")
-        value = model.params[name]
-        parts.append(f"{name} {_HUMAN[unit](value)}" if unit in _HUMAN else f"{name} {value:.4g} {unit}".rstrip())
+        parts.append(f"{name} {with_unit(model.params[name], model.units.get(name, ''))}")
     # Three parameters a line keeps a many-parameter model's legend narrow.
     lines = [", ".join(parts[i:i + 3]) for i in range(0, len(parts), 3)]
     return f"{model.name}: " + ",\n".join(lines)

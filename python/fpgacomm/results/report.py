@@ -11,75 +11,12 @@ benchmark with an existing format touches nothing here.
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 from ..catalog import BENCHMARKS, Benchmark
 from ..params import HOST_KINDS
 from .result import Result
-
-# ------------------------------------------------------------------ units
-
-_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
-_SECOND_UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
-# Decimal, as OMB's MB/s: a bandwidth in GB/s matches what the OSU table says.
-_BANDWIDTH_UNITS = (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3), ("B/s", 1.0))
-_RATE_UNITS = (("G msg/s", 1e9), ("M msg/s", 1e6), ("k msg/s", 1e3), ("msg/s", 1.0))
-
-
-def human_bytes(n: float) -> str:
-    """Size with binary units: 512 -> "512 B", 1536 -> "1.5 KiB", 4<<20 -> "4 MiB".
-
-    Binary because message sizes are powers of two; whole values print
-    without decimals, others with at most two.
-    """
-    value = float(n)
-    unit = 0
-    while abs(value) >= 1024 and unit < len(_BINARY_UNITS) - 1:
-        value /= 1024
-        unit += 1
-    if value.is_integer():
-        text = str(int(value))
-    else:
-        text = f"{value:.2f}".rstrip("0").rstrip(".")
-    return f"{text} {_BINARY_UNITS[unit]}"
-
-
-def _three_digits(value: float, units: tuple) -> str:
-    """value (in the base unit) with three significant digits in the largest
-    unit that keeps it at least 1 ("12.3 us", "1.23 ms", "2.00 s")."""
-    if value is None or math.isnan(value):
-        return "n/a"
-    # Round first so that 0.9997 s becomes "1.00 s", not "1000 ms".
-    magnitude = abs(float(f"{value:.3g}"))
-    name, scale = units[-1]
-    for name, scale in units:
-        if magnitude >= scale:
-            break
-    scaled = value / scale
-    if abs(scaled) >= 100:
-        text = f"{scaled:.0f}"
-    elif abs(scaled) >= 10:
-        text = f"{scaled:.1f}"
-    else:
-        text = f"{scaled:.2f}"
-    return f"{text} {name}"
-
-
-def human_seconds(s: float) -> str:
-    """Time with three significant digits: "12.3 us", "1.23 ms", "2.00 s"."""
-    return _three_digits(s, _SECOND_UNITS)
-
-
-def human_bandwidth(bytes_per_second: float) -> str:
-    """Bandwidth in decimal units, as OMB counts MB: "12.3 GB/s"."""
-    return _three_digits(bytes_per_second, _BANDWIDTH_UNITS)
-
-
-def human_rate(per_second: float) -> str:
-    """Message rate: "3.20 M msg/s"."""
-    return _three_digits(per_second, _RATE_UNITS)
-
+from .units import human_bandwidth, human_bytes, human_rate, human_seconds
 
 # ------------------------------------------------------------ OSU tables
 
@@ -317,25 +254,12 @@ def format_devbw(result: Result, full: bool = False, rank: int = 0) -> str:
 
 
 def format_table(result: Result, full: bool = False) -> str:
-    """Any Result as a plain table: a title line, then "key[unit]" columns
-    with SI values; for benchmarks that have no format of their own."""
+    """Any Result as a plain table (Result.table: each value with its unit)
+    under a title line; for benchmarks that have no format of their own."""
     title = f"# fpgacomm {result.benchmark}"
     if "fabric" in result.params:
         title += f": {result.params['fabric']} (simulated)"
-    headers = [f"{key}[{result.units[key]}]" for key in result.columns]
-    cells = [[_plain_value(row[key]) for key in result.columns] for row in result.rows]
-    # At least one space between columns, however long a name or value.
-    widths = [max([_FIELD_WIDTH, len(header) + 1] + [len(row[i]) + 1 for row in cells])
-              for i, header in enumerate(headers)]
-    lines = [title, "".join(f"{header:>{width}}" for header, width in zip(headers, widths))]
-    lines += ["".join(f"{cell:>{width}}" for cell, width in zip(row, widths)) for row in cells]
-    return "\n".join(lines)
-
-
-def _plain_value(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return "N/A" if value is None else str(value)
+    return result.table(title)
 
 
 # The formats that are the same for every benchmark printing them.

@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .units import with_unit
+
 SCHEMA = "fpgacomm.result/1"
 
 # Types a row cell may hold: what JSON and our CSV carry without loss.
@@ -152,21 +154,22 @@ class Result:
                  if isinstance(self.params.get(key), (str, int, float))]
         return ", ".join([self.benchmark, *shown])
 
-    def table(self) -> str:
-        """The rows as aligned text under the title: one column per key,
-        headed "key [unit]", numbers to four significant digits."""
-        headers = [_heading(name, self.units.get(name, "")) for name in self.columns]
-        cells = [[_shown(row[name]) for name in self.columns] for row in self.rows]
+    def table(self, title: str | None = None) -> str:
+        """The rows as aligned text under a title (by default self.title()):
+        one column per key, each value with its unit (units.with_unit)."""
+        headers = list(self.columns)
+        cells = [[with_unit(row[name], self.units.get(name, "")) for name in self.columns] for row in self.rows]
+        # At least two spaces between columns, however long a name or value.
         widths = [max([len(header)] + [len(row[i]) for row in cells]) for i, header in enumerate(headers)]
-        lines = [self.title(), "  ".join(header.rjust(width) for header, width in zip(headers, widths))]
-        lines += ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in cells]
+        lines = [self.title() if title is None else title]
+        lines += ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in [headers, *cells]]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         """The table as Jupyter shows it."""
-        head = "".join(f"<th>{html.escape(_heading(name, self.units.get(name, '')))}</th>" for name in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_shown(row[name]))}</td>" for name in self.columns)
-                       + "</tr>" for row in self.rows)
+        head = "".join(f"<th>{html.escape(name)}</th>" for name in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(with_unit(row[name], self.units.get(name, '')))}</td>"
+                                        for name in self.columns) + "</tr>" for row in self.rows)
         return (f"<table><caption>{html.escape(self.title())}</caption><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>")
 
@@ -368,18 +371,6 @@ def _expand(paths) -> list:
 
 _TITLE_PARAMS = ("test", "send_kind", "recv_kind", "mem", "comm_type", "fabric", "schedule", "collective",
                  "datatype")
-
-
-def _heading(name: str, unit: str) -> str:
-    return f"{name} [{unit}]" if unit else name
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
 
 
 def _format_cell(value: Any) -> str:
