@@ -28,6 +28,7 @@ import numpy as np
 
 from ..params import usage_error
 from ..results.result import Result
+from ..results.units import with_unit
 
 
 @dataclass
@@ -73,18 +74,18 @@ class Fit:
                       {"parameter": "", "value": "", "stderr": "", "unit": ""})
 
     def __str__(self) -> str:
-        """A title line, then the parameters as a table: value, standard
-        error and unit of each."""
+        """A title line, then the parameters as a table: value and standard
+        error of each, with its unit."""
         lines = [f"{self.model.name} fit over {len(self.x)} points (R^2 = {self.r_squared:.6f}"
                  f"{', weighted' if self.weighted else ''})"]
-        rows = [("parameter", "value", "std. error", "unit")]
+        rows = [("parameter", "value", "std. error")]
         for name in self.model.parameters:
+            unit = self.model.units.get(name, "")
             error = ("fixed" if name in self.fixed else "-" if math.isnan(self.stderr[name])
-                     else f"{self.stderr[name]:.2g}")
-            rows.append((name, f"{self.model.params[name]:.6g}", error, self.model.units.get(name, "")))
-        widths = [max(len(row[i]) for row in rows) for i in range(4)]
-        lines += ["  " + f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip()
-                  for row in rows]
+                     else with_unit(float(self.stderr[name]), unit))
+            rows.append((name, with_unit(float(self.model.params[name]), unit), error))
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        lines += ["  " + f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}" for row in rows]
         for name, value in self.extra.items():
             lines.append(f"  {name}: {value:.6g}" if isinstance(value, float) else f"  {name}: {value}")
         return "\n".join(lines)
