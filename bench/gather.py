@@ -1,4 +1,4 @@
-"""Gather on real ranks (issue 5): the runner's own control cost per stage,
+"""Gather on real ranks: the runner's own control cost per stage,
 and the 4/9/16-rank table of ring, tree and mpi with device buffers.
 
     python bench/gather.py [--stages 2000] [--nodes 4,9,16] [--sizes 64K,1M,4M]

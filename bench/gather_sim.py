@@ -1,4 +1,4 @@
-"""Fidelity of the simulated gathers (issue 5): gather.py's schedules on the
+"""Fidelity of the simulated gathers: gather.py's schedules on the
 fabric presets at 4, 9 and 16 nodes over Table 6's sizes, against the model
 with each schedule's own stages and eq. 7 as printed; the DCN/VCSN ratio;
 Table 6's layout for eq. 7 against the simulated tree; and one large run

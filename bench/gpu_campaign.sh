@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 8's measurement campaign on a lent NVIDIA machine, in one command:
+# The device measurement campaign on a lent NVIDIA machine, in one command:
 # builds, runs the test suite, measures, and leaves logs and JSON under $OUT
 # (campaign.log, steps.tsv, targets-*.txt and campaign-PARTS.tar.gz with the rest).
 #
@@ -189,7 +189,7 @@ two_ranks() {
   step "$label/targets" 30 "$dir/targets.txt" "$PY" bench/gpu_targets.py "$dir" && cat "$dir/targets.txt"
 }
 
-# gather RANKS MEM DIR LABEL SCHEDULE...: guarded, as the command comes with issue 5's branch.
+# gather RANKS MEM DIR LABEL SCHEDULE...: one guarded gather run per schedule.
 gather() {
   local n=$1 mem=$2 dir=$3 label=$4 schedule
   shift 4

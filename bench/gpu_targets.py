@@ -1,4 +1,6 @@
-"""Issue 8's targets as ratios, from one mapping's JSON of bench/gpu_campaign.sh.
+"""The device targets as ratios (device-to-device bandwidth against the pinned
+copy and host MPI; device latency against host latency), from one mapping's
+JSON of bench/gpu_campaign.sh.
 
     python bench/gpu_targets.py DIR
 
@@ -91,7 +93,7 @@ def report(directory: Path) -> str:
     results = {name: Result.read_json(directory / f"{name}.json") for name in names}
     devices = results["osu_bw_D_D"].env.get("rank_devices", [])
     context = f"{'H-H -b m':>10}{'ratio':>8}" if fresh else ""
-    lines = [f"# issue 8 targets, {directory}: {' | '.join(devices)}",
+    lines = [f"# device targets, {directory}: {' | '.join(devices)}",
              f"# D-D bandwidth / min(pinned copy, H-H MPI bandwidth), target >= {BANDWIDTH_TARGET}"]
     if fresh:
         lines.append("# context, not the target: the same over H-H with fresh buffers per message (-b multiple)")

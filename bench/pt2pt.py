@@ -135,7 +135,7 @@ def launch(platform_name: str, *arguments: str) -> dict:
 
 
 def ratios(m: dict) -> list[tuple[str, float, str, bool]]:
-    """(what, ratio, target, met) for every speed target of issue 2."""
+    """(what, ratio, target, met) for every point-to-point speed target (bench/RESULTS.md)."""
     rows = [("osu latency H H 8 B / OMB 7.4", m["latency_8B_fpgacomm"] / m["latency_8B_omb"], "<= 1.10",
              m["latency_8B_fpgacomm"] / m["latency_8B_omb"] <= 1.10),
             ("osu bw H H 4 MiB / OMB 7.4", m["bw_4MiB_fpgacomm_HH"] / m["bw_4MiB_omb"], ">= 0.95",
