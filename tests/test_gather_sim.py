@@ -129,7 +129,7 @@ def test_fit_of_a_simulated_sweep_recovers_the_presets_costs():
     (dict(schedule="fan"), "schedule 'fan'"),
     (dict(control="none"), "'barrier' or 'local'"),
     (dict(nodes=[1]), "node count 1"),
-    (dict(sizes=[0]), "size 0"),
+    (dict(sizes=[0]), "gather_sim: size per node 0; give whole bytes, 1 or more"),
     (dict(collective="reduce"), "collective 'reduce'"),
     (dict(schedule="ring", fabric="dcn_ring", ports=4), "needs a second ring dimension"),
 ])

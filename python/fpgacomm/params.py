@@ -60,6 +60,23 @@ def resolve_sizes(sizes, defaults: tuple = DEFAULT_SIZES) -> list[int]:
     return sizes
 
 
+def byte_sizes(sizes, what: str, smallest: int = 0) -> list[int]:
+    """Sizes where OMB's rule (1 B and more) does not hold: a message or a
+    block per node may be empty (smallest 0), a simulated block may not
+    (smallest 1). A range "MIN:MAX" doubles as OMB's -m; one size (an int or
+    text with K/M/G) or a list of them. The usage error starts with `what`."""
+    if isinstance(sizes, str) and ":" in sizes:
+        return resolve_sizes(sizes)
+    sizes = [sizes] if isinstance(sizes, (int, float, str)) else list(sizes)
+    sizes = [parse_size(size) if isinstance(size, str) else size for size in sizes]
+    if not sizes:
+        raise usage_error(f"{what}: give at least one size")
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, int) or size < smallest:
+            raise usage_error(f"{what} {size!r}; give whole bytes, {smallest} or more")
+    return sizes
+
+
 def iteration_counts(defaults: tuple, iterations: int | None, warmup: int | None,
                      large_threshold: int = LARGE_MESSAGE) -> _core.IterationCounts:
     """The counts of a sweep: defaults (timed, warm-up, timed large, warm-up

@@ -108,7 +108,7 @@ def test_a_size_beyond_the_device_is_refused_before_any_transfer(comm):
     (dict(virtual_ports=3), "3 virtual ports per port"),
     (dict(collective="reduce"), "unknown collective 'reduce'"),
     (dict(root=99), "root 99"),
-    (dict(sizes=[-1]), "give whole bytes per node"),
+    (dict(sizes=[-1]), "gather: size per node -1; give whole bytes, 0 or more"),
     (dict(mem="Q"), "Q"),
     (dict(iterations=0), "iterations -i must be at least 1"),
 ])

@@ -8,7 +8,7 @@ too, for the code that has always found them here.
 from __future__ import annotations
 
 from .. import _core, schedules
-from ..params import parse_size, resolve_sizes, usage_error
+from ..params import byte_sizes, usage_error
 from ..results.result import Result
 from ..schedules import COLLECTIVES, NAMES, PORTS, RECEIVES, VIRTUAL_PORTS, Run, Schedule, Stage, Transfer, check, \
     schedule
@@ -64,18 +64,6 @@ def expected_blocks(collective: str, nodes: int, root: int, rank: int) -> tuple[
     return holds, own
 
 
-def _sizes(sizes) -> list[int]:
-    """Bytes per node: a range "MIN:MAX" (doubling, as OMB's -m), one size
-    (the VCSN paper's data per node; "0" allowed: a stage with no data),
-    an int or a list. Text goes through the core's parser (params)."""
-    if isinstance(sizes, str):
-        return resolve_sizes(sizes) if ":" in sizes else [parse_size(sizes)]
-    sizes = [sizes] if isinstance(sizes, int) else list(sizes)
-    if not sizes or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in sizes):
-        raise usage_error(f"gather: sizes {sizes!r}; give whole bytes per node, 0 or more")
-    return sizes
-
-
 def _device_room(comm, dev, hosts: list[str], options) -> tuple[int, int]:
     """(ranks of this host on this rank's device, bytes one buffer may take)."""
     from ..runtime.devices import device_for
@@ -122,7 +110,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
                                collective=collective)
     holds, checks = expected_blocks(collective, nodes, root, rank)
     options = _core.GatherOptions(
-        kind=mem, sizes=_sizes(sizes), stages=[] if schedule == "mpi" else rank_part(shape, rank),
+        kind=mem, sizes=byte_sizes(sizes, "gather: size per node"), stages=[] if schedule == "mpi" else rank_part(shape, rank),
         mpi_collective=collective if schedule == "mpi" else "", root=root, holds=holds, checks=checks,
         counts=iteration_counts(ITERATIONS, iterations, warmup, LARGE_BLOCK), barrier=control == "barrier",
         validation=validate, barrier_reference=barrier_reference, bank=device_options.bank)

@@ -8,7 +8,7 @@ import sys
 
 from .options import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
 from .fabric import add_limit_options, limits_of
-from ..params import usage_error
+from ..params import byte_sizes, usage_error
 from ..benchmarks.gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
 
 FABRICS = ("dcn_ring", "vcsn", "vcsn_fat_tree")
@@ -74,9 +74,7 @@ def simulate(args):
     if args.nodes:
         options["nodes"] = _node_counts(args.nodes)
     if args.sizes:
-        from ..benchmarks.gather import _sizes
-
-        options["sizes"] = _sizes(args.sizes)
+        options["sizes"] = byte_sizes(args.sizes, "gather: size per node", smallest=1)
     try:
         gather_sim = importlib.import_module("fpgacomm.gather_sim")
     except ModuleNotFoundError as error:

@@ -26,7 +26,7 @@ import sys
 
 from .. import _core
 from ..models.beff import BITTWARE_520N, ChannelModel
-from ..params import parse_size
+from ..params import byte_sizes
 from ..results.result import Result
 
 _sim = _core.fabric
@@ -494,16 +494,8 @@ def _result(benchmark: str, fabric: Fabric, params: dict, rows: list, units: dic
     return Result(benchmark, {**fabric.params(), **params}, _env(), rows, units)
 
 
-def _sizes(size) -> list:
-    """One size or a list: whole bytes, or text with K/M/G (params.parse_size).
-    Unlike params.resolve_sizes, 0 is a size here: an empty message is the
-    latency's default."""
-    sizes = [size] if isinstance(size, (int, float, str)) else list(size)
-    sizes = [parse_size(s) if isinstance(s, str) else s for s in sizes]
-    for s in sizes:
-        if not isinstance(s, int) or s < 0:
-            raise UsageError(f"fabric: message size {s!r}; give whole bytes, 0 or more")
-    return sizes
+# How a bad size is named (an empty message is the latency's default).
+_MESSAGE_SIZE = "fabric: message size"
 
 
 def _admit(what: str, fabric: Fabric, messages: int, sizes: list, dst: int, limits) -> None:
@@ -539,9 +531,10 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
     and half the round trip over `iterations` as OSU reports."""
     fabric = _fabric(fabric, nodes)
     dst = node_at(fabric, hops)
-    _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, _sizes(size), dst, limits)
+    sizes = byte_sizes(size, _MESSAGE_SIZE)
+    _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, sizes, dst, limits)
     rows = []
-    for size in _sizes(size):
+    for size in sizes:
         r = _sim.ping_pong(fabric.spec, 0, dst, size, iterations)
         rows.append({"size": size, "hops": r["links"], "latency": r["one_way"], "first_byte": r["first_byte"],
                      "half_round_trip": r["half_round_trip"], "events": r["events"]})
@@ -558,9 +551,10 @@ def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: i
     fabric = _fabric(fabric, nodes)
     dst = node_at(fabric, hops)
     links = _sim.distances(fabric.spec, 0, port)[dst]
-    _admit("a stream", fabric, 1, _sizes(size), dst, limits)
+    sizes = byte_sizes(size, _MESSAGE_SIZE)
+    _admit("a stream", fabric, 1, sizes, dst, limits)
     rows = []
-    for size in _sizes(size):
+    for size in sizes:
         r = _sim.stream(fabric.spec, 0, dst, size, port)
         rows.append({"size": size, "hops": links, "time": r["time"], "bandwidth": r["bandwidth"],
                      "events": r["events"]})
@@ -575,7 +569,7 @@ def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21)) -> Resul
     if op not in ("put", "get"):
         raise UsageError(f"fabric: one-sided operation {op!r}; use 'put' or 'get'")
     rows = []
-    for size in _sizes(size):
+    for size in byte_sizes(size, _MESSAGE_SIZE):
         r = _sim.one_sided(fabric.spec, 0, 1, size, op == "get", fabric.handler_latency)
         rows.append({"size": size, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]})
     return _result(f"fabric_{op}", fabric, {"op": op}, rows,
@@ -661,7 +655,7 @@ def virtual_streams(fabric="vcsn", transfers=()) -> Result:
     for transfer in transfers:
         if not isinstance(transfer, (tuple, list)) or len(transfer) != 4:
             raise UsageError(f"fabric: a virtual transfer is (node, port, vport, bytes), got {transfer!r}")
-        items.append((*_virtual_port(tuple(transfer[:3]), "source"), _sizes(transfer[3])[0]))
+        items.append((*_virtual_port(tuple(transfer[:3]), "source"), byte_sizes(transfer[3], _MESSAGE_SIZE)[0]))
     r = _sim.virtual_streams(fabric.spec, items)
     rows = [{"src": src, "port": port, "vport": vport, "size": size, **arrival}
             for (src, port, vport, size), arrival in zip(items, r["arrivals"])]
@@ -677,7 +671,7 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None) -> Re
     model's b(L) for comparison, and the network's aggregate 2 * n * b(L).
     b_eff is the mean of the aggregate column."""
     fabric = _fabric(fabric, nodes)
-    sizes = [1 << m for m in range(21)] if sizes is None else _sizes(sizes)
+    sizes = [1 << m for m in range(21)] if sizes is None else byte_sizes(sizes, _MESSAGE_SIZE)
     channel = ChannelModel.bittware_520n()
     rows = []
     for point in _sim.beff_ring(fabric.spec, sizes):

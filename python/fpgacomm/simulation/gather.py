@@ -20,6 +20,7 @@ from .. import _core, schedules
 from . import resources
 from . import fabric as fabrics  # run() takes the preset's name as `fabric`
 from ..models import vcsn
+from ..params import byte_sizes
 from ..results.result import Result
 
 KiB, MiB = 1 << 10, 1 << 20
@@ -68,15 +69,12 @@ def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: s
     if collective not in schedules.COLLECTIVES:
         raise _core.UsageError(f"gather_sim: collective {collective!r}; use one of {', '.join(schedules.COLLECTIVES)}")
     nodes = [nodes] if isinstance(nodes, int) else list(nodes)
-    sizes = [sizes] if isinstance(sizes, int) else list(sizes)
-    if not nodes or not sizes:
-        raise _core.UsageError("gather_sim: give at least one node count and one size")
+    sizes = byte_sizes(sizes, "gather_sim: size per node", smallest=1)
+    if not nodes:
+        raise _core.UsageError("gather_sim: give at least one node count")
     for n in nodes:
         if not isinstance(n, int) or isinstance(n, bool) or n < 2:
             raise _core.UsageError(f"gather_sim: node count {n!r}; give whole numbers of 2 or more")
-    for d in sizes:
-        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
-            raise _core.UsageError(f"gather_sim: size {d!r}; give whole bytes, 1 or more")
     return nodes, sizes
 
 
