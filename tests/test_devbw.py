@@ -129,7 +129,7 @@ def test_errors_are_clear_and_leave_no_json(tmp_path):
         (("X",), "host kinds must be among"),
         (("-m", "0"), "has MIN 1 above MAX 0"),
         (("-m", "1:2X"), "unknown suffix"),
-        (("-i", "0"), "iterations (-i) must be at least 1"),
+        (("-i", "0"), "iterations -i must be at least 1"),
         (("-m", f"{too_large}:{too_large}", "-i", "1"), f"cannot copy {too_large} bytes on "),
     ]
     for args, message in cases:

@@ -90,9 +90,7 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     comm = mpi.resolve(comm)
     directions, host_kinds = _check_parameters(directions, host_kinds)
     counts = iteration_counts(ITERATIONS, iterations, warmup)
-    if min(counts.iterations, counts.iterations_large) < 1 or min(counts.warmup, counts.warmup_large) < 0:
-        raise usage_error(f"iterations (-i) must be at least 1 and warm-up (-x) at least 0, "
-                          f"got -i {iterations} -x {warmup}")
+    counts.validate()  # before any device opens
     device_options = device or DeviceOptions()
     hosts = _core.host_names(comm)
     dev = open_device(comm, device_options, hosts)
