@@ -103,14 +103,16 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
         raise usage_error(f"gather: unknown control {control!r}; choose barrier (an MPI_Barrier closes every stage) "
                      f"or local (none)")
     if isinstance(barrier_reference, bool) or not isinstance(barrier_reference, int) or barrier_reference < 0:
-        raise usage_error(f"gather: barrier_reference {barrier_reference!r}; give a whole number of barriers, 0 or more")
+        raise usage_error(f"gather: barrier_reference {barrier_reference!r}; give a whole number of barriers, "
+                          f"0 or more")
     device_options = device or DeviceOptions()
     rank = comm.Get_rank()
     shape = schedules.schedule(schedule, nodes, 0, ports=ports, virtual_ports=virtual_ports, root=root,
                                collective=collective)
     holds, checks = expected_blocks(collective, nodes, root, rank)
     options = _core.GatherOptions(
-        kind=mem, sizes=byte_sizes(sizes, "gather: size per node"), stages=[] if schedule == "mpi" else rank_part(shape, rank),
+        kind=mem, sizes=byte_sizes(sizes, "gather: size per node"),
+        stages=[] if schedule == "mpi" else rank_part(shape, rank),
         mpi_collective=collective if schedule == "mpi" else "", root=root, holds=holds, checks=checks,
         counts=iteration_counts(ITERATIONS, iterations, warmup, LARGE_BLOCK), barrier=control == "barrier",
         validation=validate, barrier_reference=barrier_reference, bank=device_options.bank)
