@@ -1,6 +1,5 @@
 """The simulator's resource estimate and its refusal (fpgacomm.fabric_resources)."""
 
-import time
 
 import pytest
 
@@ -40,11 +39,10 @@ def test_the_estimate_is_near_what_the_simulator_does():
         assert row["events_simulated"] / 3 < estimate < 3 * row["events_simulated"], (reuse, row, estimate)
 
 
-def test_ten_million_nodes_are_refused_at_once_with_the_way_out():
-    start = time.perf_counter()
+def test_ten_million_nodes_are_refused_before_any_fabric_is_built_with_the_way_out(monkeypatch):
+    monkeypatch.setattr(gather_sim, "_preset", lambda *arguments: pytest.fail("the fabric was built"))
     with pytest.raises(fabric.UsageError) as refused:
         gather_sim.run("ring", "dcn_ring", nodes=[10_000_000], sizes=[64 << 10])
-    assert time.perf_counter() - start < 1.0
     message = str(refused.value)
     assert "ring gather of 10000000 nodes" in message and "--max-memory" in message and "--max-events" in message
 
