@@ -19,6 +19,17 @@ EMULATION_NOTE = ("software emulation: kernels and copies run on the host's core
                   "emulator's, not an FPGA's performance")
 
 
+def topology(env: dict) -> dict:
+    """Nodes, the most ranks on one node, and whether the run stayed inside
+    one node (scale-up) or crossed nodes (scale-out), from an env's
+    ranks_per_node; {} for an env without it (a Result made by hand)."""
+    per_node = env.get("ranks_per_node")
+    if not per_node:
+        return {}
+    return {"nodes": len(per_node), "ranks_per_node": max(per_node.values()),
+            "scale": "scale-up" if len(per_node) == 1 else "scale-out"}
+
+
 def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
     """Collective: hosts, ranks, MPI library and thread level, every rank's device."""
     MPI = mpi.MPI()
@@ -38,6 +49,8 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         "ranks": comm.Get_size(),
         "ranks_per_node": per_node,
         "rank_hosts": hosts,
+        "nodes": len(per_node),
+        "scale": topology({"ranks_per_node": per_node})["scale"],
         "mpi_library": MPI.Get_library_version().strip(),
         "mpi_version": "%d.%d" % MPI.Get_version(),
         "mpi_thread_level": mpi.thread_levels(),
