@@ -40,6 +40,9 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         label = f"{info.label()} on '{info.platform_name}'" + (" (emulated)" if info.emulated else "")
     devices = comm.allgather(label)
     per_node = {host: hosts.count(host) for host in dict.fromkeys(hosts)}
+    # Each host's launcher may set them apart (FPGA_MAPPING per host).
+    rank_variables = comm.allgather({name: os.environ[name] for name in _RUNTIME_VARIABLES if name in os.environ})
+    host_variables = {host: rank_variables[hosts.index(host)] for host in per_node}
     env = {
         "fpgacomm_version": __version__,
         "git_revision": _core.git_revision,
@@ -58,8 +61,10 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "machine": platform.machine(),
-        "variables": {name: os.environ[name] for name in _RUNTIME_VARIABLES if name in os.environ},
+        "variables": rank_variables[0],
     }
+    if any(variables != rank_variables[0] for variables in host_variables.values()):
+        env["host_variables"] = host_variables
     if info is not None:
         env["opencl"] = {"platform": info.platform_name, "platform_version": info.platform_version,
                          "device": info.name, "device_type": info.type, "device_version": info.version,
