@@ -8,7 +8,7 @@ Every Result must name both hosts, the ranks on each and scale-out."""
 
 import pytest
 
-from fpgacomm import _core, beff, collectives, gather, onesided, osu, schedules
+from fpgacomm import _core, beff, collectives, devbw, gather, onesided, osu, overhead, schedules
 from fpgacomm.devices import DeviceOptions
 
 from conftest import assert_all
@@ -134,4 +134,18 @@ def test_the_other_gather_collectives_across_hosts(comm, hosts, collective):
     result = gather.run(comm, schedule="tree", collective=collective, mem="H", sizes=[1000], iterations=2,
                         warmup=1, root=OTHER_HOST_ROOT)
     assert_all(comm, all_pass(result), f"{collective}: {result.rows}")
+    check_placement(result, hosts, [0, 1, 2, 3])
+
+
+def test_overheads_across_hosts(comm, pair, hosts):
+    result = overhead.run(pair, sizes=[8, 70000], iterations=5, warmup=1)
+    assert_all(comm, all(row["send_overhead_min"] > 0 and row["recv_overhead_min"] > 0 for row in result.rows),
+               f"overhead: {result.rows}")
+    check_placement(result, hosts, pair_ranks(comm))
+
+
+def test_device_copies_on_both_hosts(comm, hosts):
+    result = devbw.run(comm, sizes=[8, 70000], iterations=2, warmup=1)
+    assert_all(comm, sorted({row["rank"] for row in result.rows}) == [0, 1, 2, 3] and
+               all(row["bandwidth"] > 0 for row in result.rows), f"devbw: {result.rows}")
     check_placement(result, hosts, [0, 1, 2, 3])
