@@ -479,7 +479,8 @@ def format_figure(test: str, value: float | None) -> str:
         return f"{value * 1e6:.3f} us"
     if kind == "message_rate":
         return f"{value:.4g} /s"
-    return f"{value / 1e9:.3f} GB/s"
+    # Small messages between hosts move well under a GB/s.
+    return f"{value / 1e9:.3f} GB/s" if value >= 1e8 else f"{value / 1e6:.3f} MB/s"
 
 
 def row_case(row: dict) -> Case:
@@ -551,7 +552,11 @@ def section(parts: list[dict], name: str) -> str:
     if rehearsals:
         lines += [f"**Rehearsal, not the record** ({'; '.join(rehearsals)}): these figures only show that the "
                   "script runs end to end.", ""]
-    lines += [METHOD, ""]
+    method = METHOD
+    if any(part["setup"].get("two_hosts") for part in parts):
+        method = method.replace("ranks bound to cores", "ranks unbound on the two-host test bed (its hosts share "
+                                "the machine's cores)")
+    lines += [method, ""]
     for number, part in enumerate(parts, 1):
         where, setup = part["machine"], part["setup"]
         label = f"Run {number} of {len(parts)}: " if len(parts) > 1 else ""

@@ -206,3 +206,8 @@ def test_two_hosts_takes_the_beds_mpirun_options_and_needs_the_bed(tmp_path, mon
     args = omb_side.parse_arguments(["--two-hosts", "bed", "--tests", "latency", "--python", sys.executable])
     assert args.mpirun_args == "--host 10.77.5.2:2,10.77.5.3:2 --bind-to none --map-by node"
     assert args.section == f"two hosts on {omb_side.cores()} cores"
+
+
+def test_small_bandwidths_print_in_mb_per_second():
+    assert omb_side.format_figure("bw", 2.175e9) == "2.175 GB/s"
+    assert omb_side.format_figure("bibw", 3.5e5) == "0.350 MB/s"
