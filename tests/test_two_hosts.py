@@ -53,10 +53,10 @@ RANK_ENV = ("-x", "OMPI_ALLOW_RUN_AS_ROOT", "-x", "OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 FPGACOMM = (sys.executable, "-m", "fpgacomm")
 
 
-def _mpirun(options, ranks, *command, timeout=240, placement="node"):
-    """One mpirun on the bed: --map-by node alternates the hosts (rank 0 on
-    the first, rank 1 on the second), slot fills the first host first."""
-    return subprocess.run(["mpirun", *options, "-np", str(ranks), "--map-by", placement, *RANK_ENV, *command],
+def _mpirun(options, ranks, *command, timeout=240):
+    """One mpirun on the bed, ranks alternating between the hosts (rank 0 on
+    the first, rank 1 on the second)."""
+    return subprocess.run(["mpirun", *options, "-np", str(ranks), "--map-by", "node", *RANK_ENV, *command],
                           capture_output=True, text=True, timeout=timeout, env=ENV)
 
 
