@@ -1,6 +1,6 @@
 """fpgacomm against OSU Micro-Benchmarks 7.4 itself, test for test, side by side.
 
-    python bench/omb_side.py [--quick] [--tests LIST] [--rounds N] [--ranks N]
+    python bench/omb_side.py [--quick] [--tests LIST] [--rounds N] [--ranks N] [--two-hosts NAME]
 
 Builds OMB 7.4 from its source tarball (--omb-tarball) with mpicc in a
 folder outside the repository (--omb-build; a build already there from the
@@ -21,6 +21,9 @@ target met or missed. A rerun replaces the section. --report writes the
 section from earlier reports without measuring: from a machine whose
 results come back as files, or from several runs that each took part of
 the tests.
+
+Across hosts: `--two-hosts NAME` runs both sides on the two-host test bed
+NAME of scripts/two_hosts.sh (made first, as root), one rank per host.
 
 Ranks: latency, bw, bibw and the one-sided tests on 2; multi_lat, mbw_mr
 and the collectives on --ranks. A full run (5 rounds of every test) took
@@ -57,6 +60,7 @@ DEFAULT_TARBALL = ROOT.parent / "shared" / "peers" / "omb-7.4.tar.gz"
 DEFAULT_BUILD = Path(tempfile.gettempdir()) / "fpgacomm-omb-7.4"
 DEFAULT_PYTHON = ROOT / ".venv" / "bin" / "python"
 DEFAULT_RESULTS = ROOT / "bench" / "RESULTS.md"
+TWO_HOSTS_STATE = Path("/run/fpgacomm-two-hosts")  # where scripts/two_hosts.sh keeps each bed
 EXIT_USAGE = 2
 
 # OMB prints two decimals unless FLOAT_PRECISION is defined at build time
@@ -314,8 +318,13 @@ def cores() -> int:
 
 def mpirun_command(ranks: int, extra: list[str]) -> list[str]:
     """Ranks bound to cores; oversubscribed (and then unbound: binding two
-    ranks to one core would serialise them) only when ranks exceed cores."""
-    placement = ["--bind-to", "core"] if ranks <= cores() else ["--oversubscribe", "--bind-to", "none"]
+    ranks to one core would serialise them) only when ranks exceed cores.
+    Extra arguments that say how to bind (the two-host bed's --bind-to
+    none) bind instead."""
+    if "--bind-to" in extra:
+        placement = []
+    else:
+        placement = ["--bind-to", "core"] if ranks <= cores() else ["--oversubscribe", "--bind-to", "none"]
     return ["mpirun", "-np", str(ranks), *placement, *extra]
 
 
@@ -470,7 +479,8 @@ def format_figure(test: str, value: float | None) -> str:
         return f"{value * 1e6:.3f} us"
     if kind == "message_rate":
         return f"{value:.4g} /s"
-    return f"{value / 1e9:.3f} GB/s"
+    # Small messages between hosts move well under a GB/s.
+    return f"{value / 1e9:.3f} GB/s" if value >= 1e8 else f"{value / 1e6:.3f} MB/s"
 
 
 def row_case(row: dict) -> Case:
@@ -515,6 +525,11 @@ METHOD = ("Both sides on host buffers, ranks bound to cores, one mpirun per meas
           "two; nothing else changes).")
 
 
+TWO_HOSTS_NOTE = (" (the two-host test bed `{name}`, made first with `scripts/two_hosts.sh up {name}` as root: two "
+                  "network namespaces joined by a bridge, MPI over TCP between them, ranks unbound, one rank "
+                  "per host in the two-rank tests, multi-pair tests' pairs across the hosts)")
+
+
 def merged_rows(parts: list[dict]) -> list[dict]:
     """Every part's rows in the cases' order; a later part's row of the same
     test and size replaces an earlier one's."""
@@ -537,7 +552,11 @@ def section(parts: list[dict], name: str) -> str:
     if rehearsals:
         lines += [f"**Rehearsal, not the record** ({'; '.join(rehearsals)}): these figures only show that the "
                   "script runs end to end.", ""]
-    lines += [METHOD, ""]
+    method = METHOD
+    if any(part["setup"].get("two_hosts") for part in parts):
+        method = method.replace("ranks bound to cores", "ranks unbound on the two-host test bed (its hosts share "
+                                "the machine's cores)")
+    lines += [method, ""]
     for number, part in enumerate(parts, 1):
         where, setup = part["machine"], part["setup"]
         label = f"Run {number} of {len(parts)}: " if len(parts) > 1 else ""
@@ -546,7 +565,8 @@ def section(parts: list[dict], name: str) -> str:
                   f"{where['os']}), {where['mpi']}; {setup['rounds_run']} of {setup['rounds']} rounds"
                   f"{', a tenth of the iterations (quick mode)' if setup['quick'] else ''}, collectives and "
                   f"multi-pair tests on {setup['ranks']} ranks"
-                  f"{', extra mpirun arguments ' + repr(setup['mpirun_args']) if setup['mpirun_args'] else ''}; "
+                  f"{', extra mpirun arguments ' + repr(setup['mpirun_args']) if setup['mpirun_args'] else ''}"
+                  f"{TWO_HOSTS_NOTE.format(name=setup['two_hosts']) if setup.get('two_hosts') else ''}; "
                   f"{part['seconds']:.0f} s in all, load average {where['load'][0]:.1f} at the start and "
                   f"{where['load'][1]:.1f} at the end; every round's figures in `{part['json']}`."
                   f"{' ' + setup['note'] if setup['note'] else ''}", ""]
@@ -623,6 +643,11 @@ def parse_arguments(argv: list[str]):
                         help="interpreter with fpgacomm installed, started by mpirun (default: %(default)s)")
     parser.add_argument("--mpirun-args", default="", metavar="ARGS",
                         help="extra mpirun arguments for both sides, as one string (e.g. \"--mca btl self,vader\")")
+    parser.add_argument("--two-hosts", metavar="NAME",
+                        help="run every measurement across the two-host test bed NAME (first, as root: "
+                             "scripts/two_hosts.sh up NAME): its mpirun options, unbound as it says, and --map-by "
+                             "node, so that the two ranks of latency, bw, bibw and the one-sided tests sit on "
+                             "different hosts and the pairs of multi_lat and mbw_mr cross them")
     parser.add_argument("--tests", default=",".join(FAMILIES), metavar="LIST",
                         help=f"comma-separated tests or groups ({', '.join(FAMILIES)}; default all); tests: "
                              f"{', '.join(TESTS)}")
@@ -659,6 +684,7 @@ def parse_arguments(argv: list[str]):
         raise UsageError(f"--section {args.section!r}: use letters, digits, spaces and . , _ ( ) -, no '--'")
     if args.report:
         measuring = [f"--{name.replace('_', '-')}" for name in ("omb_tarball", "omb_build", "python", "mpirun_args",
+                                                                "two_hosts",
                                                                 "tests", "rounds", "ranks", "quick", "rehearsal",
                                                                 "note", "test_timeout", "deadline", "json")
                      if getattr(args, name) != parser.get_default(name)]
@@ -680,7 +706,13 @@ def parse_arguments(argv: list[str]):
         value = getattr(args, name)
         if value is not None and value <= 0:
             raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
-    args.section = args.section or f"{cores()} cores"
+    if args.two_hosts:
+        bed = TWO_HOSTS_STATE / args.two_hosts / "mpirun-options"
+        if not bed.is_file():
+            raise UsageError(f"no two-host test bed {args.two_hosts!r} ({bed} is missing); make it first, as root: "
+                             f"scripts/two_hosts.sh up {args.two_hosts}")
+        args.mpirun_args = " ".join([bed.read_text().strip(), "--map-by node", args.mpirun_args]).strip()
+    args.section = args.section or (f"two hosts on {cores()} cores" if args.two_hosts else f"{cores()} cores")
     if args.quick and not args.rehearsal:
         args.rehearsal = "quick mode"
     args.selected = select(args.tests)
@@ -750,7 +782,8 @@ def measure(args, programs: dict[str, Path], argv: list[str]) -> dict:
             "seconds": time.monotonic() - clock,
             "machine": where, "contexts": contexts(runner, omb_thread_level, where),
             "setup": {"section": args.section, "rounds": args.rounds, "rounds_run": rounds_run, "ranks": args.ranks, "quick": args.quick,
-                      "rehearsal": args.rehearsal, "note": args.note, "mpirun_args": args.mpirun_args},
+                      "rehearsal": args.rehearsal, "note": args.note, "mpirun_args": args.mpirun_args,
+                      "two_hosts": args.two_hosts},
             "rows": rows}
 
 

@@ -10,7 +10,8 @@
 #
 # NAME (letters and digits, at most 8) keeps test beds apart: namespaces
 # NAMEa and NAMEb, bridge NAMEbr, host names NAME-a and NAME-b, subnet
-# 10.77.X.0/24 with X from NAME, state in /run/fpgacomm-two-hosts/NAME.
+# 10.77.X.0/24 with X from NAME (the next free X where another bed has it),
+# state in /run/fpgacomm-two-hosts/NAME.
 # Hosts are given to mpirun by address (10.77.X.2 and .3), so /etc/hosts is
 # never touched; `hostname` (and every Result) names them NAME-a and NAME-b.
 # Both `up` and `down` are idempotent: `up` first removes what a previous
@@ -45,8 +46,14 @@ check() {
   ip link del "${probe:0:12}br"
 }
 
-subnet() {  # 10.77.X from the name, X in 1..250
-  echo "10.77.$(( $(printf '%s' "$1" | cksum | cut -d' ' -f1) % 250 + 1 ))"
+subnet() {  # 10.77.X, X in 1..250 from the name, or the next one no other bed's bridge holds
+  local x tries
+  x=$(( $(printf '%s' "$1" | cksum | cut -d' ' -f1) % 250 + 1 ))
+  for tries in $(seq 250); do
+    ip -brief addr | grep -q " 10\.77\.$x\.1/24" || break
+    x=$(( x % 250 + 1 ))
+  done
+  echo "10.77.$x"
 }
 
 down() {
@@ -64,8 +71,8 @@ down() {
 
 up() {
   local name=$1 state="$STATE_ROOT/$1" net
-  net=$(subnet "$name")
   down "$name"
+  net=$(subnet "$name")
   mkdir -p "$state"
   trap 'down "$name"' ERR
   ip link add "${name}br" type bridge
@@ -99,8 +106,10 @@ EOF
   # binding: each host believes it owns every core, so Open MPI binds rank 0
   # of each to the same core 0, where two busy-polling ranks wait a scheduler
   # tick for each other (8 B latency 4.0 ms instead of 7.9 us, measured).
+  # One-sided windows between hosts over TCP need Open MPI's osc/pt2pt
+  # (osc/rdma needs RDMA), which Debian's openmpi-mca-params.conf turns off.
   echo "--host $net.2:2,$net.3:2 --mca plm_rsh_agent $state/agent --mca btl tcp,self,vader" \
-       "--mca btl_tcp_if_include $net.0/24 --mca oob_tcp_if_include $net.0/24 --bind-to none" \
+       "--mca btl_tcp_if_include $net.0/24 --mca oob_tcp_if_include $net.0/24 --bind-to none --mca osc pt2pt" \
        > "$state/mpirun-options"
   cat "$state/mpirun-options"
 }

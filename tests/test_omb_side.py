@@ -189,3 +189,25 @@ def test_report_refuses_measuring_options(capsys, tmp_path):
     assert "no report at" in capsys.readouterr().err
     assert omb_side.main(["--report", str(tmp_path / "none.json"), "--section", "a -- b"]) == 2
     assert "--section 'a -- b': use letters" in capsys.readouterr().err
+
+
+def test_extra_arguments_that_bind_replace_the_binding_to_cores():
+    assert omb_side.mpirun_command(2, ["--bind-to", "none", "--map-by", "node"]) == \
+        ["mpirun", "-np", "2", "--bind-to", "none", "--map-by", "node"]
+    assert omb_side.mpirun_command(1, [])[3:5] == ["--bind-to", "core"]
+
+
+def test_two_hosts_takes_the_beds_mpirun_options_and_needs_the_bed(tmp_path, monkeypatch):
+    monkeypatch.setattr(omb_side, "TWO_HOSTS_STATE", tmp_path)
+    with pytest.raises(omb_side.UsageError, match="no two-host test bed 'nobed'.*scripts/two_hosts.sh up nobed"):
+        omb_side.parse_arguments(["--two-hosts", "nobed"])
+    (tmp_path / "bed").mkdir()
+    (tmp_path / "bed" / "mpirun-options").write_text("--host 10.77.5.2:2,10.77.5.3:2 --bind-to none\n")
+    args = omb_side.parse_arguments(["--two-hosts", "bed", "--tests", "latency", "--python", sys.executable])
+    assert args.mpirun_args == "--host 10.77.5.2:2,10.77.5.3:2 --bind-to none --map-by node"
+    assert args.section == f"two hosts on {omb_side.cores()} cores"
+
+
+def test_small_bandwidths_print_in_mb_per_second():
+    assert omb_side.format_figure("bw", 2.175e9) == "2.175 GB/s"
+    assert omb_side.format_figure("bibw", 3.5e5) == "0.350 MB/s"

@@ -4,13 +4,16 @@ runs whose ranks sit on both hosts. Skipped, with the reason, where the
 machine does not allow namespaces or root."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from fpgacomm import Result
+from fpgacomm import Result, plot
+from fpgacomm.report import summary_line
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "two_hosts.sh"
@@ -46,10 +49,38 @@ def two_hosts():
         assert down.returncode == 0, down.stderr
 
 
+RANK_ENV = ("-x", "OMPI_ALLOW_RUN_AS_ROOT", "-x", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "-x", "POCL_MAX_PTHREAD_COUNT")
+FPGACOMM = (sys.executable, "-m", "fpgacomm")
+
+
 def _mpirun(options, ranks, *command, timeout=240):
-    return subprocess.run(["mpirun", *options, "-np", str(ranks), "--map-by", "node", "-x", "OMPI_ALLOW_RUN_AS_ROOT",
-                           "-x", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "-x", "POCL_MAX_PTHREAD_COUNT", *command],
+    """One mpirun on the bed, ranks alternating between the hosts (rank 0 on
+    the first, rank 1 on the second)."""
+    return subprocess.run(["mpirun", *options, "-np", str(ranks), "--map-by", "node", *RANK_ENV, *command],
                           capture_output=True, text=True, timeout=timeout, env=ENV)
+
+
+def _per_host(options, first: dict, second: dict, *command, timeout=240):
+    """4 ranks, 2 on each host, each host's ranks with their own variables
+    (one app context per host, as a user gives a host its own -x)."""
+    hosts = options[options.index("--host") + 1].split(",")
+    common = [word for index, word in enumerate(options)
+              if word != "--host" and (index == 0 or options[index - 1] != "--host")]
+    contexts = []
+    for host, variables in zip(hosts, (first, second)):
+        contexts += [":"] if contexts else []
+        contexts += ["-np", "2", "--host", host, *RANK_ENV,
+                     *[word for name, value in variables.items() for word in ("-x", f"{name}={value}")], *command]
+    return subprocess.run(["mpirun", *common, *contexts], capture_output=True, text=True, timeout=timeout, env=ENV)
+
+
+def _one_agreed_error(run, message: str) -> None:
+    """Every rank ended with status 2 and fpgacomm printed one message (the
+    agreed one, starting with `message`), no traceback."""
+    assert run.returncode == 2, run.stdout + run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith("fpgacomm: error")]
+    assert len(errors) == 1 and errors[0].startswith(f"fpgacomm: error: {message}"), run.stderr
+    assert "Traceback" not in run.stderr
 
 
 def test_each_host_has_its_own_name(two_hosts):
@@ -59,17 +90,158 @@ def test_each_host_has_its_own_name(two_hosts):
     assert sorted(run.stdout.split()) == [f"{name}-a", f"{name}-a", f"{name}-b", f"{name}-b"]
 
 
-def test_device_latency_across_hosts_validates_and_names_both_hosts(two_hosts, tmp_path):
+def test_device_latency_across_hosts_is_labelled_scale_out_in_text_json_and_figures(two_hosts, tmp_path):
     name, options = two_hosts
     path = tmp_path / "latency.json"
-    run = _mpirun(options, 2, sys.executable, "-m", "fpgacomm", "osu", "latency", "D", "D", "-m", "1:64", "-i", "5",
-                  "-x", "1", "-c", "--json", str(path))
+    run = _mpirun(options, 2, *FPGACOMM, "osu", "latency", "D", "D", "-m", "1:64", "-i", "5", "-x", "1", "-c",
+                  "--json", str(path))
     assert run.returncode == 0, run.stderr
+    assert "# Scale-out: 2 ranks on 2 hosts, 1 per host" in run.stdout.splitlines()[:4]
     rows = [line.split() for line in run.stdout.splitlines() if line[:1].isdigit()]
     assert len(rows) == 7 and all(row[-1] == "Pass" for row in rows)
     result = Result.read_json(path)
-    assert result.env["hosts"] == [f"{name}-a", f"{name}-b"]
+    assert result.env["hosts"] == [f"{name}-a", f"{name}-b"] and result.env["rank_hosts"] == result.env["hosts"]
     assert result.env["ranks_per_node"] == {f"{name}-a": 1, f"{name}-b": 1}
+    assert (result.env["nodes"], result.env["scale"]) == (2, "scale-out")
+    assert summary_line(result).startswith("osu_latency D D (scale-out, 2 hosts): ")
+    # Beside it, the same run as if on one host: each legend says which.
+    one_host = Result(result.benchmark, result.params, dict(result.env, ranks_per_node={"a": 2}), result.rows,
+                      result.units)
+    legend = plot.figure_for([result, one_host]).axes[0].get_legend()
+    assert [text.get_text() for text in legend.get_texts()] == ["D D scale-out (2 hosts)", "D D scale-up"]
+
+
+def test_every_family_across_two_hosts_with_two_ranks_on_each(two_hosts):
+    """tests/mpi/test_across_hosts.py under mpirun: ranks 0 and 1 on one host, 2 and 3 on the other."""
+    _, options = two_hosts
+    run = subprocess.run(["mpirun", *options, "-np", "4", "--map-by", "slot", *RANK_ENV, sys.executable, "-m",
+                          "pytest", "-q", "-x", "-p", "no:cacheprovider", "test_across_hosts.py"],
+                         capture_output=True, text=True, timeout=600, env=ENV, cwd=ROOT / "tests" / "mpi")
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    assert " passed" in run.stdout and " failed" not in run.stdout
+
+
+def test_device_maps_are_indexed_by_node_local_rank_on_each_host(two_hosts, tmp_path):
+    """Two PoCL devices on each host (0 basic, 1 pthread). FPGA_MAPPING given
+    per host maps each host's own ranks; --device-map, the same everywhere,
+    maps every host's node-local ranks alike."""
+    _, options = two_hosts
+    devices = {"POCL_DEVICES": "basic pthread"}
+    command = [*FPGACOMM, "osu", "allreduce", "--mem", "D", "-m", "8:8", "-i", "2", "-x", "1", "-c"]
+    run = _per_host(options, {**devices, "FPGA_MAPPING": "1:0"}, {**devices, "FPGA_MAPPING": "0:1"}, *command,
+                    "--json", str(tmp_path / "per_host.json"))
+    assert run.returncode == 0, run.stderr
+    result = Result.read_json(tmp_path / "per_host.json")
+    assert [device.split("'")[1].split("-")[0] for device in result.env["rank_devices"]] == \
+        ["pthread", "basic", "basic", "pthread"]
+    a, b = result.env["hosts"]
+    assert result.env["host_variables"][a]["FPGA_MAPPING"] == "1:0"
+    assert result.env["host_variables"][b]["FPGA_MAPPING"] == "0:1"
+    run = _per_host(options, devices, devices, *command, "--device-map", "1:0", "--json", str(tmp_path / "map.json"))
+    assert run.returncode == 0, run.stderr
+    result = Result.read_json(tmp_path / "map.json")
+    assert [device.split("'")[1].split("-")[0] for device in result.env["rank_devices"]] == \
+        ["pthread", "basic", "pthread", "basic"]
+    assert "host_variables" not in result.env
+
+
+def test_a_bad_mapping_on_one_host_only_stops_every_rank_with_one_message(two_hosts):
+    _, options = two_hosts
+    run = _per_host(options, {"FPGA_MAPPING": "0:0"}, {"FPGA_MAPPING": "0:x"},
+                    *FPGACOMM, "osu", "allreduce", "--mem", "D", "-m", "8:8", "-i", "2")
+    _one_agreed_error(run, "rank 2: FPGA_MAPPING='0:x' has a non-numeric entry 'x'; expected colon-separated device "
+                           "indices such as 2:0:3 (entry i is the device of node-local rank i)")
+
+
+def _registry(folder: Path, *libraries: str) -> str:
+    """An OpenCL ICD registry folder listing only `libraries` (a host with other devices)."""
+    folder.mkdir()
+    for number, library in enumerate(libraries):
+        (folder / f"only{number}.icd").write_text(library + "\n")
+    return str(folder)
+
+
+def _icd_library(fragment: str) -> str:
+    found = [path.read_text().strip() for path in Path("/etc/OpenCL/vendors").glob("*.icd") if fragment in path.name]
+    if not found:
+        pytest.skip(f"no {fragment} OpenCL driver registered in /etc/OpenCL/vendors (scripts/setup.sh registers it)")
+    return found[0]
+
+
+def test_a_host_without_the_asked_device_type_stops_every_rank_with_one_message(two_hosts, tmp_path):
+    """--device-type fpga: the first host has Intel's FPGA emulator, the second only PoCL's CPU device."""
+    _, options = two_hosts
+    _icd_library("fpga-emu")
+    only_pocl = _registry(tmp_path / "pocl", _icd_library("pocl"))
+    run = _per_host(options, {}, {"OCL_ICD_VENDORS": only_pocl},
+                    *FPGACOMM, "osu", "allreduce", "--mem", "D", "--device-type", "fpga", "-m", "8:8", "-i", "2")
+    _one_agreed_error(run, "rank 2: no OpenCL device matches platform='' device='' type=fpga")
+
+
+def test_hosts_whose_devices_lack_the_asked_kind_stop_with_one_message(two_hosts, tmp_path):
+    """--mem B (HBM): PoCL on the first host and the FPGA emulator on the
+    second both lack it, each with its own reason; the ranks agree on one."""
+    _, options = two_hosts
+    only_emulator = _registry(tmp_path / "emulator", _icd_library("fpga-emu"))
+    run = _per_host(options, {}, {"OCL_ICD_VENDORS": only_emulator},
+                    *FPGACOMM, "osu", "allreduce", "--mem", "B", "-m", "8:8", "-i", "2")
+    _one_agreed_error(run, "rank 0: HBM (B) needs the Xilinx XRT memory-bank extension")
+    assert "Portable Computing Language" in run.stderr and "Emulation" not in run.stderr
+
+
+def test_one_sided_without_a_transport_for_windows_is_one_message(two_hosts):
+    """Open MPI 4.1 over TCP makes no window without osc/pt2pt (the bed's options give it)."""
+    _, options = two_hosts
+    index = options.index("pt2pt")
+    assert options[index - 2:index] == ["--mca", "osc"]
+    run = _mpirun(options[:index - 2] + options[index + 1:], 2, *FPGACOMM, "osu", "put_bw", "-m", "8:8", "-i", "2")
+    _one_agreed_error(run, "rank 0: this MPI library cannot create a window (MPI_Win_allocate: ")
+    assert "mpirun --mca osc pt2pt" in run.stderr
+
+
+def _ranks_of(marker: str) -> dict:
+    """{world rank: pid} of the processes started with FPGACOMM_TEST_RUN=marker."""
+    ranks = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            variables = dict(item.split("=", 1) for item in (entry / "environ").read_text().split("\0") if "=" in item)
+        except (OSError, ValueError):
+            continue
+        if variables.get("FPGACOMM_TEST_RUN") == marker and "OMPI_COMM_WORLD_RANK" in variables:
+            ranks[int(variables["OMPI_COMM_WORLD_RANK"])] = int(entry.name)
+    return ranks
+
+
+def test_a_rank_killed_on_the_other_host_ends_every_rank(two_hosts):
+    """kill -9 of rank 3, whose UTS namespace is the second host's: every rank
+    ends, mpirun's status is not 0 and it names the killed rank once."""
+    name, options = two_hosts
+    marker = f"{name}-kill"
+    command = ["mpirun", *options, "-np", "4", "--map-by", "slot", *RANK_ENV, "-x", f"FPGACOMM_TEST_RUN={marker}",
+               *FPGACOMM, "--timeout", "120", "osu", "allreduce", "-m", "8:8", "-i", "100000000"]
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=dict(ENV, FPGACOMM_TEST_RUN=marker), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        ranks = _ranks_of(marker)
+        while len(ranks) < 4 and time.monotonic() < deadline and job.poll() is None:
+            time.sleep(0.2)
+            ranks = _ranks_of(marker)
+        assert len(ranks) == 4, f"the job's ranks did not all start: {ranks}"
+        second_host = os.stat(Path("/run/fpgacomm-two-hosts") / name / "uts-b").st_ino
+        assert os.stat(f"/proc/{ranks[3]}/ns/uts").st_ino == second_host
+        assert os.stat(f"/proc/{ranks[0]}/ns/uts").st_ino != second_host
+        time.sleep(1)  # inside the measurement
+        os.kill(ranks[3], signal.SIGKILL)
+        stdout, stderr = job.communicate(timeout=60)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.communicate()
+    assert job.returncode != 0
+    assert stderr.count("exited on signal 9") == 1 and "process rank 3 with PID" in stderr, stderr
+    assert "Traceback" not in stderr and "fpgacomm: error" not in stderr
+    assert _ranks_of(marker) == {}
 
 
 def test_the_bed_is_idempotent_and_leaves_nothing():
@@ -86,6 +258,25 @@ def test_the_bed_is_idempotent_and_leaves_nothing():
         assert _bed("down", name).returncode == 0
     assert _bed("down", name).returncode == 0  # nothing left to remove is fine
     assert _leftovers(name) == []
+
+
+def test_a_bed_whose_name_gives_a_taken_subnet_takes_the_next_free_one(two_hosts):
+    """Two beds at once (two test sessions) must not share a subnet: mpirun
+    reaches each bed's hosts through its bridge's address."""
+    _, options = two_hosts
+    taken = options[options.index("--host") + 1].split(".")[2]
+    find = subprocess.run(["bash", "-c", "for i in $(seq 1 5000); do n=fe$i; [ $(( $(printf %s $n | cksum | cut "
+                           f"-d' ' -f1) % 250 + 1 )) = {taken} ] && {{ echo $n; break; }}; done"],
+                          capture_output=True, text=True, timeout=60)
+    other = find.stdout.strip()
+    assert other, "no name of fe1..fe5000 gives that subnet"
+    try:
+        up = _bed("up", other)
+        assert up.returncode == 0, up.stderr
+        given = up.stdout.split()
+        assert given[given.index("--host") + 1].split(".")[2] != taken
+    finally:
+        assert _bed("down", other).returncode == 0
 
 
 def test_bad_names_are_refused():

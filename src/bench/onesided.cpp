@@ -238,21 +238,26 @@ class Runner {
 
   void check_mpi(int code, const char* routine) const { comm_.check(code, routine, "in a one-sided test"); }
 
-  // A window over memory MPI did not allocate, where the library may refuse
-  // it: Open MPI 4.1's osc/rdma needs a transport with RDMA, and shared
-  // memory without single copy (btl_vader_single_copy_mechanism=none) has
-  // none. Said once, agreed.
-  void check_user_memory_window(int code, const char* routine) const {
+  // Window creation, where the library may refuse. Open MPI 4.1 makes
+  // windows with osc/sm inside one node and otherwise with osc/rdma, which
+  // needs a transport with RDMA: shared memory without single copy
+  // (btl_vader_single_copy_mechanism=none) has none for memory MPI did not
+  // allocate, and TCP between hosts has none at all. Its osc/pt2pt works
+  // over any transport, but Debian's openmpi-mca-params.conf turns it off.
+  // Said once, agreed, instead of an MPI error on every rank.
+  void check_window(int code, const char* routine) const {
     std::exception_ptr failure;
     if (code != MPI_SUCCESS) {
       char text[MPI_MAX_ERROR_STRING];
       int length = 0;
       MPI_Error_string(code, text, &length);
+      const bool user_memory = creation_ != Creation::Allocate;
       failure = std::make_exception_ptr(UsageError(
-          "this MPI library cannot create a window over user memory (" + std::string(routine) + ": " +
-          std::string(text, length) +
-          "); use -w allocate, or give it a transport with RDMA (Open MPI on one node: "
-          "OMPI_MCA_btl_vader_single_copy_mechanism=cma, or UCX)"));
+          "this MPI library cannot create a window" + std::string(user_memory ? " over user memory" : "") + " (" +
+          std::string(routine) + ": " + std::string(text, length) + "); " +
+          (user_memory ? "use -w allocate, or give it a transport with RDMA" : "give it a one-sided transport") +
+          " (Open MPI between hosts over TCP: mpirun --mca osc pt2pt; on one node: "
+          "OMPI_MCA_btl_vader_single_copy_mechanism=cma; or UCX)"));
     }
     comm_.agree(failure);
   }
@@ -274,18 +279,18 @@ class Runner {
     comm_.agree(failure);
     const auto length = static_cast<MPI_Aint>(bytes);
     if (creation_ == Creation::Allocate) {
-      check_mpi(MPI_Win_allocate(length, 1, MPI_INFO_NULL, comm_.raw(), &window_memory_, &window_),
-                "MPI_Win_allocate");
+      check_window(MPI_Win_allocate(length, 1, MPI_INFO_NULL, comm_.raw(), &window_memory_, &window_),
+                   "MPI_Win_allocate");
       return;
     }
     window_memory_ = target_->host_data();
     if (creation_ == Creation::Create) {
-      check_user_memory_window(MPI_Win_create(window_memory_, length, 1, MPI_INFO_NULL, comm_.raw(), &window_),
-                               "MPI_Win_create");
+      check_window(MPI_Win_create(window_memory_, length, 1, MPI_INFO_NULL, comm_.raw(), &window_),
+                   "MPI_Win_create");
       return;
     }
-    check_mpi(MPI_Win_create_dynamic(MPI_INFO_NULL, comm_.raw(), &window_), "MPI_Win_create_dynamic");
-    check_user_memory_window(MPI_Win_attach(window_, window_memory_, length), "MPI_Win_attach");
+    check_window(MPI_Win_create_dynamic(MPI_INFO_NULL, comm_.raw(), &window_), "MPI_Win_create_dynamic");
+    check_window(MPI_Win_attach(window_, window_memory_, length), "MPI_Win_attach");
     MPI_Aint mine = 0;
     check_mpi(MPI_Get_address(window_memory_, &mine), "MPI_Get_address");
     check_mpi(MPI_Sendrecv(&mine, 1, MPI_AINT, peer_, 0, &peer_base_, 1, MPI_AINT, peer_, 0, comm_.raw(),

@@ -49,14 +49,6 @@ def busbw_factor(op: str, ranks: int) -> float:
     return 1.0  # bcast, reduce
 
 
-def topology(env: dict) -> dict:
-    """Ranks per node, nodes and whether the run stayed inside one node
-    (scale-up) or crossed nodes (scale-out)."""
-    per_node = env["ranks_per_node"]
-    return {"nodes": len(per_node), "ranks_per_node": max(per_node.values()),
-            "scale": "scale-up" if len(per_node) == 1 else "scale-out"}
-
-
 def _rows(op: str, raw: dict, ranks: int, validate: bool) -> tuple[list, dict, dict]:
     rows, samples = [], {}
     for timing in raw["sizes"]:
@@ -118,7 +110,7 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": options.sizes, "root": raw["root"],
               "datatype": raw["datatype"], **counts_params(options.counts), "large_message": LARGE_MESSAGE,
               "validate": validate, "route": raw["route"], "omb_differences": omb_differences([raw["route"]], validate),
-              "busbw_factor": busbw_factor(op, comm.Get_size()), **topology(env), **device_options.params()}
+              "busbw_factor": busbw_factor(op, comm.Get_size()), **environment.topology(env), **device_options.params()}
     return Result(f"osu_{op}", params, env, rows, units, samples)
 
 

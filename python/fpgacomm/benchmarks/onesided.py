@@ -17,7 +17,6 @@ from __future__ import annotations
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
-from .collectives import topology
 from ..runtime.devices import DeviceOptions, needs_device, open_device
 from .osu import omb_differences
 from ..params import BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes
@@ -129,7 +128,7 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     if latency:
         del params["window"]
     env = environment.collect(comm, dev, hosts)
-    params.update(topology(env), **device_options.params())
+    params.update(environment.topology(env), **device_options.params())
     return Result(f"osu_{test}", params, env, rows, units, samples)
 
 

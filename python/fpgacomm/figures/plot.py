@@ -30,6 +30,7 @@ from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..results.result import Result, atomic_write
+from ..runtime.environment import topology
 
 # What each benchmark's rows hold, hence which figure draws them: the
 # catalog's size sweeps by their headline quantity, and the simulator's.
@@ -138,7 +139,8 @@ def _finish(ax, title: str) -> Figure:
 
 
 def label(result: Result) -> str:
-    """How a Result is named in a legend: its buffer kinds, its fabric."""
+    """How a Result is named in a legend: its buffer kinds, its fabric, and
+    "scale-out (N hosts)" where its ranks sat on several hosts."""
     params = result.params
     if "send_kind" in params and "recv_kind" in params:
         text = f"{params['send_kind']} {params['recv_kind']}"
@@ -148,6 +150,9 @@ def label(result: Result) -> str:
         text = result.benchmark
     if "fabric" in params:
         text += f" {params['fabric']} (simulated)"
+    where = topology(result.env)
+    if where.get("scale") == "scale-out":
+        text += f" scale-out ({where['nodes']} hosts)"
     return text
 
 
@@ -173,6 +178,10 @@ def _labels(results: list) -> list:
     and, where names collide, the parameters that tell those Results apart
     (a chunk-size sweep: "D D chunk_bytes=1048576")."""
     names = [label(result) for result in results]
+    # Beside a scale-out run, a run on one host says so too.
+    scales = [topology(result.env).get("scale") for result in results]
+    if "scale-out" in scales:
+        names = [f"{name} scale-up" if scale == "scale-up" else name for name, scale in zip(names, scales)]
     if len({result.benchmark for result in results}) > 1:
         names = [f"{result.benchmark} {name}" for result, name in zip(results, names)]
     labelled = list(names)
@@ -362,7 +371,9 @@ def _gather_lines(results) -> dict:
             if column not in result.columns:
                 raise usage_error(f"{result.benchmark} lacks the gather column {column!r}; "
                                  f"its columns: {', '.join(result.columns)}")
-        source = f"{result.params['fabric']} (simulated)" if "fabric" in result.params else "measured"
+        where = topology(result.env)
+        source = (f"{result.params['fabric']} (simulated)" if "fabric" in result.params
+                  else f"scale-out ({where['nodes']} hosts)" if where.get("scale") == "scale-out" else "measured")
         table = result.to_numpy()
         for schedule, nodes in sorted({(str(s), int(n)) for s, n in zip(table["schedule"], table["nodes"])}):
             rows = table[(table["schedule"] == schedule) & (table["nodes"] == nodes)]

@@ -15,8 +15,24 @@ from typing import Callable
 
 from ..catalog import BENCHMARKS, Benchmark
 from ..params import HOST_KINDS
+from ..runtime.environment import topology
 from .result import Result
 from .units import human_bandwidth, human_bytes, human_rate, human_seconds
+
+# ------------------------------------------------------------ placement
+
+
+def scale_out_lines(result: Result) -> list:
+    """A header line saying that the run crossed hosts ("# Scale-out: 4
+    ranks on 2 hosts, 2 per host"); none for a run on one host, whose text
+    stays OMB's, line for line."""
+    where = topology(result.env)
+    if where.get("scale") != "scale-out":
+        return []
+    counts = sorted(result.env["ranks_per_node"].values())
+    per_host = str(counts[0]) if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]}"
+    return [f"# Scale-out: {sum(counts)} ranks on {where['nodes']} hosts, {per_host} per host"]
+
 
 # ------------------------------------------------------------ OSU tables
 
@@ -105,6 +121,7 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     if on_device:
         lines.append(f"# Send Buffer on {KIND_NAMES[send]} "
                      f"and Receive Buffer on {KIND_NAMES[recv]}")
+    lines.extend(scale_out_lines(result))
     lines.extend(preamble)
     lines.append(f"# Datatype: {result.params.get('datatype', 'MPI_CHAR')}.")
 
@@ -153,7 +170,7 @@ def format_beff(result: Result, full: bool = False) -> str:
     params = result.params
     where = (f"simulated {params['fabric']}, {params['ranks']} FPGAs" if "fabric" in params
              else f"{params['comm_type']}, {params['ranks']} ranks, {params['loop_rule']} loop lengths")
-    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}"]
+    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}", *scale_out_lines(result)]
     model = "model_bandwidth" in result.columns
     patterns = list(dict.fromkeys(row["pattern"] for row in result.rows))
     for pattern in patterns:
@@ -214,7 +231,7 @@ def format_gather(result: Result, full: bool = False) -> str:
     header = (f"{'schedule':>9}{'nodes':>6}{'size':>11}{'stages':>7}{'time':>11}{'throughput':>13}"
               f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models) +
               ("   validation" if "validation" in result.columns else ""))
-    lines = [title, header]
+    lines = [title, *scale_out_lines(result), header]
     for row in result.rows:
         line = (f"{row['schedule']:>9}{row['nodes']:>6}{human_bytes(row['size']):>11}{row['stages']:>7}"
                 f"{human_seconds(row['time']):>11}{human_bandwidth(row['throughput']):>13}"
@@ -243,7 +260,7 @@ def format_devbw(result: Result, full: bool = False, rank: int = 0) -> str:
         columns += [(f"{_DEVBW_ARROWS[key]} dev(us)", key, "device_time_avg", 1e6) for key in series]
     device = result.env.get("rank_devices", [""] * (rank + 1))[rank]
     lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
-             f"# Rank {rank}: {device}",
+             f"# Rank {rank}: {device}", *scale_out_lines(result),
              "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
              + ("; dev = profiling-event time" if full else "")]
     lines.append(f"{'# Size':<{_DEVBW_SIZE_WIDTH}}" + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns))
@@ -259,7 +276,7 @@ def format_table(result: Result, full: bool = False) -> str:
     title = f"# fpgacomm {result.benchmark}"
     if "fabric" in result.params:
         title += f": {result.params['fabric']} (simulated)"
-    return result.table(title)
+    return result.table("\n".join([title, *scale_out_lines(result)]))
 
 
 # The formats that are the same for every benchmark printing them.
@@ -317,6 +334,9 @@ def summary_line(result: Result) -> str:
         name += f" {result.params['comm_type']}"
     if "fabric" in result.params:
         name += f" {result.params['fabric']} (simulated)"
+    where = topology(result.env)
+    if where.get("scale") == "scale-out":
+        name += f" (scale-out, {where['nodes']} hosts)"
     rows = [row for row in result.rows if row.get("size") is not None]
     if not rows:
         return f"{name}: no rows"

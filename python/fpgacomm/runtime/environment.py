@@ -19,6 +19,17 @@ EMULATION_NOTE = ("software emulation: kernels and copies run on the host's core
                   "emulator's, not an FPGA's performance")
 
 
+def topology(env: dict) -> dict:
+    """Nodes, the most ranks on one node, and whether the run stayed inside
+    one node (scale-up) or crossed nodes (scale-out), from an env's
+    ranks_per_node; {} for an env without it (a Result made by hand)."""
+    per_node = env.get("ranks_per_node")
+    if not per_node:
+        return {}
+    return {"nodes": len(per_node), "ranks_per_node": max(per_node.values()),
+            "scale": "scale-up" if len(per_node) == 1 else "scale-out"}
+
+
 def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
     """Collective: hosts, ranks, MPI library and thread level, every rank's device."""
     MPI = mpi.MPI()
@@ -29,6 +40,9 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         label = f"{info.label()} on '{info.platform_name}'" + (" (emulated)" if info.emulated else "")
     devices = comm.allgather(label)
     per_node = {host: hosts.count(host) for host in dict.fromkeys(hosts)}
+    # Each host's launcher may set them apart (FPGA_MAPPING per host).
+    rank_variables = comm.allgather({name: os.environ[name] for name in _RUNTIME_VARIABLES if name in os.environ})
+    host_variables = {host: rank_variables[hosts.index(host)] for host in per_node}
     env = {
         "fpgacomm_version": __version__,
         "git_revision": _core.git_revision,
@@ -38,6 +52,8 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         "ranks": comm.Get_size(),
         "ranks_per_node": per_node,
         "rank_hosts": hosts,
+        "nodes": len(per_node),
+        "scale": topology({"ranks_per_node": per_node})["scale"],
         "mpi_library": MPI.Get_library_version().strip(),
         "mpi_version": "%d.%d" % MPI.Get_version(),
         "mpi_thread_level": mpi.thread_levels(),
@@ -45,8 +61,10 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "machine": platform.machine(),
-        "variables": {name: os.environ[name] for name in _RUNTIME_VARIABLES if name in os.environ},
+        "variables": rank_variables[0],
     }
+    if any(variables != rank_variables[0] for variables in host_variables.values()):
+        env["host_variables"] = host_variables
     if info is not None:
         env["opencl"] = {"platform": info.platform_name, "platform_version": info.platform_version,
                          "device": info.name, "device_type": info.type, "device_version": info.version,
