@@ -60,10 +60,13 @@ class Result:
     samples: raw per-iteration samples per size, keyed by str(size)
         (latencies in s, per-window bandwidths in B/s); JSON keeps them,
         CSV does not.
+    incomplete: None for a finished run; for a run stopped part-way (an
+        interrupt), why, and how many sizes it finished: the rows are those
+        sizes. Files carry it as the top-level field "incomplete".
     """
 
     def __init__(self, benchmark: str, params: dict, env: dict, rows: list,
-                 units: dict, samples: dict | None = None):
+                 units: dict, samples: dict | None = None, incomplete: str | None = None):
         if not isinstance(benchmark, str) or not benchmark:
             raise ValueError(f"benchmark must be a non-empty name, got {benchmark!r}")
         self.benchmark = benchmark
@@ -75,6 +78,7 @@ class Result:
             self.samples = None
         else:
             self.samples = {str(k): [float(x) for x in v] for k, v in samples.items()}
+        self.incomplete = incomplete
 
     def _checked_rows(self, rows: list) -> list:
         """Copy rows with plain cell values, checking they form one table."""
@@ -150,7 +154,8 @@ class Result:
         """The benchmark and the parameters that tell its runs apart."""
         shown = [f"{key} {self.params[key]}" for key in _TITLE_PARAMS
                  if isinstance(self.params.get(key), (str, int, float))]
-        return ", ".join([self.benchmark, *shown])
+        title = ", ".join([self.benchmark, *shown])
+        return f"{title} (incomplete: {self.incomplete})" if self.incomplete else title
 
     def table(self) -> str:
         """The rows as aligned text under the title: one column per key,
@@ -186,7 +191,7 @@ class Result:
 
     def to_dict(self) -> dict:
         """Plain dict (JSON types) with the schema tag; from_dict reverses it."""
-        return {
+        d = {
             "schema": SCHEMA,
             "benchmark": self.benchmark,
             "params": self.params,
@@ -195,6 +200,9 @@ class Result:
             "rows": self.rows,
             "samples": self.samples,
         }
+        if self.incomplete:
+            d["incomplete"] = self.incomplete
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Result":
@@ -209,7 +217,7 @@ class Result:
         if missing:
             raise ValueError(f"{SCHEMA} result lacks field(s) {missing}")
         return cls(d["benchmark"], d["params"], d["env"], d["rows"], d["units"],
-                   d.get("samples"))
+                   d.get("samples"), d.get("incomplete"))
 
     def write_json(self, path) -> None:
         """Write the whole Result, samples included, atomically as JSON.
@@ -234,7 +242,7 @@ class Result:
         """Write the table atomically as CSV, for spreadsheets and plain tools.
 
         Layout: comment lines "# key: <JSON>" carrying schema, benchmark,
-        params and env; a header row of "key[unit]" cells; then the rows.
+        params, env (and incomplete, when set); a header row of "key[unit]" cells; then the rows.
         Cells: ints as digits, floats as repr (exact round trip), strings as
         themselves, None as an empty cell. read_csv infers the type from the
         text, so a string that would read back as a number or as None (an
@@ -249,8 +257,10 @@ class Result:
                                      f"{_parse_cell(value)!r}; write JSON instead")
 
         def write(f):
-            for key, value in (("schema", SCHEMA), ("benchmark", self.benchmark),
-                               ("params", self.params), ("env", self.env)):
+            meta = [("schema", SCHEMA), ("benchmark", self.benchmark), ("params", self.params), ("env", self.env)]
+            if self.incomplete:
+                meta.append(("incomplete", self.incomplete))
+            for key, value in meta:
                 f.write(f"# {key}: {json.dumps(value)}\n")
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow([f"{c}[{self.units[c]}]" for c in self.columns])
