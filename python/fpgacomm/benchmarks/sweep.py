@@ -48,6 +48,5 @@ class Sweep:
         try:
             yield self
         except Interrupted as stop:
-            if getattr(stop, "result", None) is None:
-                stop.result = self.so_far(str(stop))
+            stop.result = self.so_far(str(stop))
             raise

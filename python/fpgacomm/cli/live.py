@@ -25,11 +25,10 @@ class LiveText:
     """on_row for a benchmark function: prints the new lines of the text of
     each Result so far; finish() prints the rest of the finished Result's."""
 
-    def __init__(self, label: str, full: bool = False, stream=None):
+    def __init__(self, label: str, full: bool = False):
         self.full = full
         self.printed = 0
         self.progress = Progress(label)
-        self.stream = stream
 
     def __call__(self, result) -> None:
         self._show(result)
@@ -44,7 +43,7 @@ class LiveText:
         if len(lines) > self.printed:
             self.progress.erase()
             try:
-                print("\n".join(lines[self.printed:]), file=self.stream or sys.stdout, flush=True)
+                print("\n".join(lines[self.printed:]), flush=True)
             except BrokenPipeError:
                 # The reader left (`| head -1`) in mid-sweep: the other ranks
                 # still need this one, so the sweep goes on, printing nowhere.
@@ -78,7 +77,7 @@ class Progress:
     """`osu bw: 12 of 23 sizes measured, 4.1 s`, overwritten in place on a
     terminal's stderr once the sweep has run PROGRESS_AFTER seconds; nothing elsewhere."""
 
-    shown: "Progress | None" = None  # the one whose line is on screen
+    on_screen = False  # one line for the process: whichever Progress drew it
 
     def __init__(self, label: str):
         self.label = label
@@ -92,12 +91,12 @@ class Progress:
             return
         sys.stderr.write(f"\r\033[K{self.label}: {state}, {elapsed:.1f} s")
         sys.stderr.flush()
-        Progress.shown = self
+        Progress.on_screen = True
 
     @classmethod
     def erase(cls) -> None:
         """Erases the progress line on screen, if any (before other output, and at the end)."""
-        if cls.shown is not None:
+        if cls.on_screen:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
-            cls.shown = None
+            cls.on_screen = False
