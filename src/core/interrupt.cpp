@@ -42,7 +42,9 @@ void install_interrupt_handler() {
     if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == &on_signal) continue;  // ours already
     struct sigaction ours = {};
     ours.sa_sigaction = &on_signal;
-    ours.sa_flags = SA_SIGINFO | SA_RESTART;
+    // Whether system calls restart stays as it was (Python's handlers let
+    // them fail with EINTR, so that Python can run its handler and retry).
+    ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_RESTART | SA_ONSTACK));
     sigemptyset(&ours.sa_mask);
     sigaction(kSignals[i], &ours, &previous[i]);
   }
