@@ -339,7 +339,9 @@ def load(paths) -> Result:
     directory (its *.json files), or a list of them. Each row gains the
     columns "file" and "benchmark" and one column per parameter whose value
     differs between the files (memory kinds, sizes of a sweep, ...); columns
-    a file lacks are None. The parameters every file shares stay params."""
+    a file lacks are None. The parameters every file shares stay params.
+    Where a file holds an interrupted run, the column "incomplete" says so
+    (its Result.incomplete; None for the finished runs)."""
     files = _expand(paths)
     if not files:
         raise ValueError(f"no Result files in {paths!r} (JSON or CSV files, a directory of JSON files, or a glob)")
@@ -350,6 +352,8 @@ def load(paths) -> Result:
     differing = [key for key in keys if len({repr(params.get(key)) for params in scalars}) > 1]
     shared = {key: scalars[0][key] for key in keys if key not in differing and key in scalars[0]}
     units = {"file": "", "benchmark": ""}
+    if any(result.incomplete for result in results):
+        units["incomplete"] = ""
     units.update({key: "" for key in differing})
     for result in results:
         for column, unit in result.units.items():
@@ -357,6 +361,7 @@ def load(paths) -> Result:
                 raise ValueError(f"column {column!r} is in {units[column]!r} in one file and in {unit!r} in another; "
                                  "load them apart")
     rows = [{**dict.fromkeys(units), "file": path, "benchmark": result.benchmark,
+             **({"incomplete": result.incomplete} if "incomplete" in units else {}),
              **{key: params.get(key) for key in differing}, **row}
             for path, result, params in zip(files, results, scalars) for row in result.rows]
     return Result("fpgacomm.load", {**shared, "files": files}, {}, rows, units)
