@@ -328,3 +328,46 @@ def test_suite_checks_every_parts_options_before_measuring(tmp_path):
     assert run.returncode == 2 and run.stdout == ""
     assert "b_eff message sizes are log2 exponents with 0 <= --min-size <= -m <= 30" in run.stderr
     assert not (tmp_path / "s5").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_rows_printed_as_measured_read_as_the_text_of_the_whole_result(tmp_path):
+    """The rows come one by one as the sizes end; together with the header
+    they are exactly format_text of the finished Result. stderr is no
+    terminal here, so it holds no progress line."""
+    from fpgacomm.report import format_text
+
+    run = fpgacomm("osu", "bw", "-m", "1:2M", "-i", "30", "-x", "2", "--json", str(tmp_path / "bw.json"), ranks=2)
+    assert run.returncode == 0, run.stderr
+    result = Result.read(tmp_path / "bw.json")
+    assert result.incomplete is None and "incomplete" not in json.loads((tmp_path / "bw.json").read_text())
+    assert run.stdout == format_text(result) + "\n"
+    assert "sizes measured" not in run.stderr and "\r" not in run.stderr
+
+
+def test_a_terminal_shows_a_progress_line_that_files_do_not_get(tmp_path):
+    """mpirun's stderr on a terminal: the ranks' stderr is a pipe to mpirun,
+    and rank 0 draws its progress line there, erased at the end; stdout, a
+    file, holds the rows only."""
+    import pty
+
+    leader, follower = pty.openpty()
+    with open(tmp_path / "out.txt", "w") as out:
+        process = subprocess.Popen(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "bw", "-m", "1:4M",
+                                    "-i", "30", "-x", "2"], stdout=out, stderr=follower, env=ENV)
+        os.close(follower)
+        screen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's last writer has gone
+                break
+            if not chunk:
+                break
+            screen += chunk
+        assert process.wait(timeout=300) == 0
+    os.close(leader)
+    text = screen.decode()
+    assert "\r\x1b[Kosu bw: " in text and " of 23 sizes measured, " in text
+    assert text.rstrip("\r\n").endswith("\r\x1b[K")  # erased at the end
+    printed = (tmp_path / "out.txt").read_text()
+    assert "sizes measured" not in printed and "\x1b" not in printed and len(printed.splitlines()) == 3 + 23

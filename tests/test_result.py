@@ -278,3 +278,21 @@ def test_a_writer_killed_mid_write_leaves_no_temporary_file_and_the_old_content(
     writer.wait(timeout=30)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["r.json"]
     assert target.read_text() == "old"
+
+
+def test_an_incomplete_result_says_so_in_json_csv_and_load(tmp_path):
+    stopped = _latency(("H", "H"), (1e-6, 2e-6))
+    stopped.incomplete = "interrupted by SIGINT: 2 of 5 sizes measured"
+    stopped.write(tmp_path / "stopped.json")
+    stopped.write(tmp_path / "stopped.csv")
+    _latency(("D", "D"), (3e-6, 4e-6)).write(tmp_path / "whole.json")
+    assert json.loads((tmp_path / "stopped.json").read_text())["incomplete"] == stopped.incomplete
+    assert "incomplete" not in json.loads((tmp_path / "whole.json").read_text())
+    for path in ("stopped.json", "stopped.csv"):
+        again = Result.read(tmp_path / path)
+        assert again.incomplete == stopped.incomplete and again.rows == stopped.rows
+        assert again.title().endswith(f"(incomplete: {stopped.incomplete})")
+    assert Result.read(tmp_path / "whole.json").incomplete is None
+    table = fpgacomm.load([tmp_path / "stopped.json", tmp_path / "whole.json"])
+    assert [row["incomplete"] for row in table.rows] == [stopped.incomplete] * 2 + [None] * 2
+    assert "incomplete" not in fpgacomm.load(tmp_path / "whole.json").columns

@@ -89,6 +89,17 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     if comm.Get_rank() == 0:
         os.makedirs(parent, exist_ok=True)
         os.mkdir(staging)
+    try:
+        return _run_into(staging, outdir, comm, beff_max_size, beff_repetitions, parameters)
+    except BaseException:  # an error or an interrupt: the run folder goes, the previous results stay
+        if comm.Get_rank() == 0:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _run_into(staging: str, outdir: str, comm, beff_max_size: int, beff_repetitions: int | None,
+              parameters: dict) -> list:
+    """run's measurements, written into `staging`, which then replaces outdir."""
     results = []
 
     def keep(name, result):
@@ -127,7 +138,12 @@ def _replace(staging: str, outdir: str) -> None:
     if os.path.exists(outdir):
         previous = f"{staging}.previous"
         os.rename(outdir, previous)
-    os.rename(staging, outdir)
+    try:
+        os.rename(staging, outdir)
+    except BaseException:  # an interrupt between the two renames: the previous run goes back
+        if previous and not os.path.exists(outdir):
+            os.rename(previous, outdir)
+        raise
     if previous:
         shutil.rmtree(previous)
 

@@ -11,6 +11,7 @@
 #include "cl/check.hpp"
 #include "comm/receive_fault.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -74,8 +75,8 @@ std::vector<std::uint8_t> message(std::uint64_t size, std::uint64_t stamp) {
 
 class Runner {
  public:
-  Runner(const Communicator& comm, Device* device, const BeffOptions& options)
-      : comm_(comm), device_(device), options_(options), transfers_(comm, device, staged(options)) {
+  Runner(const Communicator& comm, Device* device, const BeffOptions& options, const SizeHook<BeffSize>& on_size)
+      : comm_(comm), device_(device), options_(options), on_size_(on_size), transfers_(comm, device, staged(options)) {
     options.validate();
     if (options.ring.size() != static_cast<std::size_t>(comm.size()))
       throw UsageError("the ring has " + std::to_string(options.ring.size()) + " positions for " +
@@ -139,6 +140,7 @@ class Runner {
       errors_ = 0;
       timing.times = gather(mine);
       result.sizes.push_back(std::move(timing));
+      if (on_size_) on_size_(result.sizes.back());
     }
     return result;
   }
@@ -189,6 +191,7 @@ class Runner {
   // "synchronized with an MPI barrier before every execution"). Device work
   // the loop queued (the receive kernels) is inside the time.
   double measure(std::uint64_t size, std::uint64_t loops) {
+    check_interrupt();
     comm_.barrier();
     const double start = MPI_Wtime();
     if (options_.type == BeffType::Iec) {
@@ -378,6 +381,7 @@ class Runner {
   const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
   Device* device_;
   const BeffOptions& options_;
+  const SizeHook<BeffSize>& on_size_;
   Transfers transfers_;
   RingNeighbours neighbours_;
   Route route_ = Route::Direct;
@@ -432,11 +436,12 @@ std::uint8_t beff_message_byte(std::uint64_t index, std::uint64_t size, std::uin
   return fill;
 }
 
-BeffRun run_beff(const Communicator& comm, Device* device, const BeffOptions& options) {
+BeffRun run_beff(const Communicator& comm, Device* device, const BeffOptions& options,
+                 const SizeHook<BeffSize>& on_size) {
   std::unique_ptr<Runner> runner;
   std::exception_ptr failure;
   try {
-    runner = std::make_unique<Runner>(comm, device, options);
+    runner = std::make_unique<Runner>(comm, device, options, on_size);
   } catch (...) {
     failure = std::current_exception();
   }

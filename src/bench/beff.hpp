@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/size_hook.hpp"
 #include "cl/buffer.hpp"
 #include "comm/communicator.hpp"
 #include "comm/transfer.hpp"
@@ -62,8 +63,10 @@ struct BeffRun {
   std::string route;  // how messages reach MPI: direct or staged
 };
 
-// Collective over `comm`; every rank gets the same BeffRun.
-BeffRun run_beff(const Communicator& comm, Device* device, const BeffOptions& options);
+// Collective over `comm`; every rank gets the same BeffRun, and calls
+// on_size (when set) after each size with its timing.
+BeffRun run_beff(const Communicator& comm, Device* device, const BeffOptions& options,
+                 const SizeHook<BeffSize>& on_size = {});
 
 // The message a sender puts on the wire: every byte is HPCC FPGA's fill,
 // log2(size) mod 256, except the first and the last (up to) 8 bytes, which

@@ -12,6 +12,7 @@
 #include "comm/transfer.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -48,8 +49,9 @@ bool has_root(Op op) { return op == Op::Gather || op == Op::Scatter || op == Op:
 
 class Runner {
  public:
-  Runner(const Communicator& comm, Device* device, const CollectiveOptions& options)
-      : comm_(comm), device_(device), options_(options), op_(op_of(options.op)), ranks_(comm.size()),
+  Runner(const Communicator& comm, Device* device, const CollectiveOptions& options,
+         const SizeHook<CollectiveTiming>& on_size)
+      : comm_(comm), device_(device), options_(options), on_size_(on_size), op_(op_of(options.op)), ranks_(comm.size()),
         me_(comm.rank()), root_(options.root.value_or(0)) {
     options.validate();
     if (ranks_ < 2)
@@ -77,6 +79,7 @@ class Runner {
     comm_.agree(failure);
     for (std::uint64_t size : sizes()) {
       result.sizes.push_back(measure(size));
+      if (on_size_) on_size_(result.sizes.back());
       if (result.sizes.back().errors > 0) break;  // as OMB: a failing size ends the sweep
     }
     return result;
@@ -251,6 +254,7 @@ class Runner {
     const bool staged = (send_ && send_->staged()) || (recv_ && recv_->staged());
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
+      check_interrupt();
       if (options_.validation) {
         prepare(size, i);
         comm_.barrier();
@@ -292,6 +296,7 @@ class Runner {
   const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
   Device* device_;
   const CollectiveOptions& options_;
+  const SizeHook<CollectiveTiming>& on_size_;
   Op op_;
   int ranks_, me_;
   int root_;  // options.root, or rank 0
@@ -322,8 +327,9 @@ void CollectiveOptions::validate() const {
   if (known != Op::Barrier) require_an_element(sizes, datatype);
 }
 
-CollectiveRun run_collective(const Communicator& comm, Device* device, const CollectiveOptions& options) {
-  return run_agreed<Runner>(comm, device, options);
+CollectiveRun run_collective(const Communicator& comm, Device* device, const CollectiveOptions& options,
+                             const SizeHook<CollectiveTiming>& on_size) {
+  return run_agreed<Runner>(comm, device, options, on_size);
 }
 
 }  // namespace fpgacomm

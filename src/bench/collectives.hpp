@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/iterations.hpp"
+#include "bench/size_hook.hpp"
 #include "cl/buffer.hpp"
 #include "comm/communicator.hpp"
 #include "comm/datatype.hpp"
@@ -59,7 +60,9 @@ struct CollectiveRun {
   std::string route;        // how every rank's buffers reach MPI: direct or staged
 };
 
-// Collective over `comm`; every rank gets the same CollectiveRun.
-CollectiveRun run_collective(const Communicator& comm, Device* device, const CollectiveOptions& options);
+// Collective over `comm`; every rank gets the same CollectiveRun, and calls
+// on_size (when set) after each size with its timing.
+CollectiveRun run_collective(const Communicator& comm, Device* device, const CollectiveOptions& options,
+                             const SizeHook<CollectiveTiming>& on_size = {});
 
 }  // namespace fpgacomm

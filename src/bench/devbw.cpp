@@ -6,6 +6,7 @@
 
 #include "cl/check.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -88,6 +89,7 @@ CopySamples copy_samples(Device& device, bool to_device, MemKind host_kind, std:
   samples.host_seconds.reserve(iterations);
   samples.device_seconds.reserve(iterations);
   for (int i = 0; i < warmup + iterations; ++i) {
+    check_interrupt();
     const CopyTiming timing = copy_once(device, device_buffer, host, to_device, bytes, bytes, true);
     if (i < warmup) continue;
     samples.host_seconds.push_back(timing.host);

@@ -8,6 +8,7 @@
 #include "bench/pt2pt.hpp"
 #include "comm/receive_fault.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -22,8 +23,9 @@ std::string bytes_text(std::uint64_t bytes) { return std::to_string(bytes) + " b
 
 class Runner {
  public:
-  Runner(const Communicator& comm, Device* device, const GatherOptions& options)
-      : comm_(comm), device_(device), options_(options), nodes_(comm.size()), me_(comm.rank()),
+  Runner(const Communicator& comm, Device* device, const GatherOptions& options,
+         const SizeHook<GatherTiming>& on_size)
+      : comm_(comm), device_(device), options_(options), on_size_(on_size), nodes_(comm.size()), me_(comm.rank()),
         transfers_(comm, device, options.transfer) {
     if (nodes_ < 2)
       throw UsageError("gather needs at least 2 ranks, and this run has " + std::to_string(nodes_) +
@@ -70,6 +72,7 @@ class Runner {
     result.route = route_name(routes_[me_]);
     for (std::uint64_t size : options_.sizes) {
       result.sizes.push_back(measure(size));
+      if (on_size_) on_size_(result.sizes.back());
       if (result.sizes.back().errors > 0) break;
     }
     for (int i = 0; i < options_.barrier_reference; ++i) {
@@ -228,6 +231,7 @@ class Runner {
     std::vector<double> mine(record * static_cast<std::size_t>(iterations), 0.0);
     std::uint64_t errors = 0;
     for (int i = 0; i < total; ++i) {
+      check_interrupt();
       if (options_.validation) {
         buffer_->fill_zero();
         for (std::uint64_t p : options_.holds) fill(p, size, i);
@@ -302,6 +306,7 @@ class Runner {
   const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
   Device* device_;
   const GatherOptions& options_;
+  const SizeHook<GatherTiming>& on_size_;
   int nodes_, me_;
   Transfers transfers_;
   std::unique_ptr<Buffer> buffer_, mirror_, empty_;
@@ -320,8 +325,9 @@ void GatherOptions::validate() const {
     throw UsageError("gather: unknown MPI collective '" + mpi_collective + "'");
 }
 
-GatherRun run_gather(const Communicator& comm, Device* device, const GatherOptions& options) {
-  return run_agreed<Runner>(comm, device, options);
+GatherRun run_gather(const Communicator& comm, Device* device, const GatherOptions& options,
+                     const SizeHook<GatherTiming>& on_size) {
+  return run_agreed<Runner>(comm, device, options, on_size);
 }
 
 }  // namespace fpgacomm

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/iterations.hpp"
+#include "bench/size_hook.hpp"
 #include "cl/buffer.hpp"
 #include "comm/communicator.hpp"
 #include "comm/transfer.hpp"
@@ -76,7 +77,9 @@ struct GatherRun {
   std::string route;                     // how this rank's buffer reaches MPI
 };
 
-// Collective over `comm`; every rank gets the same GatherRun.
-GatherRun run_gather(const Communicator& comm, Device* device, const GatherOptions& options);
+// Collective over `comm`; every rank gets the same GatherRun, and calls
+// on_size (when set) after each size with its timing.
+GatherRun run_gather(const Communicator& comm, Device* device, const GatherOptions& options,
+                     const SizeHook<GatherTiming>& on_size = {});
 
 }  // namespace fpgacomm

@@ -14,6 +14,7 @@
 #include "comm/transfer.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -193,8 +194,9 @@ struct Iteration {
 
 class Runner {
  public:
-  Runner(const Communicator& comm, Device* device, const OneSidedOptions& options)
-      : comm_(comm), device_(device), options_(options), spec_(spec_of(options.test)),
+  Runner(const Communicator& comm, Device* device, const OneSidedOptions& options,
+         const SizeHook<OneSidedTiming>& on_size)
+      : comm_(comm), device_(device), options_(options), on_size_(on_size), spec_(spec_of(options.test)),
         sync_(sync_of(options.sync_or_default())), creation_(creation_of(options.window_creation)),
         me_(comm.rank()), peer_(1 - comm.rank()), slots_(spec_.shape == Shape::Latency ? 1 : options.window) {
     options.validate();
@@ -204,7 +206,9 @@ class Runner {
   }
 
   ~Runner() {  // cleanup: never throws
-    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
+    // MPI_Win_free is collective: after an interrupt the peer may never
+    // come, and the run is ending anyway (the front end aborts the job).
+    if (window_ != MPI_WIN_NULL && !pending_interrupt.load()) MPI_Win_free(&window_);
     if (peer_group_ != MPI_GROUP_NULL) MPI_Group_free(&peer_group_);
   }
 
@@ -219,6 +223,7 @@ class Runner {
     result.route = route_name(StagedBuffer::route_for(options_.kind));
     for (std::uint64_t size : options_.sizes) {
       result.sizes.push_back(measure(size));
+      if (on_size_) on_size_(result.sizes.back());
       if (result.sizes.back().errors > 0) break;  // as OMB: a failing size ends the sweep
     }
     return result;
@@ -411,6 +416,7 @@ class Runner {
     if (lock_per_size() && keeps_time) iteration.lock_peer();
     double first_start = 0, last_stop = 0;
     for (int i = 0; i < warmup + iterations; ++i) {
+      check_interrupt();
       if (validate) prepare(size, i);
       const double start = MPI_Wtime();
       const double staged = iteration();
@@ -459,6 +465,7 @@ class Runner {
   const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
   Device* device_;
   const OneSidedOptions& options_;
+  const SizeHook<OneSidedTiming>& on_size_;
   TestSpec spec_;
   Sync sync_;
   Creation creation_;
@@ -522,8 +529,9 @@ void OneSidedOptions::validate() const {
       throw UsageError(std::to_string(size) + " bytes is more than an MPI count can hold; use smaller messages (-m)");
 }
 
-OneSidedRun run_onesided(const Communicator& comm, Device* device, const OneSidedOptions& options) {
-  return run_agreed<Runner>(comm, device, options);
+OneSidedRun run_onesided(const Communicator& comm, Device* device, const OneSidedOptions& options,
+                         const SizeHook<OneSidedTiming>& on_size) {
+  return run_agreed<Runner>(comm, device, options, on_size);
 }
 
 }  // namespace fpgacomm

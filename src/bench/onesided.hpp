@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/iterations.hpp"
+#include "bench/size_hook.hpp"
 #include "cl/buffer.hpp"
 #include "comm/communicator.hpp"
 
@@ -60,7 +61,9 @@ struct OneSidedRun {
   std::string route;                  // how the local buffer reaches MPI: direct or staged
 };
 
-// Collective over `comm` (exactly 2 ranks); both ranks get the same OneSidedRun.
-OneSidedRun run_onesided(const Communicator& comm, Device* device, const OneSidedOptions& options);
+// Collective over `comm` (exactly 2 ranks); both ranks get the same
+// OneSidedRun, and call on_size (when set) after each size with its timing.
+OneSidedRun run_onesided(const Communicator& comm, Device* device, const OneSidedOptions& options,
+                         const SizeHook<OneSidedTiming>& on_size = {});
 
 }  // namespace fpgacomm

@@ -7,6 +7,7 @@
 
 #include "bench/agreed_run.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -69,6 +70,7 @@ class OverheadRunner {
     // Each rank fills its own half; the sum gives both halves to both ranks.
     std::vector<double> mine(2 * static_cast<std::size_t>(timed), 0.0);
     for (int i = 0; i < timed; ++i) {
+      check_interrupt();
       iteration(count, send, receive);
       if (comm_.rank() == 0) mine[i] = send;
       else mine[timed + i] = receive;

@@ -7,6 +7,7 @@
 #include "comm/receive_fault.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -98,8 +99,8 @@ struct Role {
 
 class Runner {
  public:
-  Runner(const Communicator& comm, Device* device, const Pt2ptOptions& options)
-      : comm_(comm), device_(device), options_(options), spec_(spec_of(options.test)),
+  Runner(const Communicator& comm, Device* device, const Pt2ptOptions& options, const SizeHook<SizeTiming>& on_size)
+      : comm_(comm), device_(device), options_(options), on_size_(on_size), spec_(spec_of(options.test)),
         transfers_(comm, device, options.transfer) {
     options.validate();
     check_ranks(options.test, spec_, comm.size());
@@ -150,6 +151,7 @@ class Runner {
         comm_.agree(allocation_failure);
       }
       result.sizes.push_back(measure(size));
+      if (on_size_) on_size_(result.sizes.back());
       if (result.sizes.back().errors > 0) break;  // as OMB: a failing size ends the sweep
     }
     return result;
@@ -243,6 +245,7 @@ class Runner {
     Timeline timeline;
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
+      check_interrupt();
       prepare(bytes, i);
       const bool record = options_.timeline && i == warmup + iterations - 1;  // the last timed window
       if (record) transfers_.set_timeline(&timeline);
@@ -285,6 +288,7 @@ class Runner {
   const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
   Device* device_;
   const Pt2ptOptions& options_;
+  const SizeHook<SizeTiming>& on_size_;
   TestSpec spec_;
   Transfers transfers_;
   Role role_{};
@@ -321,8 +325,9 @@ void Pt2ptOptions::validate() const {
   require_an_element(sizes, datatype);
 }
 
-Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options) {
-  return run_agreed<Runner>(comm, device, options);
+Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options,
+                   const SizeHook<SizeTiming>& on_size) {
+  return run_agreed<Runner>(comm, device, options, on_size);
 }
 
 }  // namespace fpgacomm

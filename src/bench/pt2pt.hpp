@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/iterations.hpp"
+#include "bench/size_hook.hpp"
 #include "cl/buffer.hpp"
 #include "comm/communicator.hpp"
 #include "comm/datatype.hpp"
@@ -61,8 +62,10 @@ struct Pt2ptRun {
   std::uint64_t chunk_bytes = 0;       // the pipelining chunk all ranks used
 };
 
-// Collective over `comm`; every rank gets the same Pt2ptRun but for its timeline.
-Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options);
+// Collective over `comm`; every rank gets the same Pt2ptRun but for its
+// timeline, and calls on_size (when set) after each size with its timing.
+Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options,
+                   const SizeHook<SizeTiming>& on_size = {});
 
 // The validation pattern: byte `index` of a message of `size` bytes sent in
 // `iteration` on `stream` (the window slot, or the direction of a reply).

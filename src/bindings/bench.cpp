@@ -4,6 +4,7 @@
 #include "bench/pt2pt.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
+#include "bindings/size_hook.hpp"
 #include "core/error.hpp"
 
 namespace py = pybind11;
@@ -31,6 +32,17 @@ py::list timeline_rows(const std::vector<ChunkTimes>& chunks) {
   return rows;
 }
 
+py::dict size_row(const SizeTiming& t, bool timeline) {
+  py::dict row;
+  row["size"] = t.size;
+  row["iterations"] = t.iterations;
+  row["value"] = t.value;
+  row["samples"] = t.samples;
+  row["errors"] = t.errors;
+  if (timeline) row["timeline"] = timeline_rows(t.timeline);
+  return row;
+}
+
 }  // namespace
 
 void bind_bench(py::module_& m) {
@@ -54,24 +66,17 @@ void bind_bench(py::module_& m) {
   m.def("pt2pt_tests", &pt2pt_tests, "OSU Micro-Benchmarks' point-to-point tests.");
   m.def(
       "run_pt2pt",
-      [](py::object communicator, Device* device, const Pt2ptOptions& options) {
+      [](py::object communicator, Device* device, const Pt2ptOptions& options, const py::object& on_size) {
         const Communicator comm(mpi_comm(communicator));
+        auto row = [timeline = options.timeline](const SizeTiming& t) { return size_row(t, timeline); };
+        const SizeHook<SizeTiming> hook = python_size_hook<SizeTiming>(on_size, row);
         Pt2ptRun run;
         {
           py::gil_scoped_release release;  // no Python in the timed loop; watchdogs may run
-          run = run_pt2pt(comm, device, options);
+          run = run_pt2pt(comm, device, options, hook);
         }
         py::list sizes_out;
-        for (const SizeTiming& t : run.sizes) {
-          py::dict row;
-          row["size"] = t.size;
-          row["iterations"] = t.iterations;
-          row["value"] = t.value;
-          row["samples"] = t.samples;
-          row["errors"] = t.errors;
-          if (options.timeline) row["timeline"] = timeline_rows(t.timeline);
-          sizes_out.append(row);
-        }
+        for (const SizeTiming& t : run.sizes) sizes_out.append(row(t));
         py::dict out;
         out["sizes"] = sizes_out;
         out["pairs"] = run.pairs;
@@ -80,9 +85,10 @@ void bind_bench(py::module_& m) {
         out["chunk_bytes"] = run.chunk_bytes;
         return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("options"),
+      py::arg("comm"), py::arg("device"), py::arg("options"), py::arg("on_size") = py::none(),
       "One OSU point-to-point sweep; collective over comm. Every rank gets the same timings; with timeline, "
-      "each size also carries this rank's staged chunks of its last timed window.");
+      "each size also carries this rank's staged chunks of its last timed window. on_size: None, or called on "
+      "every rank with each size's row as it ends.");
   m.def(
       "copy_time",
       [](Device& device, const std::string& direction, const std::string& host_kind, std::uint64_t nbytes,

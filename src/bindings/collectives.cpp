@@ -3,10 +3,25 @@
 #include "bench/collectives.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
+#include "bindings/size_hook.hpp"
 
 namespace py = pybind11;
 
 namespace fpgacomm::bindings {
+namespace {
+
+py::dict size_row(const CollectiveTiming& t) {
+  py::dict row;
+  row["size"] = t.size;
+  row["iterations"] = t.iterations;
+  row["samples"] = t.samples;
+  row["rank_means"] = t.rank_means;
+  row["staging"] = t.staging;
+  row["errors"] = t.errors;
+  return row;
+}
+
+}  // namespace
 
 void bind_collectives(py::module_& m) {
   auto options = validated_options_class<CollectiveOptions>(m, "CollectiveOptions",
@@ -25,24 +40,16 @@ void bind_collectives(py::module_& m) {
   m.def("rooted_collective_ops", &rooted_collective_ops, "The collectives with a root.");
   m.def(
       "run_collective",
-      [](py::object communicator, Device* device, const CollectiveOptions& options) {
+      [](py::object communicator, Device* device, const CollectiveOptions& options, const py::object& on_size) {
         const Communicator comm(mpi_comm(communicator));
+        const SizeHook<CollectiveTiming> hook = python_size_hook<CollectiveTiming>(on_size, &size_row);
         CollectiveRun run;
         {
           py::gil_scoped_release release;  // no Python in the timed loop; watchdogs may run
-          run = run_collective(comm, device, options);
+          run = run_collective(comm, device, options, hook);
         }
         py::list sizes_out;
-        for (const CollectiveTiming& t : run.sizes) {
-          py::dict row;
-          row["size"] = t.size;
-          row["iterations"] = t.iterations;
-          row["samples"] = t.samples;
-          row["rank_means"] = t.rank_means;
-          row["staging"] = t.staging;
-          row["errors"] = t.errors;
-          sizes_out.append(row);
-        }
+        for (const CollectiveTiming& t : run.sizes) sizes_out.append(size_row(t));
         py::dict out;
         out["sizes"] = sizes_out;
         out["datatype"] = datatype_name(options.datatype);
@@ -50,8 +57,9 @@ void bind_collectives(py::module_& m) {
         out["route"] = run.route;
         return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("options"),
-      "One OSU collective sweep; collective over comm. Every rank gets the same timings.");
+      py::arg("comm"), py::arg("device"), py::arg("options"), py::arg("on_size") = py::none(),
+      "One OSU collective sweep; collective over comm. Every rank gets the same timings. on_size: None, or "
+      "called on every rank with each size's row as it ends.");
 }
 
 }  // namespace fpgacomm::bindings

@@ -1,4 +1,5 @@
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 #include "bindings/bindings.hpp"
 
@@ -23,9 +24,16 @@ void bind_errors(py::module_& m) {
   static py::exception<ApiError> api(m, "ApiError", error.ptr());
   static py::exception<ClError> cl(m, "ClError", api.ptr());
   static py::exception<MpiError> mpi(m, "MpiError", api.ptr());
+  // A KeyboardInterrupt, so that `except Exception` lets it pass, as Python's own.
+  static py::exception<Interrupted> interrupted(m, "Interrupted", PyExc_KeyboardInterrupt);
+  interrupted.doc() = "A run stopped by SIGINT or SIGTERM; `signal` holds its number.";
   py::register_exception_translator([](std::exception_ptr failure) {
     try {
       if (failure) std::rethrow_exception(failure);
+    } catch (const Interrupted& e) {
+      py::object instance = py::reinterpret_borrow<py::object>(interrupted.ptr())(e.what());
+      instance.attr("signal") = e.signal();
+      PyErr_SetObject(interrupted.ptr(), instance.ptr());
     } catch (const UsageError& e) {
       raise(usage.ptr(), e);
     } catch (const ClError& e) {

@@ -3,6 +3,7 @@
 #include "bench/gather.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
+#include "bindings/size_hook.hpp"
 
 namespace py = pybind11;
 
@@ -16,6 +17,17 @@ std::vector<GatherMove> moves_of(const Triples& triples) {
   std::vector<GatherMove> moves;
   for (const auto& [peer, first, blocks] : triples) moves.push_back({peer, first, blocks});
   return moves;
+}
+
+py::dict size_row(const GatherTiming& t) {
+  py::dict row;
+  row["size"] = t.size;
+  row["setup"] = t.setup;
+  row["transfer"] = t.transfer;
+  row["barrier"] = t.barrier;
+  row["totals"] = t.totals;
+  row["errors"] = t.errors;
+  return row;
 }
 
 Triples triples_of(const std::vector<GatherMove>& moves) {
@@ -58,32 +70,25 @@ void bind_gather(py::module_& m) {
       .def_readwrite("transfer", &GatherOptions::transfer);
   m.def(
       "run_gather",
-      [](py::object communicator, Device* device, const GatherOptions& options) {
+      [](py::object communicator, Device* device, const GatherOptions& options, const py::object& on_size) {
         const Communicator comm(mpi_comm(communicator));
+        const SizeHook<GatherTiming> hook = python_size_hook<GatherTiming>(on_size, &size_row);
         GatherRun run;
         {
           py::gil_scoped_release release;  // no Python in the timed loop; watchdogs may run
-          run = run_gather(comm, device, options);
+          run = run_gather(comm, device, options, hook);
         }
         py::list sizes_out;
-        for (const GatherTiming& t : run.sizes) {
-          py::dict row;
-          row["size"] = t.size;
-          row["setup"] = t.setup;
-          row["transfer"] = t.transfer;
-          row["barrier"] = t.barrier;
-          row["totals"] = t.totals;
-          row["errors"] = t.errors;
-          sizes_out.append(row);
-        }
+        for (const GatherTiming& t : run.sizes) sizes_out.append(size_row(t));
         py::dict out;
         out["sizes"] = sizes_out;
         out["barrier_reference"] = run.barrier_reference;
         out["route"] = run.route;
         return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("options"),
-      "This rank's part of a gather schedule; collective over comm. Every rank gets the same timings.");
+      py::arg("comm"), py::arg("device"), py::arg("options"), py::arg("on_size") = py::none(),
+      "This rank's part of a gather schedule; collective over comm. Every rank gets the same timings. on_size: "
+      "None, or called on every rank with each size's row as it ends.");
 }
 
 }  // namespace fpgacomm::bindings

@@ -3,10 +3,25 @@
 #include "bench/onesided.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
+#include "bindings/size_hook.hpp"
 
 namespace py = pybind11;
 
 namespace fpgacomm::bindings {
+namespace {
+
+py::dict size_row(const OneSidedTiming& t) {
+  py::dict row;
+  row["size"] = t.size;
+  row["iterations"] = t.iterations;
+  row["value"] = t.value;
+  row["samples"] = t.samples;
+  row["staging_share"] = t.staging_share;
+  row["errors"] = t.errors;
+  return row;
+}
+
+}  // namespace
 
 void bind_onesided(py::module_& m) {
   auto options = validated_options_class<OneSidedOptions>(m, "OneSidedOptions",
@@ -31,32 +46,25 @@ void bind_onesided(py::module_& m) {
         "The -s choices of one test, OMB's default for it first.");
   m.def(
       "run_onesided",
-      [](py::object communicator, Device* device, const OneSidedOptions& options) {
+      [](py::object communicator, Device* device, const OneSidedOptions& options, const py::object& on_size) {
         const Communicator comm(mpi_comm(communicator));
+        const SizeHook<OneSidedTiming> hook = python_size_hook<OneSidedTiming>(on_size, &size_row);
         OneSidedRun run;
         {
           py::gil_scoped_release release;  // no Python in the timed loop; watchdogs may run
-          run = run_onesided(comm, device, options);
+          run = run_onesided(comm, device, options, hook);
         }
         py::list sizes_out;
-        for (const OneSidedTiming& t : run.sizes) {
-          py::dict row;
-          row["size"] = t.size;
-          row["iterations"] = t.iterations;
-          row["value"] = t.value;
-          row["samples"] = t.samples;
-          row["staging_share"] = t.staging_share;
-          row["errors"] = t.errors;
-          sizes_out.append(row);
-        }
+        for (const OneSidedTiming& t : run.sizes) sizes_out.append(size_row(t));
         py::dict out;
         out["sizes"] = sizes_out;
         out["sync"] = run.sync;
         out["route"] = run.route;
         return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("options"),
-      "One OSU one-sided sweep on 2 ranks; both ranks get the same timings.");
+      py::arg("comm"), py::arg("device"), py::arg("options"), py::arg("on_size") = py::none(),
+      "One OSU one-sided sweep on 2 ranks; both ranks get the same timings. on_size: None, or called on both "
+      "ranks with each size's row as it ends.");
 }
 
 }  // namespace fpgacomm::bindings

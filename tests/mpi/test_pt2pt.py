@@ -171,3 +171,32 @@ def test_device_map_names_missing_device_on_every_rank(comm):
     with pytest.raises(_core.UsageError, match=f"maps node-local rank 0 to device {missing}") as caught:
         open_device(comm, DeviceOptions(device_map=":".join([str(missing)] * 4)))
     assert caught.value.agreed
+
+
+@pytest.mark.ranks(2)
+def test_rows_reach_on_row_as_each_size_ends(comm):
+    """on_row runs on rank 0 after each size, with the Result so far: one
+    call per size, the rows growing one by one, the first before the next
+    size is measured (it arrives at least the timed time of that size
+    earlier), and the last Result's rows those of the finished run."""
+    import time
+
+    arrivals = []
+
+    def on_row(result):
+        arrivals.append((time.perf_counter(), result))
+
+    sizes = [8, 1 << 20]
+    result = osu.latency(comm, sizes=sizes, iterations=100, warmup=2, on_row=on_row)
+    if comm.Get_rank() != 0:
+        assert_all(comm, arrivals == [], "on_row ran on a rank other than 0")
+        return
+    counts = [len(partial.rows) for _, partial in arrivals]
+    partials_marked = all(partial.incomplete == f"{n} of 2 sizes measured" for n, (_, partial) in
+                          zip(counts, arrivals))
+    # The last size's timed iterations: 100 round trips, each twice its half-round-trip sample.
+    last_size_time = 2 * sum(result.samples[str(1 << 20)])
+    ok = (counts == [1, 2] and partials_marked and arrivals[-1][1].rows == result.rows and result.incomplete is None
+          and arrivals[1][0] - arrivals[0][0] >= last_size_time)
+    assert_all(comm, ok, f"counts {counts}, gap {arrivals[1][0] - arrivals[0][0]:.4f} s, last size "
+                          f"{last_size_time:.4f} s")

@@ -15,10 +15,11 @@ from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, needs_device, open_device
-from .osu import omb_differences
+from .osu import measured_sizes, omb_differences
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
 from .signatures import options_of
+from .sweep import OnRow, Sweep
 
 TESTS = tuple(_core.collective_ops())
 ROOTED = tuple(_core.rooted_collective_ops())
@@ -49,9 +50,10 @@ def busbw_factor(op: str, ranks: int) -> float:
     return 1.0  # bcast, reduce
 
 
-def _rows(op: str, raw: dict, ranks: int, validate: bool) -> tuple[list, dict, dict]:
+def _rows(op: str, sizes: list, ranks: int, validate: bool) -> tuple[list, dict, dict]:
+    """Rows, units and samples of the core's rows of the sizes measured."""
     rows, samples = [], {}
-    for timing in raw["sizes"]:
+    for timing in sizes:
         summary = stats.summarize(timing["samples"])
         rank_means = timing["rank_means"]
         average = sum(rank_means) / len(rank_means)
@@ -80,7 +82,7 @@ def _rows(op: str, raw: dict, ranks: int, validate: bool) -> tuple[list, dict, d
 
 def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = None, iterations: int | None = None,
         warmup: int | None = None, validate: bool = False, datatype: str = "mpi_char",
-        device: DeviceOptions | None = None) -> Result:
+        device: DeviceOptions | None = None, on_row: OnRow | None = None) -> Result:
     """One OSU collective; collective over comm.
 
     sizes: OMB's per-rank sizes (bytes each rank contributes; see
@@ -91,7 +93,10 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     sizes smaller than one element get no row. mem: the kind of
     every buffer (H, H!, D, B, P); device kinds are staged through host
     memory and staging_share says how much of the time that took. root:
-    the root of gather, scatter, bcast and reduce (default 0).
+    the root of gather, scatter, bcast and reduce (default 0). on_row:
+    called on rank 0 after each size with the Result so far (its rows the
+    sizes finished); an interrupt raises Interrupted carrying `result`, the
+    sizes finished, marked incomplete.
     """
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
@@ -104,14 +109,23 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     hosts = _core.host_names(comm)
     # The barrier moves no data, so it needs no device whatever mem says.
     dev = open_device(comm, device_options, hosts) if needs_device([mem]) and op != "barrier" else None
-    raw = _core.run_collective(comm, dev, options)
     env = environment.collect(comm, dev, hosts)
-    rows, units, samples = _rows(op, raw, comm.Get_size(), validate)
-    params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": options.sizes, "root": raw["root"],
-              "datatype": raw["datatype"], **counts_params(options.counts), "large_message": LARGE_MESSAGE,
-              "validate": validate, "route": raw["route"], "omb_differences": omb_differences([raw["route"]], validate),
-              "busbw_factor": busbw_factor(op, comm.Get_size()), **environment.topology(env), **device_options.params()}
-    return Result(f"osu_{op}", params, env, rows, units, samples)
+
+    def result_of(sizes: list, finished: dict) -> Result:
+        """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
+        rows, units, samples = _rows(op, sizes, comm.Get_size(), validate)
+        params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": options.sizes, "root": finished.get("root"),
+                  "datatype": options.datatype, **counts_params(options.counts), "large_message": LARGE_MESSAGE,
+                  "validate": validate, "route": finished.get("route"),
+                  "omb_differences": omb_differences([finished.get("route")], validate),
+                  "busbw_factor": busbw_factor(op, comm.Get_size()), **environment.topology(env), **device_options.params()}
+        return Result(f"osu_{op}", params, env, rows, units, samples)
+
+    planned = 1 if op == "barrier" else measured_sizes(options.sizes, datatype)
+    sweep = Sweep(comm, lambda sizes: result_of(sizes, {}), planned, on_row)
+    with sweep.interruptible():
+        raw = _core.run_collective(comm, dev, options, sweep.on_size)
+    return result_of(raw["sizes"], raw)
 
 
 @options_of(run)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import _core, schedules
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
+from .sweep import OnRow, Sweep
 from ..schedules import COLLECTIVES, NAMES, PORTS, RECEIVES, VIRTUAL_PORTS, Run, Schedule, Stage, Transfer, check, \
     schedule
 
@@ -79,7 +80,7 @@ def _device_room(comm, dev, hosts: list[str], options) -> tuple[int, int]:
 def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, ports: int = 2,
         virtual_ports: int = 2, control: str = "barrier", collective: str = "gather", iterations: int | None = None,
         device=None, validate: bool = True, *, root: int = 0, warmup: int | None = None,
-        barrier_reference: int = 0) -> Result:
+        barrier_reference: int = 0, on_row: OnRow | None = None) -> Result:
     """A gather (scatter, allgather) schedule on real ranks, one node per
     rank, every rank's n blocks in one buffer of kind `mem`; collective over
     comm. sizes: bytes per node ("MIN:MAX" doubling, one size, a list); the
@@ -88,6 +89,9 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     barrier (an MPI_Barrier closes every stage) or local (none). iterations
     and warmup: per size (default ITERATIONS). barrier_reference: bare
     MPI_Barriers timed after the sweep (samples "barrier_reference").
+    on_row: called on rank 0 after each size with the Result so far; an
+    interrupt raises Interrupted carrying `result`, the sizes finished,
+    marked incomplete.
     """
     from ..runtime import environment, mpi
     from ..runtime.devices import DeviceOptions, needs_device, open_device
@@ -128,14 +132,34 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
             if not options.sizes:
                 raise usage_error(f"gather: even the default sweep's smallest size exceeds the device's memory for "
                              f"{nodes} nodes ({fit} bytes per node fit); give smaller --sizes")
-    raw = _core.run_gather(comm, dev, options)
+    env = environment.collect(comm, dev, hosts)
+
+    def result_of(sizes: list, finished: dict) -> Result:
+        """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
+        rows, samples = _rows(schedule, nodes, len(shape.stages), sizes, validate)
+        if finished.get("barrier_reference"):
+            samples["barrier_reference"] = finished["barrier_reference"]
+        params = {"schedule": schedule, "collective": collective, "control": control, "mem": mem, "ports": ports,
+                  "virtual_ports": virtual_ports, "root": root, "sizes": options.sizes,
+                  **counts_params(options.counts), "large_block": LARGE_BLOCK, "validate": validate,
+                  "route": finished.get("route"), "device_sharers": options.device_sharers, **device_options.params()}
+        return Result("gather", params, env, rows, _UNITS, samples)
+
+    sweep = Sweep(comm, lambda sizes: result_of(sizes, {}), len(options.sizes), on_row)
+    with sweep.interruptible():
+        raw = _core.run_gather(comm, dev, options, sweep.on_size)
+    return result_of(raw["sizes"], raw)
+
+
+def _rows(schedule: str, nodes: int, stages: int, sizes: list, validate: bool) -> tuple[list, dict]:
+    """Rows and samples of the core's rows of the sizes measured."""
     rows, samples = [], {}
-    for timing in raw["sizes"]:
+    for timing in sizes:
         size, totals = timing["size"], timing["totals"]
         phases = {name: [sum(column) / len(column) for column in zip(*timing[name])]
                   for name in ("setup", "transfer", "barrier")}
         time = sum(totals) / len(totals)
-        rows.append({"schedule": schedule, "nodes": nodes, "size": size, "stages": len(shape.stages), "time": time,
+        rows.append({"schedule": schedule, "nodes": nodes, "size": size, "stages": stages, "time": time,
                      "throughput": (nodes - 1) * size / time,
                      **{name: sum(per_stage) for name, per_stage in phases.items()},
                      "iterations": len(totals),
@@ -148,13 +172,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
         # Every stage of every timed iteration (the slowest rank's), iteration by iteration.
         samples[f"{key}/stage"] = [sum(phase) for i in range(len(totals))
                                    for phase in zip(timing["setup"][i], timing["transfer"][i], timing["barrier"][i])]
-    if barrier_reference:
-        samples["barrier_reference"] = raw["barrier_reference"]
-    params = {"schedule": schedule, "collective": collective, "control": control, "mem": mem, "ports": ports,
-              "virtual_ports": virtual_ports, "root": root, "sizes": options.sizes, **counts_params(options.counts),
-              "large_block": LARGE_BLOCK, "validate": validate, "route": raw["route"],
-              "device_sharers": options.device_sharers, **device_options.params()}
-    return Result("gather", params, environment.collect(comm, dev, hosts), rows, _UNITS, samples)
+    return rows, samples
 
 
 def failed_sizes(result: Result) -> list[int]:

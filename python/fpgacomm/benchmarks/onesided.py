@@ -22,6 +22,7 @@ from .osu import omb_differences
 from ..params import BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
 from .signatures import options_of
+from .sweep import OnRow, Sweep
 
 # OMB's defaults per test: timed iterations and warm-up below and above LARGE_MESSAGE.
 ITERATIONS = {"put_latency": LATENCY_COUNTS, "get_latency": LATENCY_COUNTS, "put_bw": BANDWIDTH_COUNTS,
@@ -59,6 +60,7 @@ def overhead(get_value: float, put_value: float, latency: bool) -> float:
 
 
 def _rows(test: str, raw: list, validate: bool) -> tuple[list, dict, dict]:
+    """Rows, units and samples of the core's rows of the sizes measured."""
     latency = test.endswith("latency")
     key = "latency" if latency else "bandwidth"
     rows, samples = [], {}
@@ -81,7 +83,7 @@ def _rows(test: str, raw: list, validate: bool) -> tuple[list, dict, dict]:
 def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | None = None,
         warmup: int | None = None, window: int = DEFAULT_WINDOW, window_creation: str = "allocate",
         sync: str | None = None, validate: bool = False, compare_put: bool = True,
-        device: DeviceOptions | None = None) -> Result:
+        device: DeviceOptions | None = None, on_row: OnRow | None = None) -> Result:
     """One OSU one-sided test on exactly 2 ranks; collective over comm.
 
     mem: the kind of the local (origin) buffer of both ranks. window_creation:
@@ -89,7 +91,10 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     MPI_Win_create, MPI_Win_create_dynamic). sync: OMB's -s, one of SYNC;
     default flush, and for put_bibw pscw (it takes pscw or fence only).
     compare_put: for get_latency and get_bw, also run the PUT test with the
-    same parameters and add put_* and overhead_vs_put columns.
+    same parameters and add put_* and overhead_vs_put columns. on_row:
+    called on rank 0 after each size of the test's own sweep with the Result
+    so far; an interrupt raises Interrupted carrying `result`, the sizes
+    finished, marked incomplete (without the PUT comparison).
     """
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
@@ -103,33 +108,48 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     hosts = _core.host_names(comm)
     dev = open_device(comm, device_options, hosts) if needs_device([mem]) else None
 
-    def sweep(name):
-        options.test = name
-        return _core.run_onesided(comm, dev, options)
-
-    raw = sweep(test)
-    rows, units, samples = _rows(test, raw["sizes"], validate)
-    latency = test.endswith("latency")
-    params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": options.sizes, "datatype": "MPI_CHAR",
-              "window_creation": window_creation, "sync": raw["sync"], **counts_params(counts),
-              "large_message": LARGE_MESSAGE, "window": window, "validate": validate, "route": raw["route"],
-              "omb_differences": omb_differences([raw["route"]], validate), "curve": None if latency else curve(rows)}
-    if test.startswith("get_") and compare_put:
-        put_rows, _, _ = _rows(test.replace("get_", "put_"), sweep(test.replace("get_", "put_"))["sizes"], validate)
-        value = "latency_avg" if latency else "bandwidth"
-        by_size = {row["size"]: row[value] for row in put_rows}
-        for row in rows:
-            put_value = by_size[row["size"]]  # a size GET reached, PUT reached too unless it failed validation
-            row[f"put_{value}"] = put_value
-            row["overhead_vs_put"] = overhead(row[value], put_value, latency) if put_value else None
-        units[f"put_{value}"] = units[value]
-        units["overhead_vs_put"] = ""
-        params["put_curve"] = None if latency else curve(put_rows)
-    if latency:
-        del params["window"]
     env = environment.collect(comm, dev, hosts)
-    params.update(environment.topology(env), **device_options.params())
-    return Result(f"osu_{test}", params, env, rows, units, samples)
+    latency = test.endswith("latency")
+
+    def result_of(sizes: list, finished: dict) -> Result:
+        """The test's Result of the sizes measured, without the PUT comparison;
+        finished: the core's whole run, or {} while it goes on."""
+        rows, units, samples = _rows(test, sizes, validate)
+        params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": options.sizes, "datatype": "MPI_CHAR",
+                  "window_creation": window_creation, "sync": options.sync, **counts_params(counts),
+                  "large_message": LARGE_MESSAGE, "window": window, "validate": validate, "route": finished.get("route"),
+                  "omb_differences": omb_differences([finished.get("route")], validate),
+                  "curve": None if latency else curve(rows)}
+        if latency:
+            del params["window"]
+        params.update(environment.topology(env), **device_options.params())
+        return Result(f"osu_{test}", params, env, rows, units, samples)
+
+    sweep = Sweep(comm, lambda sizes: result_of(sizes, {}), len(options.sizes), on_row)
+    with sweep.interruptible():
+        raw = _core.run_onesided(comm, dev, options, sweep.on_size)
+        result = result_of(raw["sizes"], raw)
+        if test.startswith("get_") and compare_put:
+            options.test = test.replace("get_", "put_")
+            _compare_put(result, _core.run_onesided(comm, dev, options)["sizes"], validate)
+    return result
+
+
+def _compare_put(result: Result, put_sizes: list, validate: bool) -> None:
+    """Adds to a GET test's Result the PUT test's value per size (the core's
+    rows of a PUT sweep with the same parameters) and GET's overhead against it."""
+    test = result.params["test"]
+    latency = test.endswith("latency")
+    put_rows, _, _ = _rows(test.replace("get_", "put_"), put_sizes, validate)
+    value = "latency_avg" if latency else "bandwidth"
+    by_size = {row["size"]: row[value] for row in put_rows}
+    for row in result.rows:
+        put_value = by_size[row["size"]]  # a size GET reached, PUT reached too unless it failed validation
+        row[f"put_{value}"] = put_value
+        row["overhead_vs_put"] = overhead(row[value], put_value, latency) if put_value else None
+    result.units[f"put_{value}"] = result.units[value]
+    result.units["overhead_vs_put"] = ""
+    result.params["put_curve"] = None if latency else curve(put_rows)
 
 
 @options_of(run)

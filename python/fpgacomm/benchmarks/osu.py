@@ -17,6 +17,7 @@ from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_pa
                       usage_error)
 from ..results.result import Result
 from .signatures import options_of
+from .sweep import OnRow, Sweep
 
 # OMB's defaults: timed iterations and warm-up, below and above LARGE_MESSAGE.
 ITERATIONS = {"latency": LATENCY_COUNTS, "multi_lat": LATENCY_COUNTS, "bw": BANDWIDTH_COUNTS,
@@ -61,11 +62,12 @@ def _multiple_buffers(buffers: str) -> bool:
     return buffers == "multiple"
 
 
-def _rows(test: str, raw: dict, validate: bool) -> tuple[list, dict, dict]:
+def _rows(test: str, sizes: list, validate: bool) -> tuple[list, dict, dict]:
+    """Rows, units and samples of the core's rows of the sizes measured."""
     key = "latency" if test in LATENCY_TESTS else "bandwidth"
     unit = "s" if key == "latency" else "B/s"
     rows, samples = [], {}
-    for timing in raw["sizes"]:
+    for timing in sizes:
         summary = stats.summarize(timing["samples"])
         row = {"size": timing["size"]}
         # The headline is OMB's number: total time over iterations (latency,
@@ -91,7 +93,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
         buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
         slots: int = 4, timeline: bool = False, datatype: str = "mpi_char",
-        device: DeviceOptions | None = None) -> Result:
+        device: DeviceOptions | None = None, on_row: OnRow | None = None) -> Result:
     """One OSU point-to-point test; collective over comm.
 
     mem: (kind of rank 0's buffers, kind of rank 1's) -- H, H!, D, B or P; in
@@ -106,6 +108,10 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     then, on rank 0, a Result of every rank's chunks (None on other ranks).
     datatype: OMB's -T (mpi_char, mpi_int, mpi_float): a message moves its
     whole elements, and sizes smaller than one element get no row.
+    on_row: called on rank 0 after each size with the Result so far (its
+    rows the sizes finished), to show rows as they are measured. An
+    interrupt (runtime.interrupts) raises Interrupted carrying `result`:
+    the sizes finished, marked incomplete.
     """
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
@@ -121,22 +127,34 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
 
     hosts = _core.host_names(comm)
     dev = open_device(comm, device_options, hosts) if needs_device(mem) else None
-    raw = _core.run_pt2pt(comm, dev, options)
-    rows, units, samples = _rows(test, raw, validate)
-    params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": options.sizes,
-              "datatype": options.datatype, **counts_params(counts), "large_message": LARGE_MESSAGE, "window": window,
-              "validate": validate, "buffers": buffers, "touch": touch, "path": path,
-              "chunk_bytes": raw["chunk_bytes"], "slots": slots, "send_route": raw["send_route"],
-              "recv_route": raw["recv_route"], "pairs": raw["pairs"],
-              "omb_differences": omb_differences((raw["send_route"], raw["recv_route"]), validate),
-              **device_options.params()}
-    if test in LATENCY_TESTS:
-        del params["window"]
     env = environment.collect(comm, dev, hosts)
-    result = Result(f"osu_{test}", params, env, rows, units, samples)
+
+    def result_of(sizes: list, finished: dict) -> Result:
+        """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
+        rows, units, samples = _rows(test, sizes, validate)
+        routes = (finished.get("send_route"), finished.get("recv_route"))
+        params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": options.sizes,
+                  "datatype": options.datatype, **counts_params(counts), "large_message": LARGE_MESSAGE,
+                  "window": window, "validate": validate, "buffers": buffers, "touch": touch, "path": path,
+                  "chunk_bytes": finished.get("chunk_bytes"), "slots": slots, "send_route": routes[0],
+                  "recv_route": routes[1], "pairs": finished.get("pairs", comm.Get_size() // 2),
+                  "omb_differences": omb_differences(routes, validate), **device_options.params()}
+        if test in LATENCY_TESTS:
+            del params["window"]
+        return Result(f"osu_{test}", params, env, rows, units, samples)
+
+    sweep = Sweep(comm, lambda sizes: result_of(sizes, {}), measured_sizes(options.sizes, datatype), on_row)
+    with sweep.interruptible():
+        raw = _core.run_pt2pt(comm, dev, options, sweep.on_size)
+    result = result_of(raw["sizes"], raw)
     if timeline:
-        result.timeline = _gather_timeline(comm, f"osu_{test}_timeline", raw, params, env)
+        result.timeline = _gather_timeline(comm, f"osu_{test}_timeline", raw, result.params, env)
     return result
+
+
+def measured_sizes(sizes: list, datatype: str) -> int:
+    """How many of `sizes` get a row: those holding a whole element (OMB's -T)."""
+    return sum(size >= _core.datatype_bytes(datatype) for size in sizes)
 
 
 def _gather_timeline(comm, benchmark: str, raw: dict, params: dict, env: dict) -> Result | None:

@@ -15,7 +15,9 @@ import threading
 import traceback
 
 from .. import _core
+from ..runtime import interrupts
 from . import outputs
+from .live import Progress, silence_stdout
 from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, launch_rank
 
 DEFAULT_TIMEOUT = 1800.0
@@ -103,8 +105,33 @@ def _timeout_first(argv: list) -> list:
     return argv
 
 
+def _interrupted(stop: KeyboardInterrupt, args) -> None:
+    """Ends the run after SIGINT or SIGTERM: rank 0 saves what was measured
+    (the Result the interrupt carries, marked incomplete) where --json or
+    --csv asked and says so; then every rank ends, with 128 + the signal."""
+    Progress.erase()
+    result = getattr(stop, "result", None)
+    what = str(stop) or "interrupted by SIGINT"
+    if launch_rank() == 0:
+        saved = [path for path in (getattr(args, "json", None), getattr(args, "csv", None)) if path]
+        if result is not None and saved:
+            try:
+                for path in saved:
+                    result.write(path)
+                print(f"fpgacomm: {result.incomplete}; saved in {' and '.join(saved)}, marked incomplete",
+                      file=sys.stderr, flush=True)
+            except OSError as error:  # the job must still end on every rank
+                print(f"fpgacomm: {result.incomplete}; could not save it: {error}", file=sys.stderr, flush=True)
+        else:
+            print(f"fpgacomm: {result.incomplete if result is not None else what}", file=sys.stderr, flush=True)
+    else:
+        print(f"fpgacomm: rank {launch_rank()}: {what}; ending every rank", file=sys.stderr, flush=True)
+    _abort(interrupts.exit_status(stop))
+
+
 def main(argv=None) -> int:
     args = parse_arguments(argv)
+    interrupts.install()
     start_watchdog(args.timeout)
     try:
         if getattr(args, "thread_level", None) is not None:
@@ -120,12 +147,11 @@ def main(argv=None) -> int:
             return EXIT_USAGE
         print(f"fpgacomm: error on rank {launch_rank()}: {error}", file=sys.stderr)
         _abort(EXIT_USAGE if isinstance(error, _core.UsageError) else 1)
-    except KeyboardInterrupt:
-        _abort(130)
+    except KeyboardInterrupt as stop:  # interrupts.Interrupted, or Python's own before install()
+        _interrupted(stop, args)
     except BrokenPipeError:
-        # The reader left (`fpgacomm ... | head -1`): end quietly, as a Unix
-        # tool does; stdout goes nowhere so that the final flush cannot fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # The reader left (`fpgacomm ... | head -1`): end quietly, as a Unix tool does.
+        silence_stdout()
         return 0
     except Exception as error:  # a bug of ours: say so, with the traceback only on request
         print(f"fpgacomm: internal error on rank {launch_rank()}: {type(error).__name__}: {error}", file=sys.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from .live import LiveText
 from .options import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
 from .fabric import add_limit_options, limits_of
 from ..params import byte_sizes, usage_error
@@ -91,6 +92,7 @@ def simulate(args):
 def run(args) -> int:
     from ..benchmarks import gather
 
+    live = None
     if args.fabric:
         result, rank = simulate(args), 0
     else:
@@ -103,12 +105,13 @@ def run(args) -> int:
 
         comm = mpi.world()
         rank = comm.Get_rank()
+        live = LiveText("gather")
         result = gather.run(comm, schedule=args.schedule or "ring", mem=args.mem or "D",
                             sizes=args.sizes or DEFAULT_SIZES, ports=args.ports, virtual_ports=args.virtual_ports,
                             control=args.control, collective=args.collective, iterations=args.iterations,
-                            device=device_options(args), validate=args.validation, root=args.root)
+                            device=device_options(args), validate=args.validation, root=args.root, on_row=live)
     if rank == 0:
-        print_and_save(result, args)
+        print_and_save(result, args, live=live)
     failed = gather.failed_sizes(result) if "validation" in result.columns else []
     if failed:
         if rank == 0:

@@ -129,12 +129,16 @@ def add_output_options(parser: argparse.ArgumentParser, contents: str = "the Res
     parser.add_argument("--csv", metavar="FILE", help="write the Result's table as CSV")
 
 
-def print_and_save(result, args, **text) -> None:
+def print_and_save(result, args, live=None, **text) -> None:
     """Rank 0's output: the Result's table (format_text's options) on
-    stdout, then the Result in every file --json and --csv asked for."""
+    stdout, then the Result in every file --json and --csv asked for.
+    live: the LiveText that printed the rows so far, which prints the rest."""
     from ..results.report import format_text
 
-    print(format_text(result, **text), flush=True)
+    if live is not None:
+        live.finish(result)
+    else:
+        print(format_text(result, **text), flush=True)
     for path in (args.json, args.csv):
         if path:
             result.write(path)

@@ -11,6 +11,7 @@ import sys
 
 from ..benchmarks import onesided, registry
 from ..params import DATATYPES, HOST_KINDS, usage_error
+from .live import LiveText
 from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_output_options,
                       add_size_option, add_transfer_options, device_options, print_and_save, transfer_parameters,
                       validation_error)
@@ -100,9 +101,10 @@ def run(args) -> int:
     from ..runtime import mpi
 
     comm = mpi.world()
-    result = args.benchmark.function(comm, **_keywords(args))
+    live = LiveText(f"osu {args.test}", full=args.full or args.tail_lat)
+    result = args.benchmark.function(comm, **_keywords(args), on_row=live)
     if comm.Get_rank() == 0:
-        print_and_save(result, args, full=args.full or args.tail_lat)
+        print_and_save(result, args, live=live)
         if getattr(args, "timeline", None):
             result.timeline.write_json(args.timeline)
     message = validation_error(result)

@@ -62,10 +62,13 @@ class Result:
     samples: raw per-iteration samples per size, keyed by str(size)
         (latencies in s, per-window bandwidths in B/s); JSON keeps them,
         CSV does not.
+    incomplete: None for a finished run; for a run stopped part-way (an
+        interrupt), why, and how many sizes it finished: the rows are those
+        sizes. Files carry it as the top-level field "incomplete".
     """
 
     def __init__(self, benchmark: str, params: dict, env: dict, rows: list,
-                 units: dict, samples: dict | None = None):
+                 units: dict, samples: dict | None = None, incomplete: str | None = None):
         if not isinstance(benchmark, str) or not benchmark:
             raise ValueError(f"benchmark must be a non-empty name, got {benchmark!r}")
         self.benchmark = benchmark
@@ -77,6 +80,7 @@ class Result:
             self.samples = None
         else:
             self.samples = {str(k): [float(x) for x in v] for k, v in samples.items()}
+        self.incomplete = incomplete
 
     def _checked_rows(self, rows: list) -> list:
         """Copy rows with plain cell values, checking they form one table."""
@@ -152,7 +156,8 @@ class Result:
         """The benchmark and the parameters that tell its runs apart."""
         shown = [f"{key} {self.params[key]}" for key in _TITLE_PARAMS
                  if isinstance(self.params.get(key), (str, int, float))]
-        return ", ".join([self.benchmark, *shown])
+        title = ", ".join([self.benchmark, *shown])
+        return f"{title} (incomplete: {self.incomplete})" if self.incomplete else title
 
     def table(self, title: str | None = None) -> str:
         """The rows as aligned text under a title (by default self.title()):
@@ -189,7 +194,7 @@ class Result:
 
     def to_dict(self) -> dict:
         """Plain dict (JSON types) with the schema tag; from_dict reverses it."""
-        return {
+        d = {
             "schema": SCHEMA,
             "benchmark": self.benchmark,
             "params": self.params,
@@ -198,6 +203,9 @@ class Result:
             "rows": self.rows,
             "samples": self.samples,
         }
+        if self.incomplete:
+            d["incomplete"] = self.incomplete
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Result":
@@ -212,7 +220,7 @@ class Result:
         if missing:
             raise ValueError(f"{SCHEMA} result lacks field(s) {missing}")
         return cls(d["benchmark"], d["params"], d["env"], d["rows"], d["units"],
-                   d.get("samples"))
+                   d.get("samples"), d.get("incomplete"))
 
     def write_json(self, path) -> None:
         """Write the whole Result, samples included, atomically as JSON.
@@ -237,7 +245,7 @@ class Result:
         """Write the table atomically as CSV, for spreadsheets and plain tools.
 
         Layout: comment lines "# key: <JSON>" carrying schema, benchmark,
-        params and env; a header row of "key[unit]" cells; then the rows.
+        params, env (and incomplete, when set); a header row of "key[unit]" cells; then the rows.
         Cells: ints as digits, floats as repr (exact round trip), strings as
         themselves, None as an empty cell. read_csv infers the type from the
         text, so a string that would read back as a number or as None (an
@@ -252,8 +260,10 @@ class Result:
                                      f"{_parse_cell(value)!r}; write JSON instead")
 
         def write(f):
-            for key, value in (("schema", SCHEMA), ("benchmark", self.benchmark),
-                               ("params", self.params), ("env", self.env)):
+            meta = [("schema", SCHEMA), ("benchmark", self.benchmark), ("params", self.params), ("env", self.env)]
+            if self.incomplete:
+                meta.append(("incomplete", self.incomplete))
+            for key, value in meta:
                 f.write(f"# {key}: {json.dumps(value)}\n")
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow([f"{c}[{self.units[c]}]" for c in self.columns])
@@ -332,7 +342,9 @@ def load(paths) -> Result:
     directory (its *.json files), or a list of them. Each row gains the
     columns "file" and "benchmark" and one column per parameter whose value
     differs between the files (memory kinds, sizes of a sweep, ...); columns
-    a file lacks are None. The parameters every file shares stay params."""
+    a file lacks are None. The parameters every file shares stay params.
+    Where a file holds an interrupted run, the column "incomplete" says so
+    (its Result.incomplete; None for the finished runs)."""
     files = _expand(paths)
     if not files:
         raise ValueError(f"no Result files in {paths!r} (JSON or CSV files, a directory of JSON files, or a glob)")
@@ -343,6 +355,8 @@ def load(paths) -> Result:
     differing = [key for key in keys if len({repr(params.get(key)) for params in scalars}) > 1]
     shared = {key: scalars[0][key] for key in keys if key not in differing and key in scalars[0]}
     units = {"file": "", "benchmark": ""}
+    if any(result.incomplete for result in results):
+        units["incomplete"] = ""
     units.update({key: "" for key in differing})
     for result in results:
         for column, unit in result.units.items():
@@ -350,6 +364,7 @@ def load(paths) -> Result:
                 raise ValueError(f"column {column!r} is in {units[column]!r} in one file and in {unit!r} in another; "
                                  "load them apart")
     rows = [{**dict.fromkeys(units), "file": path, "benchmark": result.benchmark,
+             **({"incomplete": result.incomplete} if "incomplete" in units else {}),
              **{key: params.get(key) for key in differing}, **row}
             for path, result, params in zip(files, results, scalars) for row in result.rows]
     return Result("fpgacomm.load", {**shared, "files": files}, {}, rows, units)

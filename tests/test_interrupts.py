@@ -1,0 +1,191 @@
+"""Interrupts end every rank at once, and keep what was measured.
+
+Each case starts a long `osu bw` sweep under mpirun (2 ranks, --json), waits
+until its rows are coming (printed live, size by size), sends one signal,
+and checks within 5 s: every rank gone, the status, what rank 0 saved, and no
+temporary file left beside it.
+
+| case                | signal to | mpirun's status | ranks see | saved Result (--json)          |
+|---------------------|-----------|-----------------|-----------|--------------------------------|
+| SIGINT to rank 0    | rank 0    | 130             | rank 0    | incomplete, "SIGINT", N sizes  |
+| SIGTERM to rank 0   | rank 0    | 143             | rank 0    | incomplete, "SIGTERM", N sizes |
+| SIGINT to rank 1    | rank 1    | 130             | rank 1    | none asked of rank 1 (*)       |
+| SIGTERM to mpirun   | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM", N sizes |
+| SIGINT to mpirun    | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM", N sizes |
+| suite, rank 0 SIGINT| rank 0    | 130             | rank 0    | previous folder intact, no run folder |
+
+Open MPI 4.1's mpirun, signalled with SIGINT or SIGTERM, sends every rank
+SIGCONT at once, SIGTERM 1 s later and SIGKILL 1 s after that
+(odls_base_sigkill_timeout), and exits with status 1 whatever the ranks do;
+so the ranks see SIGTERM and rank 0 has that second to save. (*) When rank 1
+is signalled, it aborts the job; rank 0, waiting for it inside MPI, is
+ended by mpirun and saves nothing, or saves an incomplete Result when it
+reaches a check first: either is right, a half-written file is not.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from fpgacomm import Result
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PYTHONUNBUFFERED="1")
+GONE_WITHIN = 5.0  # seconds from the signal until every process has ended
+SWEEP = ("osu", "bw", "-m", "1:64M", "-i", "200")  # minutes in all; rows of small sizes come fast
+
+
+class Job:
+    """mpirun of `fpgacomm ARGS` on 2 ranks, its stdout read line by line as it comes."""
+
+    def __init__(self, *args, cwd):
+        self.process = subprocess.Popen(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+                                        cwd=cwd)
+        self.lines: list[tuple[float, str]] = []
+        self.stderr = ""
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
+
+    def _read_stderr(self):
+        self.stderr = self.process.stderr.read()
+
+    def wait_for(self, predicate, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate([line for _, line in self.lines]):
+            assert self.process.poll() is None, f"the run ended early: {self.stderr}"
+            assert time.monotonic() < deadline, f"waited {timeout} s; stdout so far: {self.lines}"
+            time.sleep(0.05)
+
+    def ranks(self) -> dict[int, int]:
+        """rank -> pid of mpirun's children."""
+        found = {}
+        with open(f"/proc/{self.process.pid}/task/{self.process.pid}/children") as f:
+            children = [int(pid) for pid in f.read().split()]
+        for pid in children:
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    variables = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+            except FileNotFoundError:
+                continue
+            if b"OMPI_COMM_WORLD_RANK" in variables:
+                found[int(variables[b"OMPI_COMM_WORLD_RANK"])] = pid
+        assert sorted(found) == [0, 1], f"ranks found: {found}"
+        return found
+
+    def signal_and_wait(self, target: str, number: int) -> tuple[int, float, dict]:
+        """Sends `number` to "mpirun", "rank0" or "rank1"; returns mpirun's
+        status, the seconds until every process had ended, and the rank pids."""
+        ranks = self.ranks()
+        pid = self.process.pid if target == "mpirun" else ranks[int(target[-1])]
+        sent = time.monotonic()
+        os.kill(pid, number)
+        try:
+            status = self.process.wait(timeout=GONE_WITHIN + 5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            for rank_pid in ranks.values():
+                _kill_quietly(rank_pid)
+            pytest.fail(f"mpirun still running {GONE_WITHIN + 5} s after the signal")
+        while any(_alive(rank_pid) for rank_pid in ranks.values()) and time.monotonic() - sent < GONE_WITHIN + 5:
+            time.sleep(0.02)
+        return status, time.monotonic() - sent, ranks
+
+    def rows(self) -> list[str]:
+        return [line for _, line in self.lines if line and not line.startswith("#")]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _kill_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def rows_coming(count: int):
+    """The sweep has printed `count` rows."""
+    return lambda lines: sum(1 for line in lines if line and not line.startswith("#")) >= count
+
+
+def only_the_result_is_left(folder, name: str) -> None:
+    """Nothing but `name` (if saved) in the folder: no temporary file of a write."""
+    left = sorted(os.listdir(folder))
+    assert left in ([], [name]), f"left behind: {left}"
+
+
+@pytest.mark.parametrize("target, number, status", [
+    ("rank0", signal.SIGINT, 130),
+    ("rank0", signal.SIGTERM, 143),
+    ("mpirun", signal.SIGTERM, 1),
+    ("mpirun", signal.SIGINT, 1),
+], ids=["SIGINT-rank0", "SIGTERM-rank0", "SIGTERM-mpirun", "SIGINT-mpirun"])
+def test_a_signal_to_rank_0_or_mpirun_ends_every_rank_and_saves_the_sizes_measured(tmp_path, target, number,
+                                                                                    status):
+    job = Job(*SWEEP, "--json", "bw.json", cwd=tmp_path)
+    job.wait_for(rows_coming(10))
+    ended, seconds, _ = job.signal_and_wait(target, number)
+    assert seconds < GONE_WITHIN, f"processes left {seconds:.1f} s after the signal"
+    assert ended == status, job.stderr
+    # The ranks get SIGTERM from mpirun, whatever mpirun got.
+    seen = "SIGTERM" if target == "mpirun" else signal.Signals(number).name
+    saved = Result.read(tmp_path / "bw.json")
+    printed = job.rows()
+    assert saved.incomplete.startswith(f"interrupted by {seen}: {len(saved.rows)} of 27 sizes measured")
+    assert 10 <= len(saved.rows) < 27
+    # The rows printed are the rows saved, size by size (the last one unprinted when the signal came as it was).
+    sizes = [row["size"] for row in saved.rows]
+    assert [int(line.split()[0]) for line in printed] in (sizes, sizes[:-1])
+    assert json.loads((tmp_path / "bw.json").read_text())["incomplete"] == saved.incomplete
+    assert f"{saved.incomplete}; saved in bw.json, marked incomplete" in job.stderr
+    only_the_result_is_left(tmp_path, "bw.json")
+
+
+def test_sigint_to_rank_1_ends_every_rank_with_130(tmp_path):
+    job = Job(*SWEEP, "--json", "bw.json", cwd=tmp_path)
+    job.wait_for(rows_coming(10))
+    ended, seconds, _ = job.signal_and_wait("rank1", signal.SIGINT)
+    assert seconds < GONE_WITHIN and ended == 130, job.stderr
+    assert "rank 1: interrupted by SIGINT; ending every rank" in job.stderr
+    if (tmp_path / "bw.json").exists():  # rank 0 reached a check before mpirun ended it (see the table)
+        assert Result.read(tmp_path / "bw.json").incomplete
+    only_the_result_is_left(tmp_path, "bw.json")
+
+
+def test_a_csv_asked_for_is_saved_incomplete_too(tmp_path):
+    job = Job(*SWEEP, "--csv", "bw.csv", cwd=tmp_path)
+    job.wait_for(rows_coming(5))
+    ended, seconds, _ = job.signal_and_wait("rank0", signal.SIGINT)
+    assert seconds < GONE_WITHIN and ended == 130, job.stderr
+    saved = Result.read(tmp_path / "bw.csv")
+    assert saved.incomplete.startswith("interrupted by SIGINT") and len(saved.rows) >= 5
+    only_the_result_is_left(tmp_path, "bw.csv")
+
+
+def test_a_suite_interrupted_leaves_the_previous_results_and_no_run_folder(tmp_path):
+    previous = tmp_path / "results"
+    previous.mkdir()
+    (previous / "summary.txt").write_text("the previous run\n")
+    job = Job("suite", "results", "-m", "1:4M", "-i", "50", cwd=tmp_path)
+    job.wait_for(lambda lines: any("-> " in line for line in lines), timeout=120)  # the first Result is written
+    assert [name for name in os.listdir(tmp_path) if name.startswith(".results.run-")], "no run folder while running"
+    ended, seconds, _ = job.signal_and_wait("rank0", signal.SIGINT)
+    assert seconds < GONE_WITHIN and ended == 130, job.stderr
+    assert sorted(os.listdir(tmp_path)) == ["results"]
+    assert os.listdir(previous) == ["summary.txt"] and (previous / "summary.txt").read_text() == "the previous run\n"
