@@ -10,7 +10,8 @@
 #
 # NAME (letters and digits, at most 8) keeps test beds apart: namespaces
 # NAMEa and NAMEb, bridge NAMEbr, host names NAME-a and NAME-b, subnet
-# 10.77.X.0/24 with X from NAME (the next free X where another bed has it),
+# 10.77.X.0/24 with X from NAME (the next free X where another bed has it,
+# chosen under a lock and kept in the state folder),
 # state in /run/fpgacomm-two-hosts/NAME.
 # Hosts are given to mpirun by address (10.77.X.2 and .3), so /etc/hosts is
 # never touched; `hostname` (and every Result) names them NAME-a and NAME-b.
@@ -46,11 +47,13 @@ check() {
   ip link del "${probe:0:12}br"
 }
 
-subnet() {  # 10.77.X, X in 1..250 from the name, or the next one no other bed's bridge holds
+subnet() {  # 10.77.X, X in 1..250 from the name, or the next one no other bed holds
   local x tries
   x=$(( $(printf '%s' "$1" | cksum | cut -d' ' -f1) % 250 + 1 ))
   for tries in $(seq 250); do
-    ip -brief addr | grep -q " 10\.77\.$x\.1/24" || break
+    # Each bed's state names its subnet: asking the kernel (ip addr) races
+    # with beds going down, whose changes cut its listing short.
+    cat "$STATE_ROOT"/*/subnet 2>/dev/null | grep -qx "10\.77\.$x" || break
     x=$(( x % 250 + 1 ))
   done
   echo "10.77.$x"
@@ -72,8 +75,13 @@ down() {
 up() {
   local name=$1 state="$STATE_ROOT/$1" net
   down "$name"
-  net=$(subnet "$name")
   mkdir -p "$state"
+  # One bed at a time chooses its subnet, so two started at once never share one.
+  exec 9>"$STATE_ROOT/.lock"
+  flock 9
+  net=$(subnet "$name")
+  echo "$net" > "$state/subnet"
+  exec 9>&-
   trap 'down "$name"' ERR
   ip link add "${name}br" type bridge
   ip addr add "$net.1/24" dev "${name}br"
