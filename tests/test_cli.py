@@ -344,6 +344,14 @@ def test_rows_printed_as_measured_read_as_the_text_of_the_whole_result(tmp_path)
     assert "sizes measured" not in run.stderr and "\r" not in run.stderr
 
 
+def test_a_bad_progress_delay_is_one_usage_error_before_measuring():
+    run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "8"],
+                         capture_output=True, text=True, timeout=120, env={**ENV, "FPGACOMM_PROGRESS_AFTER": "soon"})
+    assert run.returncode == 2 and "Traceback" not in run.stderr and run.stdout == ""
+    assert run.stderr.count("FPGACOMM_PROGRESS_AFTER='soon': give the seconds a sweep runs before its progress "
+                            "line shows, 0 or more (default 2)") == 1
+
+
 def test_a_terminal_shows_a_progress_line_that_files_do_not_get(tmp_path):
     """mpirun's stderr on a terminal: the ranks' stderr is a pipe to mpirun,
     and rank 0 draws its progress line there, erased at the end; stdout, a
@@ -353,7 +361,8 @@ def test_a_terminal_shows_a_progress_line_that_files_do_not_get(tmp_path):
     leader, follower = pty.openpty()
     with open(tmp_path / "out.txt", "w") as out:
         process = subprocess.Popen(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "bw", "-m", "1:4M",
-                                    "-i", "30", "-x", "2"], stdout=out, stderr=follower, env=ENV)
+                                    "-i", "30", "-x", "2"], stdout=out, stderr=follower,
+                                   env={**ENV, "FPGACOMM_PROGRESS_AFTER": "0"})
         os.close(follower)
         screen = b""
         while True:

@@ -15,10 +15,27 @@ import os
 import sys
 import time
 
+from ..params import usage_error
 from ..results.report import format_text
 
-# A sweep shorter than this shows no progress line.
+# A sweep shorter than this (seconds) shows no progress line;
+# FPGACOMM_PROGRESS_AFTER sets another (0: from the first size on).
 PROGRESS_AFTER = 2.0
+
+
+def progress_after() -> float:
+    """Seconds a sweep runs before its progress line shows."""
+    text = os.environ.get("FPGACOMM_PROGRESS_AFTER")
+    if text is None:
+        return PROGRESS_AFTER
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise usage_error(f"FPGACOMM_PROGRESS_AFTER={text!r}: give the seconds a sweep runs before its progress "
+                          f"line shows, 0 or more (default {PROGRESS_AFTER:g})")
+    return seconds
 
 
 class LiveText:
@@ -75,19 +92,20 @@ def silence_stdout() -> None:
 
 class Progress:
     """`osu bw: 12 of 23 sizes measured, 4.1 s`, overwritten in place on a
-    terminal's stderr once the sweep has run PROGRESS_AFTER seconds; nothing elsewhere."""
+    terminal's stderr once the sweep has run progress_after() seconds; nothing elsewhere."""
 
     on_screen = False  # one line for the process: whichever Progress drew it
 
     def __init__(self, label: str):
         self.label = label
         self.start = time.perf_counter()
+        self.after = progress_after()
         self.on_terminal = stderr_is_terminal()
 
     def update(self, state: str) -> None:
         """state: how far the sweep is (the Result so far's `incomplete`)."""
         elapsed = time.perf_counter() - self.start
-        if not self.on_terminal or elapsed < PROGRESS_AFTER:
+        if not self.on_terminal or elapsed < self.after:
             return
         sys.stderr.write(f"\r\033[K{self.label}: {state}, {elapsed:.1f} s")
         sys.stderr.flush()
