@@ -16,7 +16,7 @@ import traceback
 
 from .. import _core
 from . import outputs
-from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, launch_rank
+from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit, launch_rank
 
 DEFAULT_TIMEOUT = 1800.0
 
@@ -111,6 +111,7 @@ def main(argv=None) -> int:
             from ..runtime import mpi
 
             mpi.init(thread_level=args.thread_level)
+        apply_memory_limit(args)
         outputs.check(args)
         return args.run(args)
     except _core.Error as error:
