@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
-from ..runtime.devices import DeviceOptions, needs_device, open_device
+from ..runtime.devices import DeviceOptions, needs_device, open_device_if
 from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
                       usage_error)
 from ..results.result import Result
@@ -120,7 +120,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     options.validate()
 
     hosts = _core.host_names(comm)
-    dev = open_device(comm, device_options, hosts) if needs_device(mem) else None
+    dev = open_device_if(needs_device(mem), comm, device_options, hosts)
     raw = _core.run_pt2pt(comm, dev, options)
     rows, units, samples = _rows(test, raw, validate)
     params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": options.sizes,
