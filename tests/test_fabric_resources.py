@@ -89,6 +89,18 @@ def test_latency_and_bandwidth_are_checked_too():
     assert run.returncode == 2 and run.stderr.count("would need") == 1
 
 
+def test_the_b_eff_ring_one_sided_and_virtual_streams_are_checked_too():
+    start = time.perf_counter()
+    with pytest.raises(fabric.UsageError, match=r"a b_eff ring of 1000000 nodes .* 41.3 GiB of memory"):
+        fabric.beff_ring(nodes=1_000_000)
+    assert time.perf_counter() - start < 1.0
+    with pytest.raises(fabric.UsageError, match="a one-sided put of up to 1099511627776 bytes"):
+        fabric.one_sided(size=1 << 40, limits=Limits(events=1e6))
+    with pytest.raises(fabric.UsageError, match="2 virtual streams of up to 1099511627776 bytes"):
+        fabric.virtual_streams("vcsn", [(0, 0, 0, 1 << 40), (0, 0, 1, 1 << 40)], limits=Limits(events=1e6))
+    assert fabric.beff_ring(nodes=4, sizes=[1024]).rows[0]["time"] > 0
+
+
 def test_progress_goes_to_stderr_for_long_runs(capsys):
     progress = fabric_resources.Progress("gather_sim", 2, after=0.0)
     progress.begin("4096 nodes, 16 MiB", fabric_resources.Estimate("x", 8e8, 0, 0))

@@ -87,7 +87,7 @@ def test_options_are_refused_before_any_device_opens(monkeypatch, run, message):
         raise AssertionError("a device was opened before the options were validated")
 
     for module in (osu, collectives, onesided, beff):
-        monkeypatch.setattr(module, "open_device", no_device)
+        monkeypatch.setattr(module, "open_device_if", no_device)
     monkeypatch.setattr("fpgacomm.runtime.devices.open_device", no_device)
     with pytest.raises(_core.UsageError, match=message) as caught:
         run()

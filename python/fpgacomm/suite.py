@@ -7,8 +7,10 @@ holds; a new one joins the suite by its registration.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
+import socket
 
 from . import _core
 from .benchmarks import beff, gather, registry
@@ -78,7 +80,8 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     The options of every part are checked before the first measurement. The
     run writes into a fresh hidden folder beside outdir, which replaces
     outdir only when the run is whole: outdir never mixes two runs, and a
-    run that is stopped leaves the previous one as it was."""
+    run that is stopped leaves the previous one as it was. What a killed
+    run left beside outdir is cleared at the start (_clear_stale)."""
     # b_eff's sizes and repetitions are its own: checked now, not after the OSU tests.
     beff.message_sizes(0, beff_max_size, 1)
     if beff_repetitions is not None and beff_repetitions < 1:
@@ -88,7 +91,10 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     staging = os.path.join(parent, f".{name}.run-{comm.bcast(secrets.token_hex(4), root=0)}")
     if comm.Get_rank() == 0:
         os.makedirs(parent, exist_ok=True)
+        _clear_stale(parent, name)
         os.mkdir(staging)
+        with open(os.path.join(staging, _OWNER), "w") as owner:
+            owner.write(f"{socket.gethostname()} {os.getpid()}\n")
     try:
         return _run_into(staging, outdir, comm, beff_max_size, beff_repetitions, parameters)
     except BaseException:  # an error or an interrupt: the run folder goes, the previous results stay
@@ -127,8 +133,52 @@ def _run_into(staging: str, outdir: str, comm, beff_max_size: int, beff_repetiti
         fits = fit_and_draw(staging, results)
         text = summary([r for _, r in results]) + "".join(f"\n{name}: {fit}\n" for name, fit in fits.items())
         atomic_write(os.path.join(staging, "summary.txt"), lambda f: f.write(text), newline=None)
+        os.remove(os.path.join(staging, _OWNER))
         _replace(staging, outdir)
     return [result for _, result in results]
+
+
+# In a run folder while it is written: the host and process of rank 0.
+_OWNER = ".owner"
+
+
+def _clear_stale(parent: str, name: str) -> None:
+    """What earlier runs into parent/name left when they were killed outright
+    (kill -9, a lost host: nothing of theirs could run): a run folder whose
+    process is gone is removed; a previous run moved aside but never
+    replaced goes back in outdir's place, and one already replaced is
+    removed. A run folder of a live process, or of another host, is left alone."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.run-[0-9a-f]{{8}}(\.previous)?")
+    outdir = os.path.join(parent, name)
+    for entry in sorted(os.listdir(parent)):
+        match = pattern.fullmatch(entry)
+        path = os.path.join(parent, entry)
+        if not match or not os.path.isdir(path):
+            continue
+        if match.group(1):
+            if os.path.exists(outdir):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.rename(path, outdir)
+        elif not _owner_alive(path):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _owner_alive(folder: str) -> bool:
+    """Whether the run writing `folder` may still be running."""
+    try:
+        with open(os.path.join(folder, _OWNER)) as owner:
+            host, pid = owner.read().split()
+    except (OSError, ValueError):
+        return False  # killed before it named itself
+    if host != socket.gethostname():
+        return True
+    try:
+        with open(f"/proc/{int(pid)}/stat") as stat:
+            # A zombie is gone too: killed, only not yet reaped by its parent.
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _replace(staging: str, outdir: str) -> None:

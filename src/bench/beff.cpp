@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/host_memory.hpp"
 #include "bench/ring.hpp"
 #include "cl/check.hpp"
 #include "comm/receive_fault.hpp"
@@ -82,6 +83,7 @@ class Runner {
       throw UsageError("the ring has " + std::to_string(options.ring.size()) + " positions for " +
                        std::to_string(comm.size()) + " ranks");
     neighbours_ = ring_neighbours(options.ring, comm.rank());
+    check_host_memory(comm, host_memory(), "beff", "give a smaller -m or fewer ranks per host");
     if (options.type == BeffType::Iec) {
       open_iec();
       return;
@@ -103,6 +105,25 @@ class Runner {
       recv_kernel_ = device->kernel("beff", "beff_recv");
       error_counter_ = std::make_unique<Buffer>(device, MemKind::Device, sizeof(cl_uint));
     }
+  }
+
+  // This rank's host memory (docs/METHODS.md, "Host memory of a run"): four
+  // host buffers of the largest size (to and from both neighbours), or for
+  // device memory the staging slots; the two message-sized copies of the
+  // validation; the four messages of an exchange, cut into wire chunks;
+  // every rank's repetition times.
+  HostMemory host_memory() const {
+    HostMemory memory;
+    if (options_.sizes.empty()) return memory;
+    const double largest = double(*std::max_element(options_.sizes.begin(), options_.sizes.end()));
+    const bool host = options_.type == BeffType::Cpu;
+    const double chunk = host ? double(kMaxWireChunk) : double(transfers_.options().chunk_bytes);
+    if (options_.type != BeffType::Iec) {
+      memory.buffers = (host ? 4.0 * largest : 2.0 * transfers_.options().slots * chunk) + 2.0 * largest;
+      memory.add_batch(4.0 * std::ceil(largest / chunk), !host, transfers_.options().slots);
+    }
+    memory.samples = double(options_.repetitions) * double(options_.sizes.size()) * comm_.size();
+    return memory;
   }
 
   // The emulator's channel files belong to this run's wiring: the next run

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "bench/agreed_run.hpp"
+#include "bench/host_memory.hpp"
 #include "bench/pt2pt.hpp"
 #include "bench/staged_buffer.hpp"
 #include "comm/receive_fault.hpp"
@@ -61,6 +62,8 @@ class Runner {
       throw UsageError("root " + std::to_string(root_) + " is out of range for " + std::to_string(ranks_) +
                        " ranks; choose --root 0.." + std::to_string(ranks_ - 1));
     for (std::uint64_t size : sizes()) check_size(size);
+    check_host_memory(comm, host_memory(), "osu " + options.op,
+                      "give smaller messages (-m), fewer iterations (-i) or fewer ranks per host");
   }
 
   CollectiveRun run() {
@@ -100,6 +103,20 @@ class Runner {
   std::uint64_t elements(std::uint64_t size) const { return size / element_bytes(); }
   // What one rank's message of `size` bytes moves: its whole elements.
   std::uint64_t block_bytes(std::uint64_t size) const { return message_bytes(size, options_.datatype); }
+
+  // This rank's host memory at the largest size (docs/METHODS.md, "Host
+  // memory of a run"): its send and receive buffers, host memory or the
+  // pinned mirrors of device ones, and with -c one more of the larger.
+  HostMemory host_memory() const {
+    const std::vector<std::uint64_t> all = sizes();
+    HostMemory memory;
+    if (all.empty()) return memory;
+    const std::uint64_t largest = *std::max_element(all.begin(), all.end());
+    memory.buffers = double(send_bytes(largest)) + double(recv_bytes(largest));
+    if (options_.validation) memory.buffers += double(std::max(send_bytes(largest), recv_bytes(largest)));
+    memory.samples = timed_samples(options_.counts, all);
+    return memory;
+  }
 
   void check_size(std::uint64_t size) const {
     if (elements(size) * ranks_ > static_cast<std::uint64_t>(INT_MAX))

@@ -1,10 +1,12 @@
 #include "bench/gather.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <climits>
 #include <memory>
 
 #include "bench/agreed_run.hpp"
+#include "bench/host_memory.hpp"
 #include "bench/pt2pt.hpp"
 #include "comm/receive_fault.hpp"
 #include "core/error.hpp"
@@ -39,6 +41,8 @@ class Runner {
     comm.check(MPI_Allgather(&route, 1, MPI_INT, routes.data(), 1, MPI_INT, comm.raw()), "MPI_Allgather",
                "exchanging transfer routes");
     for (int r : routes) routes_.push_back(static_cast<Route>(r));
+    check_host_memory(comm, host_memory(), "gather",
+                      "give smaller --sizes, fewer iterations (-i) or fewer ranks per host");
 
     // Every rank runs the same stages: each ends in a collective barrier.
     if (!same_stages) throw UsageError("gather: the ranks were given different numbers of stages");
@@ -91,6 +95,43 @@ class Runner {
   // The node whose block sits at position p (the root's own at 0).
   int owner(std::uint64_t position) const { return static_cast<int>((position + options_.root) % nodes_u()); }
   std::uint64_t position_of(int node) const { return (node - options_.root + nodes_u()) % nodes_u(); }
+
+  // This rank's host memory at the largest size (docs/METHODS.md, "Host
+  // memory of a run"): the buffer of n blocks in host memory, or for device
+  // memory the pinned mirror of an MPI collective or the staging slots of a
+  // staging rank (mapped device memory is the device's);
+  // every move of a stage posted at once, cut into wire chunks; per timed
+  // iteration a record of 3 phases per stage and a total, every rank's
+  // gathered to each.
+  HostMemory host_memory() const {
+    HostMemory memory;
+    if (options_.sizes.empty()) return memory;
+    const std::uint64_t largest = *std::max_element(options_.sizes.begin(), options_.sizes.end());
+    const double blocks = double(nodes_u()) * double(largest);
+    const bool chunked = std::find(routes_.begin(), routes_.end(), Route::Staged) != routes_.end();
+    const std::uint64_t chunk = chunked ? transfers_.options().chunk_bytes : kMaxWireChunk;
+    if (!is_device_kind(options_.kind))
+      memory.buffers = blocks;
+    else if (!options_.mpi_collective.empty())
+      memory.buffers = blocks;  // the pinned mirror
+    else if (routes_[me_] == Route::Staged)
+      memory.buffers = 2.0 * transfers_.options().slots * double(transfers_.options().chunk_bytes);
+    double most = 1;
+    for (const GatherStage& stage : options_.stages) {
+      double pieces = 0;
+      for (const auto* moves : {&stage.sends, &stage.recvs})
+        for (const GatherMove& move : *moves)
+          pieces += std::ceil(double(move.blocks) * double(largest) / double(chunk));
+      most = std::max(most, pieces);
+    }
+    memory.add_batch(most, routes_[me_] == Route::Staged, transfers_.options().slots);
+    const double record = 3.0 * double(stage_count()) + 1.0;
+    int longest = 0;
+    for (std::uint64_t size : options_.sizes) longest = std::max(longest, options_.counts.timed(size));
+    memory.samples = timed_samples(options_.counts, options_.sizes) * record;
+    memory.buffers += 8.0 * record * longest * nodes_;
+    return memory;
+  }
 
   // Before any transfer: the n blocks of every rank sharing this device must
   // fit its memory and one allocation (the buffer is a single one).

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "bench/agreed_run.hpp"
+#include "bench/host_memory.hpp"
 #include "bench/pt2pt.hpp"
 #include "bench/staged_buffer.hpp"
 #include "comm/receive_fault.hpp"
@@ -203,6 +204,8 @@ class Runner {
     if (comm.size() != 2)
       throw UsageError("osu " + options.test + " needs exactly 2 ranks, and this run has " +
                        std::to_string(comm.size()) + "; run it with mpirun -np 2");
+    check_host_memory(comm, host_memory(), "osu " + options.test,
+                      "give a smaller window (-W), smaller messages (-m) or fewer iterations (-i)");
   }
 
   ~Runner() {  // cleanup: never throws
@@ -240,6 +243,19 @@ class Runner {
   bool receives() const { return spec_.put ? (me_ == 1 || both_issue()) : issues(); }
   // flush and flush_local hold one lock on the peer for a whole size (OMB's).
   bool lock_per_size() const { return sync_ == Sync::Flush || sync_ == Sync::FlushLocal; }
+
+  // This rank's host memory at the largest size (docs/METHODS.md, "Host
+  // memory of a run"): a local buffer (or its pinned mirror) and window
+  // memory of W messages each, and with -c two more for the patterns.
+  // Operations cost no memory of their own (measured: osc/rdma on shared
+  // memory, 30000 puts in flight).
+  HostMemory host_memory() const {
+    const double largest = double(*std::max_element(options_.sizes.begin(), options_.sizes.end())) * slots_;
+    HostMemory memory;
+    memory.buffers = (options_.validation ? 4.0 : 2.0) * largest;
+    memory.samples = timed_samples(options_.counts, options_.sizes);
+    return memory;
+  }
 
   void check_mpi(int code, const char* routine) const { comm_.check(code, routine, "in a one-sided test"); }
 

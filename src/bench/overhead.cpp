@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bench/agreed_run.hpp"
+#include "bench/host_memory.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 
@@ -27,6 +28,11 @@ class OverheadRunner {
         throw UsageError("overhead message sizes must lie between 1 byte and one MPI count (2^31 - 1 bytes), got " +
                          std::to_string(size));
     counts.validate();
+    // One buffer of the largest size; per timed iteration both ranks' times, summed across them.
+    HostMemory memory;
+    memory.buffers = double(*std::max_element(sizes.begin(), sizes.end()));
+    memory.samples = 2.0 * timed_samples(counts, sizes);
+    check_host_memory(comm, memory, "overhead", "give smaller messages (-m) or fewer iterations (-i)");
     buffer_.assign(*std::max_element(sizes.begin(), sizes.end()), 0x5a);
   }
 

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "bench/agreed_run.hpp"
+#include "bench/host_memory.hpp"
 #include "comm/receive_fault.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
@@ -108,6 +109,8 @@ class Runner {
     const bool first = comm.rank() < pairs;
     role_ = {pairs, first, first ? comm.rank() + pairs : comm.rank() - pairs,
              first ? options.send_kind : options.recv_kind};
+    check_host_memory(comm, host_memory(), "osu " + options.test,
+                      "give a smaller window (-W), fewer iterations (-i), smaller messages (-m) or -b single");
   }
 
   Pt2ptRun run() {
@@ -162,6 +165,37 @@ class Runner {
   bool receives() const { return spec_.shape != Shape::Window || !role_.first_half; }
   int buffers_per_size() const {
     return options_.multiple_buffers && spec_.shape != Shape::PingPong ? options_.window : 1;
+  }
+
+  // This rank's host memory at the largest size (docs/METHODS.md, "Host
+  // memory of a run"): its host buffers, or for staged device memory the
+  // pinned staging slots (mapped device memory is the device's); every
+  // message of a window posted at once, cut into wire chunks where either
+  // side stages or a message passes kMaxWireChunk (HostMemory::add_batch:
+  // a staging rank holds its chunks as records).
+  HostMemory host_memory() const {
+    const std::uint64_t largest =
+        message_bytes(*std::max_element(options_.sizes.begin(), options_.sizes.end()), options_.datatype);
+    // The peer's route as this rank's device would give it (ranks of one run have alike devices).
+    const bool stages = choose_route(role_.kind, device_, options_.transfer.path) == Route::Staged;
+    const bool chunked =
+        stages || choose_route(role_.first_half ? options_.recv_kind : options_.send_kind, device_,
+                               options_.transfer.path) == Route::Staged;
+    const std::uint64_t chunk = chunked ? transfers_.options().chunk_bytes : kMaxWireChunk;
+    const int directions = (sends() ? 1 : 0) + (receives() ? 1 : 0);
+    HostMemory memory;
+    if (stages)
+      memory.buffers = double(directions) * transfers_.options().slots * double(transfers_.options().chunk_bytes);
+    else if (!is_device_kind(role_.kind))
+      memory.buffers = double(directions) * buffers_per_size() * double(largest);
+    if (options_.validation) memory.buffers += double(std::min(largest, kValidationPiece));
+    const double messages = spec_.shape == Shape::PingPong ? 1.0
+                            : spec_.shape == Shape::BiWindow ? 2.0 * options_.window
+                                                             : double(options_.window);
+    memory.add_batch(messages * double(std::max<std::uint64_t>(1, (largest + chunk - 1) / chunk)), stages,
+                     transfers_.options().slots);
+    memory.samples = timed_samples(options_.counts, options_.sizes);
+    return memory;
   }
 
   void allocate_for(std::uint64_t bytes) {

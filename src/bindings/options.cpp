@@ -1,7 +1,9 @@
 // What several benchmarks' options share: the iteration counts, OMB's large
-// message threshold and how staged transfers are pipelined.
+// message threshold, how staged transfers are pipelined, and the host
+// memory a run may hold.
 #include <pybind11/stl.h>
 
+#include "bench/host_memory.hpp"
 #include "bench/iterations.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
@@ -28,6 +30,33 @@ void bind_options(py::module_& m) {
   text_property(transfer, "path", &TransferOptions::path, &path_name, &parse_path, "auto, staged or mapped");
   transfer.def_readwrite("chunk_bytes", &TransferOptions::chunk_bytes, "0: the device's default")
       .def_readwrite("slots", &TransferOptions::slots, "staging buffers per direction");
+
+  m.attr("BYTES_PER_POSTED_MESSAGE") = kBytesPerPostedMessage;
+  m.attr("BYTES_PER_SAMPLE") = kBytesPerSample;
+  m.def("set_host_memory_limit", &set_host_memory_limit, py::arg("bytes"),
+        "Bytes the ranks of one host may hold together in a real run; 0: 3/4 of MemAvailable.");
+  m.def("host_memory_limit", &host_memory_limit, "The limit set, or 0 for 3/4 of MemAvailable.");
+  m.def("available_host_memory", &available_host_memory, "/proc/meminfo's MemAvailable in bytes, 0 if unknown.");
+  m.def(
+      "check_host_memory",
+      [](py::object communicator, double buffers, double posted, double samples, const std::string& run,
+         const std::string& fix) {
+        const Communicator comm(mpi_comm(communicator));
+        std::exception_ptr failure;
+        try {
+          HostMemory memory;
+          memory.buffers = buffers;
+          memory.posted = posted;
+          memory.samples = samples;
+          check_host_memory(comm, memory, run, fix);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+        comm.agree(failure);
+      },
+      py::arg("comm"), py::arg("buffers"), py::arg("posted"), py::arg("samples"), py::arg("run"), py::arg("fix"),
+      "Collective: the agreed UsageError when this rank's estimate, added over the ranks of each host, passes "
+      "the limit.");
 }
 
 }  // namespace fpgacomm::bindings

@@ -19,7 +19,7 @@ from .. import _core
 from . import beff_iec
 from ..runtime import environment, mpi
 from ..simulation import fabric
-from ..runtime.devices import DeviceOptions, open_device
+from ..runtime.devices import DeviceOptions, open_device_if
 from ..params import usage_error
 from ..results.result import Result
 
@@ -121,7 +121,8 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         decrease: int = DECREASE, channel_width: int = CHANNEL_WIDTH, target_time: float = 0.2,
         repetitions: int = 10, ring_order: str = "random", seed: int = 0, reduction: str = "hpcc",
         random_rings: int = 3, validation_iterations: int = 4, chunk_bytes: int | None = None, slots: int = 4,
-        device: DeviceOptions | None = None, nodes: int | None = None, model: str | None = None) -> Result:
+        device: DeviceOptions | None = None, nodes: int | None = None, model: str | None = None,
+        limits=None) -> Result:
     """Ring b_eff; collective over comm (COMM_WORLD by default).
 
     comm_type: cpu (host buffers), pcie (device buffers staged through the
@@ -135,7 +136,8 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     and iec: each measurement lasts about target_time seconds). reduction:
     hpcc, or rabenseifner (logavg over the natural ring and `random_rings`
     random rings). model "520n" adds the channel model's aggregated
-    bandwidth for the same N beside each row.
+    bandwidth for the same N beside each row. limits: what the simulator may
+    take (simulation.resources.Limits; sim only).
     """
     if comm_type not in COMM_TYPES:
         raise usage_error(f"unknown communication type '{comm_type}'; choose {', '.join(COMM_TYPES)}")
@@ -168,10 +170,10 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
               "repetitions": repetitions, "reduction": reduction,
               "exchanges_per_iteration": EXCHANGES_PER_ITERATION, **device_options.params()}
     if comm_type == "sim":
-        return _with_model(_simulated(comm, sizes, nodes, params), model)
+        return _with_model(_simulated(comm, sizes, nodes, params, limits), model)
 
     hosts = _core.host_names(comm)
-    dev = open_device(comm, device_options, hosts) if comm_type != "cpu" else None
+    dev = open_device_if(comm_type != "cpu", comm, device_options, hosts)
     if comm_type == "iec":
         beff_iec.check_iec_device(comm, dev, hosts)
     ranks = comm.Get_size()
@@ -229,11 +231,11 @@ def _channels(comm, comm_type: str, dev, order: list[int]):
     return contextlib.nullcontext()
 
 
-def _simulated(comm, sizes: list, nodes: int | None, params: dict) -> Result:
+def _simulated(comm, sizes: list, nodes: int | None, params: dict, limits) -> Result:
     """The ring on the simulated 520N fabric: one exchange per size, so the
     loop length is 1 and the time is the slowest exchange's."""
     n = nodes if nodes is not None else max(3, comm.Get_size())
-    simulated = fabric.beff_ring(fabric.beff_520n(n), sizes=sizes)
+    simulated = fabric.beff_ring(fabric.beff_520n(n), sizes=sizes, limits=limits)
     rows = [{"pattern": "ring", "size": row["size"], "loop_length": 1, "time": row["time"],
              "bandwidth": row["aggregate"], "pair_bandwidth": row["pair_bandwidth"], "validation": None,
              "validation_errors": None} for row in simulated.rows]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
-from ..runtime.devices import DeviceOptions, needs_device, open_device
+from ..runtime.devices import DeviceOptions, needs_device, open_device_if
 from .osu import measured_sizes, omb_differences
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
@@ -108,7 +108,7 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
 
     hosts = _core.host_names(comm)
     # The barrier moves no data, so it needs no device whatever mem says.
-    dev = open_device(comm, device_options, hosts) if needs_device([mem]) and op != "barrier" else None
+    dev = open_device_if(needs_device([mem]) and op != "barrier", comm, device_options, hosts)
     env = environment.collect(comm, dev, hosts)
 
     def result_of(sizes: list, finished: dict) -> Result:

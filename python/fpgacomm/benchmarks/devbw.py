@@ -99,6 +99,12 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     _core.agree(comm, "" if max(size_list) <= limit else
                 f"cannot copy {max(size_list)} bytes on {dev.info.label()}: its largest allocation is {limit} bytes "
                 f"(CL_DEVICE_MAX_MEM_ALLOC_SIZE); use smaller sizes (-m)")
+    # Host memory (docs/METHODS.md, "Host memory of a run"): the host buffer
+    # of the largest size, and two times per timed iteration of each row.
+    timed = sum(counts.timed(size) for size in size_list)
+    _core.check_host_memory(comm, buffers=max(size_list), posted=0,
+                            samples=2 * len(directions) * len(host_kinds) * timed, run="devbw",
+                            fix="give smaller sizes (-m) or fewer iterations (-i)")
 
     rank = comm.Get_rank()
     rows, samples = [], {}

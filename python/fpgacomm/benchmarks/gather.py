@@ -94,7 +94,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     marked incomplete.
     """
     from ..runtime import environment, mpi
-    from ..runtime.devices import DeviceOptions, needs_device, open_device
+    from ..runtime.devices import DeviceOptions, needs_device, open_device_if
     from ..params import counts_params, iteration_counts
 
     comm = mpi.resolve(comm)
@@ -123,7 +123,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     options.validate()
 
     hosts = _core.host_names(comm)
-    dev = open_device(comm, device_options, hosts) if needs_device([mem]) else None
+    dev = open_device_if(needs_device([mem]), comm, device_options, hosts)
     if dev is not None:
         options.device_sharers, room = _device_room(comm, dev, hosts, device_options)
         if sizes == DEFAULT_SIZES:

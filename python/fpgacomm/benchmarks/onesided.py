@@ -17,7 +17,7 @@ from __future__ import annotations
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
-from ..runtime.devices import DeviceOptions, needs_device, open_device
+from ..runtime.devices import DeviceOptions, needs_device, open_device_if
 from .osu import omb_differences
 from ..params import BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
@@ -106,7 +106,7 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     options.validate()
 
     hosts = _core.host_names(comm)
-    dev = open_device(comm, device_options, hosts) if needs_device([mem]) else None
+    dev = open_device_if(needs_device([mem]), comm, device_options, hosts)
 
     env = environment.collect(comm, dev, hosts)
     latency = test.endswith("latency")

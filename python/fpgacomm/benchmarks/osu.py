@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
-from ..runtime.devices import DeviceOptions, needs_device, open_device
+from ..runtime.devices import DeviceOptions, needs_device, open_device_if
 from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
                       usage_error)
 from ..results.result import Result
@@ -126,7 +126,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     options.validate()
 
     hosts = _core.host_names(comm)
-    dev = open_device(comm, device_options, hosts) if needs_device(mem) else None
+    dev = open_device_if(needs_device(mem), comm, device_options, hosts)
     env = environment.collect(comm, dev, hosts)
 
     def result_of(sizes: list, finished: dict) -> Result:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..benchmarks.beff import COMM_TYPES, DECREASE, LOOP_RULES, LOWER, MODELS, OFFSET, REDUCTIONS, UPPER
+from .fabric import add_limit_options, limits_of
 from .options import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
 
 
@@ -44,6 +45,7 @@ def register(subparsers) -> None:
     parser.add_argument("--slots", type=int, default=4, help="staging buffers per direction")
     parser.add_argument("--nodes", type=int, help="simulated FPGAs (sim; default: the rank count, at least 3)")
     parser.add_argument("--model", choices=MODELS, help="print the channel model's bandwidth beside each row")
+    add_limit_options(parser, memory=False)
     add_output_options(parser, "the Result (every rank's timings)")
     add_device_options(parser)
     parser.set_defaults(run=run)
@@ -62,7 +64,8 @@ def run(args) -> int:
                       seed=args.seed, reduction=args.reduction, random_rings=args.random_rings,
                       validation_iterations=args.validation_iterations,
                       chunk_bytes=parse_size(args.chunk) if args.chunk else None, slots=args.slots,
-                      device=device_options(args), nodes=args.nodes, model=args.model)
+                      device=device_options(args), nodes=args.nodes, model=args.model,
+                      limits=limits_of(args) if args.comm_type == "sim" else None)
     if comm.Get_rank() == 0:
         print_and_save(result, args)
     failed = beff.failed_sizes(result)

@@ -18,7 +18,7 @@ from .. import _core
 from ..runtime import interrupts
 from . import outputs
 from .live import Progress, silence_stdout
-from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, launch_rank
+from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit, launch_rank
 
 DEFAULT_TIMEOUT = 1800.0
 
@@ -138,6 +138,7 @@ def main(argv=None) -> int:
             from ..runtime import mpi
 
             mpi.init(thread_level=args.thread_level)
+        apply_memory_limit(args)
         outputs.check(args)
         return args.run(args)
     except _core.Error as error:

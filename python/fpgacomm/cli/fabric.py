@@ -2,34 +2,26 @@
 
 from __future__ import annotations
 
-import argparse
-
-from .. import _core
+from .options import add_memory_option, size_argument
 
 
-def _size(text: str) -> int:
-    """Bytes with K/M/G suffixes, as argparse's type: errors become usage errors."""
-    try:
-        return _core.parse_size(text)
-    except _core.UsageError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def add_limit_options(parser) -> None:
+def add_limit_options(parser, memory: bool = True) -> None:
     """--max-events and --max-memory: what a simulated run may take
-    (fpgacomm.fabric_resources); shared by every simulated command."""
+    (simulation/resources.py); shared by every simulated command. memory:
+    False where the command's MPI options already give --max-memory."""
     from ..simulation.resources import Limits
 
     parser.add_argument("--max-events", type=float, default=Limits.events, metavar="N",
                         help=f"events (and transfers) a simulation may take (default {Limits.events:.0e})")
-    parser.add_argument("--max-memory", type=_size, default=int(Limits.memory), metavar="SIZE",
-                        help=f"memory a simulation may take, K/M/G (default {Limits.memory / 2**30:.0f}G)")
+    if memory:
+        add_memory_option(parser)
 
 
 def limits_of(args):
     from ..simulation.resources import Limits
 
-    return Limits(events=args.max_events, memory=args.max_memory, transfers=args.max_events)
+    return Limits(events=args.max_events, memory=args.max_memory if args.max_memory is not None else Limits.memory,
+                  transfers=args.max_events)
 
 
 def register(subparsers) -> None:
@@ -55,14 +47,14 @@ def register(subparsers) -> None:
     latency = add("latency", "one-way latency of a message between node 0 and a node H links away")
     latency.add_argument("--hops", type=int, help="links traversed (1: neighbours on direct links; "
                                                   "default: the nearest node)")
-    latency.add_argument("--size", type=_size, default=0, help="message size in bytes, K/M/G (default 0)")
+    latency.add_argument("--size", type=size_argument, default=0, help="message size in bytes, K/M/G (default 0)")
     bw = add("bw", "bandwidth of one long stream between neighbours")
-    bw.add_argument("--size", type=_size, default=64 << 20, help="stream size in bytes, K/M/G (default 64M)")
+    bw.add_argument("--size", type=size_argument, default=64 << 20, help="stream size in bytes, K/M/G (default 64M)")
     bw.add_argument("--hops", type=int, help="links traversed (default: the nearest node)")
     traffic = add("traffic", "random uniform traffic at LAMBDA packets per second per node")
     traffic.add_argument("--rate", type=float, required=True, metavar="LAMBDA", help="packets per second per node")
     traffic.add_argument("--packets", type=int, default=2000, help="packets per node (default 2000)")
-    traffic.add_argument("--size", type=_size, help="packet payload in bytes (default: the largest)")
+    traffic.add_argument("--size", type=size_argument, help="packet payload in bytes (default: the largest)")
 
 
 def run(args) -> int:

@@ -44,7 +44,7 @@ def register(subparsers) -> None:
     parser.add_argument("--no-reuse", dest="reuse", action="store_false", default=True,
                         help="with --fabric: simulate every stage in full instead of each distinct group of "
                              "independent transfers once (the same times, bit for bit; slower)")
-    add_limit_options(parser)
+    add_limit_options(parser, memory=False)
     add_output_options(parser)
     add_device_options(parser)
     parser.set_defaults(run=run)

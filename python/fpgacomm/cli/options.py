@@ -48,6 +48,36 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def size_argument(text: str) -> int:
+    """Bytes with K/M/G suffixes, as argparse's type: errors become usage errors."""
+    from .. import _core
+
+    try:
+        return parse_size(text)
+    except _core.UsageError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_memory_option(parser: argparse.ArgumentParser) -> None:
+    """--max-memory: the host memory a run may take, measured or simulated
+    (one limit, checked against the core's estimate before anything is
+    allocated; docs/METHODS.md, "Host memory of a run")."""
+    parser.add_argument("--max-memory", type=size_argument, default=None, metavar="SIZE",
+                        help="host memory the run may take, K/M/G: all ranks on one host together for measured "
+                             "runs (default 3/4 of the host's MemAvailable), the simulator for simulated ones "
+                             "(default 8G)")
+
+
+def apply_memory_limit(args) -> None:
+    """--max-memory as the measured runs' limit (the core's, for this
+    process); without it the default, also after an earlier command in
+    the same process gave one."""
+    from .. import _core
+
+    if hasattr(args, "max_memory"):
+        _core.set_host_memory_limit(args.max_memory or 0)
+
+
 def add_mpi_options(parser: argparse.ArgumentParser) -> None:
     """Options of every command that starts MPI."""
     from ..runtime.mpi import THREAD_LEVELS
@@ -56,6 +86,7 @@ def add_mpi_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--thread-level", choices=THREAD_LEVELS, default=None,
                        help="MPI thread level to ask for (default single, what MPI_Init gives, as OSU "
                             "Micro-Benchmarks runs; higher levels cost time per call in some MPI libraries)")
+    add_memory_option(group)
 
 
 def add_device_options(parser: argparse.ArgumentParser) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .options import add_iteration_options, add_size_option
+from .options import add_iteration_options, add_memory_option, add_size_option
 
 
 def register(subparsers) -> None:
@@ -15,6 +15,7 @@ def register(subparsers) -> None:
     add_size_option(parser)
     add_iteration_options(parser)
     parser.add_argument("--json", metavar="FILE", help="write the Result as JSON")
+    add_memory_option(parser)
     parser.set_defaults(run=run)
 
 

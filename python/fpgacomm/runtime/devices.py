@@ -94,6 +94,31 @@ def needs_device(kinds) -> bool:
     return any(kind not in DEVICELESS_KINDS for kind in kinds)
 
 
+def options_problem(options: DeviceOptions) -> str:
+    """What makes the device options wrong whatever the run: a malformed
+    --device-map or FPGA_MAPPING, a --binary that cannot be read; "" if none."""
+    try:
+        mapping_spec(options)
+    except _core.UsageError as error:
+        return str(error)
+    if options.binary and not os.access(options.binary, os.R_OK):
+        return (f"cannot read device binary '{options.binary}' (--binary); give the vendor binary's path (.aocx, "
+                f".xclbin) or leave --binary out")
+    return ""
+
+
+def open_device_if(needed: bool, comm, options: DeviceOptions, hosts: list[str] | None = None):
+    """open_device where the run needs a device, else None. The device
+    options are checked either way, collectively: a malformed map or an
+    unreadable binary is the same mistake whether or not this run's memory
+    kinds open a device, and refused alike (docs/METHODS.md, "Errors and time
+    limits")."""
+    if needed:
+        return open_device(comm, options, hosts)
+    _core.agree(comm, options_problem(options), True)
+    return None
+
+
 def open_device(comm, options: DeviceOptions, hosts: list[str] | None = None):
     """This rank's Device, opened collectively (every rank calls it)."""
     hosts = hosts if hosts is not None else _core.host_names(comm)

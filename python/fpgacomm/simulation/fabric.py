@@ -562,14 +562,18 @@ def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: i
                    {"size": "B", "hops": "", "time": "s", "bandwidth": "B/s", "events": ""})
 
 
-def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21)) -> Result:
+def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21), limits=None) -> Result:
     """FSHMEM PUT or GET from node 0 to node 1, per size: time from the
-    command to the last byte in memory, and size / time."""
+    command to the last byte in memory, and size / time. limits: as
+    latency's."""
     fabric = _fabric(fabric)
     if op not in ("put", "get"):
         raise UsageError(f"fabric: one-sided operation {op!r}; use 'put' or 'get'")
+    # A GET's request goes out and its data comes back: two messages.
+    sizes = byte_sizes(size, _MESSAGE_SIZE)
+    _admit(f"a one-sided {op}", fabric, 2, sizes, 1, limits)
     rows = []
-    for size in byte_sizes(size, _MESSAGE_SIZE):
+    for size in sizes:
         r = _sim.one_sided(fabric.spec, 0, 1, size, op == "get", fabric.handler_latency)
         rows.append({"size": size, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]})
     return _result(f"fabric_{op}", fabric, {"op": op}, rows,
@@ -643,19 +647,20 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse
                    "transfers": ""}, samples=samples)
 
 
-def virtual_streams(fabric="vcsn", transfers=()) -> Result:
+def virtual_streams(fabric="vcsn", transfers=(), limits=None) -> Result:
     """VCSN's virtual links: every transfer (node, port, vport, bytes)
     leaves by that virtual port at time 0 and goes where the node's MAC
     table points it (Fabric.connect); virtual ports of one physical port
     share it through the MUX in round robin. One row per transfer: the
     virtual port the receiver's DMUX gave it to, the time to its last byte
-    in memory, and bytes / time."""
+    in memory, and bytes / time. limits: as latency's."""
     fabric = _fabric(fabric)
     items = []
     for transfer in transfers:
         if not isinstance(transfer, (tuple, list)) or len(transfer) != 4:
             raise UsageError(f"fabric: a virtual transfer is (node, port, vport, bytes), got {transfer!r}")
         items.append((*_virtual_port(tuple(transfer[:3]), "source"), byte_sizes(transfer[3], _MESSAGE_SIZE)[0]))
+    _admit(f"{len(items)} virtual streams", fabric, len(items), [item[-1] for item in items], node_at(fabric), limits)
     r = _sim.virtual_streams(fabric.spec, items)
     rows = [{"src": src, "port": port, "vport": vport, "size": size, **arrival}
             for (src, port, vport, size), arrival in zip(items, r["arrivals"])]
@@ -664,14 +669,20 @@ def virtual_streams(fabric="vcsn", transfers=()) -> Result:
                    "time": "s", "bandwidth": "B/s"})
 
 
-def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None) -> Result:
+def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limits=None) -> Result:
     """HPCC FPGA's b_eff ring with the `sim` communication type: every FPGA
     sends L bytes to both neighbours at once, L = 2^0 .. 2^20. Per size: the
     slowest exchange's time, b(L) = L / time per kernel pair, the channel
     model's b(L) for comparison, and the network's aggregate 2 * n * b(L).
-    b_eff is the mean of the aggregate column."""
+    b_eff is the mean of the aggregate column. limits (resources.Limits): a
+    run larger is refused before it starts."""
+    from . import resources
+
     fabric = _fabric(fabric, nodes)
     sizes = [1 << m for m in range(21)] if sizes is None else byte_sizes(sizes, _MESSAGE_SIZE)
+    resources.check(resources.estimate_beff_ring(
+        f"a b_eff ring of {fabric.nodes} nodes and messages up to {max(sizes, default=0)} bytes", fabric.nodes,
+        sizes, ports_per_node=fabric.spec.ports_per_node, chunk=fabric.spec.framing.max_payload), limits)
     channel = ChannelModel.bittware_520n()
     rows = []
     for point in _sim.beff_ring(fabric.spec, sizes):

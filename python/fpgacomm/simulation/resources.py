@@ -1,7 +1,8 @@
 """What a simulation will cost, worked out before anything is built.
 
 Every simulated command (``fpgacomm gather --fabric``, ``fpgacomm fabric
-latency|bw|traffic``, the gather_sim and fabric functions) asks estimate_*
+latency|bw|traffic``, ``fpgacomm beff --comm-type sim``, the gather_sim and
+fabric functions) asks estimate_*
 here first and check() refuses, within milliseconds and with one clear
 message, a run this machine cannot hold: too many events to simulate (after
 exact reuse), too much memory, or too many transfers to group. The limits
@@ -16,9 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .. import _core
-
-UsageError = _core.UsageError
+from ..params import usage_error
 
 # Events per frame and hop (enqueue, transmission, link free, ...) and per
 # message (start, read engine, delivery), from the simulator's event counts.
@@ -70,7 +69,7 @@ class Estimate:
 
 
 def check(estimate: Estimate, limits: Limits | None = None) -> Estimate:
-    """Raises one UsageError naming what is too large and how to allow it."""
+    """Raises one usage error (the same on every rank) naming what is too large and how to allow it."""
     limits = limits or Limits()
     problems = []
     if estimate.events > limits.events:
@@ -83,7 +82,7 @@ def check(estimate: Estimate, limits: Limits | None = None) -> Estimate:
         problems.append(f"about {estimate.transfers:.3g} transfers to place (limit {limits.transfers:.3g}, "
                         f"--max-events)")
     if problems:
-        raise UsageError(f"fabric: {estimate.what} would need {' and '.join(problems)}, more than this run may "
+        raise usage_error(f"fabric: {estimate.what} would need {' and '.join(problems)}, more than this run may "
                          f"take (about {estimate.seconds:.3g} s); give fewer nodes, packets or bytes, or raise the "
                          f"limits with --max-events N / --max-memory SIZE (Python: limits=Limits(...))")
     return estimate
@@ -168,6 +167,18 @@ def estimate_packets(what: str, nodes: int, packets: float, payload: int, *, hop
     events = packets * (EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * frames)
     memory = _network_memory(nodes, ports_per_node, levels) + (packets + frames) * BYTES_PER_FRAME
     return Estimate(what, events, memory, packets)
+
+
+def estimate_beff_ring(what: str, nodes: int, sizes: list, *, ports_per_node: int = 4,
+                       chunk: int = 4096) -> Estimate:
+    """HPCC FPGA's b_eff ring (fabric.beff_ring): per size a fresh ring on
+    which every node sends one message to each neighbour at once, every frame
+    over one link. Memory at the largest size: the network, and every
+    message's frames, queued at their senders together."""
+    events = sum(2 * nodes * (EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * _frames(size, chunk)) for size in sizes)
+    memory = (_network_memory(nodes, ports_per_node, 0)
+              + 2 * nodes * _frames(max(sizes, default=0), chunk) * BYTES_PER_FRAME)
+    return Estimate(what, events, memory, 2 * nodes * len(sizes))
 
 
 class Progress:
