@@ -142,6 +142,7 @@ def test_mpirun_beff_prints_the_520n_model_beside_each_measured_row():
 @pytest.mark.parametrize("argv, message", [
     (["beff", "--comm-type", "cpu", "--nodes", "50"], "--nodes sets the FPGAs of the simulated ring (--comm-type sim)"),
     (["beff", "--comm-type", "sim", "--random-rings", "0"], "--random-rings must be at least 1, got 0"),
+    (["beff", "--comm-type", "cpu", "--max-events", "1e6"], "beff: --max-events limits the simulated ring"),
     (["gather", "--fabric", "vcsn", "--root", "3"], "gather: --root applies to real runs"),
 ])
 def test_options_that_cannot_apply_are_refused_not_ignored(argv, message, capsys):

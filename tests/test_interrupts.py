@@ -34,6 +34,7 @@ import time
 import pytest
 
 from fpgacomm import Result
+from processes import running
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PYTHONUNBUFFERED="1")
 GONE_WITHIN = 5.0  # seconds from the signal until every process has ended
@@ -96,20 +97,12 @@ class Job:
             for rank_pid in ranks.values():
                 _kill_quietly(rank_pid)
             pytest.fail(f"mpirun still running {GONE_WITHIN + 5} s after the signal")
-        while any(_alive(rank_pid) for rank_pid in ranks.values()) and time.monotonic() - sent < GONE_WITHIN + 5:
+        while any(running(rank_pid) for rank_pid in ranks.values()) and time.monotonic() - sent < GONE_WITHIN + 5:
             time.sleep(0.02)
         return status, time.monotonic() - sent, ranks
 
     def rows(self) -> list[str]:
         return [line for _, line in self.lines if line and not line.startswith("#")]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def _kill_quietly(pid: int) -> None:

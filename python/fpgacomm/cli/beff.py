@@ -54,8 +54,10 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from ..benchmarks import beff
     from ..runtime import mpi
-    from ..params import parse_size
+    from ..params import parse_size, usage_error
 
+    if args.comm_type != "sim" and args.max_events is not None:
+        raise usage_error("beff: --max-events limits the simulated ring (--comm-type sim); leave it out on a real run")
     comm = mpi.world()
     result = beff.run(comm, comm_type=args.comm_type, min_size=args.min_size, max_size=args.max_size,
                       step_size=args.step_size, loop_rule=args.loop_rule, upper=args.upper, lower=args.lower,

@@ -11,7 +11,7 @@ def add_limit_options(parser, memory: bool = True) -> None:
     False where the command's MPI options already give --max-memory."""
     from ..simulation.resources import Limits
 
-    parser.add_argument("--max-events", type=float, default=Limits.events, metavar="N",
+    parser.add_argument("--max-events", type=float, metavar="N",
                         help=f"events (and transfers) a simulation may take (default {Limits.events:.0e})")
     if memory:
         add_memory_option(parser)
@@ -20,8 +20,9 @@ def add_limit_options(parser, memory: bool = True) -> None:
 def limits_of(args):
     from ..simulation.resources import Limits
 
-    return Limits(events=args.max_events, memory=args.max_memory if args.max_memory is not None else Limits.memory,
-                  transfers=args.max_events)
+    events = Limits.events if args.max_events is None else args.max_events
+    return Limits(events=events, memory=args.max_memory if args.max_memory is not None else Limits.memory,
+                  transfers=events)
 
 
 def register(subparsers) -> None:
