@@ -52,7 +52,7 @@ import time
 import pytest
 
 from fpgacomm import suite
-from processes import running
+from processes import rank_pids, running
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 FPGACOMM = [sys.executable, "-m", "fpgacomm"]
@@ -126,19 +126,13 @@ def test_the_limit_counts_every_rank_on_the_host_and_can_be_raised(tmp_path):
     assert passed.stdout.splitlines()[-1].split()[0] == "1024"
 
 
-def _children(pid: int) -> list:
-    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    return [int(child) for child in found]
-
-
 def _ranks(mpirun: subprocess.Popen, count: int, timeout: float = 30) -> list:
-    """The rank processes under mpirun: the python children of its children or of itself."""
+    """The pids of the rank processes under mpirun, by rank, once all `count` have started."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        ranks = [pid for pid in _children(mpirun.pid)
-                 if "fpgacomm" in open(f"/proc/{pid}/cmdline").read().replace("\0", " ")]
+        ranks = rank_pids(mpirun.pid)
         if len(ranks) == count:
-            return ranks
+            return [ranks[rank] for rank in sorted(ranks)]
         time.sleep(0.2)
     raise AssertionError("the ranks did not start")
 

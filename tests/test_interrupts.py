@@ -34,7 +34,7 @@ import time
 import pytest
 
 from fpgacomm import Result
-from processes import running
+from processes import rank_pids, running
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PYTHONUNBUFFERED="1")
 GONE_WITHIN = 5.0  # seconds from the signal until every process has ended
@@ -69,17 +69,7 @@ class Job:
 
     def ranks(self) -> dict[int, int]:
         """rank -> pid of mpirun's children."""
-        found = {}
-        with open(f"/proc/{self.process.pid}/task/{self.process.pid}/children") as f:
-            children = [int(pid) for pid in f.read().split()]
-        for pid in children:
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    variables = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
-            except FileNotFoundError:
-                continue
-            if b"OMPI_COMM_WORLD_RANK" in variables:
-                found[int(variables[b"OMPI_COMM_WORLD_RANK"])] = pid
+        found = rank_pids(self.process.pid)
         assert sorted(found) == [0, 1], f"ranks found: {found}"
         return found
 
