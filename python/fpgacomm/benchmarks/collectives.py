@@ -122,7 +122,7 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
         return Result(f"osu_{op}", params, env, rows, units, samples)
 
     planned = 1 if op == "barrier" else measured_sizes(options.sizes, datatype)
-    sweep = Sweep(comm, lambda sizes: result_of(sizes, {}), planned, on_row)
+    sweep = Sweep(comm, result_of, planned, on_row)
     with sweep.interruptible():
         raw = _core.run_collective(comm, dev, options, sweep.on_size)
     return result_of(raw["sizes"], raw)

@@ -145,7 +145,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
                   "route": finished.get("route"), "device_sharers": options.device_sharers, **device_options.params()}
         return Result("gather", params, env, rows, _UNITS, samples)
 
-    sweep = Sweep(comm, lambda sizes: result_of(sizes, {}), len(options.sizes), on_row)
+    sweep = Sweep(comm, result_of, len(options.sizes), on_row)
     with sweep.interruptible():
         raw = _core.run_gather(comm, dev, options, sweep.on_size)
     return result_of(raw["sizes"], raw)

@@ -125,7 +125,7 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
         params.update(environment.topology(env), **device_options.params())
         return Result(f"osu_{test}", params, env, rows, units, samples)
 
-    sweep = Sweep(comm, lambda sizes: result_of(sizes, {}), len(options.sizes), on_row)
+    sweep = Sweep(comm, result_of, len(options.sizes), on_row)
     with sweep.interruptible():
         raw = _core.run_onesided(comm, dev, options, sweep.on_size)
         result = result_of(raw["sizes"], raw)

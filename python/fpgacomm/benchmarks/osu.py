@@ -143,7 +143,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
             del params["window"]
         return Result(f"osu_{test}", params, env, rows, units, samples)
 
-    sweep = Sweep(comm, lambda sizes: result_of(sizes, {}), measured_sizes(options.sizes, datatype), on_row)
+    sweep = Sweep(comm, result_of, measured_sizes(options.sizes, datatype), on_row)
     with sweep.interruptible():
         raw = _core.run_pt2pt(comm, dev, options, sweep.on_size)
     result = result_of(raw["sizes"], raw)

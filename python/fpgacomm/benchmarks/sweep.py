@@ -4,12 +4,14 @@ on every rank (outside the timed region); rank 0 hands the Result so far
 and an interrupt leaves with it ("interrupted by SIGINT: 12 of 23 sizes
 measured").
 
-    sweep = Sweep(comm, partial, planned=len(sizes), on_row=on_row)
+    sweep = Sweep(comm, result_of, planned=len(sizes), on_row=on_row)
     with sweep.interruptible():
         raw = _core.run_pt2pt(comm, dev, options, sweep.on_size)
+    return result_of(raw["sizes"], raw)
 
-partial(raw_sizes) builds the family's Result from the core's rows of the
-sizes finished so far; the finished Result is built as before.
+result_of(raw_sizes, finished) builds the family's Result from the core's
+rows of the sizes measured; finished is the core's whole run, or {} for the
+Results so far, which the sweep builds.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ OnRow = Callable[[Result], None]
 
 
 class Sweep:
-    def __init__(self, comm, partial: Callable[[list], Result], planned: int, on_row: OnRow | None = None):
+    def __init__(self, comm, result_of: Callable[[list, dict], Result], planned: int, on_row: OnRow | None = None):
         self.raw: list = []
-        self.partial, self.planned = partial, planned
+        self.result_of, self.planned = result_of, planned
         self.on_row = on_row if comm.Get_rank() == 0 else None
 
     def on_size(self, raw_size: dict) -> None:
@@ -37,7 +39,7 @@ class Sweep:
 
     def so_far(self, why: str = "") -> Result:
         """The Result of the sizes finished, marked incomplete: "[why: ]N of M sizes measured"."""
-        result = self.partial(self.raw)
+        result = self.result_of(self.raw, {})
         result.incomplete = f"{why + ': ' if why else ''}{len(self.raw)} of {self.planned} sizes measured"
         return result
 
