@@ -14,6 +14,7 @@ import socket
 
 from . import _core
 from .benchmarks import beff, gather, registry
+from .benchmarks.sweep import check_rounds
 from .simulation import fabric, gather as gather_sim
 from .params import resolve_sizes, usage_error
 from .runtime import mpi
@@ -69,13 +70,14 @@ GATHER_SET = [
 ]
 
 
-def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int | None = None,
-        **parameters) -> list:
+def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int | None = None, rounds: int = 1,
+        round_seed: int | None = None, **parameters) -> list:
     """Runs STANDARD_SET with `parameters` (sizes, iterations, device, ...),
     BEFF_SET up to 2^beff_max_size bytes (beff_repetitions, when given, for
     every b_eff run), GATHER_SET and a small simulated run of every fabric preset, and
     writes NAME.json per Result, the fits and figures (fit_and_draw) and
-    summary.txt into outdir (rank 0).
+    summary.txt into outdir (rank 0). rounds and round_seed: every measured
+    benchmark's (benchmarks.sweep); the simulated runs take one.
 
     The options of every part are checked before the first measurement. The
     run writes into a fresh hidden folder beside outdir, which replaces
@@ -86,6 +88,8 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     beff.message_sizes(0, beff_max_size, 1)
     if beff_repetitions is not None and beff_repetitions < 1:
         raise usage_error(f"--beff-repetitions must be at least 1, got {beff_repetitions}")
+    check_rounds(rounds, round_seed)
+    repeat = {"rounds": rounds, "round_seed": round_seed}
     comm = mpi.resolve(comm)
     parent, name = os.path.split(os.path.abspath(outdir))
     staging = os.path.join(parent, f".{name}.run-{comm.bcast(secrets.token_hex(4), root=0)}")
@@ -96,7 +100,7 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
         with open(os.path.join(staging, _OWNER), "w") as owner:
             owner.write(f"{socket.gethostname()} {os.getpid()}\n")
     try:
-        return _run_into(staging, outdir, comm, beff_max_size, beff_repetitions, parameters)
+        return _run_into(staging, outdir, comm, beff_max_size, beff_repetitions, {**parameters, **repeat})
     except BaseException:  # an error or an interrupt: the run folder goes, the previous results stay
         if comm.Get_rank() == 0:
             shutil.rmtree(staging, ignore_errors=True)
@@ -120,9 +124,9 @@ def _run_into(staging: str, outdir: str, comm, beff_max_size: int, beff_repetiti
         arguments = {**arguments, "max_size": beff_max_size}
         if beff_repetitions is not None:
             arguments["repetitions"] = beff_repetitions
-        keep(name, beff.run(comm, **arguments, device=parameters.get("device")))
+        keep(name, beff.run(comm, **arguments, **_repeat(parameters), device=parameters.get("device")))
     for name, arguments in GATHER_SET:
-        keep(name, gather.run(comm, **arguments, device=parameters.get("device")))
+        keep(name, gather.run(comm, **arguments, **_repeat(parameters), device=parameters.get("device")))
     if comm.Get_rank() == 0:
         # The simulated fabrics need no ranks: rank 0 runs them.
         for index, result in enumerate(fabric.suite_results() + [gather_sim.run(sizes=(64 << 10, 1 << 20, 16 << 20))]):
@@ -136,6 +140,11 @@ def _run_into(staging: str, outdir: str, comm, beff_max_size: int, beff_repetiti
         os.remove(os.path.join(staging, _OWNER))
         _replace(staging, outdir)
     return [result for _, result in results]
+
+
+def _repeat(parameters: dict) -> dict:
+    """The rounds of the suite's parameters, for b_eff and the gather."""
+    return {key: parameters[key] for key in ("rounds", "round_seed") if key in parameters}
 
 
 # In a run folder while it is written: the host and process of rank 0.

@@ -22,6 +22,8 @@ from ..simulation import fabric
 from ..runtime.devices import DeviceOptions, open_device_if
 from ..params import usage_error
 from ..results.result import Result
+from ..results.rounds import merge as merge_rounds
+from .sweep import Rounds, check_rounds
 
 COMM_TYPES = ("cpu", "pcie", "kernel", "iec", "sim")
 LOOP_RULES = ("hpcc", "documented", "adaptive")
@@ -122,7 +124,7 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         repetitions: int = 10, ring_order: str = "random", seed: int = 0, reduction: str = "hpcc",
         random_rings: int = 3, validation_iterations: int = 4, chunk_bytes: int | None = None, slots: int = 4,
         device: DeviceOptions | None = None, nodes: int | None = None, model: str | None = None,
-        limits=None) -> Result:
+        limits=None, rounds: int = 1, round_seed: int | None = None) -> Result:
     """Ring b_eff; collective over comm (COMM_WORLD by default).
 
     comm_type: cpu (host buffers), pcie (device buffers staged through the
@@ -137,7 +139,14 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     hpcc, or rabenseifner (logavg over the natural ring and `random_rings`
     random rings). model "520n" adds the channel model's aggregated
     bandwidth for the same N beside each row. limits: what the simulator may
-    take (simulation.resources.Limits; sim only).
+    take (simulation.resources.Limits; sim only). rounds: complete
+    measurements in this job (each with its `repetitions` per size, the
+    best counting, as HPCC FPGA's -n), each visiting the sizes in its own
+    shuffled order from round_seed (drawn where None); with more than one,
+    rows are the medians over rounds with every round's values in
+    row["rounds"], b_eff is that of the medians and params["b_eff_rounds"]
+    each round's (benchmarks.sweep). The simulator is deterministic and
+    takes one round.
     """
     if comm_type not in COMM_TYPES:
         raise usage_error(f"unknown communication type '{comm_type}'; choose {', '.join(COMM_TYPES)}")
@@ -163,6 +172,10 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
                           "one node per rank: leave --nodes out, or start as many ranks")
     if random_rings < 1:
         raise usage_error(f"--random-rings must be at least 1, got {random_rings}")
+    check_rounds(rounds, round_seed)
+    if comm_type == "sim" and rounds != 1:
+        raise usage_error(f"the simulated ring (--comm-type sim) gives the same figures every time: leave --rounds "
+                          f"out, got {rounds}")
     comm = mpi.resolve(comm)
     params = {"comm_type": comm_type, "sizes": sizes, "min_size": min_size, "max_size": max_size,
               "step_size": step_size, "loop_rule": rule, "upper": upper, "lower": lower, "offset": offset,
@@ -176,6 +189,32 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     dev = open_device_if(comm_type != "cpu", comm, device_options, hosts)
     if comm_type == "iec":
         beff_iec.check_iec_device(comm, dev, hosts)
+    ranks = comm.Get_size()
+    params.update(ranks=ranks, ring_order=ring_order if reduction == "hpcc" else "natural+random", seed=seed)
+    plan = Rounds(comm, sizes, rounds, round_seed)
+    loop_lengths = dict(zip(sizes, options.loop_lengths))
+    measured = []
+    for index, order in enumerate(plan.orders(), start=1):
+        options.sizes, options.loop_lengths = order, [loop_lengths[size] for size in order]
+        measured.append(_ring_round(comm, dev, options, hosts, comm_type, reduction, ring_order, seed,
+                                    random_rings, index if rounds > 1 else None))
+    env = environment.collect(comm, dev, hosts)
+    rows, first = measured[0]
+    params.update(rings=first["rings"], validation_iterations=validation_iterations, route=first["route"],
+                  chunk_bytes=first["chunk_bytes"],
+                  rank_timings=[timing for _, round_params in measured for timing in round_params["rank_timings"]])
+    if rounds > 1:
+        rows = merge_rounds([Result("beff", {}, {}, round_rows, _UNITS) for round_rows, _ in measured]).rows
+        params["b_eff_rounds"] = [_headline(round_rows, reduction, len(sizes))["b_eff"] for round_rows, _ in measured]
+    params.update(_headline(rows, reduction, len(sizes)))
+    return _with_model(plan.record(Result("beff", params, env, rows, _UNITS)), model)
+
+
+def _ring_round(comm, dev, options, hosts: list, comm_type: str, reduction: str, ring_order: str, seed: int,
+                random_rings: int, round_number: int | None) -> tuple[list, dict]:
+    """One round of every ring the reduction takes, in options' order of
+    the sizes: (rows, the round's params: rings, route, chunk and every
+    rank's times, each marked with round_number where given)."""
     ranks = comm.Get_size()
     rows, rank_timings, rings, details = [], [], {}, {}
     for name, order in _patterns(reduction, ring_order, seed, random_rings, ranks):
@@ -192,13 +231,10 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
                          "validation": "fail" if timing["errors"] else "pass",
                          "validation_errors": timing["errors"]})
             for rank, times in enumerate(timing["times"]):
-                rank_timings.append({"pattern": name, "size": timing["size"], "rank": rank, "host": hosts[rank],
+                rank_timings.append({**({"round": round_number} if round_number else {}), "pattern": name,
+                                     "size": timing["size"], "rank": rank, "host": hosts[rank],
                                      "position": order.index(rank), "times": times})
-    params.update(ranks=ranks, ring_order=ring_order if reduction == "hpcc" else "natural+random",
-                  seed=seed, rings=rings, validation_iterations=validation_iterations, **details,
-                  rank_timings=rank_timings)
-    params.update(_headline(rows, reduction, len(sizes)))
-    return _with_model(Result("beff", params, environment.collect(comm, dev, hosts), rows, _UNITS), model)
+    return rows, {"rings": rings, **details, "rank_timings": rank_timings}
 
 
 _UNITS = {"pattern": "", "size": "B", "loop_length": "", "time": "s", "bandwidth": "B/s", "pair_bandwidth": "B/s",

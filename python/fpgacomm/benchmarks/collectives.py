@@ -82,7 +82,8 @@ def _rows(op: str, sizes: list, ranks: int, validate: bool) -> tuple[list, dict,
 
 def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = None, iterations: int | None = None,
         warmup: int | None = None, validate: bool = False, datatype: str = "mpi_char",
-        device: DeviceOptions | None = None, on_row: OnRow | None = None) -> Result:
+        device: DeviceOptions | None = None, on_row: OnRow | None = None, rounds: int = 1,
+        round_seed: int | None = None) -> Result:
     """One OSU collective; collective over comm.
 
     sizes: OMB's per-rank sizes (bytes each rank contributes; see
@@ -96,7 +97,11 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     the root of gather, scatter, bcast and reduce (default 0). on_row:
     called on rank 0 after each size with the Result so far (its rows the
     sizes finished); an interrupt raises Interrupted carrying `result`, the
-    sizes finished, marked incomplete.
+    sizes finished, marked incomplete. rounds:
+    complete sweeps in this job, each in its own shuffled order of the
+    sizes from round_seed (drawn where None); with more than one, rows are
+    the medians over rounds and keep every round's values in row["rounds"]
+    (benchmarks.sweep).
     """
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
@@ -105,6 +110,7 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
         sizes=[0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES),
         counts=iteration_counts(ITERATIONS, iterations, warmup), validation=validate, bank=device_options.bank)
     options.validate()
+    size_list = list(options.sizes)
 
     hosts = _core.host_names(comm)
     # The barrier moves no data, so it needs no device whatever mem says.
@@ -114,18 +120,20 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     def result_of(sizes: list, finished: dict) -> Result:
         """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
         rows, units, samples = _rows(op, sizes, comm.Get_size(), validate)
-        params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": options.sizes, "root": finished.get("root"),
+        params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "root": finished.get("root"),
                   "datatype": options.datatype, **counts_params(options.counts), "large_message": LARGE_MESSAGE,
                   "validate": validate, "route": finished.get("route"),
                   "omb_differences": omb_differences([finished.get("route")], validate),
                   "busbw_factor": busbw_factor(op, comm.Get_size()), **environment.topology(env), **device_options.params()}
         return Result(f"osu_{op}", params, env, rows, units, samples)
 
-    planned = 1 if op == "barrier" else measured_sizes(options.sizes, datatype)
-    sweep = Sweep(comm, result_of, planned, on_row)
+    planned = 1 if op == "barrier" else measured_sizes(size_list, datatype)
+    sweep = Sweep(comm, result_of, size_list, planned, on_row, rounds, round_seed)
     with sweep.interruptible():
-        raw = _core.run_collective(comm, dev, options, sweep.on_size)
-    return result_of(raw["sizes"], raw)
+        for order in sweep.orders():
+            options.sizes = order
+            sweep.round_done(_core.run_collective(comm, dev, options, sweep.on_size))
+    return sweep.result()
 
 
 @options_of(run)

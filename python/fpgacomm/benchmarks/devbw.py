@@ -20,6 +20,8 @@ from ..results import stats
 from ..runtime.devices import DeviceOptions, open_device
 from ..params import HOST_KINDS, LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results.result import Result
+from ..results.rounds import merge as merge_rounds
+from .sweep import Rounds, check_rounds
 
 DIRECTIONS = ("h2d", "d2h")
 LARGEST_DEFAULT = 256 << 20
@@ -77,7 +79,7 @@ UNITS = {"rank": "", "size": "B", "direction": "", "host_kind": "", "iterations"
 
 def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iterations: int | None = None,
         warmup: int | None = None, directions=DIRECTIONS, host_kinds=HOST_KINDS,
-        concurrent: bool = False) -> Result:
+        concurrent: bool = False, rounds: int = 1, round_seed: int | None = None) -> Result:
     """Copy bandwidth and latency of every rank's device; collective over comm.
 
     sizes: None (1 B .. 256 MiB, or the largest power of two every device can
@@ -85,10 +87,15 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     and warmup, when given, hold for every size; otherwise 1000 (100 warm-up)
     up to 8 KiB and 20 (2) above. Ranks take turns, so each sees its device
     alone; concurrent=True measures on all ranks at once (what ranks sharing a
-    device or a link get). Every rank returns every rank's rows.
+    device or a link get). Every rank returns every rank's rows. rounds:
+    complete sweeps in this job (every rank's turn in each), each visiting
+    the sizes in its own shuffled order from round_seed (drawn where None);
+    with more than one, rows are the medians over rounds with every round's
+    values in row["rounds"] (benchmarks.sweep).
     """
     comm = mpi.resolve(comm)
     directions, host_kinds = _check_parameters(directions, host_kinds)
+    check_rounds(rounds, round_seed)
     counts = iteration_counts(ITERATIONS, iterations, warmup)
     counts.validate()  # before any device opens
     device_options = device or DeviceOptions()
@@ -106,6 +113,18 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
                             samples=2 * len(directions) * len(host_kinds) * timed, run="devbw",
                             fix="give smaller sizes (-m) or fewer iterations (-i)")
 
+    plan = Rounds(comm, size_list, rounds, round_seed)
+    measured = [_round(comm, dev, order, directions, host_kinds, counts, concurrent) for order in plan.orders()]
+    params = {"sizes": size_list, "directions": list(directions), "host_kinds": list(host_kinds),
+              **counts_params(counts), "large_message": LARGE_MESSAGE, "concurrent": concurrent,
+              **device_options.params()}
+    env = environment.collect(comm, dev, hosts)
+    results = [Result("devbw", params, env, rows, UNITS, samples) for rows, samples in measured]
+    return plan.record(results[0] if rounds == 1 else merge_rounds(results))
+
+
+def _round(comm, dev, size_list: list, directions, host_kinds, counts, concurrent: bool) -> tuple[list, dict]:
+    """One round: every rank's rows and samples, the sizes in size_list's order."""
     rank = comm.Get_rank()
     rows, samples = [], {}
     turns = [None] if concurrent else range(comm.Get_size())
@@ -117,13 +136,9 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
             except _core.Error as error:
                 failure, usage = str(error), isinstance(error, _core.UsageError)
         _core.agree(comm, failure, usage)
-
     all_rows = [row for rank_rows in comm.allgather(rows) for row in rank_rows]
     all_samples = {key: values for rank_samples in comm.allgather(samples) for key, values in rank_samples.items()}
-    params = {"sizes": size_list, "directions": list(directions), "host_kinds": list(host_kinds),
-              **counts_params(counts), "large_message": LARGE_MESSAGE, "concurrent": concurrent,
-              **device_options.params()}
-    return Result("devbw", params, environment.collect(comm, dev, hosts), all_rows, UNITS, all_samples)
+    return all_rows, all_samples
 
 
 def round_trip(result: Result, rank: int = 0, host_kind: str = "H!") -> float:

@@ -80,7 +80,8 @@ def _device_room(comm, dev, hosts: list[str], options) -> tuple[int, int]:
 def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, ports: int = 2,
         virtual_ports: int = 2, control: str = "barrier", collective: str = "gather", iterations: int | None = None,
         device=None, validate: bool = True, *, root: int = 0, warmup: int | None = None,
-        barrier_reference: int = 0, on_row: OnRow | None = None) -> Result:
+        barrier_reference: int = 0, on_row: OnRow | None = None, rounds: int = 1,
+        round_seed: int | None = None) -> Result:
     """A gather (scatter, allgather) schedule on real ranks, one node per
     rank, every rank's n blocks in one buffer of kind `mem`; collective over
     comm. sizes: bytes per node ("MIN:MAX" doubling, one size, a list); the
@@ -91,7 +92,11 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     MPI_Barriers timed after the sweep (samples "barrier_reference").
     on_row: called on rank 0 after each size with the Result so far; an
     interrupt raises Interrupted carrying `result`, the sizes finished,
-    marked incomplete.
+    marked incomplete. rounds:
+    complete sweeps in this job, each in its own shuffled order of the
+    sizes from round_seed (drawn where None); with more than one, rows are
+    the medians over rounds and keep every round's values in row["rounds"]
+    (benchmarks.sweep); each round times its own barrier_reference.
     """
     from ..runtime import environment, mpi
     from ..runtime.devices import DeviceOptions, needs_device, open_device_if
@@ -133,6 +138,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
                 raise usage_error(f"gather: even the default sweep's smallest size exceeds the device's memory for "
                              f"{nodes} nodes ({fit} bytes per node fit); give smaller --sizes")
     env = environment.collect(comm, dev, hosts)
+    size_list = list(options.sizes)
 
     def result_of(sizes: list, finished: dict) -> Result:
         """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
@@ -140,15 +146,17 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
         if finished.get("barrier_reference"):
             samples["barrier_reference"] = finished["barrier_reference"]
         params = {"schedule": schedule, "collective": collective, "control": control, "mem": mem, "ports": ports,
-                  "virtual_ports": virtual_ports, "root": root, "sizes": options.sizes,
+                  "virtual_ports": virtual_ports, "root": root, "sizes": size_list,
                   **counts_params(options.counts), "large_block": LARGE_BLOCK, "validate": validate,
                   "route": finished.get("route"), "device_sharers": options.device_sharers, **device_options.params()}
         return Result("gather", params, env, rows, _UNITS, samples)
 
-    sweep = Sweep(comm, result_of, len(options.sizes), on_row)
+    sweep = Sweep(comm, result_of, size_list, len(size_list), on_row, rounds, round_seed)
     with sweep.interruptible():
-        raw = _core.run_gather(comm, dev, options, sweep.on_size)
-    return result_of(raw["sizes"], raw)
+        for order in sweep.orders():
+            options.sizes = order
+            sweep.round_done(_core.run_gather(comm, dev, options, sweep.on_size))
+    return sweep.result()
 
 
 def _rows(schedule: str, nodes: int, stages: int, sizes: list, validate: bool) -> tuple[list, dict]:

@@ -83,7 +83,8 @@ def _rows(test: str, raw: list, validate: bool) -> tuple[list, dict, dict]:
 def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | None = None,
         warmup: int | None = None, window: int = DEFAULT_WINDOW, window_creation: str = "allocate",
         sync: str | None = None, validate: bool = False, compare_put: bool = True,
-        device: DeviceOptions | None = None, on_row: OnRow | None = None) -> Result:
+        device: DeviceOptions | None = None, on_row: OnRow | None = None, rounds: int = 1,
+        round_seed: int | None = None) -> Result:
     """One OSU one-sided test on exactly 2 ranks; collective over comm.
 
     mem: the kind of the local (origin) buffer of both ranks. window_creation:
@@ -94,7 +95,11 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     same parameters and add put_* and overhead_vs_put columns. on_row:
     called on rank 0 after each size of the test's own sweep with the Result
     so far; an interrupt raises Interrupted carrying `result`, the sizes
-    finished, marked incomplete (without the PUT comparison).
+    finished, marked incomplete (without the PUT comparison). rounds:
+    complete sweeps in this job, each in its own shuffled order of the
+    sizes from round_seed (drawn where None); with more than one, rows are
+    the medians over rounds and keep every round's values in row["rounds"]
+    (benchmarks.sweep); each round runs GET and then PUT in its order.
     """
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
@@ -104,6 +109,7 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
                                     sizes=resolve_sizes(sizes), counts=counts, validation=validate,
                                     bank=device_options.bank)
     options.validate()
+    size_list = list(options.sizes)
 
     hosts = _core.host_names(comm)
     dev = open_device_if(needs_device([mem]), comm, device_options, hosts)
@@ -115,7 +121,7 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
         """The test's Result of the sizes measured, without the PUT comparison;
         finished: the core's whole run, or {} while it goes on."""
         rows, units, samples = _rows(test, sizes, validate)
-        params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": options.sizes, "datatype": "MPI_CHAR",
+        params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "datatype": "MPI_CHAR",
                   "window_creation": window_creation, "sync": options.sync, **counts_params(counts),
                   "large_message": LARGE_MESSAGE, "window": window, "validate": validate, "route": finished.get("route"),
                   "omb_differences": omb_differences([finished.get("route")], validate),
@@ -125,13 +131,22 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
         params.update(environment.topology(env), **device_options.params())
         return Result(f"osu_{test}", params, env, rows, units, samples)
 
-    sweep = Sweep(comm, result_of, len(options.sizes), on_row)
+    sweep = Sweep(comm, result_of, size_list, len(size_list), on_row, rounds, round_seed)
     with sweep.interruptible():
-        raw = _core.run_onesided(comm, dev, options, sweep.on_size)
-        result = result_of(raw["sizes"], raw)
-        if test.startswith("get_") and compare_put:
-            options.test = test.replace("get_", "put_")
-            _compare_put(result, _core.run_onesided(comm, dev, options)["sizes"], validate)
+        for order in sweep.orders():
+            options.sizes, options.test = order, test
+            raw = _core.run_onesided(comm, dev, options, sweep.on_size)
+            result = result_of(raw["sizes"], raw)
+            if test.startswith("get_") and compare_put:
+                options.test = test.replace("get_", "put_")
+                _compare_put(result, _core.run_onesided(comm, dev, options)["sizes"], validate)
+            sweep.round_done(raw, result)
+    result = sweep.result()
+    if rounds > 1 and not latency:  # the curves of the medians
+        result.params["curve"] = curve(result.rows)
+        if "put_bandwidth" in result.columns:
+            result.params["put_curve"] = curve([{"size": row["size"], "bandwidth": row["put_bandwidth"]}
+                                                for row in result.rows])
     return result
 
 

@@ -93,7 +93,8 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
         buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
         slots: int = 4, timeline: bool = False, datatype: str = "mpi_char",
-        device: DeviceOptions | None = None, on_row: OnRow | None = None) -> Result:
+        device: DeviceOptions | None = None, on_row: OnRow | None = None, rounds: int = 1,
+        round_seed: int | None = None) -> Result:
     """One OSU point-to-point test; collective over comm.
 
     mem: (kind of rank 0's buffers, kind of rank 1's) -- H, H!, D, B or P; in
@@ -111,7 +112,10 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     on_row: called on rank 0 after each size with the Result so far (its
     rows the sizes finished), to show rows as they are measured. An
     interrupt (runtime.interrupts) raises Interrupted carrying `result`:
-    the sizes finished, marked incomplete.
+    the sizes finished, marked incomplete. rounds: complete sweeps in this
+    job, each in its own shuffled order of the sizes from round_seed
+    (drawn where None); with more than one, rows are the medians over
+    rounds and keep every round's values in row["rounds"] (benchmarks.sweep).
     """
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
@@ -124,6 +128,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         datatype=datatype, sizes=resolve_sizes(sizes), counts=counts, validation=validate, touch=touch,
         bank=device_options.bank, timeline=timeline)
     options.validate()
+    size_list = list(options.sizes)
 
     hosts = _core.host_names(comm)
     dev = open_device_if(needs_device(mem), comm, device_options, hosts)
@@ -133,7 +138,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
         rows, units, samples = _rows(test, sizes, validate)
         routes = (finished.get("send_route"), finished.get("recv_route"))
-        params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": options.sizes,
+        params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
                   "datatype": options.datatype, **counts_params(counts), "large_message": LARGE_MESSAGE,
                   "window": window, "validate": validate, "buffers": buffers, "touch": touch, "path": path,
                   "chunk_bytes": finished.get("chunk_bytes"), "slots": slots, "send_route": routes[0],
@@ -143,11 +148,15 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
             del params["window"]
         return Result(f"osu_{test}", params, env, rows, units, samples)
 
-    sweep = Sweep(comm, result_of, measured_sizes(options.sizes, datatype), on_row)
+    sweep = Sweep(comm, result_of, size_list, measured_sizes(size_list, datatype), on_row, rounds, round_seed)
     with sweep.interruptible():
-        raw = _core.run_pt2pt(comm, dev, options, sweep.on_size)
-    result = result_of(raw["sizes"], raw)
+        for order in sweep.orders():
+            options.sizes = order
+            raw = _core.run_pt2pt(comm, dev, options, sweep.on_size)
+            sweep.round_done(raw)
+    result = sweep.result()
     if timeline:
+        # With rounds, the last round's chunks (a timeline shows one iteration per size).
         result.timeline = _gather_timeline(comm, f"osu_{test}_timeline", raw, result.params, env)
     return result
 
@@ -158,9 +167,9 @@ def measured_sizes(sizes: list, datatype: str) -> int:
 
 
 def _gather_timeline(comm, benchmark: str, raw: dict, params: dict, env: dict) -> Result | None:
-    """Every rank's timeline rows, gathered to rank 0 as one Result (None elsewhere)."""
+    """Every rank's timeline rows, gathered to rank 0 as one Result (None elsewhere), in size order."""
     mine = [{"rank": comm.Get_rank(), "size": timing["size"], **chunk}
-            for timing in raw["sizes"] for chunk in timing["timeline"]]
+            for timing in sorted(raw["sizes"], key=lambda timing: timing["size"]) for chunk in timing["timeline"]]
     gathered = comm.gather(mine, root=0)
     if comm.Get_rank() != 0:
         return None

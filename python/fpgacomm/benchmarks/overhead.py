@@ -18,20 +18,37 @@ from ..runtime import environment, mpi
 from ..results import stats
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
+from ..results.rounds import merge as merge_rounds
+from .sweep import Rounds
 
 # Timed and warm-up iterations below and above LARGE_MESSAGE: each has a
 # barrier, so fewer than osu latency's.
 ITERATIONS = (1000, 100, 100, 10)
 
 
-def run(comm=None, *, sizes=None, iterations: int | None = None, warmup: int | None = None) -> Result:
+def run(comm=None, *, sizes=None, iterations: int | None = None, warmup: int | None = None, rounds: int = 1,
+        round_seed: int | None = None) -> Result:
     """Send and receive overhead per size; collective over comm (2 ranks).
     Rows: the mean over iterations (the headline, as OMB's) with min and
-    p50; samples["SIZE/send"] and ["SIZE/receive"] hold every iteration's."""
+    p50; samples["SIZE/send"] and ["SIZE/receive"] hold every iteration's.
+    rounds: complete sweeps in this job, each in its own shuffled order of
+    the sizes from round_seed (drawn where None); with more than one, rows
+    are the medians over rounds with every round's values in row["rounds"]
+    (benchmarks.sweep)."""
     comm = mpi.resolve(comm)
     size_list = resolve_sizes(sizes)
     counts = iteration_counts(ITERATIONS, iterations, warmup)
-    raw = _core.run_overhead(comm, size_list, counts)
+    plan = Rounds(comm, size_list, rounds, round_seed)
+    params = {"sizes": size_list, **counts_params(counts), "large_message": LARGE_MESSAGE, "buffers": "H"}
+    measured = [_result(_core.run_overhead(comm, order, counts), params) for order in plan.orders()]
+    env = environment.collect(comm, None, _core.host_names(comm))
+    for result in measured:
+        result.env = dict(env)
+    return plan.record(measured[0] if rounds == 1 else merge_rounds(measured))
+
+
+def _result(raw: list, params: dict) -> Result:
+    """One round's Result (its env filled in by run)."""
     rows, samples = [], {}
     for timing in raw:
         send, receive = stats.summarize(timing["send"]), stats.summarize(timing["receive"])
@@ -43,6 +60,4 @@ def run(comm=None, *, sizes=None, iterations: int | None = None, warmup: int | N
         samples[f"{timing['size']}/receive"] = timing["receive"]
     units = {column: "s" for column in rows[0]}
     units.update(size="B", iterations="")
-    params = {"sizes": size_list, **counts_params(counts), "large_message": LARGE_MESSAGE, "buffers": "H"}
-    hosts = _core.host_names(comm)
-    return Result("osu_overhead", params, environment.collect(comm, None, hosts), rows, units, samples)
+    return Result("osu_overhead", params, {}, rows, units, samples)

@@ -1,35 +1,125 @@
-"""A sweep's rows as they are measured: the core calls back after each size
-on every rank (outside the timed region); rank 0 hands the Result so far
-(marked incomplete: "12 of 23 sizes measured") to the caller's `on_row`,
-and an interrupt leaves with it ("interrupted by SIGINT: 12 of 23 sizes
-measured").
+"""A sweep's rounds and rows as they are measured.
 
-    sweep = Sweep(comm, result_of, planned=len(sizes), on_row=on_row)
+Rounds (docs/METHODS.md, "Rounds"): `rounds` complete sweeps in one job,
+each visiting every size once, in an order shuffled per round from one
+seed (drawn on rank 0 and broadcast where not given, so every rank runs
+the same order). Each round is one call into the core with that round's
+order: nothing of the rounds runs in a timed region. With one round the
+sizes keep their order and the Result is what it always was; with more,
+rows are the medians over rounds (results/rounds.py).
+
+Rows as measured: the core calls back after each size on every rank
+(outside the timed region); rank 0 hands the Result so far to the
+caller's `on_row`: the rows whose every round is done, in size order
+(with one round: every size measured so far), marked incomplete ("12 of
+23 sizes measured", or "round 2 of 5, 12 of 23 sizes measured"). An
+interrupt leaves with what was measured: every size with its rounds so
+far ("interrupted by SIGINT: 3 of 5 rounds complete; round 4: 12 of 23
+sizes").
+
+    sweep = Sweep(comm, result_of, sizes, planned=len(sizes), on_row=on_row, rounds=3)
     with sweep.interruptible():
-        raw = _core.run_pt2pt(comm, dev, options, sweep.on_size)
-    return result_of(raw["sizes"], raw)
+        for order in sweep.orders():
+            options.sizes = order
+            sweep.round_done(_core.run_pt2pt(comm, dev, options, sweep.on_size))
+    return sweep.result()
 
-result_of(raw_sizes, finished) builds the family's Result from the core's
-rows of the sizes measured; finished is the core's whole run, or {} for the
-Results so far, which the sweep builds.
+result_of(raw_sizes, finished) builds the family's Result of one round
+from the core's rows of the sizes measured; finished is the core's whole
+run of that round, or {} for a round still going on.
 """
 
 from __future__ import annotations
 
 import contextlib
+import secrets
 from typing import Callable
 
+import numpy as np
+
+from ..params import usage_error
+from ..results import rounds as merging
 from ..results.result import Result
+from ..runtime import environment
 from ..runtime.interrupts import Interrupted
 
 OnRow = Callable[[Result], None]
 
 
+def check_rounds(rounds, round_seed) -> None:
+    """rounds: a whole number, 1 or more; round_seed: None or a whole number 0 .. 2^64 - 1."""
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise usage_error(f"rounds must be a whole number of complete sweeps, 1 or more, got {rounds!r} "
+                          "(--rounds N)")
+    if round_seed is not None and (isinstance(round_seed, bool) or not isinstance(round_seed, (int, np.integer))
+                                   or not 0 <= round_seed < 1 << 64):
+        raise usage_error(f"round_seed must be a whole number from 0 to 2^64 - 1, got {round_seed!r} "
+                          "(--round-seed)")
+
+
+class Rounds:
+    """The plan of a run's rounds, the same on every rank: the seed and each
+    round's order of the sizes, the load average at the start of each
+    round, and the machine's state around the run (env["machine"]).
+    Collective (the seed is broadcast where drawn); call at the start of
+    the measuring, after the options are checked: it prints the warning
+    of a loaded machine (environment.warn_if_loaded)."""
+
+    def __init__(self, comm, sizes: list, rounds: int = 1, round_seed: int | None = None):
+        check_rounds(rounds, round_seed)
+        sizes = list(sizes)
+        if rounds > 1 and len(set(sizes)) != len(sizes):
+            raise usage_error(f"sizes {sizes} repeat a size; with rounds each size is measured once per round: "
+                              "give each size once")
+        self.count = int(rounds)
+        self.load_before = environment.warn_if_loaded(comm)
+        if self.count > 1 and round_seed is None:
+            round_seed = comm.bcast(secrets.randbits(63) if comm.Get_rank() == 0 else None, root=0)
+        self.seed = None if round_seed is None else int(round_seed)
+        if self.count == 1:
+            self.plan = [sizes]
+        else:
+            generator = np.random.default_rng(self.seed)
+            self.plan = [[sizes[i] for i in generator.permutation(len(sizes))] for _ in range(self.count)]
+        self.loads: list = []  # the load average at the start of each round begun
+
+    def orders(self):
+        """Each round's order of the sizes, noting the load at its start."""
+        for order in self.plan:
+            self.loads.append(environment.load_average())
+            yield order
+
+    def record(self, result: Result) -> Result:
+        """The Result with the run's record: env["machine"] with the load
+        before and now; with several rounds also params rounds and
+        round_seed, env round_loads and round_orders (of the rounds begun)."""
+        result.env["machine"] = environment.machine(self.load_before, environment.load_average())
+        if self.count > 1:
+            result.params.update(rounds=self.count, round_seed=self.seed)
+            result.env.update(round_loads=list(self.loads), round_orders=[list(order) for order in
+                                                                          self.plan[:len(self.loads)]])
+        return result
+
+
 class Sweep:
-    def __init__(self, comm, result_of: Callable[[list, dict], Result], planned: int, on_row: OnRow | None = None):
-        self.raw: list = []
+    """One run's rounds and its rows as measured (the module's docstring).
+    planned: how many of `sizes` get a row (those holding a whole element)."""
+
+    def __init__(self, comm, result_of: Callable[[list, dict], Result], sizes: list, planned: int,
+                 on_row: OnRow | None = None, rounds: int = 1, round_seed: int | None = None):
+        self.rounds = Rounds(comm, sizes, rounds, round_seed)
         self.result_of, self.planned = result_of, planned
         self.on_row = on_row if comm.Get_rank() == 0 else None
+        self.done: list[Result] = []  # one Result per finished round
+        self.raw: list = []  # the round going on: the core's rows so far
+
+    def orders(self):
+        """Each round's order of the sizes; call round_done at the end of each."""
+        for order in self.rounds.orders():
+            self.raw = []
+            yield order
+            if any(row.get("validation") == "fail" for row in self.done[-1].rows):
+                return  # as OSU Micro-Benchmarks: a failing size ends the sweep, and so the run
 
     def on_size(self, raw_size: dict) -> None:
         """The core's per-size hook: keeps the row; on rank 0, shows the Result so far."""
@@ -37,18 +127,81 @@ class Sweep:
         if self.on_row is not None:
             self.on_row(self.so_far())
 
-    def so_far(self, why: str = "") -> Result:
-        """The Result of the sizes finished, marked incomplete: "[why: ]N of M sizes measured"."""
-        result = self.result_of(self.raw, {})
-        result.incomplete = f"{why + ': ' if why else ''}{len(self.raw)} of {self.planned} sizes measured"
-        return result
+    def round_done(self, finished: dict, result: Result | None = None) -> Result:
+        """Ends a round: its Result from the core's whole run (`finished`,
+        whose "sizes" are the rows), or `result` where the family built it."""
+        self.done.append(result if result is not None else self.result_of(finished["sizes"], finished))
+        self.raw = []
+        return self.done[-1]
+
+    def result(self) -> Result:
+        """The finished run: the one round's Result, or the rounds merged."""
+        if self.rounds.count == 1:
+            return self.rounds.record(self.done[0])
+        return self.rounds.record(merging.merge(self.done))
+
+    def _state(self) -> str:
+        """How far the run is: "12 of 23 sizes measured", with rounds "round 2 of 5, 12 of 23 sizes measured"."""
+        sizes = f"{len(self.raw)} of {self.planned} sizes measured"
+        if self.rounds.count == 1:
+            return sizes
+        return f"round {len(self.done) + 1} of {self.rounds.count}, {sizes}"
+
+    def so_far(self) -> Result:
+        """The Result so far for on_row: the sizes finished (with rounds:
+        those whose every round is done, the smallest first, up to the
+        first size still waiting), marked incomplete by _state."""
+        if self.rounds.count == 1:
+            result = self.result_of(self.raw, {})
+        else:
+            result = self._complete_prefix()
+        result.incomplete = self._state()
+        return self.rounds.record(result)
+
+    def _complete_prefix(self) -> Result:
+        """With rounds: the rows of the sizes every round has measured, in
+        size order up to the first size not yet done."""
+        if len(self.done) < self.rounds.count - 1:
+            return self._merged(self.done[:1], sizes=[])
+        done = {timing["size"] for timing in self.raw}
+        # The sizes that get rows: those the first round measured (a size
+        # smaller than one element of the datatype gets none).
+        expected = {row.get("size") for row in self.done[0].rows} if self.done else set(self.rounds.plan[0])
+        prefix = []
+        for size in sorted(expected):
+            if size not in done:
+                break
+            prefix.append(size)
+        last = [timing for timing in self.raw if timing["size"] in prefix]
+        return self._merged(self.done + [self.result_of(last, {})], sizes=prefix)
+
+    def _merged(self, results: list[Result], sizes: list) -> Result:
+        """results merged, keeping the rows of `sizes` only."""
+        merged = merging.merge(results) if results else self.result_of([], {})
+        merged.rows = [row for row in merged.rows if row.get("size") in sizes]
+        return merged
+
+    def interrupted(self, why: str) -> Result:
+        """What an interrupt keeps: every size measured, with the rounds it
+        has (rows of sizes still missing a round have fewer), marked
+        incomplete: "interrupted by SIGINT: 12 of 23 sizes measured", or
+        with rounds "...: 3 of 5 rounds complete; round 4: 12 of 23 sizes"."""
+        results = self.done + ([self.result_of(self.raw, {})] if self.raw or not self.done else [])
+        if self.rounds.count == 1:
+            result = results[0]
+            result.incomplete = f"{why}: {len(self.raw)} of {self.planned} sizes measured"
+        else:
+            result = merging.merge(results)
+            result.incomplete = (f"{why}: {len(self.done)} of {self.rounds.count} rounds complete; "
+                                 f"round {len(self.done) + 1}: {len(self.raw)} of {self.planned} sizes")
+        return self.rounds.record(result)
 
     @contextlib.contextmanager
     def interruptible(self):
-        """An Interrupted leaving the block carries `result`: the sizes
-        finished so far, marked incomplete (on every rank)."""
+        """An Interrupted leaving the block carries `result`: what was
+        measured so far, marked incomplete (on every rank)."""
         try:
             yield self
         except Interrupted as stop:
-            stop.result = self.so_far(str(stop))
+            stop.result = self.interrupted(str(stop))
             raise

@@ -6,7 +6,8 @@ import sys
 
 from ..benchmarks.beff import COMM_TYPES, DECREASE, LOOP_RULES, LOWER, MODELS, OFFSET, REDUCTIONS, UPPER
 from .fabric import add_limit_options, limits_of
-from .options import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
+from .options import (EXIT_VALIDATION, add_device_options, add_output_options, add_rounds_options, device_options,
+                      print_and_save, rounds_parameters)
 
 
 def register(subparsers) -> None:
@@ -34,6 +35,7 @@ def register(subparsers) -> None:
     parser.add_argument("--channel-width", type=int, default=32, help="bytes per channel (documented rule)")
     parser.add_argument("--target-time", type=float, default=0.2, help="seconds per measurement (adaptive rule)")
     parser.add_argument("-n", "--repetitions", type=int, default=10, help="measurements per size; the best counts")
+    add_rounds_options(parser)
     parser.add_argument("--ring", choices=("random", "natural"), default="random", help="ring positions")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random ring positions")
     parser.add_argument("--reduction", choices=REDUCTIONS, default="hpcc",
@@ -67,7 +69,7 @@ def run(args) -> int:
                       validation_iterations=args.validation_iterations,
                       chunk_bytes=parse_size(args.chunk) if args.chunk else None, slots=args.slots,
                       device=device_options(args), nodes=args.nodes, model=args.model,
-                      limits=limits_of(args) if args.comm_type == "sim" else None)
+                      limits=limits_of(args) if args.comm_type == "sim" else None, **rounds_parameters(args))
     if comm.Get_rank() == 0:
         print_and_save(result, args)
     failed = beff.failed_sizes(result)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .options import add_device_options, add_output_options, device_options, print_and_save
+from .options import (add_device_options, add_output_options, add_rounds_options, device_options, print_and_save,
+                      rounds_parameters)
 
 
 def register(subparsers) -> None:
@@ -17,6 +18,7 @@ def register(subparsers) -> None:
                         help="copy sizes in bytes, K/M/G suffixes (default 1:256M, or what the device can allocate)")
     parser.add_argument("-i", "--iterations", type=int, help="timed copies for every size")
     parser.add_argument("-x", "--warmup", type=int, help="untimed copies for every size")
+    add_rounds_options(parser)
     parser.add_argument("--direction", choices=("h2d", "d2h", "both"), default="both")
     parser.add_argument("--concurrent", action="store_true",
                         help="all ranks copy at once (default: one rank at a time)")
@@ -36,7 +38,7 @@ def run(args) -> int:
     directions = devbw.DIRECTIONS if args.direction == "both" else (args.direction,)
     result = devbw.run(comm, sizes=args.message_size, device=device_options(args), iterations=args.iterations,
                        warmup=args.warmup, directions=directions, host_kinds=tuple(args.kinds) or HOST_KINDS,
-                       concurrent=args.concurrent)
+                       concurrent=args.concurrent, **rounds_parameters(args))
     if comm.Get_rank() == 0:
         print_and_save(result, args, full=args.full)
     return 0

@@ -7,7 +7,8 @@ import importlib
 import sys
 
 from .live import LiveText
-from .options import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
+from .options import (EXIT_VALIDATION, add_device_options, add_output_options, add_rounds_options, device_options,
+                      print_and_save, rounds_parameters)
 from .fabric import add_limit_options, limits_of
 from ..params import byte_sizes, usage_error
 from ..benchmarks.gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
@@ -39,6 +40,7 @@ def register(subparsers) -> None:
     parser.add_argument("-c", "--validation", action="store_true", default=True,
                         help="check every block at the end of every iteration (the default)")
     parser.add_argument("--no-validation", dest="validation", action="store_false", help="do not check the blocks")
+    add_rounds_options(parser)
     parser.add_argument("--fabric", choices=FABRICS, help="simulate on this fabric preset instead (no mpirun)")
     parser.add_argument("--nodes", metavar="N,N,...", help="simulated node counts (with --fabric; default 4,9,16)")
     parser.add_argument("--no-reuse", dest="reuse", action="store_false", default=True,
@@ -94,6 +96,9 @@ def run(args) -> int:
 
     live = None
     if args.fabric:
+        if args.rounds != 1:
+            raise usage_error(f"gather: --rounds repeats measurements on real ranks, and the simulated fabric "
+                              f"(--fabric) gives the same figures every time; leave --rounds out, got {args.rounds}")
         result, rank = simulate(args), 0
     else:
         if args.nodes:
@@ -109,7 +114,8 @@ def run(args) -> int:
         result = gather.run(comm, schedule=args.schedule or "ring", mem=args.mem or "D",
                             sizes=args.sizes or DEFAULT_SIZES, ports=args.ports, virtual_ports=args.virtual_ports,
                             control=args.control, collective=args.collective, iterations=args.iterations,
-                            device=device_options(args), validate=args.validation, root=args.root, on_row=live)
+                            device=device_options(args), validate=args.validation, root=args.root, on_row=live,
+                            **rounds_parameters(args))
     if rank == 0:
         print_and_save(result, args, live=live)
     failed = gather.failed_sizes(result) if "validation" in result.columns else []

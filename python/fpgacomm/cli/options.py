@@ -125,6 +125,44 @@ def add_iteration_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-x", "--warmup", type=int, help="untimed warm-up iterations for every size")
 
 
+def rounds_argument(text: str) -> int:
+    """--rounds' value, as argparse's type: a whole number, 1 or more."""
+    try:
+        rounds = int(text)
+    except ValueError:
+        rounds = 0
+    if rounds < 1:
+        raise argparse.ArgumentTypeError(f"--rounds takes a whole number of complete sweeps, 1 or more, got {text!r}; "
+                                         "e.g. --rounds 7")
+    return rounds
+
+
+def seed_argument(text: str) -> int:
+    """--round-seed's value, as argparse's type: a whole number 0 .. 2^64 - 1."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed < 1 << 64:
+        raise argparse.ArgumentTypeError(f"--round-seed takes a whole number from 0 to 2^64 - 1, got {text!r}")
+    return seed
+
+
+def add_rounds_options(parser: argparse.ArgumentParser) -> None:
+    """--rounds and --round-seed: complete sweeps in one job, each in its own shuffled order of the sizes."""
+    parser.add_argument("--rounds", type=rounds_argument, default=1, metavar="N",
+                        help="complete sweeps in this job, each visiting the sizes in its own shuffled order; with "
+                             "N > 1 the text shows the median over rounds, its 95%% confidence interval and the "
+                             "spread between rounds, and --json/--csv keep every round (default 1)")
+    parser.add_argument("--round-seed", type=seed_argument, default=None, metavar="SEED",
+                        help="seed of the rounds' size orders (default: drawn, and recorded in the Result)")
+
+
+def rounds_parameters(args) -> dict:
+    """add_rounds_options' values, as the benchmark functions take them."""
+    return {"rounds": args.rounds, "round_seed": args.round_seed}
+
+
 def add_transfer_options(parser: argparse.ArgumentParser) -> None:
     """The point-to-point transfer engine's options: buffer reuse, the
     placeholder kernel, and how device memory reaches MPI."""

@@ -13,8 +13,8 @@ from ..benchmarks import onesided, registry
 from ..params import DATATYPES, HOST_KINDS, usage_error
 from .live import LiveText
 from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_output_options,
-                      add_size_option, add_transfer_options, device_options, print_and_save, transfer_parameters,
-                      validation_error)
+                      add_rounds_options, add_size_option, add_transfer_options, device_options, print_and_save,
+                      rounds_parameters, transfer_parameters, validation_error)
 
 # OSU Micro-Benchmarks for FPGAs' -d: the device API of device buffers.
 ACCELERATORS = ("opencl", "sycl")
@@ -59,6 +59,7 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
     if "sizes" in options:
         add_size_option(parser, benchmark.sizes)
     add_iteration_options(parser)
+    add_rounds_options(parser)
     if "transfer" in options:
         add_transfer_options(parser)
     add_device_options(parser)
@@ -143,7 +144,7 @@ def _keywords(args) -> dict:
     if "sync" in options:
         keywords["sync"] = args.sync_option
     return {**keywords, "iterations": args.iterations, "warmup": args.warmup, "validate": args.validation,
-            "device": device_options(args)}
+            "device": device_options(args), **rounds_parameters(args)}
 
 
 def _one_kind(args) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .options import add_iteration_options, add_memory_option, add_size_option
+from .options import add_iteration_options, add_memory_option, add_rounds_options, add_size_option, rounds_parameters
 
 
 def register(subparsers) -> None:
@@ -14,6 +14,7 @@ def register(subparsers) -> None:
                     "bw.json over.json --model loggp")
     add_size_option(parser)
     add_iteration_options(parser)
+    add_rounds_options(parser)
     parser.add_argument("--json", metavar="FILE", help="write the Result as JSON")
     add_memory_option(parser)
     parser.set_defaults(run=run)
@@ -25,7 +26,8 @@ def run(args) -> int:
     from ..results.report import format_text
 
     comm = mpi.world()
-    result = overhead.run(comm, sizes=args.message_size, iterations=args.iterations, warmup=args.warmup)
+    result = overhead.run(comm, sizes=args.message_size, iterations=args.iterations, warmup=args.warmup,
+                          **rounds_parameters(args))
     if comm.Get_rank() == 0:
         print(format_text(result), flush=True)
         if args.json:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_size_option,
-                      add_transfer_options, device_options, transfer_parameters, validation_error)
+from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_rounds_options, add_size_option,
+                      add_transfer_options, device_options, rounds_parameters, transfer_parameters, validation_error)
 
 
 def register(subparsers) -> None:
@@ -18,6 +18,7 @@ def register(subparsers) -> None:
     parser.add_argument("outdir", help="results folder (created if missing)")
     add_size_option(parser)
     add_iteration_options(parser)
+    add_rounds_options(parser)
     add_transfer_options(parser)
     add_device_options(parser)
     parser.add_argument("--beff-max-size", type=int, default=20, metavar="LOG2",
@@ -31,6 +32,6 @@ def run(args) -> int:
 
     results = suite.run(args.outdir, beff_max_size=args.beff_max_size, beff_repetitions=args.beff_repetitions,
                         sizes=args.message_size, iterations=args.iterations, warmup=args.warmup,
-                        **transfer_parameters(args), device=device_options(args))
+                        **transfer_parameters(args), device=device_options(args), **rounds_parameters(args))
     failures = [validation_error(result) for result in results if validation_error(result)]
     return EXIT_VALIDATION if failures else 0

@@ -16,8 +16,9 @@ from typing import Callable
 from ..catalog import BENCHMARKS, Benchmark
 from ..params import HOST_KINDS
 from ..runtime.environment import topology
-from .result import Result
-from .units import human_bandwidth, human_bytes, human_rate, human_seconds
+from . import stats
+from .result import ROUNDS, Result
+from .units import human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
 
 # ------------------------------------------------------------ placement
 
@@ -32,6 +33,59 @@ def scale_out_lines(result: Result) -> list:
     counts = sorted(result.env["ranks_per_node"].values())
     per_host = str(counts[0]) if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]}"
     return [f"# Scale-out: {sum(counts)} ranks on {where['nodes']} hosts, {per_host} per host"]
+
+
+# ------------------------------------------------------------ rounds
+
+
+def rounds_of(result: Result) -> int:
+    """How many rounds the run planned (params["rounds"]); 1 without rounds."""
+    return int(result.params.get("rounds", 1))
+
+
+def rounds_lines(result: Result) -> list:
+    """With rounds, a header line saying what the numbers are: medians over
+    the rounds, the interval of the median (or, with too few rounds for
+    95 %, the range and how sure it is) and the spread; none with one round,
+    whose text is the text without rounds."""
+    count = rounds_of(result)
+    if count == 1:
+        return []
+    seed = result.params.get("round_seed")
+    line = f"# Rounds: {count}, sizes in shuffled order (seed {seed}); values are medians over rounds"
+    needed = stats.rounds_needed()
+    if count >= needed:
+        line += "; CI95: distribution-free 95% confidence interval of the median"
+    else:
+        coverage = stats.median_ci(range(count))[2]
+        line += (f"; too few rounds for a 95% interval of the median ({needed} needed): Range is the rounds' "
+                 f"min and max (it holds the median with {coverage:.1%})")
+    return [line + "; Spread: (max - min) / median"]
+
+
+def interval(row: dict, key: str) -> tuple:
+    """(low, high, spread) of a row's rounds of column `key` (None, None,
+    None where the row keeps none): stats.median_ci's interval, or the
+    range below 6 rounds, and stats.spread."""
+    values = [value for value in row.get(ROUNDS, {}).get(key, []) if value is not None]
+    if not values:
+        return None, None, None
+    low, high, _ = stats.median_ci(values)
+    return low, high, stats.spread(values)
+
+
+def _interval_label(result: Result) -> str:
+    return "CI95" if rounds_of(result) >= stats.rounds_needed() else "Range"
+
+
+def _partial_rounds(result: Result) -> bool:
+    """Whether some row has fewer rounds than planned (an interrupted run)."""
+    count = rounds_of(result)
+    return any(len(next(iter(row[ROUNDS].values()), [])) < count for row in result.rows if ROUNDS in row)
+
+
+def _row_rounds(row: dict) -> int:
+    return len(next(iter(row.get(ROUNDS, {}).values()), []))
 
 
 # ------------------------------------------------------------ OSU tables
@@ -124,6 +178,9 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     lines.extend(scale_out_lines(result))
     lines.extend(preamble)
     lines.append(f"# Datatype: {result.params.get('datatype', 'MPI_CHAR')}.")
+    lines.extend(rounds_lines(result))
+    rounds = rounds_of(result) > 1
+    partial = rounds and _partial_rounds(result)
 
     extra = list(extra) if full else []
     needed = ["size"] + [key for _, key, _ in main + extra] + (["validation"] if validate else [])
@@ -136,6 +193,13 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     if validate:
         headers.append("Validation")
     headers += [header for header, _, _ in extra]
+    # With rounds: the interval and spread of the headline (the first
+    # measured value), after every column OMB has.
+    headline, _, headline_factor = main[0]
+    if rounds:
+        unit = headline[headline.rindex("("):] if "(" in headline else ""
+        label = _interval_label(result)
+        headers += [f"{label} Low{unit}", f"{label} High{unit}", "Spread(%)"] + (["Rounds"] if partial else [])
     lines.append(f"{'# Size':<{_SIZE_WIDTH}}" + "".join(f"{h:>{_FIELD_WIDTH}}" for h in headers))
 
     for row in result.rows:
@@ -143,6 +207,11 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
         if validate:
             cells.append(_validation_cell(row["validation"]))
         cells += [_value_cell(row[key], factor) for _, key, factor in extra]
+        if rounds:
+            low, high, spread = interval(row, main[0][1])
+            cells += [_value_cell(low, headline_factor), _value_cell(high, headline_factor), _value_cell(spread, 100.0)]
+            if partial:
+                cells.append(f"{_row_rounds(row):>{_FIELD_WIDTH}d}")
         lines.append(f"{row['size']:<{_SIZE_WIDTH}d}" + "".join(cells))
     return "\n".join(lines)
 
@@ -170,17 +239,24 @@ def format_beff(result: Result, full: bool = False) -> str:
     params = result.params
     where = (f"simulated {params['fabric']}, {params['ranks']} FPGAs" if "fabric" in params
              else f"{params['comm_type']}, {params['ranks']} ranks, {params['loop_rule']} loop lengths")
-    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}", *scale_out_lines(result)]
+    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}", *scale_out_lines(result),
+             *rounds_lines(result)]
     model = "model_bandwidth" in result.columns
+    rounds = rounds_of(result) > 1
+    label = _interval_label(result)
     patterns = list(dict.fromkeys(row["pattern"] for row in result.rows))
     for pattern in patterns:
         if len(patterns) > 1:
             lines.append(f"# ring {pattern}: {params['rings'][pattern]}")
-        lines.append(f"{'MSize':>12} {'looplength':>12} {'time':>12} {'B/s':>12}" + (f" {'model B/s':>12}" if model else ""))
+        lines.append(f"{'MSize':>12} {'looplength':>12} {'time':>12} {'B/s':>12}" + (f" {'model B/s':>12}" if model else "")
+                     + (f" {label + ' low':>12} {label + ' high':>12} {'spread(%)':>12}" if rounds else ""))
         for row in (r for r in result.rows if r["pattern"] == pattern):
             line = f"{row['size']:>12} {row['loop_length']:>12} {row['time']:>12.5e} {row['bandwidth']:>12.5e}"
             if model:
                 line += f" {row['model_bandwidth']:>12.5e}"
+            if rounds:
+                low, high, spread = interval(row, "bandwidth")
+                line += f" {low:>12.5e} {high:>12.5e} {spread * 100:>12.2f}"
             if row["validation"] == "fail":
                 line += f"   VALIDATION FAILED ({row['validation_errors']} bytes)"
             lines.append(line)
@@ -231,12 +307,19 @@ def format_gather(result: Result, full: bool = False) -> str:
     header = (f"{'schedule':>9}{'nodes':>6}{'size':>11}{'stages':>7}{'time':>11}{'throughput':>13}"
               f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models) +
               ("   validation" if "validation" in result.columns else ""))
-    lines = [title, *scale_out_lines(result), header]
+    rounds = rounds_of(result) > 1
+    if rounds:
+        label = _interval_label(result)
+        header += f"{label + ' low':>13}{label + ' high':>13}{'spread':>9}"
+    lines = [title, *scale_out_lines(result), *rounds_lines(result), header]
     for row in result.rows:
         line = (f"{row['schedule']:>9}{row['nodes']:>6}{human_bytes(row['size']):>11}{row['stages']:>7}"
                 f"{human_seconds(row['time']):>11}{human_bandwidth(row['throughput']):>13}"
                 f"{human_seconds(row['setup']):>11}{human_seconds(row['transfer']):>11}"
                 f"{human_seconds(row['barrier']):>11}" + "".join(f"{human_seconds(row[c]):>14}" for c in models))
+        if rounds:
+            low, high, spread = interval(row, "time")
+            line += f"{human_seconds(low):>13}{human_seconds(high):>13}{spread:>9.1%}"
         if "validation" in result.columns:
             line += f"   {row['validation'] or 'off'}"
         lines.append(line)
@@ -245,7 +328,7 @@ def format_gather(result: Result, full: bool = False) -> str:
 
 _DEVBW_ARROWS = {("h2d", "H"): "H->D", ("h2d", "H!"): "H!->D", ("d2h", "H"): "D->H", ("d2h", "H!"): "D->H!"}
 # Narrower than OMB's fields: up to twelve columns share a line.
-_DEVBW_SIZE_WIDTH, _DEVBW_FIELD_WIDTH = 12, 14
+_DEVBW_SIZE_WIDTH, _DEVBW_FIELD_WIDTH, _DEVBW_SPAN_WIDTH = 12, 14, 30
 
 
 def format_devbw(result: Result, full: bool = False, rank: int = 0) -> str:
@@ -262,11 +345,19 @@ def format_devbw(result: Result, full: bool = False, rank: int = 0) -> str:
     lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
              f"# Rank {rank}: {device}", *scale_out_lines(result),
              "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
-             + ("; dev = profiling-event time" if full else "")]
-    lines.append(f"{'# Size':<{_DEVBW_SIZE_WIDTH}}" + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns))
+             + ("; dev = profiling-event time" if full else ""), *rounds_lines(result)]
+    rounds = rounds_of(result) > 1
+    # With rounds: each series' bandwidth interval and spread, "LOW..HIGH SPREAD%".
+    spans = [(f"{_interval_label(result)} {_DEVBW_ARROWS[key]}(MB/s)", key) for key in series] if rounds else []
+    lines.append(f"{'# Size':<{_DEVBW_SIZE_WIDTH}}" + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns)
+                 + "".join(f"{header:>{_DEVBW_SPAN_WIDTH}}" for header, _ in spans))
     for size in sizes:
         cells = [cell[(size, *key)][column] * factor for _, key, column, factor in columns]
-        lines.append(f"{size:<{_DEVBW_SIZE_WIDTH}d}" + "".join(f"{value:{_DEVBW_FIELD_WIDTH}.2f}" for value in cells))
+        line = f"{size:<{_DEVBW_SIZE_WIDTH}d}" + "".join(f"{value:{_DEVBW_FIELD_WIDTH}.2f}" for value in cells)
+        for _, key in spans:
+            low, high, spread = interval(cell[(size, *key)], "bandwidth")
+            line += f"{f'{low * 1e-6:.2f}..{high * 1e-6:.2f} {spread:.1%}':>{_DEVBW_SPAN_WIDTH}}"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -276,7 +367,33 @@ def format_table(result: Result, full: bool = False) -> str:
     title = f"# fpgacomm {result.benchmark}"
     if "fabric" in result.params:
         title += f": {result.params['fabric']} (simulated)"
-    return result.table("\n".join([title, *scale_out_lines(result)]))
+    table = result.table("\n".join([title, *scale_out_lines(result), *rounds_lines(result)]))
+    if rounds_of(result) == 1 or not result.rows:
+        return table
+    # With rounds: the interval and spread of each headline column (those
+    # that are no statistic of another: send_overhead, not send_overhead_min).
+    headlines = [column for column in result.round_columns
+                 if column != "validation_errors" and not column.endswith(_STATISTICS)]
+    label = _interval_label(result)
+    cells = []
+    for row in result.rows:
+        parts = []
+        for column in headlines:
+            low, high, spread = interval(row, column)
+            unit = result.units.get(column, "")
+            parts.append(f"{with_unit(low, unit)}..{with_unit(high, unit)} ({spread:.1%})" if low is not None else "-")
+        cells.append(parts)
+    widths = [max([len(f"{column} {label} (spread)")] + [len(row[i]) for row in cells]) for i, column in enumerate(headlines)]
+    lines = table.split("\n")
+    top = len(lines) - len(result.rows) - 1
+    lines[top] += "".join(f"  {f'{column} {label} (spread)':>{width}}" for column, width in zip(headlines, widths))
+    for index, parts in enumerate(cells):
+        lines[top + 1 + index] += "".join(f"  {part:>{width}}" for part, width in zip(parts, widths))
+    return "\n".join(lines)
+
+
+# The suffixes of the columns that are statistics of a headline column.
+_STATISTICS = ("_min", "_max", "_stdev", "_p50", "_p90", "_p99")
 
 
 # The formats that are the same for every benchmark printing them.

@@ -32,6 +32,14 @@ _CELL_TYPES = (int, float, str, type(None))
 _HEADER_CELL = re.compile(r"^(?P<key>.+)\[(?P<unit>[^\[\]]*)\]$")
 _INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
 
+#: The one row cell that is not a scalar: with rounds (--rounds N > 1),
+#: {column: [value of round 1, round 2, ...]} for each measured column,
+#: the row's scalars being the medians (docs/METHODS.md, "Rounds"). It is
+#: no column: `columns`, units and the tables leave it out.
+ROUNDS = "rounds"
+# A CSV header cell of one round's value: "COLUMN@rK" (K from 1).
+_ROUND_HEADER = re.compile(r"^(?P<column>.+)@r(?P<round>[1-9][0-9]*)$")
+
 
 def _plain_cell(value: Any, where: str) -> Any:
     """Return value as a plain Python int/float/str/None, or raise.
@@ -48,6 +56,30 @@ def _plain_cell(value: Any, where: str) -> Any:
     return value
 
 
+def _rounds_cell(cell: Any, columns: list, where: str) -> dict:
+    """A row's rounds cell checked: a dict of measured columns of the row
+    to lists of one plain number (or None) per round, every list as long
+    as the others."""
+    if not isinstance(cell, dict) or not cell:
+        raise TypeError(f"{where}: the rounds cell must be a non-empty dict {{column: [value per round]}}, "
+                        f"got {type(cell).__name__} {cell!r}")
+    checked, lengths = {}, set()
+    for column, values in cell.items():
+        if column not in columns or column == "size":
+            raise ValueError(f"{where}: the rounds cell names {column!r}, which is no measured column of the row")
+        if not isinstance(values, (list, tuple)) or not values:
+            raise TypeError(f"{where}: rounds of {column!r} must be a non-empty list, got {values!r}")
+        plain = [_plain_cell(value, f"{where} round {i + 1} of {column!r}") for i, value in enumerate(values)]
+        if any(isinstance(value, str) for value in plain):
+            raise TypeError(f"{where}: rounds of {column!r} must be numbers or None, got {plain!r}")
+        checked[column] = plain
+        lengths.add(len(plain))
+    if len(lengths) > 1:
+        raise ValueError(f"{where}: the rounds cell's lists differ in length ({sorted(lengths)}); each holds one "
+                         "value per round the row has")
+    return checked
+
+
 class Result:
     """Outcome of one benchmark run: what ran, where, and a table of rows.
 
@@ -55,7 +87,9 @@ class Result:
     params: every parameter of the run (JSON types only).
     env: where it ran: hosts, ranks, MPI, OpenCL device, fpgacomm version.
     rows: one dict per message size, all with the same keys in the same
-        order; values int, float, str or None, in SI units.
+        order; values int, float, str or None, in SI units. A run of
+        several rounds adds the cell "rounds" (ROUNDS) to every row:
+        {column: [value per round]}, the row's scalars being the medians.
     units: unit of each column ("B", "s", "B/s", "1/s", "" for counts and
         strings); exactly one entry per column, so files can name the unit
         of every column they hold.
@@ -85,14 +119,24 @@ class Result:
     def _checked_rows(self, rows: list) -> list:
         """Copy rows with plain cell values, checking they form one table."""
         checked = []
-        columns = list(rows[0].keys()) if rows else list(self.units)
+        keys = list(rows[0].keys()) if rows else list(self.units)
+        columns = [key for key in keys if key != ROUNDS]
+        rounds_keys = None
         for i, row in enumerate(rows):
-            if list(row.keys()) != columns:
+            if list(row.keys()) != keys:
                 raise ValueError(f"{self.benchmark}: row {i} has columns {list(row.keys())}, "
-                                 f"row 0 has {columns}; all rows must have the same keys "
+                                 f"row 0 has {keys}; all rows must have the same keys "
                                  f"in the same order")
-            checked.append({k: _plain_cell(v, f"{self.benchmark} row {i} column {k!r}")
-                            for k, v in row.items()})
+            where = f"{self.benchmark} row {i}"
+            plain = {k: (_rounds_cell(v, columns, where) if k == ROUNDS else _plain_cell(v, f"{where} column {k!r}"))
+                     for k, v in row.items()}
+            if ROUNDS in plain:
+                if rounds_keys is None:
+                    rounds_keys = list(plain[ROUNDS])
+                elif list(plain[ROUNDS]) != rounds_keys:
+                    raise ValueError(f"{where}: its rounds cell names {list(plain[ROUNDS])}, row 0's names "
+                                     f"{rounds_keys}; every row's names the same columns")
+            checked.append(plain)
         missing = [c for c in columns if c not in self.units]
         extra = [u for u in self.units if u not in columns]
         if missing or extra:
@@ -104,8 +148,14 @@ class Result:
 
     @property
     def columns(self) -> list:
-        """Column keys in row order (the units' order when there are no rows)."""
-        return list(self.rows[0].keys()) if self.rows else list(self.units)
+        """Column keys in row order (the units' order when there are no
+        rows); the rounds cell is no column."""
+        return [key for key in self.rows[0] if key != ROUNDS] if self.rows else list(self.units)
+
+    @property
+    def round_columns(self) -> list:
+        """The columns whose every round the rows keep (row["rounds"]); [] without rounds."""
+        return list(self.rows[0][ROUNDS]) if self.rows and ROUNDS in self.rows[0] else []
 
     def column(self, name: str) -> np.ndarray:
         """One column as a NumPy array (numeric columns: None becomes NaN)."""
@@ -250,7 +300,10 @@ class Result:
         themselves, None as an empty cell. read_csv infers the type from the
         text, so a string that would read back as a number or as None (an
         empty string, "12", "nan") cannot be written; JSON carries those.
-        Samples are not written.
+        Samples are not written. Rows of several rounds add the column
+        "rounds[]", how many rounds the row has, and one column per measured
+        column and round, "COLUMN@rK[unit]", after the others (empty where a
+        row has fewer rounds, as an interrupted run's last sizes).
         """
         for i, row in enumerate(self.rows):
             for key, value in row.items():
@@ -266,9 +319,20 @@ class Result:
             for key, value in meta:
                 f.write(f"# {key}: {json.dumps(value)}\n")
             writer = csv.writer(f, lineterminator="\n")
-            writer.writerow([f"{c}[{self.units[c]}]" for c in self.columns])
+            measured = self.round_columns
+            count = max((len(next(iter(row[ROUNDS].values()))) for row in self.rows), default=0) if measured else 0
+            header = [f"{c}[{self.units[c]}]" for c in self.columns]
+            if measured:
+                header += [f"{ROUNDS}[]"] + [f"{c}@r{k}[{self.units[c]}]" for c in measured for k in range(1, count + 1)]
+            writer.writerow(header)
             for row in self.rows:
-                writer.writerow([_format_cell(v) for v in row.values()])
+                cells = [_format_cell(row[c]) for c in self.columns]
+                if measured:
+                    rounds = row[ROUNDS]
+                    done = len(rounds[measured[0]])
+                    cells += [str(done)] + [_format_cell(rounds[c][k]) if k < done else ""
+                                            for c in measured for k in range(count)]
+                writer.writerow(cells)
 
         atomic_write(path, write, newline="")
 
@@ -298,13 +362,14 @@ class Result:
             if not m:
                 raise ValueError(f"{path}: header cell {cell!r} is not 'key[unit]'")
             keys.append(m["key"])
-            units[m["key"]] = m["unit"]
+            if m["key"] != ROUNDS and not _ROUND_HEADER.match(m["key"]):
+                units[m["key"]] = m["unit"]
         rows = []
         for line_no, cells in enumerate(table[1:], start=n_comments + 2):
             if len(cells) != len(keys):
                 raise ValueError(f"{path}: line {line_no} has {len(cells)} cells, "
                                  f"the header has {len(keys)}")
-            rows.append({k: _parse_cell(c) for k, c in zip(keys, cells)})
+            rows.append(_row_of_csv({k: _parse_cell(c) for k, c in zip(keys, cells)}, f"{path}: line {line_no}"))
         d = dict(meta)
         d.setdefault("params", {})
         d.setdefault("env", {})
@@ -386,6 +451,26 @@ def _expand(paths) -> list:
 
 _TITLE_PARAMS = ("test", "send_kind", "recv_kind", "mem", "comm_type", "fabric", "schedule", "collective",
                  "datatype")
+
+
+def _row_of_csv(cells: dict, where: str) -> dict:
+    """A CSV line's row: its plain columns, and, where the file has rounds,
+    the rounds cell from "rounds" (the row's count) and the COLUMN@rK cells."""
+    if ROUNDS not in cells:
+        return cells
+    done = cells[ROUNDS]
+    if isinstance(done, bool) or not isinstance(done, int) or done < 1:
+        raise ValueError(f"{where}: the rounds column must hold the row's count of rounds, 1 or more, got {done!r}")
+    row, rounds = {}, {}
+    for key, value in cells.items():
+        match = _ROUND_HEADER.match(key)
+        if match:
+            if int(match["round"]) <= done:
+                rounds.setdefault(match["column"], []).append(value)
+        elif key != ROUNDS:
+            row[key] = value
+    row[ROUNDS] = rounds
+    return row
 
 
 def _format_cell(value: Any) -> str:

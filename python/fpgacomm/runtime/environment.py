@@ -1,4 +1,5 @@
-"""Where a run happened, recorded in every Result (its `env`)."""
+"""Where a run happened, recorded in every Result (its `env`), and the
+state of the machine around it (CPU, cores, load, frequency governor)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from . import mpi
 
 _RUNTIME_VARIABLES = ("FPGA_MAPPING", "POCL_MAX_PTHREAD_COUNT", "POCL_CACHE_DIR", "OMP_NUM_THREADS",
                       "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES")
+GOVERNOR_FILE = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"
+_warned_of_load = False  # the load warning is printed once per process
 EMULATION_NOTE = ("software emulation: kernels and copies run on the host's cores, so these timings are the "
                   "emulator's, not an FPGA's performance")
 
@@ -28,6 +31,67 @@ def topology(env: dict) -> dict:
         return {}
     return {"nodes": len(per_node), "ranks_per_node": max(per_node.values()),
             "scale": "scale-up" if len(per_node) == 1 else "scale-out"}
+
+
+def load_average() -> float | None:
+    """The 1-minute load average of this host (None where the system has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else what the platform module says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def governor() -> str | None:
+    """cpu0's frequency governor (performance, powersave, ...), None where unreadable."""
+    try:
+        with open(GOVERNOR_FILE, encoding="utf-8") as governor_file:
+            return governor_file.read().strip() or None
+    except OSError:
+        return None
+
+
+def machine(load_before: float | None = None, load_after: float | None = None) -> dict:
+    """env["machine"]: this host's CPU model, cores (logical CPUs), frequency
+    governor and the 1-minute load average before and after the run (both
+    now where not given), and its architecture (x86_64, aarch64)."""
+    now = load_average() if load_before is None or load_after is None else None
+    return {"cpu_model": cpu_model(), "cores": os.cpu_count() or 1, "governor": governor(),
+            "load_before": now if load_before is None else load_before,
+            "load_after": now if load_after is None else load_after, "architecture": platform.machine()}
+
+
+def loaded_warning(load: float | None, cores: int) -> str:
+    """The one warning line of a run started on a busy machine, or "" where
+    the load does not exceed the cores."""
+    if load is None or load <= cores:
+        return ""
+    return f"fpgacomm: warning: load average {load:.1f} exceeds the {cores} cores: figures may be noisy"
+
+
+def warn_if_loaded(comm) -> float | None:
+    """At the start of a measured run: this host's load average, and on rank
+    0, where it exceeds the cores, loaded_warning's line on stderr, once per
+    process (a suite of many runs warns once)."""
+    global _warned_of_load
+    load = load_average()
+    warning = loaded_warning(load, os.cpu_count() or 1)
+    if warning and comm.Get_rank() == 0 and not _warned_of_load:
+        print(warning, file=sys.stderr, flush=True)
+        _warned_of_load = True
+    return load
 
 
 def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
@@ -60,8 +124,8 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         "rank_devices": devices,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
-        "machine": platform.machine(),
         "variables": rank_variables[0],
+        "machine": machine(),
     }
     if any(variables != rank_variables[0] for variables in host_variables.values()):
         env["host_variables"] = host_variables
