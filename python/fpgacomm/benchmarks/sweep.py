@@ -57,6 +57,16 @@ def check_rounds(rounds, round_seed) -> None:
                           "(--round-seed)")
 
 
+def round_orders(sizes: list, rounds: int, seed: int | None) -> list[list]:
+    """Each round's order of the sizes: as given for one round; for more,
+    a permutation per round, drawn one after the other from NumPy's
+    default generator seeded with `seed`."""
+    if rounds == 1:
+        return [list(sizes)]
+    generator = np.random.default_rng(seed)
+    return [[sizes[i] for i in generator.permutation(len(sizes))] for _ in range(rounds)]
+
+
 class Rounds:
     """The plan of a run's rounds, the same on every rank: the seed and each
     round's order of the sizes, the load average at the start of each
@@ -76,12 +86,9 @@ class Rounds:
         if self.count > 1 and round_seed is None:
             round_seed = comm.bcast(secrets.randbits(63) if comm.Get_rank() == 0 else None, root=0)
         self.seed = None if round_seed is None else int(round_seed)
-        if self.count == 1:
-            self.plan = [sizes]
-        else:
-            generator = np.random.default_rng(self.seed)
-            self.plan = [[sizes[i] for i in generator.permutation(len(sizes))] for _ in range(self.count)]
+        self.plan = round_orders(sizes, self.count, self.seed)
         self.loads: list = []  # the load average at the start of each round begun
+        self.machine = environment.machine(self.load_before)
 
     def orders(self):
         """Each round's order of the sizes, noting the load at its start."""
@@ -93,7 +100,7 @@ class Rounds:
         """The Result with the run's record: env["machine"] with the load
         before and now; with several rounds also params rounds and
         round_seed, env round_loads and round_orders (of the rounds begun)."""
-        result.env["machine"] = environment.machine(self.load_before, environment.load_average())
+        result.env["machine"] = {**self.machine, "load_after": environment.load_average()}
         if self.count > 1:
             result.params.update(rounds=self.count, round_seed=self.seed)
             result.env.update(round_loads=list(self.loads), round_orders=[list(order) for order in

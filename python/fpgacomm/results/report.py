@@ -197,7 +197,7 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     # measured value), after every column OMB has.
     headline, _, headline_factor = main[0]
     if rounds:
-        unit = headline[headline.rindex("("):] if "(" in headline else ""
+        unit = {_US: "(us)", _MB: "(MB/s)"}.get(headline_factor, "")
         label = _interval_label(result)
         headers += [f"{label} Low{unit}", f"{label} High{unit}", "Spread(%)"] + (["Rounds"] if partial else [])
     lines.append(f"{'# Size':<{_SIZE_WIDTH}}" + "".join(f"{h:>{_FIELD_WIDTH}}" for h in headers))
@@ -305,12 +305,12 @@ def format_gather(result: Result, full: bool = False) -> str:
              f"ports {p.get('ports')}, virtual ports {p.get('virtual_ports')}")
     models = [c for c in ("model", "model_printed") if c in result.columns]
     header = (f"{'schedule':>9}{'nodes':>6}{'size':>11}{'stages':>7}{'time':>11}{'throughput':>13}"
-              f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models) +
-              ("   validation" if "validation" in result.columns else ""))
+              f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models))
     rounds = rounds_of(result) > 1
     if rounds:
         label = _interval_label(result)
         header += f"{label + ' low':>13}{label + ' high':>13}{'spread':>9}"
+    header += "   validation" if "validation" in result.columns else ""
     lines = [title, *scale_out_lines(result), *rounds_lines(result), header]
     for row in result.rows:
         line = (f"{row['schedule']:>9}{row['nodes']:>6}{human_bytes(row['size']):>11}{row['stages']:>7}"

@@ -32,12 +32,13 @@ def measured_columns(rounds: list[Result]) -> list[str]:
     rows = [row for result in rounds for row in result.rows]
     return [column for column in columns
             if column not in DESCRIBING and column != _VALIDATION
-            and not any(isinstance(row[column], str) for row in rows)
-            and any(row[column] is not None for row in rows)]
+            and not any(isinstance(row.get(column), str) for row in rows)
+            and any(row.get(column) is not None for row in rows)]
 
 
 def merge(rounds: list[Result], incomplete: str | None = None) -> Result:
-    """The rounds' Results (each one round's rows, in any size order) as one
+    """The rounds' Results (each one round's rows, in any size order; a
+    round still going on may lack columns added at a round's end) as one
     Result: per identity, the scalars are the medians over the rounds that
     measured it (of the numbers; None where no round has one), every
     round's value in row["rounds"][column]. A column that is the same in
@@ -51,12 +52,17 @@ def merge(rounds: list[Result], incomplete: str | None = None) -> Result:
     groups: dict[tuple, list[dict]] = {}
     for result in rounds:
         for row in result.rows:
-            groups.setdefault(tuple(row[column] for column in identity), []).append(row)
-    # Rows in size order within the first appearance of their other identity columns.
-    others = [column for column in identity if column != "size"]
+            groups.setdefault(tuple(row.get(column) for column in identity), []).append(row)
+    # Rows in size order within the first appearance of what groups them
+    # (rank, ring pattern, direction, ...: the identity's text columns and
+    # rank and nodes; iterations and nccl_bytes follow the size).
+    all_rows = [row for result in rounds for row in result.rows]
+    others = [column for column in identity if column in ("rank", "nodes")
+              or any(isinstance(row.get(column), str) for row in all_rows)]
     first_seen = {}
     for key in groups:
-        first_seen.setdefault(tuple(value for column, value in zip(identity, key) if column != "size"), len(first_seen))
+        named = dict(zip(identity, key))
+        first_seen.setdefault(tuple(named[column] for column in others), len(first_seen))
 
     def order(key):
         named = dict(zip(identity, key))
@@ -67,10 +73,10 @@ def merge(rounds: list[Result], incomplete: str | None = None) -> Result:
         group = groups[key]
         row = {}
         for column in first.columns:
-            values = [member[column] for member in group]
+            values = [member.get(column) for member in group]
             row[column] = _merged(column, values)
         if measured:
-            row[ROUNDS] = {column: [member[column] for member in group] for column in measured}
+            row[ROUNDS] = {column: [member.get(column) for member in group] for column in measured}
         rows.append(row)
     samples = None
     if any(result.samples for result in rounds):
