@@ -143,7 +143,8 @@ def _join_on_size(results: list) -> Result:
     table = {}
     for r, name in zip(results, names):
         for row in r.rows:
-            table.setdefault(row["size"], {}).update({name[k]: v for k, v in row.items() if k != "size"})
+            # The columns only: a Result of rounds keeps every round in row["rounds"], no column.
+            table.setdefault(row["size"], {}).update({name[k]: row[k] for k in r.columns if k != "size"})
     rows = [{c: (size if c == "size" else cells.get(c)) for c in units} for size, cells in sorted(table.items())]
     return Result("+".join(r.benchmark for r in results), {"joined": [r.benchmark for r in results]},
                   results[0].env, rows, units)

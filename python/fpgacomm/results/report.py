@@ -248,7 +248,8 @@ def format_beff(result: Result, full: bool = False) -> str:
     for pattern in patterns:
         if len(patterns) > 1:
             lines.append(f"# ring {pattern}: {params['rings'][pattern]}")
-        lines.append(f"{'MSize':>12} {'looplength':>12} {'time':>12} {'B/s':>12}" + (f" {'model B/s':>12}" if model else "")
+        lines.append(f"{'MSize':>12} {'looplength':>12} {'time':>12} {'B/s':>12}"
+                     + (f" {'model B/s':>12}" if model else "")
                      + (f" {label + ' low':>12} {label + ' high':>12} {'spread(%)':>12}" if rounds else ""))
         for row in (r for r in result.rows if r["pattern"] == pattern):
             line = f"{row['size']:>12} {row['loop_length']:>12} {row['time']:>12.5e} {row['bandwidth']:>12.5e}"
@@ -349,7 +350,8 @@ def format_devbw(result: Result, full: bool = False, rank: int = 0) -> str:
     rounds = rounds_of(result) > 1
     # With rounds: each series' bandwidth interval and spread, "LOW..HIGH SPREAD%".
     spans = [(f"{_interval_label(result)} {_DEVBW_ARROWS[key]}(MB/s)", key) for key in series] if rounds else []
-    lines.append(f"{'# Size':<{_DEVBW_SIZE_WIDTH}}" + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns)
+    lines.append(f"{'# Size':<{_DEVBW_SIZE_WIDTH}}"
+                 + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns)
                  + "".join(f"{header:>{_DEVBW_SPAN_WIDTH}}" for header, _ in spans))
     for size in sizes:
         cells = [cell[(size, *key)][column] * factor for _, key, column, factor in columns]
@@ -383,7 +385,8 @@ def format_table(result: Result, full: bool = False) -> str:
             unit = result.units.get(column, "")
             parts.append(f"{with_unit(low, unit)}..{with_unit(high, unit)} ({spread:.1%})" if low is not None else "-")
         cells.append(parts)
-    widths = [max([len(f"{column} {label} (spread)")] + [len(row[i]) for row in cells]) for i, column in enumerate(headlines)]
+    widths = [max([len(f"{column} {label} (spread)")] + [len(row[i]) for row in cells])
+              for i, column in enumerate(headlines)]
     lines = table.split("\n")
     top = len(lines) - len(result.rows) - 1
     lines[top] += "".join(f"  {f'{column} {label} (spread)':>{width}}" for column, width in zip(headlines, widths))

@@ -323,7 +323,8 @@ class Result:
             count = max((len(next(iter(row[ROUNDS].values()))) for row in self.rows), default=0) if measured else 0
             header = [f"{c}[{self.units[c]}]" for c in self.columns]
             if measured:
-                header += [f"{ROUNDS}[]"] + [f"{c}@r{k}[{self.units[c]}]" for c in measured for k in range(1, count + 1)]
+                header += [f"{ROUNDS}[]"] + [f"{c}@r{k}[{self.units[c]}]"
+                                             for c in measured for k in range(1, count + 1)]
             writer.writerow(header)
             for row in self.rows:
                 cells = [_format_cell(row[c]) for c in self.columns]
