@@ -198,8 +198,11 @@ SCRIPT = textwrap.dedent("""
     from fpgacomm.benchmarks import beff, devbw, gather, overhead
 
     comm = MPI.COMM_WORLD
+    seen = []  # (incomplete, sizes of the rows) of every Result so far
     runs = {
-        "latency": lambda: osu.latency(sizes="1:64", iterations=5, warmup=1, rounds=3),
+        "latency": lambda: osu.latency(sizes="1:64", iterations=5, warmup=1, rounds=3,
+                                       on_row=lambda so_far: seen.append((so_far.incomplete,
+                                                                          [row["size"] for row in so_far.rows]))),
         "mbw_mr": lambda: osu.mbw_mr(sizes="1:8", iterations=5, warmup=1, rounds=3, round_seed=5),
         "allreduce": lambda: collectives.allreduce(sizes="1:8", iterations=5, warmup=1, rounds=3),
         "get_bw": lambda: onesided.get_bw(sizes="1:8", iterations=5, warmup=1, rounds=3),
@@ -215,6 +218,7 @@ SCRIPT = textwrap.dedent("""
         every = comm.allgather((result.params["round_seed"], result.env["round_orders"]))
         out[name] = {"same_on_every_rank": all(seen == every[0] for seen in every), "result": result.to_dict()}
     if comm.Get_rank() == 0:
+        out["seen"] = seen
         json.dump(out, open(sys.argv[1], "w"))
 """)
 
@@ -225,6 +229,16 @@ def test_every_family_runs_its_rounds_in_shuffled_orders_the_same_on_every_rank(
                          capture_output=True, text=True, timeout=300, env=ENV)
     assert run.returncode == 0, run.stderr
     out = json.loads((tmp_path / "o.json").read_text())
+    # Rows so far: none before the last round, then those whose every round is done, in size order.
+    seen = out.pop("seen")
+    assert [state for state, _ in seen] == [f"round {r} of 3, {n} of 7 sizes measured"
+                                           for r in (1, 2, 3) for n in range(1, 8)]
+    assert all(not sizes for _, sizes in seen[:14]) and seen[-1][1] == [1, 2, 4, 8, 16, 32, 64]
+    last = out["latency"]["result"]["env"]["round_orders"][2]
+    for n, (_, sizes) in enumerate(seen[14:], start=1):
+        done = set(last[:n])
+        assert sizes == [size for size in [1, 2, 4, 8, 16, 32, 64][:len(sizes)]] and set(sizes) <= done
+        assert len(sizes) == 7 or [1, 2, 4, 8, 16, 32, 64][len(sizes)] not in done
     for name, record in out.items():
         assert record["same_on_every_rank"], name
         result = Result.from_dict(record["result"])
@@ -280,3 +294,36 @@ def test_an_interrupt_keeps_every_round_measured_and_says_how_far_it_got(tmp_pat
     twice = [row["size"] for row in saved.rows if len(row["rounds"]["bandwidth"]) == 2]
     assert set(twice) == set(saved.env["round_orders"][1][:done])
     assert f"{saved.incomplete}; saved in bw.json, marked incomplete" in job.stderr
+
+
+class _OneRank:
+    """The communicator of a run on one rank, as Rounds asks it (rank only: the seed is given)."""
+
+    def Get_rank(self):
+        return 0
+
+
+def test_an_interrupt_of_a_run_without_per_size_rows_keeps_its_complete_rounds():
+    """b_eff, devbw and overhead report whole rounds: an interrupt keeps those complete, merged."""
+    from fpgacomm.benchmarks.sweep import Rounds
+    from fpgacomm.runtime import interrupts
+
+    plan = Rounds(_OneRank(), [1, 8], rounds=3, round_seed=2)
+    results = []
+    with pytest.raises(interrupts.Interrupted) as stop:
+        with plan.keeping(results):
+            for index, order in enumerate(plan.orders()):
+                if index == 2:
+                    raise interrupts.interrupted(signal.SIGINT)
+                results.append(Result("osu_overhead", {}, {}, [{"size": size, "send_overhead": size * (index + 1.0)}
+                                                               for size in order], {"size": "B", "send_overhead": "s"}))
+    kept = stop.value.result
+    assert kept.incomplete == "interrupted by SIGINT: 2 of 3 rounds complete; round 3 not kept"
+    assert [row["rounds"]["send_overhead"] for row in kept.rows] == [[1.0, 2.0], [8.0, 16.0]]
+    assert kept.params == {"rounds": 3, "round_seed": 2} and len(kept.env["round_orders"]) == 3
+    # One round: nothing to keep, as without rounds.
+    plan = Rounds(_OneRank(), [1, 8])
+    with pytest.raises(interrupts.Interrupted) as stop:
+        with plan.keeping([Result("x", {}, {}, [], {"size": "B"})]):
+            raise interrupts.interrupted(signal.SIGINT)
+    assert getattr(stop.value, "result", None) is None

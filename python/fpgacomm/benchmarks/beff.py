@@ -22,7 +22,6 @@ from ..simulation import fabric
 from ..runtime.devices import DeviceOptions, open_device_if
 from ..params import usage_error
 from ..results.result import Result
-from ..results.rounds import merge as merge_rounds
 from .sweep import Rounds, check_rounds
 
 COMM_TYPES = ("cpu", "pcie", "kernel", "iec", "sim")
@@ -191,23 +190,32 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         beff_iec.check_iec_device(comm, dev, hosts)
     ranks = comm.Get_size()
     params.update(ranks=ranks, ring_order=ring_order if reduction == "hpcc" else "natural+random", seed=seed)
+    env = environment.collect(comm, dev, hosts)
     plan = Rounds(comm, sizes, rounds, round_seed)
     loop_lengths = dict(zip(sizes, options.loop_lengths))
-    measured = []
-    for index, order in enumerate(plan.orders(), start=1):
-        options.sizes, options.loop_lengths = order, [loop_lengths[size] for size in order]
-        measured.append(_ring_round(comm, dev, options, hosts, comm_type, reduction, ring_order, seed,
-                                    random_rings, index if rounds > 1 else None))
-    env = environment.collect(comm, dev, hosts)
-    rows, first = measured[0]
-    params.update(rings=first["rings"], validation_iterations=validation_iterations, route=first["route"],
-                  chunk_bytes=first["chunk_bytes"],
-                  rank_timings=[timing for _, round_params in measured for timing in round_params["rank_timings"]])
-    if rounds > 1:
-        rows = merge_rounds([Result("beff", {}, {}, round_rows, _UNITS) for round_rows, _ in measured]).rows
-        params["b_eff_rounds"] = [_headline(round_rows, reduction, len(sizes))["b_eff"] for round_rows, _ in measured]
-    params.update(_headline(rows, reduction, len(sizes)))
-    return _with_model(plan.record(Result("beff", params, env, rows, _UNITS)), model)
+    results = []
+
+    def finish(result: Result) -> Result:
+        return _with_model(_rounds_headline(result, results, reduction, len(sizes)), model)
+
+    with plan.keeping(results, finish):
+        for index, order in enumerate(plan.orders(), start=1):
+            options.sizes, options.loop_lengths = order, [loop_lengths[size] for size in order]
+            rows, round_params = _ring_round(comm, dev, options, hosts, comm_type, reduction, ring_order, seed,
+                                             random_rings, index if rounds > 1 else None)
+            results.append(Result("beff", {**params, **round_params, **_headline(rows, reduction, len(sizes))},
+                                  env, rows, _UNITS))
+    return finish(plan.of(results))
+
+
+def _rounds_headline(result: Result, rounds: list, reduction: str, sizes: int) -> Result:
+    """With rounds: b_eff of the median rows, each round's in b_eff_rounds,
+    and every round's rank timings (each marked with its round)."""
+    if len(rounds) > 1 or "rounds" in result.params:
+        result.params.update(_headline(result.rows, reduction, sizes),
+                             rank_timings=[timing for r in rounds for timing in r.params["rank_timings"]],
+                             b_eff_rounds=[r.params["b_eff"] for r in rounds])
+    return result
 
 
 def _ring_round(comm, dev, options, hosts: list, comm_type: str, reduction: str, ring_order: str, seed: int,
@@ -234,7 +242,8 @@ def _ring_round(comm, dev, options, hosts: list, comm_type: str, reduction: str,
                 rank_timings.append({**({"round": round_number} if round_number else {}), "pattern": name,
                                      "size": timing["size"], "rank": rank, "host": hosts[rank],
                                      "position": order.index(rank), "times": times})
-    return rows, {"rings": rings, **details, "rank_timings": rank_timings}
+    return rows, {"rings": rings, "validation_iterations": options.validation_iterations, **details,
+                  "rank_timings": rank_timings}
 
 
 _UNITS = {"pattern": "", "size": "B", "loop_length": "", "time": "s", "bandwidth": "B/s", "pair_bandwidth": "B/s",

@@ -20,7 +20,6 @@ from ..results import stats
 from ..runtime.devices import DeviceOptions, open_device
 from ..params import HOST_KINDS, LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results.result import Result
-from ..results.rounds import merge as merge_rounds
 from .sweep import Rounds, check_rounds
 
 DIRECTIONS = ("h2d", "d2h")
@@ -113,14 +112,17 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
                             samples=2 * len(directions) * len(host_kinds) * timed, run="devbw",
                             fix="give smaller sizes (-m) or fewer iterations (-i)")
 
-    plan = Rounds(comm, size_list, rounds, round_seed)
-    measured = [_round(comm, dev, order, directions, host_kinds, counts, concurrent) for order in plan.orders()]
     params = {"sizes": size_list, "directions": list(directions), "host_kinds": list(host_kinds),
               **counts_params(counts), "large_message": LARGE_MESSAGE, "concurrent": concurrent,
               **device_options.params()}
     env = environment.collect(comm, dev, hosts)
-    results = [Result("devbw", params, env, rows, UNITS, samples) for rows, samples in measured]
-    return plan.record(results[0] if rounds == 1 else merge_rounds(results))
+    plan = Rounds(comm, size_list, rounds, round_seed)
+    results = []
+    with plan.keeping(results):
+        for order in plan.orders():
+            rows, samples = _round(comm, dev, order, directions, host_kinds, counts, concurrent)
+            results.append(Result("devbw", params, env, rows, UNITS, samples))
+    return plan.of(results)
 
 
 def _round(comm, dev, size_list: list, directions, host_kinds, counts, concurrent: bool) -> tuple[list, dict]:

@@ -18,7 +18,6 @@ from ..runtime import environment, mpi
 from ..results import stats
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
-from ..results.rounds import merge as merge_rounds
 from .sweep import Rounds
 
 # Timed and warm-up iterations below and above LARGE_MESSAGE: each has a
@@ -38,17 +37,18 @@ def run(comm=None, *, sizes=None, iterations: int | None = None, warmup: int | N
     comm = mpi.resolve(comm)
     size_list = resolve_sizes(sizes)
     counts = iteration_counts(ITERATIONS, iterations, warmup)
-    plan = Rounds(comm, size_list, rounds, round_seed)
     params = {"sizes": size_list, **counts_params(counts), "large_message": LARGE_MESSAGE, "buffers": "H"}
-    measured = [_result(_core.run_overhead(comm, order, counts), params) for order in plan.orders()]
     env = environment.collect(comm, None, _core.host_names(comm))
-    for result in measured:
-        result.env = dict(env)
-    return plan.record(measured[0] if rounds == 1 else merge_rounds(measured))
+    plan = Rounds(comm, size_list, rounds, round_seed)
+    results = []
+    with plan.keeping(results):
+        for order in plan.orders():
+            results.append(_result(_core.run_overhead(comm, order, counts), params, env))
+    return plan.of(results)
 
 
-def _result(raw: list, params: dict) -> Result:
-    """One round's Result (its env filled in by run)."""
+def _result(raw: list, params: dict, env: dict) -> Result:
+    """One round's Result."""
     rows, samples = [], {}
     for timing in raw:
         send, receive = stats.summarize(timing["send"]), stats.summarize(timing["receive"])
@@ -60,4 +60,4 @@ def _result(raw: list, params: dict) -> Result:
         samples[f"{timing['size']}/receive"] = timing["receive"]
     units = {column: "s" for column in rows[0]}
     units.update(size="B", iterations="")
-    return Result("osu_overhead", params, {}, rows, units, samples)
+    return Result("osu_overhead", params, env, rows, units, samples)

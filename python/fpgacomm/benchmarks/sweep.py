@@ -108,6 +108,31 @@ class Rounds:
         return result
 
 
+    def of(self, results: list[Result]) -> Result:
+        """The run's Result from its rounds' Results, recorded: the one
+        round's with one round, else the rounds merged."""
+        return self.record(results[0] if self.count == 1 else merging.merge(results))
+
+    @contextlib.contextmanager
+    def keeping(self, results: list[Result], finish: Callable[[Result], Result] = lambda result: result):
+        """For a run whose core calls do not report each size (b_eff, devbw,
+        overhead): an Interrupted leaving the block carries `result`, the
+        rounds complete so far (the Results in `results`, which the block
+        appends to) merged and marked incomplete ("interrupted by SIGINT: 2
+        of 5 rounds complete; round 3 not kept"); none before the first
+        round is complete, nor with one round. finish: what the run does to
+        its Result at the end (b_eff's headline of the medians)."""
+        try:
+            yield
+        except Interrupted as stop:
+            if self.count > 1 and results:
+                result = finish(self.of(list(results)))
+                result.incomplete = (f"{stop}: {len(results)} of {self.count} rounds complete; "
+                                     f"round {len(results) + 1} not kept")
+                stop.result = result
+            raise
+
+
 class Sweep:
     """One run's rounds and its rows as measured (the module's docstring).
     planned: how many of `sizes` get a row (those holding a whole element)."""
@@ -143,9 +168,7 @@ class Sweep:
 
     def result(self) -> Result:
         """The finished run: the one round's Result, or the rounds merged."""
-        if self.rounds.count == 1:
-            return self.rounds.record(self.done[0])
-        return self.rounds.record(merging.merge(self.done))
+        return self.rounds.of(self.done)
 
     def _state(self) -> str:
         """How far the run is: "12 of 23 sizes measured", with rounds "round 2 of 5, 12 of 23 sizes measured"."""
