@@ -107,7 +107,6 @@ class Rounds:
                                                                           self.plan[:len(self.loads)]])
         return result
 
-
     def of(self, results: list[Result]) -> Result:
         """The run's Result from its rounds' Results, recorded: the one
         round's with one round, else the rounds merged."""
@@ -192,7 +191,7 @@ class Sweep:
         """With rounds: the rows of the sizes every round has measured, in
         size order up to the first size not yet done."""
         if len(self.done) < self.rounds.count - 1:
-            return self._merged(self.done[:1], sizes=[])
+            return self.result_of([], {})  # no size has every round before the last
         done = {timing["size"] for timing in self.raw}
         # The sizes that get rows: those the first round measured (a size
         # smaller than one element of the datatype gets none).
@@ -203,12 +202,8 @@ class Sweep:
                 break
             prefix.append(size)
         last = [timing for timing in self.raw if timing["size"] in prefix]
-        return self._merged(self.done + [self.result_of(last, {})], sizes=prefix)
-
-    def _merged(self, results: list[Result], sizes: list) -> Result:
-        """results merged, keeping the rows of `sizes` only."""
-        merged = merging.merge(results) if results else self.result_of([], {})
-        merged.rows = [row for row in merged.rows if row.get("size") in sizes]
+        merged = merging.merge(self.done + [self.result_of(last, {})])
+        merged.rows = [row for row in merged.rows if row.get("size") in prefix]
         return merged
 
     def interrupted(self, why: str) -> Result:
