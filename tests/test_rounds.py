@@ -182,6 +182,16 @@ def test_bad_rounds_are_one_usage_error(value):
             check_rounds(rounds_given, None)
 
 
+@pytest.mark.parametrize("command, message", [
+    (["gather", "--fabric", "vcsn", "--rounds", "2"], "gather: --rounds repeats measurements on real ranks"),
+    (["beff", "--comm-type", "sim", "--rounds", "2"], "the simulated ring (--comm-type sim) gives the same figures"),
+])
+def test_rounds_of_a_simulator_are_refused(command, message):
+    """A simulator gives the same figures every time: one usage error, not N equal rounds."""
+    run = fpgacomm(*command)
+    assert run.returncode == 2 and run.stderr.count(message) == 1 and "Traceback" not in run.stderr, run.stderr
+
+
 @pytest.mark.parametrize("argv", [
     ["osu", "latency"], ["osu", "mbw_mr"], ["osu", "allreduce"], ["osu", "put_bw"], ["beff"], ["gather"],
     ["devbw"], ["overhead"], ["suite", "out"]])
