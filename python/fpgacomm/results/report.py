@@ -16,6 +16,7 @@ from typing import Callable
 from ..catalog import BENCHMARKS, Benchmark
 from ..params import HOST_KINDS
 from ..runtime.environment import topology
+from .compare import NAME as COMPARISON, format_comparison
 from .result import Result
 from .units import human_bandwidth, human_bytes, human_rate, human_seconds
 
@@ -303,6 +304,7 @@ def _formatter(benchmark: Benchmark) -> Callable[[Result, bool], str]:
 FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
     **{benchmark.name: _formatter(benchmark) for benchmark in BENCHMARKS},
     "gather_sim": format_gather,
+    COMPARISON: format_comparison,
 }
 
 

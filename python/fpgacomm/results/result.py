@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import peers
 from .units import with_unit
 
 SCHEMA = "fpgacomm.result/1"
@@ -321,11 +322,15 @@ class Result:
 
     @classmethod
     def read(cls, path) -> "Result":
-        """Read JSON or CSV, chosen by the file's suffix."""
+        """Read JSON or CSV, chosen by the file's suffix; a file of any other
+        suffix as the text of a peer suite (results/peers.py: OSU
+        Micro-Benchmarks, nccl-tests, IMB-MPI1, HPCC FPGA b_eff), its format
+        told from its lines."""
         suffix = os.path.splitext(os.fspath(path))[1].lower()
         if suffix not in cls._READERS:
-            raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its suffix "
-                             f"{suffix!r}; use one of {sorted(cls._READERS)}")
+            result = cls.from_dict({"schema": SCHEMA, **peers.read_text(path)})
+            result.env.setdefault("source", os.fspath(path))
+            return result
         return getattr(cls, cls._READERS[suffix])(path)
 
     def write(self, path) -> None:
