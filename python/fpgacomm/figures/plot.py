@@ -29,7 +29,8 @@ from .. import catalog
 from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results.units import human_bandwidth, human_bytes, with_unit
-from ..results.result import Result, atomic_write
+from ..results.compare import NAME as COMPARISON
+from ..results.result import LOAD_NAME, Result, atomic_write, runs
 from ..runtime.environment import topology
 
 # What each benchmark's rows hold, hence which figure draws them: the
@@ -240,20 +241,34 @@ def _size_sweep(results, ax, models, quantity: str, candidates: tuple) -> Figure
     results = _as_list(results)
     ax = _axes(ax)
     _size_axis(ax)
-    units = {result.units[_column(result, candidates)] for result in results}
+    lines = _lines(results)
+    units = {result.units[_column(result, candidates)] for result, _ in lines}
     if len(units) != 1:
         raise usage_error(f"cannot draw {quantity} in {' and '.join(sorted(units))} on one axis")
     unit = units.pop()
     factor = _value_axis(ax, quantity, unit)
     colours = {}
-    for result, name in zip(results, _labels(results)):
+    for result, name in lines:
         column = _column(result, candidates)
-        sizes = result.column("size")
-        line, = ax.plot(sizes, result.column(column) * factor, marker="o", markersize=3, label=name,
+        order = np.argsort(result.column("size"), kind="stable")
+        sizes = result.column("size")[order]
+        line, = ax.plot(sizes, result.column(column)[order] * factor, marker="o", markersize=3, label=name,
                         linestyle="-" if _dense(sizes) else "none")
         colours[label(result)] = line.get_color()
-    _overlay(ax, results, models, unit, factor, colours)
-    return _finish(ax, f"{_what(results)}: {quantity} by message size")
+    _overlay(ax, [result for result, _ in lines], models, unit, factor, colours)
+    return _finish(ax, f"{_what([result for result, _ in lines])}: {quantity} by message size")
+
+
+def _lines(results: list) -> list:
+    """[(Result, legend name)], one per line: a table of fpgacomm.load is
+    split into its runs (one line each, named by what tells them apart)."""
+    lines = []
+    for result, name in zip(results, _labels(results)):
+        if result.benchmark == LOAD_NAME:
+            lines += [(run, run_label) for run_label, run in runs(result)]
+        else:
+            lines.append((result, name))
+    return lines
 
 
 def _dense(sizes) -> bool:
@@ -499,6 +514,46 @@ def model_against_measurement(source, axes=None) -> Figure:
 # ------------------------------------------------------------ dispatch
 
 
+# ------------------------------------------------------ comparisons
+
+
+def comparison(result: Result, ax=None) -> Figure:
+    """A comparison (fpgacomm compare): each input's ratio to the first per
+    size, its interval as a band; filled markers where the verdict is a
+    difference, hollow ones where it is none (or no test was possible); the
+    threshold, if any, dashed around 1."""
+    if result.benchmark != COMPARISON:
+        raise usage_error(f"plot.comparison draws the Result of fpgacomm compare, got {result.benchmark}")
+    ax = _axes(ax)
+    _size_axis(ax)
+    params = result.params
+    base = next(iter(params["inputs"]))
+    ax.set_ylabel(f"ratio of {params['column']} to {base}")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    if params.get("threshold"):
+        for bound in (1 - params["threshold"], 1 + params["threshold"]):
+            ax.axhline(bound, color="gray", linewidth=0.8, linestyle="--")
+    series = sorted({(row["candidate"], row.get("series", "")) for row in result.rows})
+    for candidate, name in series:
+        rows = sorted((row for row in result.rows if (row["candidate"], row.get("series", "")) == (candidate, name)
+                       and row["size"] > 0), key=lambda row: row["size"])
+        if not rows:
+            continue
+        sizes = np.array([row["size"] for row in rows], dtype=float)
+        ratio = np.array([row["ratio"] for row in rows])
+        line, = ax.plot(sizes, ratio, label=f"{candidate}/{base}" + (f" {name}" if name else ""),
+                        linestyle="-" if _dense(sizes) else "none")
+        low = np.array([np.nan if row["ratio_low"] is None else row["ratio_low"] for row in rows])
+        high = np.array([np.nan if row["ratio_high"] is None else row["ratio_high"] for row in rows])
+        ax.fill_between(sizes, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        decided = np.array([row["verdict"] in ("faster", "slower") for row in rows])
+        ax.plot(sizes[decided], ratio[decided], linestyle="none", marker="o", color=line.get_color())
+        ax.plot(sizes[~decided], ratio[~decided], linestyle="none", marker="o", markerfacecolor="none",
+                color=line.get_color())
+    percent = f"{params['level'] * 100:g} %"
+    return _finish(ax, f"{params['quantity']} against {base}, with {percent} intervals; filled: a difference")
+
+
 def _as_list(results) -> list:
     items = [results] if isinstance(results, (Result, Fit)) else list(results)
     if not items:
@@ -512,6 +567,11 @@ def drawable(result) -> str | None:
     if isinstance(result, Fit):
         return "model"
     name = result.benchmark
+    if name == LOAD_NAME:  # a joined table: what its runs are, where they agree
+        kinds = {drawable(run) for _, run in runs(result)}
+        return kinds.pop() if len(kinds) == 1 else None
+    if name == COMPARISON:
+        return "comparison"
     for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
         if name in names:
             return kind_name
@@ -553,6 +613,10 @@ def figure_for(results, *, models=()) -> Figure:
         if len(results) != 1:
             raise usage_error("model against measurement draws one compare Result or Fit at a time")
         return model_against_measurement(results[0])
+    if figure_kind == "comparison":
+        if len(results) != 1 or models:
+            raise usage_error("a comparison is drawn alone, without model overlays")
+        return comparison(results[0])
     draw = {"latency": latency, "bandwidth": bandwidth, "beff": beff, "gather": gather}[figure_kind]
     return draw(results) if figure_kind == "gather" else draw(results, models=models)
 

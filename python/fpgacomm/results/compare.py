@@ -15,11 +15,14 @@ import glob
 import json
 import math
 import os
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..catalog import BY_NAME
+from ..params import usage_error
+from . import launches, peers
 from .compare_stats import LEVEL, holm, shift
 from .result import SCHEMA, Result
 from .units import human_bytes, with_unit
@@ -30,9 +33,9 @@ QUANTITY_COLUMNS = {"latency": ("latency_avg", "latency", "time"), "bandwidth": 
 # Columns that split one table into series (b_eff's ring patterns, IMB's
 # tests, gather's schedules): sizes are compared within a series.
 SERIES_COLUMNS = ("pattern", "test", "processes", "schedule", "nodes")
-# A launch folder's record of each launch (compare --run writes it).
-LAUNCHES = "launches.json"
 VERDICTS = ("faster", "slower", "no difference", "no test")
+# Launches a compare --run campaign makes of each command unless told.
+DEFAULT_ROUNDS = 7
 
 
 @dataclass
@@ -49,6 +52,7 @@ class Side:
     unit: str
     values: dict = field(default_factory=dict)
     loaded: list = field(default_factory=list)  # rounds or launches taken under load
+    command: str | None = None  # the command a `compare --run` folder's launches ran
 
 
 def files_of(given: str) -> list:
@@ -59,14 +63,14 @@ def files_of(given: str) -> list:
         names = sorted(os.listdir(given))
         paths = [os.path.join(given, name) for name in names if os.path.isfile(os.path.join(given, name))]
         for suffix in (".json", ".csv"):
-            chosen = [path for path in paths if path.endswith(suffix) and os.path.basename(path) != LAUNCHES]
+            chosen = [path for path in paths if path.endswith(suffix) and os.path.basename(path) != launches.LAUNCHES]
             if chosen:
                 return chosen
-        return [path for path in paths if not path.endswith(".err") and os.path.basename(path) != LAUNCHES]
+        return [path for path in paths if not path.endswith(".err") and os.path.basename(path) != launches.LAUNCHES]
     if glob.has_magic(given):
         return sorted(path for path in glob.glob(given) if os.path.isfile(path))
     if not os.path.exists(given):
-        raise ValueError(f"{given}: no such file or folder")
+        raise usage_error(f"{given}: no such file or folder")
     return [given]
 
 
@@ -82,7 +86,8 @@ def read_with_rounds(path: str) -> tuple:
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}: not valid JSON: {error}") from None
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            raise ValueError(f"{path}: not an fpgacomm Result (no schema {SCHEMA!r})")
+            raise ValueError(f"{path}: not an fpgacomm Result (no schema {SCHEMA!r}); fpgacomm reads Result JSON "
+                             f"and CSV files and the text output of {', '.join(peers.FORMATS)}")
         rows = [dict(row) for row in data.get("rows", [])]
         rounds = [row.pop("rounds", None) for row in rows]
         units = {key: unit for key, unit in data.get("units", {}).items() if key != "rounds"}
@@ -118,16 +123,20 @@ def read_side(given: str, label: str) -> Side:
     """An input's values per (series, size), pooled over its files."""
     files = files_of(os.fspath(given))
     if not files:
-        raise ValueError(f"{label}: {given} holds no Result files")
+        raise usage_error(f"{label}: {given} holds no Result files")
+    record = launches.record(given) if os.path.isdir(given) else None
     side = None
     for path in files:
-        result, rounds = read_with_rounds(path)
-        quantity, column, _ = quantity_of(result)
+        try:
+            result, rounds = read_with_rounds(path)
+            quantity, column, _ = quantity_of(result)
+        except (ValueError, TypeError, KeyError) as error:
+            raise usage_error(f"{label}: {error}") from None
         if side is None:
             side = Side(label, os.fspath(given), files, result.benchmark, quantity, column,
                         result.units.get(column, ""))
         elif quantity != side.quantity:
-            raise ValueError(f"{label}: {path} measures {quantity} and {side.files[0]} {side.quantity}; "
+            raise usage_error(f"{label}: {path} measures {quantity} and {side.files[0]} {side.quantity}; "
                              "an input holds runs of one benchmark")
         series = [key for key in SERIES_COLUMNS if key in result.columns]
         for row, row_rounds in zip(result.rows, rounds):
@@ -138,15 +147,18 @@ def read_side(given: str, label: str) -> Side:
             key = (" ".join(f"{name}={row[name]}" for name in series), int(row["size"]))
             side.values.setdefault(key, []).extend(float(v) for v in values
                                                    if v is not None and math.isfinite(v) and v > 0)
-        side.loaded += _under_load(path, result)
+        side.loaded += _under_load(path, result, whole_run=record is None)
     side.values = {key: values for key, values in side.values.items() if values}
-    side.loaded += _launches_under_load(given)
+    if record is not None:
+        side.command = record.get("command")
+        side.loaded += _launches_under_load(given, record)
     return side
 
 
-def _under_load(path: str, result: Result) -> list:
-    """The rounds (env round_loads) or the run (env machine.load_before) of
-    a file taken while the 1-minute load average exceeded the cores."""
+def _under_load(path: str, result: Result, whole_run: bool) -> list:
+    """The rounds (env round_loads) or, if whole_run, the run (env
+    machine.load_before) of a file taken while the 1-minute load average
+    exceeded the cores. (A launch folder's record names its launches.)"""
     machine = result.env.get("machine") if isinstance(result.env.get("machine"), dict) else {}
     cores = machine.get("cores")
     if not cores:
@@ -156,21 +168,17 @@ def _under_load(path: str, result: Result) -> list:
         return [f"{path} round {index + 1} (load {load:.1f} on {cores} cores)"
                 for index, load in enumerate(loads) if isinstance(load, (int, float)) and load > cores]
     load = machine.get("load_before")
+    if not whole_run:
+        return []
     return [f"{path} (load {load:.1f} on {cores} cores)"] if isinstance(load, (int, float)) and load > cores else []
 
 
-def _launches_under_load(given: str) -> list:
+def _launches_under_load(given: str, record: dict) -> list:
     """The launches of a `compare --run` folder that started under load,
     from its record (the text of OMB's programs records no load)."""
-    record = os.path.join(given, LAUNCHES) if os.path.isdir(given) else None
-    if record is None or not os.path.isfile(record):
-        return []
-    with open(record, encoding="utf-8") as file:
-        launches = json.load(file).get("launches", [])
     return [f"{os.path.join(given, launch['output'])} (launch {launch['launch']}, load {launch['load_before']:.1f} "
-            f"on {launch['cores']} cores)" for launch in launches
-            if launch.get("load_before") is not None and launch["load_before"] > launch.get("cores", math.inf)
-            and not launch["output"].endswith(".json")]
+            f"on {launch['cores']} cores)" for launch in record.get("launches", [])
+            if launch.get("load_before") is not None and launch["load_before"] > launch.get("cores", math.inf)]
 
 
 def _range(keys) -> str:
@@ -178,7 +186,8 @@ def _range(keys) -> str:
     return f"{human_bytes(sizes[0])} to {human_bytes(sizes[-1])}" if sizes else "no sizes"
 
 
-def compare(inputs, *, labels=None, threshold: float = 0.0, level: float = LEVEL) -> Result:
+def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels=None, threshold: float = 0.0,
+            level: float = LEVEL) -> Result:
     """Each input against the first, size by size: the ratio of its values
     to the first's (Hodges-Lehmann) with its interval at `level`, the
     Mann-Whitney p value, Holm's correction over the sizes of each
@@ -186,22 +195,33 @@ def compare(inputs, *, labels=None, threshold: float = 0.0, level: float = LEVEL
     is significant and the ratio departs from 1 by more than `threshold`
     (a fraction: 0.05 for 5 %), "no difference" otherwise, "no test" where
     a side has one value of the size. inputs: paths, globs or folders
-    (see read_side); labels: their names (default A, B, C, ...)."""
+    (see read_side); labels: their names (default A, B, C, ...).
+
+    run: shell commands to launch instead, `rounds` times each, taking
+    turns (results/launches.py), their outputs kept under `out` (default: a
+    new folder compare-DATE-TIME here); the folders are then compared."""
     inputs = [os.fspath(given) for given in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
-    if len(inputs) < 2:
-        raise ValueError(f"compare needs two inputs at least, got {len(inputs)}")
     if not 0 <= threshold < 1:
-        raise ValueError(f"the threshold is a fraction from 0 to below 1 (5 % is 0.05), got {threshold!r}")
+        raise usage_error(f"the threshold is a fraction from 0 to below 1 (5 % is 0.05), got {threshold!r}")
+    if not 0 < level < 1:
+        raise usage_error(f"the confidence level is a fraction between 0 and 1 (0.95), got {level!r}")
+    if run:
+        if inputs:
+            raise usage_error("compare takes Result files or --run commands, not both")
+        out = out or time.strftime("compare-%Y%m%d-%H%M%S")
+        inputs = launches.run(list(run), rounds, out, log=print)
+    if len(inputs) < 2:
+        raise usage_error(f"compare needs two inputs at least, got {len(inputs)}")
     labels = list(labels) if labels else [chr(ord("A") + i) if i < 26 else f"X{i}" for i in range(len(inputs))]
     sides = [read_side(given, label) for given, label in zip(inputs, labels)]
     base = sides[0]
     for side in sides[1:]:
         if side.quantity != base.quantity:
-            raise ValueError(f"{side.label} ({side.given}, {side.benchmark}) measures {side.quantity} and "
+            raise usage_error(f"{side.label} ({side.given}, {side.benchmark}) measures {side.quantity} and "
                              f"{base.label} ({base.given}, {base.benchmark}) {base.quantity}; compare runs of one "
                              "quantity (latency with latency, bandwidth with bandwidth)")
         if not set(side.values) & set(base.values):
-            raise ValueError(f"the sizes of {base.label} and {side.label} do not overlap: {base.label} ({base.given}) "
+            raise usage_error(f"the sizes of {base.label} and {side.label} do not overlap: {base.label} ({base.given}) "
                              f"has {_range(base.values)}, {side.label} ({side.given}) has {_range(side.values)}")
     lower_is_better = base.quantity == "latency"
     rows = []
@@ -232,6 +252,7 @@ def compare(inputs, *, labels=None, threshold: float = 0.0, level: float = LEVEL
         rows = [{key: value for key, value in row.items() if key != "series"} for row in rows]
         units.pop("series")
     params = {"inputs": {side.label: side.given for side in sides},
+              "commands": {side.label: side.command for side in sides if side.command},
               "benchmarks": {side.label: side.benchmark for side in sides},
               "files": {side.label: len(side.files) for side in sides},
               "quantity": base.quantity, "column": base.column, "lower_is_better": lower_is_better,
@@ -273,8 +294,10 @@ def format_comparison(result: Result, full: bool = False) -> str:
     if params.get("threshold"):
         lines.append(f"# differences within {params['threshold'] * 100:g} % count as no difference (--threshold)")
     for label in labels:
+        command = params.get("commands", {}).get(label)
         lines.append(f"# {label}: {params['inputs'][label]} ({params['benchmarks'][label]}, "
-                     f"{params['files'][label]} file{'s' if params['files'][label] != 1 else ''})")
+                     f"{params['files'][label]} file{'s' if params['files'][label] != 1 else ''})"
+                     + (f": {command}" if command else ""))
     unit = result.units.get("median_base", "")
     series = "series" in result.columns
     for label in labels[1:]:

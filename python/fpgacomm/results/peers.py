@@ -18,7 +18,7 @@ import re
 from ..catalog import BENCHMARKS
 
 #: The formats read here, as messages name them.
-FORMATS = ("OSU Micro-Benchmarks 7.x text", "nccl-tests text", "IMB-MPI1 text", "HPCC FPGA b_eff text")
+FORMATS = ("OSU Micro-Benchmarks 7.x", "nccl-tests", "IMB-MPI1", "HPCC FPGA b_eff")
 
 _US, _MB, _GB = 1e-6, 1e6, 1e9
 
@@ -304,5 +304,5 @@ def read_text(path) -> dict:
         return read_imb(text, source)
     if re.search(r"^\s*MSize\s+looplength", text, re.MULTILINE):
         return read_beff(text, source)
-    raise ValueError(f"{source}: not a format fpgacomm reads; it reads Result JSON and CSV files and the text of "
+    raise ValueError(f"{source}: not a format fpgacomm reads; it reads Result JSON and CSV files and the text output of "
                      f"{', '.join(FORMATS)}")
