@@ -462,9 +462,9 @@ def _comparison(source) -> _Comparison:
                            model.x_column, model.y_column, unit_of(model.x_column), unit_of(model.y_column),
                            f"{model.name} fit (R^2 = {source.r_squared:.4f})")
     if _saved_fit(source):
-        return _comparison(Result.from_dict(source.params["compare"]))
-    if isinstance(source, Result) and source.benchmark.startswith("compare_"):
-        # Model.compare records the model's columns and, from the measured
+        return _comparison(Result.from_dict(source.params["against"]))
+    if isinstance(source, Result) and source.benchmark.startswith("fit_") and "predicted" in source.columns:
+        # Model.against records the model's columns and, from the measured
         # Result, their units; units it could not know follow the names.
         params = source.params
         x_name, y_name = params.get("x_column", "x"), params.get("y_column", "measured")
@@ -575,13 +575,13 @@ def drawable(result) -> str | None:
     for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
         if name in names:
             return kind_name
-    return "model" if name.startswith("compare_") or _saved_fit(result) else None
+    return "model" if name.startswith("fit_") and ("predicted" in result.columns or _saved_fit(result)) else None
 
 
 def _saved_fit(result) -> bool:
-    """A file of `fpgacomm fit --json`: the fit with its comparison inside."""
+    """A file of `fpgacomm fit --json`: the fit with the model against the measurement inside."""
     return (isinstance(result, Result) and result.benchmark.startswith("fit_")
-            and isinstance(result.params.get("compare"), dict))
+            and isinstance(result.params.get("against"), dict))
 
 
 def kind(result) -> str:

@@ -374,6 +374,11 @@ def load(paths) -> Result:
             if column not in run_columns:
                 seen.setdefault(column, {}).setdefault(unit, []).append(result.benchmark)
     split = {column for column, units in seen.items() if len(units) > 1}
+    for column in split:  # one benchmark in two units: not a mix of families but a file gone wrong
+        (first, one), (second, other) = list(seen[column].items())[:2]
+        if set(one) & set(other):
+            raise ValueError(f"column {column!r} is in {first!r} in one file and in {second!r} in another, both of "
+                             f"{sorted(set(one) & set(other))[0]}; load them apart")
 
     def name(column: str, result: Result) -> str:
         return f"{column} ({result.benchmark})" if column in split else column
