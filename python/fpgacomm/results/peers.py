@@ -16,34 +16,19 @@ from __future__ import annotations
 import re
 
 from ..catalog import BENCHMARKS
+from .omb_columns import BY_HEADER, MB, US
 
 #: The formats read here, as messages name them.
 FORMATS = ("OSU Micro-Benchmarks 7.x", "nccl-tests", "IMB-MPI1", "HPCC FPGA b_eff")
 
-_US, _MB, _GB = 1e-6, 1e6, 1e9
+# Each table's factor is from the SI value to the printed number (omb_columns.py's way).
+_GB = 1e-9  # B/s -> GB/s (nccl-tests)
 
 # --------------------------------------------------------------------- OMB
 
-# OMB's column headers -> (column, factor to SI, unit). A header not here
-# is kept as a column of its own name, unconverted.
-_OMB_COLUMNS = {
-    "Avg Latency(us)": ("latency_avg", _US, "s"),
-    "Latency (us)": ("latency_avg", _US, "s"),
-    "Min Latency(us)": ("latency_min", _US, "s"),
-    "Max Latency(us)": ("latency_max", _US, "s"),
-    "Stdev(us)": ("latency_stdev", _US, "s"),
-    "Bandwidth (MB/s)": ("bandwidth", _MB, "B/s"),
-    "MB/s": ("bandwidth", _MB, "B/s"),
-    "Min BW(MB/s)": ("bandwidth_min", _MB, "B/s"),
-    "Max BW(MB/s)": ("bandwidth_max", _MB, "B/s"),
-    "Stdev(MB/s)": ("bandwidth_stdev", _MB, "B/s"),
-    "Algbw(MB/s)": ("algbw", _MB, "B/s"),
-    "Busbw(MB/s)": ("busbw", _MB, "B/s"),
-    "Staging(%)": ("staging_share", 0.01, ""),
-    "Messages/s": ("message_rate", 1.0, "1/s"),
-    "Iterations": ("iterations", 1, ""),
-    "Validation": ("validation", None, ""),
-}
+# OMB's column headers -> (column, factor, unit); a header not there is kept
+# as a column of its own name, unconverted.
+_OMB_COLUMNS = {**BY_HEADER, "Validation": ("validation", None, "")}
 _OMB_TAIL = re.compile(r"^P(?P<percent>\d+) Tail (?P<what>Lat\(us\)|BW\(MB/s\))$")
 _OMB_TITLE = re.compile(r"^# OSU MPI(?P<call>_[A-Za-z_]+)?(?:-\w+)? (?P<title>.+?) v(?P<version>\S+)")
 # OMB's titles -> the catalog's benchmark of that title ("Latency Test", "_Put").
@@ -114,7 +99,7 @@ def _omb_headers(line: str) -> list:
         if tail:
             latency = tail["what"].startswith("Lat")
             columns.append((f"{'latency' if latency else 'bandwidth'}_p{tail['percent']}",
-                            _US if latency else _MB, "s" if latency else "B/s"))
+                            US if latency else MB, "s" if latency else "B/s"))
         else:
             columns.append(_OMB_COLUMNS.get(name, (re.sub(r"\W+", "_", name).strip("_").lower(), 1.0, "")))
     return columns
@@ -143,7 +128,7 @@ def _omb_row(line: str, headers: list) -> list | None:
 
 # -------------------------------------------------------------- nccl-tests
 
-_NCCL_VALUES = {"time": ("time", _US, "s"), "algbw": ("algbw", _GB, "B/s"), "busbw": ("busbw", _GB, "B/s"),
+_NCCL_VALUES = {"time": ("time", US, "s"), "algbw": ("algbw", _GB, "B/s"), "busbw": ("busbw", _GB, "B/s"),
                 "#wrong": ("wrong", 1, ""), "error": ("error", 1.0, "")}
 
 
@@ -181,10 +166,10 @@ def read_nccl(text: str, source: str = "nccl-tests text") -> dict:
     name = "nccl_" + test.removesuffix("_perf")
     params = {"test": test}
     config = next((line for line in lines if line.startswith("# nThread")), "")
-    for name in ("nThread", "nGpus", "minBytes", "maxBytes", "warmup iters", "agg iters", "iters", "validation"):
-        found = re.search(rf"(?<!warmup )(?<!agg ){name}:? (\d+)", config)
+    for key in ("nThread", "nGpus", "minBytes", "maxBytes", "warmup iters", "agg iters", "iters", "validation"):
+        found = re.search(rf"(?<!warmup )(?<!agg ){key}:? (\d+)", config)
         if found:
-            params[name.replace(" ", "_")] = int(found.group(1))
+            params[key.replace(" ", "_")] = int(found.group(1))
     return _result(name, params, {"source": source, "tool": "nccl-tests"}, rows,
                   {column: unit for column, _, unit in columns})
 
@@ -202,17 +187,18 @@ def _number(field: str, factor):
 
 
 def _scaled(number: float, factor: float) -> float:
-    """number in SI units; a factor below 1 divides by its inverse, so that
-    0.21 us reads as 2.1e-07 s and not as 2.0999999999999997e-07."""
-    return number / round(1 / factor) if 0 < factor < 1 else number * factor
+    """A printed number back in SI units (factor: SI -> printed). Dividing
+    by a whole factor, so that 0.21 us reads as 2.1e-07 s and not as
+    2.0999999999999997e-07."""
+    return number / factor if factor >= 1 else number * round(1 / factor)
 
 
 # ------------------------------------------------------------------- IMB
 
 _IMB_COLUMNS = {"#bytes": ("size", 1, "B"), "#repetitions": ("repetitions", 1, ""),
-                "t[usec]": ("latency", _US, "s"), "t_min[usec]": ("latency_min", _US, "s"),
-                "t_max[usec]": ("latency_max", _US, "s"), "t_avg[usec]": ("latency", _US, "s"),
-                "Mbytes/sec": ("bandwidth", _MB, "B/s"), "Msg/sec": ("message_rate", 1.0, "1/s"),
+                "t[usec]": ("latency", US, "s"), "t_min[usec]": ("latency_min", US, "s"),
+                "t_max[usec]": ("latency_max", US, "s"), "t_avg[usec]": ("latency", US, "s"),
+                "Mbytes/sec": ("bandwidth", MB, "B/s"), "Msg/sec": ("message_rate", 1.0, "1/s"),
                 "defects": ("defects", 1.0, "")}
 
 
