@@ -48,7 +48,7 @@ GATHER = frozenset([benchmark.name for benchmark in catalog.BENCHMARKS if benchm
 
 # Result unit -> (unit on the axis, factor from the Result's value).
 _DISPLAY_UNITS = {"s": ("µs", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), "1/s": ("1/s", 1.0)}
-# Where a Result records no unit (a Fit's data, a compare Result), the
+# Where a Result records no unit (a Fit's data, a fit_MODEL Result), the
 # column naming every benchmark follows says it.
 _NAMED_UNITS = (("bandwidth", "B/s"), ("throughput", "B/s"), ("bw", "B/s"), ("latency", "s"), ("time", "s"),
                 ("size", "B"), ("bytes", "B"), ("hops", ""), ("links", ""), ("nodes", ""))
@@ -472,7 +472,7 @@ def _comparison(source) -> _Comparison:
                            x_name, y_name, source.units.get("x") or unit_of(x_name),
                            source.units.get("measured") or unit_of(y_name),
                            f"{params.get('model', 'model')} against {params.get('source', 'measurement')}")
-    raise usage_error(f"model_against_measurement draws a Fit or a compare Result, got "
+    raise usage_error(f"model_against_measurement draws a Fit or a fit_MODEL Result, got "
                      f"{source.benchmark if isinstance(source, Result) else type(source).__name__}")
 
 
@@ -591,13 +591,13 @@ def kind(result) -> str:
         return found
     name = result.benchmark
     raise usage_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
-                     f"(osu_latency, osu_bw, ...), b_eff, gather and compare Results")
+                     f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL and comparison Results")
 
 
 def figure_for(results, *, models=()) -> Figure:
     """The standard figure of these Results, chosen by their benchmarks:
     latency or bandwidth by size (both: memory_kinds), b_eff, gather, or
-    model against measurement (one compare Result or Fit). models (Model
+    model against measurement (one fit_MODEL Result or Fit), or a comparison. models (Model
     or Fit) overlay the size sweeps and b_eff."""
     results = _as_list(results)
     kinds = sorted({kind(result) for result in results})
@@ -611,7 +611,7 @@ def figure_for(results, *, models=()) -> Figure:
         raise usage_error(f"model overlays apply to latency, bandwidth and b_eff figures, not to {figure_kind}")
     if figure_kind == "model":
         if len(results) != 1:
-            raise usage_error("model against measurement draws one compare Result or Fit at a time")
+            raise usage_error("model against measurement draws one fit_MODEL Result or Fit at a time")
         return model_against_measurement(results[0])
     if figure_kind == "comparison":
         if len(results) != 1 or models:
