@@ -15,7 +15,7 @@ launcher (results/launches.py), then, from those measured launches:
   is still the expected one.
 - Rounds needed: for 8 B and 4 MiB latency and bandwidth, a shift of 3, 5
   and 10 % is injected (one side's resampled values multiplied by 1.03 ...),
-  and for n = 3 .. 40 launches a side the share of 400 resampled comparisons
+  and for n = 3 .. 200 launches a side the share of 400 resampled comparisons
   whose test decides (p < 0.05 at that one size, and p < 0.05 / 23, what
   Holm needs of a lone difference among 23 sizes) is counted; the table
   gives the least n that decides 80 % of the time.
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from harness import ENV  # noqa: E402
 
 SHIFTS = (0.03, 0.05, 0.10)
-COUNTS = (3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40)
+COUNTS = (3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 60, 80, 100, 150, 200)
 POWER = 0.8
 SIZES_OF_A_SWEEP = 23
 CASES = (("latency", "latency_avg", 8), ("latency", "latency_avg", 4 << 20), ("bw", "bandwidth", 8),
