@@ -209,6 +209,7 @@ def test_bad_inputs_exit_2_with_one_message(tmp_path):
         (("--run", "true", "--rounds", "1.5"), "got '1.5'"),
         (("--run", "true", "--rounds", "x"), "got 'x'"),
         ((latency, "--threshold", "five"), "--threshold takes a percentage"),
+        ((latency, latency, "--level", "100%"), "--level takes a percentage from 50 to below 100"),
         ((latency, latency, "--run", "true"), "compare takes Result files or --run commands, not both"),
         (("--run", "true", "--run", "true", "-o", "fig.gif"), "unknown extension .gif"),
     ]

@@ -12,10 +12,10 @@ from fpgacomm import Result
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
-def compare_runs(tmp_path, commands, rounds):
+def compare_runs(tmp_path, commands, rounds, *options):
     arguments = [argument for command in commands for argument in ("--run", command)]
     run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", *arguments, "--rounds", str(rounds), "--out",
-                          str(tmp_path / "runs"), "--json", str(tmp_path / "comparison.json")],
+                          str(tmp_path / "runs"), "--json", str(tmp_path / "comparison.json"), *options],
                          capture_output=True, text=True, env=ENV, timeout=600)
     assert run.returncode == 0, run.stderr
     return Result.read(tmp_path / "comparison.json"), run.stdout
@@ -27,9 +27,12 @@ def latency(kinds, sizes, iterations):
 
 
 def test_one_command_against_itself_finds_no_difference(tmp_path):
-    # 7 launches a side can flag a size after Holm over 13 (p down to 0.0006): this test can fail.
+    # At 99 % a comparison flags a size where none differs at most 1 time in 100 (a flaky test at 95 % would
+    # fail 1 time in 20); 7 launches a side can still flag a size after Holm over 13 sizes (the smallest
+    # p, 0.0006, times 13 is below 0.01): this test can fail.
     command = latency(("H", "H"), "1:4K", 100)
-    comparison, text = compare_runs(tmp_path, [command, command], 7)
+    comparison, text = compare_runs(tmp_path, [command, command], 7, "--level", "99%")
+    assert comparison.params["level"] == 0.99
     assert [row["size"] for row in comparison.rows] == [1 << k for k in range(13)]
     assert {row["verdict"] for row in comparison.rows} == {"no difference"}, text
     assert all(row["n_base"] == row["n_candidate"] == 7 for row in comparison.rows)

@@ -30,6 +30,9 @@ def register(subparsers) -> None:
                                                      "(default: compare-DATE-TIME here)")
     parser.add_argument("--threshold", type=percent_argument, default=0.0, metavar="PERCENT",
                         help="count differences smaller than this (e.g. 5%%) as no difference")
+    parser.add_argument("--level", type=level_argument, default=0.95, metavar="PERCENT",
+                        help="confidence of the intervals, and 1 - the chance of flagging any size of a "
+                             "comparison where none differs (default 95%%)")
     parser.add_argument("--fail-on-regression", action="store_true",
                         help="exit with status 1 when an input is significantly worse than the first at any size "
                              "(beyond --threshold): for CI scripts")
@@ -63,6 +66,17 @@ def percent_argument(text: str) -> float:
     return value / 100
 
 
+def level_argument(text: str) -> float:
+    """--level: "99%" or "99" (percent), as a fraction."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        value = 0.0
+    if not 50 <= value < 100:
+        raise argparse.ArgumentTypeError(f"--level takes a percentage from 50 to below 100 such as 99%; got {text!r}")
+    return value / 100
+
+
 def run(args) -> int:
     from ..figures import plot
     from ..params import usage_error
@@ -74,7 +88,7 @@ def run(args) -> int:
         raise usage_error(f"compare takes Result files or --run commands, not both (got {', '.join(args.inputs)} "
                           "and --run)")
     result = compare.compare(args.inputs, run=args.commands, rounds=args.rounds, out=args.out,
-                             threshold=args.threshold)
+                             threshold=args.threshold, level=args.level)
     print(compare.format_comparison(result))
     for path in (args.json, args.csv):
         if path:

@@ -33,7 +33,6 @@ QUANTITY_COLUMNS = {"latency": ("latency_avg", "latency", "time"), "bandwidth": 
 # Columns that split one table into series (b_eff's ring patterns, IMB's
 # tests, gather's schedules): sizes are compared within a series.
 SERIES_COLUMNS = ("pattern", "test", "processes", "schedule", "nodes")
-VERDICTS = ("faster", "slower", "no difference", "no test")
 # Launches a compare --run campaign makes of each command unless told.
 DEFAULT_ROUNDS = 7
 
