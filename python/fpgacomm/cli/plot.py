@@ -13,7 +13,8 @@ def register(subparsers) -> None:
                     "latency or bandwidth against message size (several Results: one line each, e.g. one "
                     "per memory kind; latency and bandwidth together: side by side), b_eff per size with "
                     "the channel model, gather time and throughput per node count, or a model against "
-                    "its measurement (a fit_MODEL Result), or a comparison's ratios per size (fpgacomm compare --json). Example: fpgacomm plot lat_HH.json lat_DD.json "
+                    "its measurement (a fit_MODEL Result), or a comparison's ratios per size (fpgacomm "
+                    "compare --json). Example: fpgacomm plot lat_HH.json lat_DD.json "
                     "-o latency.pdf --model hockney")
     parser.add_argument("results", nargs="+", metavar="RESULT",
                         help="Result files (.json or .csv) or a peer's text (OMB, nccl-tests, IMB-MPI1, b_eff)")

@@ -310,7 +310,8 @@ def format_comparison(result: Result, full: bool = False) -> str:
                         else "-")
             cells = ([f"{row['series']:<14}"] if series else []) + [
                 f"{human_bytes(row['size']):<10}", f"{with_unit(row['median_base'], unit):>14}",
-                f"{with_unit(row['median_candidate'], unit):>14}", f"{str(row['n_base']) + '/' + str(row['n_candidate']):>11}",
+                f"{with_unit(row['median_candidate'], unit):>14}",
+                f"{str(row['n_base']) + '/' + str(row['n_candidate']):>11}",
                 f"{row['ratio']:>8.3f}", f"{interval:>19}",
                 f"{'-' if row['p_holm'] is None else format(row['p_holm'], '.2g'):>10}", f"  {row['verdict']}"]
             lines.append("".join(cells))

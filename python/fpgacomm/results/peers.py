@@ -290,5 +290,5 @@ def read_text(path) -> dict:
         return read_imb(text, source)
     if re.search(r"^\s*MSize\s+looplength", text, re.MULTILINE):
         return read_beff(text, source)
-    raise ValueError(f"{source}: not a format fpgacomm reads; it reads Result JSON and CSV files and the text output of "
-                     f"{', '.join(FORMATS)}")
+    raise ValueError(f"{source}: not a format fpgacomm reads; it reads Result JSON and CSV files and the text "
+                     f"output of {', '.join(FORMATS)}")
