@@ -155,6 +155,8 @@ def test_threshold_hides_small_differences_and_fail_on_regression_exits_1(tmp_pa
     assert written.benchmark == "comparison" and [row["verdict"] for row in written.rows] == [
         "no difference", "slower"]
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    drawn = cli("plot", str(tmp_path / "c.json"), "-o", str(tmp_path / "again.png"))
+    assert drawn.returncode == 0 and (tmp_path / "again.png").stat().st_size > 0, drawn.stderr
     assert cli("compare", slower, base, "--fail-on-regression").returncode == 0  # faster is no regression
 
 

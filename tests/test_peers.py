@@ -6,6 +6,7 @@ read back column for column."""
 import pytest
 
 from fpgacomm import Result, report
+from fpgacomm.results.compare import compare
 
 NCCL = """# nccl-tests version 2.19.6 nccl-headers=22305 nccl-library=22305
 # Collective test starting: all_reduce_perf
@@ -67,6 +68,9 @@ def test_nccl_tests_out_of_place_and_in_place_columns(tmp_path):
     assert last["time"] == pytest.approx(40.10e-6) and last["busbw"] == pytest.approx(45.76e9)
     assert last["algbw_in_place"] == pytest.approx(26.35e9) and last["wrong_in_place"] is None
     assert result.units["time"] == "s" and result.units["busbw_in_place"] == "B/s"
+    # compare reads it by busbw; the sizes of 0.00 GB/s (nccl-tests's two decimals) have no ratio
+    comparison = compare([str(tmp_path / "out.txt"), str(tmp_path / "out.txt")])
+    assert comparison.params["column"] == "busbw" and [row["size"] for row in comparison.rows] == [1048576]
 
 
 def test_imb_tables_with_their_test_and_process_count(tmp_path):
@@ -77,6 +81,9 @@ def test_imb_tables_with_their_test_and_process_count(tmp_path):
     assert result.rows[1]["latency"] == pytest.approx(0.25e-6) and result.rows[1]["bandwidth"] == pytest.approx(32e6)
     assert result.rows[2]["latency"] == pytest.approx(0.93e-6) and result.rows[2]["latency_max"] == pytest.approx(
         0.95e-6)
+    comparison = compare([str(tmp_path / "out.txt"), str(tmp_path / "out.txt")])
+    assert [(row["series"], row["size"]) for row in comparison.rows] == [
+        ("test=Allreduce processes=2", 4), ("test=PingPong processes=2", 0), ("test=PingPong processes=2", 8)]
     single = read(tmp_path, IMB.split("#----------------------------------------------------------------\n# Bench")[0])
     assert single.benchmark == "imb_pingpong"
 

@@ -28,8 +28,10 @@ from .result import SCHEMA, Result
 from .units import human_bytes, with_unit
 
 NAME = "comparison"
-#: The headline column of each quantity, in order of preference.
-QUANTITY_COLUMNS = {"latency": ("latency_avg", "latency", "time"), "bandwidth": ("bandwidth", "busbw")}
+#: Headline columns and their quantity, in order of preference (a peer's
+#: time per operation comes after its bandwidth: nccl-tests's busbw).
+HEADLINES = (("latency_avg", "latency"), ("latency", "latency"), ("bandwidth", "bandwidth"), ("busbw", "bandwidth"),
+             ("time", "latency"))
 # Columns that split one table into series (b_eff's ring patterns, IMB's
 # tests, gather's schedules): sizes are compared within a series.
 SERIES_COLUMNS = ("pattern", "test", "processes", "schedule", "nodes")
@@ -109,11 +111,9 @@ def quantity_of(result: Result) -> tuple:
     the catalog's quantity for fpgacomm's benchmarks, else the first
     latency or bandwidth column it has."""
     entry = BY_NAME.get(result.benchmark)
-    quantities = [entry.quantity] if entry else list(QUANTITY_COLUMNS)
-    for quantity in quantities:
-        for column in QUANTITY_COLUMNS[quantity]:
-            if column in result.columns:
-                return quantity, column, quantity == "latency"
+    for column, quantity in HEADLINES:
+        if column in result.columns and (entry is None or entry.quantity == quantity):
+            return quantity, column, quantity == "latency"
     raise ValueError(f"{result.benchmark} has no latency or bandwidth column to compare "
                      f"(columns: {', '.join(result.columns)})")
 
@@ -299,16 +299,17 @@ def format_comparison(result: Result, full: bool = False) -> str:
                      + (f": {command}" if command else ""))
     unit = result.units.get("median_base", "")
     series = "series" in result.columns
+    width = max([len(row["series"]) for row in result.rows] + [6]) + 2 if series else 0
     for label in labels[1:]:
         rows = [row for row in result.rows if row["candidate"] == label]
-        header = ([f"{'series':<14}"] if series else []) + [
+        header = ([f"{'series':<{width}}"] if series else []) + [
             f"{'Size':<10}", f"{base + ' median':>14}", f"{label + ' median':>14}", f"{'n':>11}",
             f"{label + '/' + base:>8}", f"{percent + ' interval':>19}", f"{'p (Holm)':>10}", "  verdict"]
         lines += ["", f"# {label} against {base}", "".join(header)]
         for row in rows:
             interval = (f"{row['ratio_low']:.3f} .. {row['ratio_high']:.3f}" if row["ratio_low"] is not None
                         else "-")
-            cells = ([f"{row['series']:<14}"] if series else []) + [
+            cells = ([f"{row['series']:<{width}}"] if series else []) + [
                 f"{human_bytes(row['size']):<10}", f"{with_unit(row['median_base'], unit):>14}",
                 f"{with_unit(row['median_candidate'], unit):>14}",
                 f"{str(row['n_base']) + '/' + str(row['n_candidate']):>11}",
