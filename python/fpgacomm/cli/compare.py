@@ -25,7 +25,8 @@ def register(subparsers) -> None:
                         help="a shell command to launch --rounds times (an fpgacomm command, which gets a --json "
                              "of each launch, or a program printing OMB 7.x text); repeat for each side")
     parser.add_argument("--rounds", type=rounds_argument, default=DEFAULT_ROUNDS, metavar="N",
-                        help="with --run: launches of each command, taking turns A B A B (default %(default)s)")
+                        help="with --run: launches of each command, taking turns A B A B (default %(default)s); "
+                             "the whole campaign runs under fpgacomm's --timeout (give --timeout 0 for none)")
     parser.add_argument("--out", metavar="DIR", help="with --run: the new folder that keeps every launch's output "
                                                      "(default: compare-DATE-TIME here)")
     parser.add_argument("--threshold", type=percent_argument, default=0.0, metavar="PERCENT",
