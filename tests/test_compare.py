@@ -174,8 +174,11 @@ def test_rounds_and_runs_under_load_are_named(tmp_path):
     loaded = rounds_file(tmp_path / "a.json", {8: spread(rng, 1e-6, 3)}, round_loads=[0.5, 2.5, 1.0], cores=2)
     busy_run = rounds_file(tmp_path / "b.json", {8: [1e-6]}, cores=2, load_before=4.0)
     text = format_comparison(compare([loaded, busy_run]))
-    assert f"A: 1 taken while the load exceeded the cores: {loaded} round 2 (load 2.5 on 2 cores)" in text
-    assert f"B: 1 taken while the load exceeded the cores: {busy_run} (load 4.0 on 2 cores)" in text
+    assert f"A: taken while the load exceeded the cores: {loaded} round 2 (load 2.5 on 2 cores)" in text
+    assert f"B: taken while the load exceeded the cores: {busy_run} (load 4.0 on 2 cores)" in text
+    busy = rounds_file(tmp_path / "c.json", {8: spread(np.random.default_rng(9), 1e-6, 3)}, round_loads=[3, 5, 1])
+    assert f"B: taken while the load exceeded the cores: {busy} rounds 1, 2 (load 3.0 to 5.0 on 2 cores)" in \
+        format_comparison(compare([loaded, busy]))
 
 
 def test_python_compare_is_a_result_with_table_html_and_text(tmp_path):

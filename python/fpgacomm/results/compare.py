@@ -94,12 +94,9 @@ def read_with_rounds(path: str) -> tuple:
         units = {key: unit for key, unit in data.get("units", {}).items() if key != "rounds"}
         result = Result.from_dict({**data, "rows": rows, "units": units})
         return result, rounds
-    result = Result.read(path)
-    rounds = []
-    for row in result.rows:
-        cell = row.get("rounds")
-        rounds.append(json.loads(cell) if isinstance(cell, str) and cell.startswith("{") else None)
-    if "rounds" in result.columns:
+    result = Result.read(path)  # CSV: its reader gives each row's rounds cell back, as JSON's
+    rounds = [row.get("rounds") if isinstance(row.get("rounds"), dict) else None for row in result.rows]
+    if any(cell is not None for cell in rounds):
         rows = [{key: value for key, value in row.items() if key != "rounds"} for row in result.rows]
         result = Result(result.benchmark, result.params, result.env, rows,
                         {key: unit for key, unit in result.units.items() if key != "rounds"}, None, result.incomplete)
@@ -164,8 +161,14 @@ def _under_load(path: str, result: Result, whole_run: bool) -> list:
         return []
     loads = result.env.get("round_loads")
     if isinstance(loads, list) and loads:
-        return [f"{path} round {index + 1} (load {load:.1f} on {cores} cores)"
-                for index, load in enumerate(loads) if isinstance(load, (int, float)) and load > cores]
+        loaded = [(index + 1, load) for index, load in enumerate(loads)
+                  if isinstance(load, (int, float)) and load > cores]
+        if not loaded:
+            return []
+        numbers = ", ".join(str(number) for number, _ in loaded)
+        low, high = min(load for _, load in loaded), max(load for _, load in loaded)
+        return [f"{path} round{'s' if len(loaded) > 1 else ''} {numbers} (load {low:.1f}"
+                f"{f' to {high:.1f}' if high > low else ''} on {cores} cores)"]
     load = machine.get("load_before")
     if not whole_run:
         return []
@@ -322,5 +325,5 @@ def format_comparison(result: Result, full: bool = False) -> str:
                          "only, no test was possible (run more rounds or launches: --rounds, compare --run)")
     loaded = result.env.get("under_load") or {}
     for label, names in loaded.items():
-        lines.append(f"# {label}: {len(names)} taken while the load exceeded the cores: {'; '.join(names)}")
+        lines.append(f"# {label}: taken while the load exceeded the cores: {'; '.join(names)}")
     return "\n".join(lines)

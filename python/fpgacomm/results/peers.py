@@ -28,7 +28,9 @@ _GB = 1e-9  # B/s -> GB/s (nccl-tests)
 
 # OMB's column headers -> (column, factor, unit); a header not there is kept
 # as a column of its own name, unconverted.
-_OMB_COLUMNS = {**BY_HEADER, "Validation": ("validation", None, "")}
+_OMB_COLUMNS = {**BY_HEADER, "Validation": ("validation", None, ""),
+                # fpgacomm's text of a run stopped mid-round: the rounds a row has (not the rounds cell)
+                "Rounds": ("rounds_done", 1.0, "")}
 _OMB_TAIL = re.compile(r"^P(?P<percent>\d+) Tail (?P<what>Lat\(us\)|BW\(MB/s\))$")
 _OMB_TITLE = re.compile(r"^# OSU MPI(?P<call>_[A-Za-z_]+)?(?:-\w+)? (?P<title>.+?) v(?P<version>\S+)")
 # OMB's titles -> the catalog's benchmark of that title ("Latency Test", "_Put").
