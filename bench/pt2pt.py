@@ -97,10 +97,8 @@ def measure_omb(programs: dict, chunk: int) -> dict:
         size = chunk if size == "chunk" else size
         flags = ["-m", f"{size}:{size}", "-i", str(iterations), "-x", str(warmup)]
         flags += ["-W", str(WINDOW)] if test == "bw" else []
-        value, note, _ = omb_side.run_omb(programs[test], test, size, flags, 2, [], OMB_TIMEOUT)
-        if value is None:
-            raise RuntimeError(f"OMB osu_{test} {' '.join(flags)}: {note}")
-        figures[name] = value
+        rows = omb_side.run_omb(programs[test], flags, 2, [], OMB_TIMEOUT).rows
+        figures[name] = rows[-1]["latency_avg" if test == "latency" else "bandwidth"]
     return figures
 
 
@@ -166,7 +164,7 @@ def main() -> int:
         return 0
 
     try:
-        programs = omb_side.omb_from_options(args)
+        programs = omb_side.omb_from_options(args, ("latency", "bw"))
     except omb_side.UsageError as error:
         print(f"pt2pt: error: {error}", file=sys.stderr)
         return omb_side.EXIT_USAGE

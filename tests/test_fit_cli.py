@@ -43,7 +43,7 @@ def test_fit_prints_the_parameters_and_the_comparison_and_writes_json(tmp_path, 
     values = {row["parameter"]: row for row in written.rows}
     assert abs(values["alpha"]["value"] - 2e-6) < 4 * values["alpha"]["stderr"]
     assert abs(values["beta"]["value"] - 5e9) < 4 * values["beta"]["stderr"]
-    assert len(written.params["compare"]["rows"]) == 21 and written.params["sources"] == [latency_file(tmp_path)]
+    assert len(written.params["against"]["rows"]) == 21 and written.params["sources"] == [latency_file(tmp_path)]
     # The file draws as the model against the measurement.
     figure = tmp_path / "fit.png"
     status, _, _ = run(capsys, ["plot", str(out_path), "-o", str(figure)])

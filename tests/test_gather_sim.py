@@ -144,10 +144,10 @@ def test_broadcast_stages_cannot_be_simulated():
         gather_sim.simulate(plan, fabric.vcsn(4))
 
 
-def test_compare_with_each_rows_schedule_or_eq7s_own():
+def test_against_with_each_rows_schedule_or_eq7s_own():
     result = gather_sim.run("tree", "vcsn", nodes=(4, 9), sizes=(64 << 10, MiB))
-    own = vcsn.VcsnGather.from_paper().compare(result)
-    printed = vcsn.VcsnGather.from_paper().compare(result, stages="model")
+    own = vcsn.VcsnGather.from_paper().against(result)
+    printed = vcsn.VcsnGather.from_paper().against(result, stages="model")
     assert own.columns == printed.columns == ["size", "original_4", "original_9", "corrected_4", "corrected_9"]
     for mine, eq7 in zip(own.rows, printed.rows):
         for n in (4, 9):

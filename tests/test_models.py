@@ -256,9 +256,9 @@ def test_loggp_names_the_missing_overhead_columns():
 
 # --- the interface ---------------------------------------------------------------
 
-def test_compare_gives_the_relative_error_per_point():
+def test_against_gives_the_relative_error_per_point():
     model = Hockney(alpha=1e-6, beta=1e9)
-    compared = model.compare((np.array([0.0, 1000.0]), np.array([1e-6, 1e-6])))
+    compared = model.against((np.array([0.0, 1000.0]), np.array([1e-6, 1e-6])))
     assert [row["relative_error"] for row in compared.rows] == pytest.approx([0.0, 1.0])
 
 

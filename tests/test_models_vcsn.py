@@ -162,11 +162,11 @@ def test_fit_names_the_columns_it_needs():
         vcsn.fit(bad)
 
 
-def test_compare_has_table6_layout():
+def test_against_has_table6_layout():
     corrected = vcsn.VcsnGather.from_paper()
     rows = [{"nodes": n, "size": d, "time": corrected.time(n, d)} for n in (4, 9, 16) for d in SIZES]
     measured = Result("gather", {}, {}, rows, {"nodes": "", "size": "B", "time": "s"})
-    table = corrected.compare(measured)
+    table = corrected.against(measured)
     assert table.columns == ["size", "original_4", "original_9", "original_16", "corrected_4", "corrected_9",
                              "corrected_16"]
     assert list(table.column("size")) == sorted(SIZES, reverse=True)

@@ -1,8 +1,11 @@
-"""bench/omb_side.py: parsing OMB's tables and fpgacomm's Results, the ratios
-and verdicts, the flags both sides get and the section it writes, on
-hand-made text with known answers (neither OMB nor a build of it needed)."""
+"""bench/omb_side.py: the flags both sides get, the commands compare --run
+launches, the targets judged on intervals and the section it writes (hand-made
+reports); and OMB 7.4 itself, built from its tarball, its text read as
+Results and compared with fpgacomm's (skipped only where it cannot build)."""
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,95 +15,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import omb_side  # noqa: E402
 from omb_side import Case, Target  # noqa: E402
 
+import fpgacomm  # noqa: E402
+
 MIB = 1 << 20
-
-LATENCY_TEXT = """# HOST/POSIX_MEMALIGN: allocated 8 bytes at 0x1000
-
-# OSU MPI Latency Test v7.4
-# Datatype: MPI_CHAR.
-# Size       Avg Latency(us)
-8                     0.4700
-16                    0.5125
-"""
-
-
-def test_latency_table_in_seconds_with_its_datatype():
-    parsed = omb_side.parse_omb(LATENCY_TEXT, "latency")
-    assert parsed["datatype"] == "MPI_CHAR"
-    assert parsed["rows"] == {8: pytest.approx(0.47e-6), 16: pytest.approx(0.5125e-6)}
-
-
-def test_bandwidth_in_bytes_per_second_and_message_rate_from_its_own_column():
-    bw = omb_side.parse_omb("# Size      Bandwidth (MB/s)\n4194304      11340.5000\n", "put_bw")
-    assert bw["rows"] == {4 * MIB: pytest.approx(11340.5e6)} and bw["datatype"] is None
-    text = "# [ pairs: 2 ] [ window size: 64 ]\n# Size  MB/s  Messages/s\n8  62.0000  7750000.0000\n"
-    assert omb_side.parse_omb(text, "mbw_mr")["rows"] == {8: pytest.approx(7.75e6)}
-
-
-def test_barrier_prints_no_size_and_comes_back_as_size_zero():
-    text = "# OSU MPI Barrier Latency Test v7.4\n# Avg Latency(us)\n           1.2500\n"
-    assert omb_side.parse_omb(text, "barrier")["rows"] == {0: pytest.approx(1.25e-6)}
-
-
-def test_text_without_rows_or_without_a_rate_is_an_error():
-    with pytest.raises(ValueError, match="no table rows in osu_bw"):
-        omb_side.parse_omb("# Size      Bandwidth (MB/s)\nmpirun noticed that ... exited\n", "bw")
-    with pytest.raises(ValueError, match="no message rate for 8 B"):
-        omb_side.parse_omb("8   62.0\n", "mbw_mr")
-
-
-def test_fpgacomm_figure_and_context_from_a_result_json():
-    result = {"rows": [{"size": 8, "latency_avg": 5e-7}, {"size": MIB, "latency_avg": 1e-4}],
-              "params": {"datatype": "MPI_CHAR"},
-              "env": {"mpi_library": "Open MPI v4.1.6, package: Open MPI\x00\nmore", "ranks": 4,
-                      "mpi_thread_level": {"requested": "single", "provided": "single"},
-                      "fpgacomm_version": "0.1", "git_revision": "abc123"}}
-    assert omb_side.fpgacomm_figure(result, "allreduce", MIB) == 1e-4
-    with pytest.raises(ValueError, match="no row of 16 B"):
-        omb_side.fpgacomm_figure(result, "allreduce", 16)
-    context = omb_side.fpgacomm_context(result)
-    assert context["mpi_library"] == "Open MPI v4.1.6"
-    assert context["thread_level"] == "single (asked single)" and context["datatype"] == "MPI_CHAR"
-    assert context["version"] == "fpgacomm 0.1 (git abc123)"
-    assert omb_side.fpgacomm_figure({"rows": [{"size": 8, "message_rate": 3e6}]}, "mbw_mr", 8) == 3e6
-
-
-def test_latency_ratio_is_ours_over_theirs_and_lower_is_better():
-    case = Case("latency", 8, Target(high=1.03))
-    # Medians 1.0 and 1.0 us; the middle round's pair is 1.1 / 0.9.
-    row = omb_side.compare(case, [1.0e-6, 1.1e-6, 0.9e-6], [1.0e-6, 0.9e-6, 1.2e-6])
-    assert row["fpgacomm"] == pytest.approx(1.0e-6) and row["omb"] == pytest.approx(1.0e-6)
-    assert row["ratio"] == pytest.approx(1.0) and row["verdict"] == "met"
-    assert row["round_ratios"] == [pytest.approx(0.75), pytest.approx(1.1 / 0.9)]
-    assert omb_side.compare(case, [1.04e-6], [1.0e-6])["verdict"] == "missed"
-    assert omb_side.lower_is_better("latency") and omb_side.lower_is_better("barrier")
-
-
-def test_bandwidth_targets_from_below_and_within_a_band():
-    assert omb_side.compare(Case("bw", 8, Target(low=0.95)), [9.4e9], [1e10])["verdict"] == "missed"
-    assert omb_side.compare(Case("bw", 8, Target(low=0.95)), [9.6e9], [1e10])["verdict"] == "met"
-    band = Target(low=0.90, high=1.10)
-    assert [band.met(r) for r in (0.89, 0.9, 1.1, 1.11)] == [False, True, True, False]
-    assert (str(band), str(Target(low=0.95)), str(Target(high=1.03))) == ("0.9 to 1.1", ">= 0.95", "<= 1.03")
-    assert not omb_side.lower_is_better("put_bw") and omb_side.metric("mbw_mr") == "message_rate"
-
-
-def test_a_failed_side_leaves_its_rounds_out_of_the_ratio():
-    row = omb_side.compare(Case("bw", 8, Target(low=0.95)), [2.0, None, 4.0], [2.0, 2.0, None])
-    assert row["fpgacomm"] == 3.0 and row["omb"] == 2.0 and row["ratio"] == 1.5
-    assert row["round_ratios"] == [1.0, 1.0]
-    failed = omb_side.compare(Case("bw", 8, Target(low=0.95)), [None], [2.0])
-    assert failed["ratio"] is None and failed["verdict"] == "failed"
-    assert omb_side.compare(Case("scatter", 8), [1.0], [2.0])["verdict"] is None
-
-
-def test_a_failure_is_told_in_one_line():
-    output = ("fpgacomm: rank 1: time limit of 0.3 s exceeded (--timeout); aborting-----\n"
-              "mpirun detected that one or more processes exited with non-zero status\n  Exit code:    124\n-----\n")
-    assert omb_side.failure(124, output, 0.3) == "exit 124: fpgacomm: rank 1: time limit of 0.3 s exceeded " \
-                                                 "(--timeout); aborting"
-    assert omb_side.failure(1, "a\nb\nc\nd\n", 5) == "exit 1: b | c | d"
-    assert omb_side.failure(None, "", 5) == "time limit of 5 s"
+ROOT = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
 def test_both_sides_get_the_same_flags():
@@ -142,31 +61,38 @@ def test_a_section_replaces_its_previous_version_and_no_other(tmp_path):
 
 def report(rows, rehearsal="", started="2026-11-24 16:00 UTC"):
     """A run's report as measure() writes it, with hand-made rows."""
-    context = {"mpi_library": "Open MPI v4.1.4", "thread_level": "single (asked single)", "datatypes": "MPI_CHAR",
-               "version": "fpgacomm 0.1 (git abc123)"}
     return {"command": ".venv/bin/python bench/omb_side.py --tests latency", "json": "omb_side-vm.json",
             "started": started, "seconds": 12.0,
             "machine": {"host": "vm", "cpu": "x86", "cores": 2, "os": "Debian 12", "mpi": "Open MPI 4.1.4",
-                        "mpicc": "/usr/bin/mpicc", "load": [1.5, 2.25]},
-            "contexts": {"fpgacomm": context, "omb": dict(context, thread_level="single (MPI_Init, no level asked)")},
-            "setup": {"section": "vm", "rounds": 5, "rounds_run": 5, "ranks": 2, "quick": False, "rehearsal": rehearsal, "note": "",
-                      "mpirun_args": ""},
+                        "load": [1.5, 2.25]},
+            "setup": {"section": "vm", "rounds": 7, "ranks": 2, "quick": False, "rehearsal": rehearsal, "note": "",
+                      "mpirun_args": "", "two_hosts": None, "out": "/tmp/o"},
             "rows": rows}
 
 
-def row(test, size, fpgacomm, omb, target=None):
-    case = Case(test, size, target)
-    return {"test": test, "size": size, "ranks": 2, "iterations": "100 / 10", "failures": [],
+def row(test, size, ratio, low, high, target=None, verdict="no difference"):
+    return {"test": test, "size": size, "ranks": 2, "quantity": "latency_avg",
             "target": {"low": target.low, "high": target.high} if target else None,
-            **omb_side.compare(case, [fpgacomm], [omb])}
+            "ratio": ratio, "ratio_low": low, "ratio_high": high, "p": 0.01, "p_holm": 0.01, "verdict": verdict,
+            "median_base": 1e-6, "median_candidate": ratio * 1e-6, "n_base": 7, "n_candidate": 7,
+            "under_load": {"fpgacomm": ["x (launch 2, load 3.1 on 2 cores)"]}}
+
+
+def test_a_target_is_judged_on_the_whole_interval():
+    within = Target(high=1.03)
+    assert within.verdict(0.98, 1.02, 1.0) == "met"
+    assert within.verdict(1.04, 1.10, 1.07) == "missed"
+    assert within.verdict(1.00, 1.05, 1.02) == "undecided"
+    assert Target(low=0.9, high=1.1).verdict(None, None, 1.2) == "missed (no interval)"
 
 
 def test_reports_merge_in_the_cases_order_and_a_later_run_wins(tmp_path):
-    first = report([row("put_bw", 8, 1.0, 1.0), row("latency", 8, 2e-6, 1e-6, Target(high=1.03))],
+    first = report([row("put_bw", 8, 1.0, 0.98, 1.02), row("latency", 8, 1.2, 1.1, 1.3, Target(high=1.03), "slower")],
                    rehearsal="quick mode")
-    second = report([row("latency", 8, 1e-6, 1e-6, Target(high=1.03))], started="2026-11-24 17:00 UTC")
+    second = report([row("latency", 8, 1.0, 0.99, 1.01, Target(high=1.03))], started="2026-11-24 17:00 UTC")
     rows = omb_side.merged_rows([first, second])
-    assert [(r["test"], r["part"], r["verdict"]) for r in rows] == [("latency", 2, "met"), ("put_bw", 1, None)]
+    assert [(r["test"], r["part"], omb_side.target_verdict(r)) for r in rows] == [("latency", 2, "met"),
+                                                                                 ("put_bw", 1, "")]
     paths = [tmp_path / "first.json", tmp_path / "second.json"]
     for path, part in zip(paths, (first, second)):
         path.write_text(json.dumps(part))
@@ -175,11 +101,21 @@ def test_reports_merge_in_the_cases_order_and_a_later_run_wins(tmp_path):
     text = results.read_text()
     assert "## fpgacomm against OSU Micro-Benchmarks 7.4, side by side (vm)" in text
     assert "**Rehearsal, not the record** (quick mode)" in text and "Run 2 of 2: 2026-11-24 17:00 UTC" in text
-    assert "| 2 | fpgacomm 0.1 (git abc123) | Open MPI v4.1.4 | single (asked single) | MPI_CHAR |" in text
-    assert f"every round's figures in `{paths[1]}`" in text
-    assert "Targets met: 1 of 1." in text and "load average 1.5 at the start and 2.2 at the end" in text
-    assert "| latency | 8 B | 2 | 100 / 10 | latency (lower is better) | 1.000 us | 1.000 us | 1.000 |" in text
+    assert f"the comparisons in `{paths[1]}`" in text
+    assert "Targets: 1 met, 0 missed, 0 undecided, of 1." in text
+    assert "load average 1.5 at the start and 2.2 at the end" in text
+    assert "| latency | 8 B | 2 | latency_avg | 1.000 | 0.990 to 1.010 | 0.01 | no difference | 1 of 14 | <= 1.03 " \
+           "| met |" in text
     assert omb_side.main(["--report", str(paths[0]), "--results", ""]) == 1  # its latency misses
+
+
+def test_the_commands_of_a_case_are_omb_and_fpgacomm_with_the_same_flags(tmp_path):
+    args = omb_side.parse_arguments(["--tests", "latency", "--python", sys.executable, "--out", str(tmp_path / "o")])
+    omb, ours = omb_side.commands(Case("latency", 8), args, {"latency": Path("/b/osu_latency")})
+    flags = "-m 8:8 -i 20000 -x 1000"
+    assert omb == f"timeout 120 mpirun -np 2 --bind-to core /b/osu_latency {flags}"
+    assert ours == f"mpirun -np 2 --bind-to core {sys.executable} -m fpgacomm --timeout 120 osu latency {flags}"
+    assert args.rounds == 7
 
 
 def test_report_refuses_measuring_options(capsys, tmp_path):
@@ -208,6 +144,75 @@ def test_two_hosts_takes_the_beds_mpirun_options_and_needs_the_bed(tmp_path, mon
     assert args.section == f"two hosts on {omb_side.cores()} cores"
 
 
-def test_small_bandwidths_print_in_mb_per_second():
-    assert omb_side.format_figure("bw", 2.175e9) == "2.175 GB/s"
-    assert omb_side.format_figure("bibw", 3.5e5) == "0.350 MB/s"
+
+
+# ---------------------------------------------------------------- OMB itself
+
+TARBALLS = [ROOT.parent / "shared" / "peers" / "omb-7.4.tar.gz", ROOT.parent.parent / "shared" / "peers" /
+            "omb-7.4.tar.gz"]
+
+
+@pytest.fixture(scope="module")
+def omb():
+    """OMB 7.4's osu_latency, osu_bw, osu_allreduce and osu_put_bw, built
+    once from the tarball (bench/omb_side.py's build, reused later)."""
+    tarball = next((path for path in TARBALLS if path.is_file()), None)
+    if tarball is None:
+        pytest.skip(f"no OMB 7.4 tarball at {' or '.join(map(str, TARBALLS))}: nothing to build")
+    try:
+        return omb_side.build_omb(tarball, omb_side.DEFAULT_BUILD, 2, ("latency", "bw", "allreduce", "put_bw"),
+                                  log=lambda *_: None)
+    except omb_side.UsageError as error:
+        pytest.skip(f"OMB 7.4 does not build here: {error}")
+
+
+def run_text(command, path):
+    run = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=120)
+    assert run.returncode == 0, run.stderr
+    path.write_text(run.stdout)
+    return str(path)
+
+
+def test_omb_text_reads_as_results(omb, tmp_path):
+    mpirun = ["mpirun", "-np", "2", "--oversubscribe"]
+    cases = {"latency": (["-m", "1:16"], "osu_latency", "latency_avg", "s"),
+             "bw": (["-m", "1:16", "-W", "4"], "osu_bw", "bandwidth", "B/s"),
+             "allreduce": (["-m", "4:16", "-f"], "osu_allreduce", "latency_avg", "s"),
+             "put_bw": (["-m", "1:16", "-W", "4"], "osu_put_bw", "bandwidth", "B/s")}
+    for test, (flags, benchmark, column, unit) in cases.items():
+        path = run_text([*mpirun, str(omb[test]), *flags, "-i", "20", "-x", "2"], tmp_path / f"{test}.txt")
+        result = fpgacomm.Result.read(path)
+        assert result.benchmark == benchmark and result.units[column] == unit
+        assert result.params["omb_version"] == "7.4" and result.params["datatype"].startswith("MPI_")
+        sizes = [row["size"] for row in result.rows]
+        assert sizes == ([4, 8, 16] if test == "allreduce" else [1, 2, 4, 8, 16])
+        assert all(row[column] > 0 for row in result.rows)
+        if test == "allreduce":  # -f: OMB's min, max and iterations too
+            assert all(row["latency_min"] <= row["latency_avg"] <= row["latency_max"] and row["iterations"] == 20
+                       for row in result.rows)
+        if test == "put_bw":
+            assert result.params["window_creation"] == "MPI_Win_allocate"
+
+
+def test_compare_omb_text_with_fpgacomm_and_compare_run_of_both(omb, tmp_path):
+    flags = ["-m", "1:16", "-i", "200", "-x", "20"]
+    omb_text = run_text(["mpirun", "-np", "2", str(omb["latency"]), *flags], tmp_path / "omb.txt")
+    ours = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", *flags, "--json",
+                           str(tmp_path / "ours.json")], capture_output=True, text=True, env=ENV, timeout=120)
+    assert ours.returncode == 0, ours.stderr
+    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", omb_text, str(tmp_path / "ours.json")],
+                         capture_output=True, text=True, env=ENV, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert sum(line.endswith("  no test") for line in run.stdout.splitlines()) == 5
+    assert "ratios only, no test was possible" in run.stdout
+    commands = [f"mpirun -np 2 {omb['latency']} {' '.join(flags)}",
+                f"mpirun -np 2 {sys.executable} -m fpgacomm osu latency {' '.join(flags)}"]
+    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", "--run", commands[0], "--run", commands[1],
+                          "--rounds", "3", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "c.json")],
+                         capture_output=True, text=True, env=ENV, timeout=300)
+    assert run.returncode == 0, run.stderr
+    comparison = fpgacomm.Result.read(tmp_path / "c.json")
+    assert [(row["size"], row["n_base"], row["n_candidate"]) for row in comparison.rows] == [
+        (size, 3, 3) for size in (1, 2, 4, 8, 16)]
+    assert sorted(os.listdir(tmp_path / "runs" / "A")) == ["01.err", "01.txt", "02.err", "02.txt", "03.err",
+                                                          "03.txt", "launches.json"]

@@ -259,9 +259,9 @@ def test_a_model_of_hops_is_drawn_on_linear_axes_named_by_its_column():
     np.testing.assert_allclose(lines(top)["measured"].get_ydata(), result.column("latency") * 1e6)
 
 
-def test_a_compare_result_is_drawn_from_its_columns():
+def test_a_fit_points_result_is_drawn_from_its_columns():
     result = osu("latency", "H", "H")
-    comparison = Linear.fit(result).model.compare(result)
+    comparison = Linear.fit(result).model.against(result)
     figure = plot.figure_for(comparison)
     top, bottom = figure.axes
     np.testing.assert_allclose(lines(top)["measured"].get_ydata(), comparison.column("measured") * 1e6)
@@ -270,9 +270,9 @@ def test_a_compare_result_is_drawn_from_its_columns():
     assert top.get_ylabel() == "latency_avg (µs)" and bottom.get_xlabel() == "message size (bytes)"
 
 
-def test_a_compare_of_bare_arrays_takes_its_units_from_the_models_columns():
+def test_a_model_against_bare_arrays_takes_its_units_from_the_models_columns():
     result = osu("latency", "H", "H")
-    comparison = Linear.fit(result).model.compare((result.column("size"), result.column("latency_avg")))
+    comparison = Linear.fit(result).model.against((result.column("size"), result.column("latency_avg")))
     assert comparison.units["measured"] == ""  # nothing recorded: the column's name says seconds
     top, _ = plot.model_against_measurement(comparison).axes
     assert top.get_ylabel() == "latency_avg (µs)"

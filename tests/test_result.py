@@ -246,7 +246,8 @@ def test_load_joins_many_files_with_what_tells_them_apart(tmp_path):
     assert table.columns == ["file", "benchmark", "send_kind", "recv_kind", "size", "latency_avg", "validation"]
     assert [(row["send_kind"], row["size"], row["latency_avg"]) for row in table.rows] == [
         ("H", 1, 1e-6), ("H", 2, 2e-6), ("D", 1, 3e-6), ("D", 2, 4e-6)]
-    assert table.params == {"iterations": 100, "files": [str(tmp_path / "hh.json"), str(tmp_path / "dd.csv")]}
+    assert table.params == {"iterations": 100, "files": [str(tmp_path / "hh.json"), str(tmp_path / "dd.csv")],
+                            "run_columns": ["file", "benchmark", "send_kind", "recv_kind"]}
     assert table.units["latency_avg"] == "s"
     assert len(fpgacomm.load(tmp_path).rows) == 2  # a directory: its JSON files
 

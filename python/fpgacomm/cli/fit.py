@@ -17,7 +17,7 @@ def register(subparsers) -> None:
                     "--model hockney")
     parser.add_argument("results", nargs="+", metavar="RESULT.json", help="Result files written with --json")
     parser.add_argument("--model", required=True, metavar="NAME", help=", ".join(REGISTRY))
-    parser.add_argument("--json", metavar="OUT", help="write the fit (and the comparison) as a Result JSON")
+    parser.add_argument("--json", metavar="OUT", help="write the fit (and the model against the measurement) as a Result JSON")
     parser.set_defaults(run=run)
 
 
@@ -33,7 +33,7 @@ def run(args) -> int:
     for number, group in enumerate(groups):
         print(("\n" if number else "") + f"# {args.model} fit to {group.label}: {', '.join(group.files)}")
         print(group.fit)
-        print(format_table(group.comparison))
+        print(format_table(group.against))
     if args.json:
-        fit.to_result(groups[0].fit, groups[0].comparison, args.results).write(args.json)
+        fit.to_result(groups[0].fit, groups[0].against, args.results).write(args.json)
     return 0

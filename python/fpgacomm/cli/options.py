@@ -126,14 +126,14 @@ def add_iteration_options(parser: argparse.ArgumentParser) -> None:
 
 
 def rounds_argument(text: str) -> int:
-    """--rounds' value, as argparse's type: a whole number, 1 or more."""
+    """--rounds' value, as argparse's type: a whole number, 1 or more (sweeps in one job, or launches of
+    compare --run)."""
     try:
         rounds = int(text)
     except ValueError:
         rounds = 0
     if rounds < 1:
-        raise argparse.ArgumentTypeError(f"--rounds takes a whole number of complete sweeps, 1 or more, got {text!r}; "
-                                         "e.g. --rounds 7")
+        raise argparse.ArgumentTypeError(f"--rounds takes a whole number, 1 or more, got {text!r}; e.g. --rounds 7")
     return rounds
 
 

@@ -13,9 +13,11 @@ def register(subparsers) -> None:
                     "latency or bandwidth against message size (several Results: one line each, e.g. one "
                     "per memory kind; latency and bandwidth together: side by side), b_eff per size with "
                     "the channel model, gather time and throughput per node count, or a model against "
-                    "its measurement (a compare Result). Example: fpgacomm plot lat_HH.json lat_DD.json "
+                    "its measurement (a fit_MODEL Result), or a comparison's ratios per size (fpgacomm "
+                    "compare --json). Example: fpgacomm plot lat_HH.json lat_DD.json "
                     "-o latency.pdf --model hockney")
-    parser.add_argument("results", nargs="+", metavar="RESULT", help="Result files (.json or .csv)")
+    parser.add_argument("results", nargs="+", metavar="RESULT",
+                        help="Result files (.json or .csv) or a peer's text (OMB, nccl-tests, IMB-MPI1, b_eff)")
     parser.add_argument("-o", "--output", required=True, metavar="FIG",
                         help="figure file: .png, .pdf or .svg")
     parser.add_argument("--model", action="append", default=[], metavar="NAME",
@@ -25,17 +27,15 @@ def register(subparsers) -> None:
 
 
 def read_result(path: str):
-    """A Result from a .json or .csv file, or a UsageError naming the file."""
+    """A Result from a .json or .csv file or a peer's text (OMB, nccl-tests,
+    IMB-MPI1, b_eff), or a UsageError naming the file."""
     from ..params import usage_error
     from ..results.result import Result
 
     if not os.path.isfile(path):
         raise usage_error(f"{path}: no such file")
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix not in (".json", ".csv"):
-        raise usage_error(f"{path}: a Result file is .json or .csv")
     try:
-        return Result.read_json(path) if suffix == ".json" else Result.read_csv(path)
+        return Result.read(path)  # JSON, CSV, or a peer's text
     except (ValueError, KeyError, TypeError) as error:
         raise usage_error(f"{path}: not an fpgacomm Result: {error}") from None
 

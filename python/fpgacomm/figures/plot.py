@@ -29,7 +29,8 @@ from .. import catalog
 from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results.units import human_bandwidth, human_bytes, with_unit
-from ..results.result import Result, atomic_write
+from ..results.compare import NAME as COMPARISON
+from ..results.result import LOAD_NAME, Result, atomic_write, runs
 from ..runtime.environment import topology
 
 # What each benchmark's rows hold, hence which figure draws them: the
@@ -47,7 +48,7 @@ GATHER = frozenset([benchmark.name for benchmark in catalog.BENCHMARKS if benchm
 
 # Result unit -> (unit on the axis, factor from the Result's value).
 _DISPLAY_UNITS = {"s": ("µs", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), "1/s": ("1/s", 1.0)}
-# Where a Result records no unit (a Fit's data, a compare Result), the
+# Where a Result records no unit (a Fit's data, a fit_MODEL Result), the
 # column naming every benchmark follows says it.
 _NAMED_UNITS = (("bandwidth", "B/s"), ("throughput", "B/s"), ("bw", "B/s"), ("latency", "s"), ("time", "s"),
                 ("size", "B"), ("bytes", "B"), ("hops", ""), ("links", ""), ("nodes", ""))
@@ -240,20 +241,34 @@ def _size_sweep(results, ax, models, quantity: str, candidates: tuple) -> Figure
     results = _as_list(results)
     ax = _axes(ax)
     _size_axis(ax)
-    units = {result.units[_column(result, candidates)] for result in results}
+    lines = _lines(results)
+    units = {result.units[_column(result, candidates)] for result, _ in lines}
     if len(units) != 1:
         raise usage_error(f"cannot draw {quantity} in {' and '.join(sorted(units))} on one axis")
     unit = units.pop()
     factor = _value_axis(ax, quantity, unit)
     colours = {}
-    for result, name in zip(results, _labels(results)):
+    for result, name in lines:
         column = _column(result, candidates)
-        sizes = result.column("size")
-        line, = ax.plot(sizes, result.column(column) * factor, marker="o", markersize=3, label=name,
+        order = np.argsort(result.column("size"), kind="stable")
+        sizes = result.column("size")[order]
+        line, = ax.plot(sizes, result.column(column)[order] * factor, marker="o", markersize=3, label=name,
                         linestyle="-" if _dense(sizes) else "none")
         colours[label(result)] = line.get_color()
-    _overlay(ax, results, models, unit, factor, colours)
-    return _finish(ax, f"{_what(results)}: {quantity} by message size")
+    _overlay(ax, [result for result, _ in lines], models, unit, factor, colours)
+    return _finish(ax, f"{_what([result for result, _ in lines])}: {quantity} by message size")
+
+
+def _lines(results: list) -> list:
+    """[(Result, legend name)], one per line: a table of fpgacomm.load is
+    split into its runs (one line each, named by what tells them apart)."""
+    lines = []
+    for result, name in zip(results, _labels(results)):
+        if result.benchmark == LOAD_NAME:
+            lines += [(run, run_label) for run_label, run in runs(result)]
+        else:
+            lines.append((result, name))
+    return lines
 
 
 def _dense(sizes) -> bool:
@@ -447,9 +462,9 @@ def _comparison(source) -> _Comparison:
                            model.x_column, model.y_column, unit_of(model.x_column), unit_of(model.y_column),
                            f"{model.name} fit (R^2 = {source.r_squared:.4f})")
     if _saved_fit(source):
-        return _comparison(Result.from_dict(source.params["compare"]))
-    if isinstance(source, Result) and source.benchmark.startswith("compare_"):
-        # Model.compare records the model's columns and, from the measured
+        return _comparison(Result.from_dict(source.params["against"]))
+    if isinstance(source, Result) and source.benchmark.startswith("fit_") and "predicted" in source.columns:
+        # Model.against records the model's columns and, from the measured
         # Result, their units; units it could not know follow the names.
         params = source.params
         x_name, y_name = params.get("x_column", "x"), params.get("y_column", "measured")
@@ -457,7 +472,7 @@ def _comparison(source) -> _Comparison:
                            x_name, y_name, source.units.get("x") or unit_of(x_name),
                            source.units.get("measured") or unit_of(y_name),
                            f"{params.get('model', 'model')} against {params.get('source', 'measurement')}")
-    raise usage_error(f"model_against_measurement draws a Fit or a compare Result, got "
+    raise usage_error(f"model_against_measurement draws a Fit or a fit_MODEL Result, got "
                      f"{source.benchmark if isinstance(source, Result) else type(source).__name__}")
 
 
@@ -499,6 +514,46 @@ def model_against_measurement(source, axes=None) -> Figure:
 # ------------------------------------------------------------ dispatch
 
 
+# ------------------------------------------------------ comparisons
+
+
+def comparison(result: Result, ax=None) -> Figure:
+    """A comparison (fpgacomm compare): each input's ratio to the first per
+    size, its interval as a band; filled markers where the verdict is a
+    difference, hollow ones where it is none (or no test was possible); the
+    threshold, if any, dashed around 1."""
+    if result.benchmark != COMPARISON:
+        raise usage_error(f"plot.comparison draws the Result of fpgacomm compare, got {result.benchmark}")
+    ax = _axes(ax)
+    _size_axis(ax)
+    params = result.params
+    base = next(iter(params["inputs"]))
+    ax.set_ylabel(f"ratio of {params['column']} to {base}")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    if params.get("threshold"):
+        for bound in (1 - params["threshold"], 1 + params["threshold"]):
+            ax.axhline(bound, color="gray", linewidth=0.8, linestyle="--")
+    series = sorted({(row["candidate"], row.get("series", "")) for row in result.rows})
+    for candidate, name in series:
+        rows = sorted((row for row in result.rows if (row["candidate"], row.get("series", "")) == (candidate, name)
+                       and row["size"] > 0), key=lambda row: row["size"])
+        if not rows:
+            continue
+        sizes = np.array([row["size"] for row in rows], dtype=float)
+        ratio = np.array([row["ratio"] for row in rows])
+        line, = ax.plot(sizes, ratio, label=f"{candidate}/{base}" + (f" {name}" if name else ""),
+                        linestyle="-" if _dense(sizes) else "none")
+        low = np.array([np.nan if row["ratio_low"] is None else row["ratio_low"] for row in rows])
+        high = np.array([np.nan if row["ratio_high"] is None else row["ratio_high"] for row in rows])
+        ax.fill_between(sizes, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        decided = np.array([row["verdict"] in ("faster", "slower") for row in rows])
+        ax.plot(sizes[decided], ratio[decided], linestyle="none", marker="o", color=line.get_color())
+        ax.plot(sizes[~decided], ratio[~decided], linestyle="none", marker="o", markerfacecolor="none",
+                color=line.get_color())
+    percent = f"{params['level'] * 100:g} %"
+    return _finish(ax, f"{params['quantity']} against {base}, with {percent} intervals; filled: a difference")
+
+
 def _as_list(results) -> list:
     items = [results] if isinstance(results, (Result, Fit)) else list(results)
     if not items:
@@ -512,16 +567,21 @@ def drawable(result) -> str | None:
     if isinstance(result, Fit):
         return "model"
     name = result.benchmark
+    if name == LOAD_NAME:  # a joined table: what its runs are, where they agree
+        kinds = {drawable(run) for _, run in runs(result)}
+        return kinds.pop() if len(kinds) == 1 else None
+    if name == COMPARISON:
+        return "comparison"
     for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
         if name in names:
             return kind_name
-    return "model" if name.startswith("compare_") or _saved_fit(result) else None
+    return "model" if name.startswith("fit_") and ("predicted" in result.columns or _saved_fit(result)) else None
 
 
 def _saved_fit(result) -> bool:
-    """A file of `fpgacomm fit --json`: the fit with its comparison inside."""
+    """A file of `fpgacomm fit --json`: the fit with the model against the measurement inside."""
     return (isinstance(result, Result) and result.benchmark.startswith("fit_")
-            and isinstance(result.params.get("compare"), dict))
+            and isinstance(result.params.get("against"), dict))
 
 
 def kind(result) -> str:
@@ -531,13 +591,13 @@ def kind(result) -> str:
         return found
     name = result.benchmark
     raise usage_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
-                     f"(osu_latency, osu_bw, ...), b_eff, gather and compare Results")
+                     f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL and comparison Results")
 
 
 def figure_for(results, *, models=()) -> Figure:
     """The standard figure of these Results, chosen by their benchmarks:
     latency or bandwidth by size (both: memory_kinds), b_eff, gather, or
-    model against measurement (one compare Result or Fit). models (Model
+    model against measurement (one fit_MODEL Result or Fit), or a comparison. models (Model
     or Fit) overlay the size sweeps and b_eff."""
     results = _as_list(results)
     kinds = sorted({kind(result) for result in results})
@@ -551,8 +611,12 @@ def figure_for(results, *, models=()) -> Figure:
         raise usage_error(f"model overlays apply to latency, bandwidth and b_eff figures, not to {figure_kind}")
     if figure_kind == "model":
         if len(results) != 1:
-            raise usage_error("model against measurement draws one compare Result or Fit at a time")
+            raise usage_error("model against measurement draws one fit_MODEL Result or Fit at a time")
         return model_against_measurement(results[0])
+    if figure_kind == "comparison":
+        if len(results) != 1 or models:
+            raise usage_error("a comparison is drawn alone, without model overlays")
+        return comparison(results[0])
     draw = {"latency": latency, "bandwidth": bandwidth, "beff": beff, "gather": gather}[figure_kind]
     return draw(results) if figure_kind == "gather" else draw(results, models=models)
 

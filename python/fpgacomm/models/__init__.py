@@ -1,5 +1,5 @@
 """Performance models: each a small class with named parameters, `predict`,
-`fit(result)` and `compare(result)` (models/base.py has the interface).
+`fit(result)` and `against(result)` (models/base.py has the interface).
 
 REGISTRY maps the names the command line uses (`fpgacomm fit --model`,
 `fpgacomm model NAME`) to the modules that implement them; each provides

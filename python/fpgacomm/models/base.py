@@ -3,7 +3,7 @@
 A model is a small class with named parameters (SI units), `predict(x)` for
 its independent variable (message size in bytes, unless the model says
 otherwise), `fit(result)` returning a `Fit` (the fitted model, standard
-errors, R^2, residuals), and `compare(result)`, a Result of measured against
+errors, R^2, residuals), and `against(result)`, a Result of measured against
 predicted values with the relative error per row.
 
 Subclasses set:
@@ -223,7 +223,7 @@ class Model:
 
     # --------------------------------------------------------------- compare
 
-    def compare(self, result) -> Result:
+    def against(self, result) -> Result:
         """Measured against predicted per point: the relative error
         (predicted - measured) / measured, as a Result."""
         x, y = self.data(result) if isinstance(result, Result) else map(np.asarray, result)
@@ -234,8 +234,8 @@ class Model:
         source = result.benchmark if isinstance(result, Result) else "data"
         units = result.units if isinstance(result, Result) else {}
         y_unit = units.get(self.y_column, "")
-        return Result(f"compare_{self.name}", {"model": self.name, "source": source, "x_column": self.x_column,
-                                               "y_column": self.y_column, **self.params}, {}, rows,
+        return Result(f"fit_{self.name}", {"model": self.name, "source": source, "x_column": self.x_column,
+                                           "y_column": self.y_column, **self.params}, {}, rows,
                       {"x": units.get(self.x_column, ""), "measured": y_unit, "predicted": y_unit,
                        "relative_error": ""})
 

@@ -38,7 +38,7 @@ class GroupFit:
     label: str
     files: list
     fit: Fit
-    comparison: Result
+    against: Result
 
 
 def read(paths) -> Result:
@@ -158,11 +158,11 @@ def fit_groups(paths, model: str) -> list:
 
 
 def fit(paths, model: str) -> tuple:
-    """(Fit, comparison Result) of the registered model on the Results in
+    """(Fit, measured-against-model Result) of the registered model on the Results in
     `paths`, which must form one group (fit_groups fits several)."""
     label, members = _one_group(paths, "fit each group alone, or use fit_groups")
     single = _fit_group(models.load(model), model, label, members)
-    return single.fit, single.comparison
+    return single.fit, single.against
 
 
 def _fit_group(module, model: str, label: str, members: list) -> GroupFit:
@@ -170,7 +170,7 @@ def _fit_group(module, model: str, label: str, members: list) -> GroupFit:
     fitted = module.fit(result)
     if len(members) > 1:
         _require_every_file(module, model, members, fitted)
-    return GroupFit(label, [path for path, _ in members], fitted, fitted.model.compare(result))
+    return GroupFit(label, [path for path, _ in members], fitted, fitted.model.against(result))
 
 
 def _require_every_file(module, model: str, members: list, fitted: Fit) -> None:
@@ -188,10 +188,11 @@ def _require_every_file(module, model: str, members: list, fitted: Fit) -> None:
             raise usage_error(f"fit: the {model} model reads nothing from {path} ({result.benchmark}); leave it out")
 
 
-def to_result(fitted: Fit, comparison: Result, paths) -> Result:
-    """The fit as a Result (a row per parameter), with the comparison (a
+def to_result(fitted: Fit, against: Result, paths) -> Result:
+    """The fit as a Result (a row per parameter), with the model against
+    the measurement (a
     whole Result, units included, so `fpgacomm plot` can draw the file) and
     the source files in its params."""
     result = fitted.to_result()
-    result.params.update(sources=[str(p) for p in paths], compare=comparison.to_dict())
+    result.params.update(sources=[str(p) for p in paths], against=against.to_dict())
     return result

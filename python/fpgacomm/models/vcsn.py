@@ -321,7 +321,7 @@ class GatherModel(Model):
 
     # -------------------------------------------------------------- compare
 
-    def compare(self, result, *, stages: str = "schedule") -> Result:
+    def against(self, result, *, stages: str = "schedule") -> Result:
         """Table 6's layout: one row per data size, per node count the
         relative error |model - measured| / measured of this model
         ("corrected") and of the same without section 6.3's correction
@@ -329,7 +329,7 @@ class GatherModel(Model):
         Result names one (gather Results; mpi rows are left out), else the
         model's own; "model": the model's own (eq. 7's or Fig. 11's)."""
         if stages not in ("schedule", "model"):
-            raise usage_error(f"{self.name} model: compare stages {stages!r}; use 'schedule' or 'model'")
+            raise usage_error(f"{self.name} model: against stages {stages!r}; use 'schedule' or 'model'")
         x, y = self.data(result)
         original = type(self)(**{**self.params, "barrier_short": self.barrier_short - EXTRA_SHORT,
                                  "barrier_long": self.barrier_long - EXTRA_LONG})
@@ -351,7 +351,7 @@ class GatherModel(Model):
                     row[f"{label}_{n}"] = errors.get((label, n, d))
                     units[f"{label}_{n}"] = ""
             rows.append(row)
-        return Result(f"compare_{self.name}", {"model": self.name, "source": result.benchmark, "stages": stages,
+        return Result(f"fit_{self.name}", {"model": self.name, "source": result.benchmark, "stages": stages,
                                                "nodes": nodes, **self.params}, {}, rows, units)
 
 

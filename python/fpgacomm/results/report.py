@@ -17,6 +17,9 @@ from ..catalog import BENCHMARKS, Benchmark
 from ..params import HOST_KINDS
 from ..runtime.environment import topology
 from . import stats
+from .compare import NAME as COMPARISON, format_comparison
+from .omb_columns import (BANDWIDTH_FULL, BANDWIDTH_MAIN, COLLECTIVE_FULL, LATENCY_FULL, LATENCY_MAIN, MB, MBW_MR_MAIN,
+                          STAGING, US)
 from .result import ROUNDS, Result
 from .units import human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
 
@@ -102,29 +105,6 @@ KIND_NAMES = {
     "P": "PLRAM (P)",
 }
 
-_US = 1e6       # s -> us
-_MB = 1e-6      # B/s -> MB/s (MB = 10^6 bytes)
-
-# (header, row key, factor from the SI value to the printed number)
-_LATENCY_MAIN = [("Avg Latency(us)", "latency_avg", _US)]
-_LATENCY_FULL = [
-    ("Min Latency(us)", "latency_min", _US),
-    ("Max Latency(us)", "latency_max", _US),
-    ("Stdev(us)", "latency_stdev", _US),
-    ("P50 Tail Lat(us)", "latency_p50", _US),
-    ("P90 Tail Lat(us)", "latency_p90", _US),
-    ("P99 Tail Lat(us)", "latency_p99", _US),
-]
-_BANDWIDTH_MAIN = [("Bandwidth (MB/s)", "bandwidth", _MB)]
-_MBW_MR_MAIN = [("MB/s", "bandwidth", _MB), ("Messages/s", "message_rate", 1.0)]
-_BANDWIDTH_FULL = [
-    ("Min BW(MB/s)", "bandwidth_min", _MB),
-    ("Max BW(MB/s)", "bandwidth_max", _MB),
-    ("Stdev(MB/s)", "bandwidth_stdev", _MB),
-    ("P50 Tail BW(MB/s)", "bandwidth_p50", _MB),
-    ("P90 Tail BW(MB/s)", "bandwidth_p90", _MB),
-    ("P99 Tail BW(MB/s)", "bandwidth_p99", _MB),
-]
 
 
 def _param(result: Result, name: str):
@@ -197,7 +177,7 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     # measured value), after every column OMB has.
     headline, _, headline_factor = main[0]
     if rounds:
-        unit = {_US: "(us)", _MB: "(MB/s)"}.get(headline_factor, "")
+        unit = {US: "(us)", MB: "(MB/s)"}.get(headline_factor, "")
         label = _interval_label(result)
         headers += [f"{label} Low{unit}", f"{label} High{unit}", "Spread(%)"] + (["Rounds"] if partial else [])
     lines.append(f"{'# Size':<{_SIZE_WIDTH}}" + "".join(f"{h:>{_FIELD_WIDTH}}" for h in headers))
@@ -217,7 +197,7 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
 
 
 def _pt2pt_formatter(title: str, quantity: str) -> Callable[[Result, bool], str]:
-    main, extra = (_LATENCY_MAIN, _LATENCY_FULL) if quantity == "latency" else (_BANDWIDTH_MAIN, _BANDWIDTH_FULL)
+    main, extra = (LATENCY_MAIN, LATENCY_FULL) if quantity == "latency" else (BANDWIDTH_MAIN, BANDWIDTH_FULL)
 
     def format_pt2pt(result: Result, full: bool = False) -> str:
         return _osu_table(result, full, title, main, extra)
@@ -228,7 +208,7 @@ def _mbw_mr_formatter(title: str) -> Callable[[Result, bool], str]:
     def format_mbw_mr(result: Result, full: bool = False) -> str:
         pairs_line = (f"# [ pairs: {_param(result, 'pairs')} ] "
                       f"[ window size: {_param(result, 'window')} ]")
-        return _osu_table(result, full, title, _MBW_MR_MAIN, _BANDWIDTH_FULL, preamble=[pairs_line])
+        return _osu_table(result, full, title, MBW_MR_MAIN, BANDWIDTH_FULL, preamble=[pairs_line])
     return format_mbw_mr
 
 
@@ -264,17 +244,11 @@ def format_beff(result: Result, full: bool = False) -> str:
     lines.append(f"b_eff = {params['b_eff']:.5e} B/s")
     return "\n".join(lines)
 
-# Collectives: -f adds nccl-tests' bandwidths and the staging share.
-_COLLECTIVE_FULL = _LATENCY_FULL + [
-    ("Algbw(MB/s)", "algbw", _MB),
-    ("Busbw(MB/s)", "busbw", _MB),
-    ("Staging(%)", "staging_share", 100.0),
-]
 
 
 def _collective_formatter(title: str) -> Callable[[Result, bool], str]:
     def format_collective(result: Result, full: bool = False) -> str:
-        return _osu_table(result, full, title, _LATENCY_MAIN, _COLLECTIVE_FULL)
+        return _osu_table(result, full, title, LATENCY_MAIN, COLLECTIVE_FULL)
     return format_collective
 
 
@@ -287,13 +261,12 @@ _SYNC_CALLS = {"lock": "MPI_Win_lock/unlock", "pscw": "MPI_Win_post/start/comple
 
 
 def _one_sided_formatter(call: str, title: str, quantity: str) -> Callable[[Result, bool], str]:
-    main, extra = (_LATENCY_MAIN, _LATENCY_FULL) if quantity == "latency" else (_BANDWIDTH_MAIN, _BANDWIDTH_FULL)
+    main, extra = (LATENCY_MAIN, LATENCY_FULL) if quantity == "latency" else (BANDWIDTH_MAIN, BANDWIDTH_FULL)
 
     def format_one_sided(result: Result, full: bool = False) -> str:
         preamble = [f"# Window creation: {_WINDOW_CALLS[_param(result, 'window_creation')]}",
                     f"# Synchronization: {_SYNC_CALLS[_param(result, 'sync')]}"]
-        staging = [("Staging(%)", "staging_share", 100.0)]
-        return _osu_table(result, full, title, main, extra + staging, preamble=preamble, operation=call)
+        return _osu_table(result, full, title, main, extra + STAGING, preamble=preamble, operation=call)
     return format_one_sided
 
 
@@ -423,6 +396,7 @@ def _formatter(benchmark: Benchmark) -> Callable[[Result, bool], str]:
 FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
     **{benchmark.name: _formatter(benchmark) for benchmark in BENCHMARKS},
     "gather_sim": format_gather,
+    COMPARISON: format_comparison,
 }
 
 

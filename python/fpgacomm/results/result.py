@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import peers
 from .units import with_unit
 
 SCHEMA = "fpgacomm.result/1"
@@ -387,11 +388,15 @@ class Result:
 
     @classmethod
     def read(cls, path) -> "Result":
-        """Read JSON or CSV, chosen by the file's suffix."""
+        """Read JSON or CSV, chosen by the file's suffix; a file of any other
+        suffix as the text of a peer suite (results/peers.py: OSU
+        Micro-Benchmarks, nccl-tests, IMB-MPI1, HPCC FPGA b_eff), its format
+        told from its lines."""
         suffix = os.path.splitext(os.fspath(path))[1].lower()
         if suffix not in cls._READERS:
-            raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its suffix "
-                             f"{suffix!r}; use one of {sorted(cls._READERS)}")
+            result = cls.from_dict({"schema": SCHEMA, **peers.read_text(path)})
+            result.env.setdefault("source", os.fspath(path))
+            return result
         return getattr(cls, cls._READERS[suffix])(path)
 
     def write(self, path) -> None:
@@ -403,37 +408,91 @@ class Result:
         getattr(self, self._WRITERS[suffix])(path)
 
 
+LOAD_NAME = "fpgacomm.load"
+
+
 def load(paths) -> Result:
     """Many Result files as one table: `paths` is a path, a glob pattern or a
-    directory (its *.json files), or a list of them. Each row gains the
-    columns "file" and "benchmark" and one column per parameter whose value
-    differs between the files (memory kinds, sizes of a sweep, ...); columns
-    a file lacks are None. The parameters every file shares stay params.
-    Where a file holds an interrupted run, the column "incomplete" says so
-    (its Result.incomplete; None for the finished runs)."""
+    directory (its *.json files), or a list of them; any mix of benchmarks.
+    Each row gains columns that say which run it came from: "file",
+    "benchmark", and one per parameter whose value differs between the
+    files (memory kinds, sizes of a sweep, a benchmark's own options, a
+    flag such as validate, written "true" or "false"); where a file holds
+    an interrupted run, "incomplete" says so. A column a file lacks is
+    None in its rows; a column two benchmarks hold in different units
+    becomes one column per benchmark ("model (gather)"). The parameters
+    every file shares stay params; params["run_columns"] names the columns
+    that tell the runs apart (runs() splits the table by them)."""
     files = _expand(paths)
     if not files:
         raise ValueError(f"no Result files in {paths!r} (JSON or CSV files, a directory of JSON files, or a glob)")
     results = [Result.read(path) for path in files]
-    scalars = [{key: value for key, value in result.params.items() if isinstance(value, (str, int, float))}
-               for result in results]
+    scalars = [{key: _run_value(value) for key, value in result.params.items()
+                if isinstance(value, (str, int, float, bool))} for result in results]
     keys = list(dict.fromkeys(key for params in scalars for key in params))
     differing = [key for key in keys if len({repr(params.get(key)) for params in scalars}) > 1]
-    shared = {key: scalars[0][key] for key in keys if key not in differing and key in scalars[0]}
-    units = {"file": "", "benchmark": ""}
-    if any(result.incomplete for result in results):
-        units["incomplete"] = ""
-    units.update({key: "" for key in differing})
+    shared = {key: results[0].params[key] for key in keys if key not in differing and key in scalars[0]}
+    run_columns = ["file", "benchmark"] + (["incomplete"] if any(result.incomplete for result in results) else [])
+    run_columns += [key for key in differing if key not in run_columns]
+    seen = {}  # column -> {unit: [benchmarks]}
     for result in results:
         for column, unit in result.units.items():
-            if units.setdefault(column, unit) != unit:
-                raise ValueError(f"column {column!r} is in {units[column]!r} in one file and in {unit!r} in another; "
-                                 "load them apart")
+            if column not in run_columns:
+                seen.setdefault(column, {}).setdefault(unit, []).append(result.benchmark)
+    split = {column for column, units in seen.items() if len(units) > 1}
+    for column in split:  # one benchmark in two units: not a mix of families but a file gone wrong
+        (first, one), (second, other) = list(seen[column].items())[:2]
+        if set(one) & set(other):
+            raise ValueError(f"column {column!r} is in {first!r} in one file and in {second!r} in another, both of "
+                             f"{sorted(set(one) & set(other))[0]}; load them apart")
+
+    def name(column: str, result: Result) -> str:
+        return f"{column} ({result.benchmark})" if column in split else column
+
+    units = dict.fromkeys(run_columns, "")
+    for result in results:
+        for column, unit in result.units.items():
+            if column not in run_columns:
+                units.setdefault(name(column, result), unit)
     rows = [{**dict.fromkeys(units), "file": path, "benchmark": result.benchmark,
              **({"incomplete": result.incomplete} if "incomplete" in units else {}),
-             **{key: params.get(key) for key in differing}, **row}
+             **{key: params.get(key) for key in differing},
+             **{name(column, result): value for column, value in row.items() if column not in run_columns}}
             for path, result, params in zip(files, results, scalars) for row in result.rows]
-    return Result("fpgacomm.load", {**shared, "files": files}, {}, rows, units)
+    return Result(LOAD_NAME, {**shared, "files": files, "run_columns": run_columns}, {}, rows, units)
+
+
+def _run_value(value):
+    """A parameter as a row cell: a flag as "true" or "false" (a cell holds
+    no bool: CSV would give it back as a string)."""
+    return str(value).lower() if isinstance(value, bool) else value
+
+
+def runs(joined: Result) -> list:
+    """[(label, Result)]: a table of load() split back into its runs, in
+    file order, each labelled by the values of the run columns that tell
+    the runs apart ("send_kind=D recv_kind=D"), or by its file's name where
+    none does. Each run's Result holds its own columns and the shared
+    parameters with its own values of the differing ones."""
+    run_columns = joined.params.get("run_columns", ["file"])
+    by_file = {}
+    for row in joined.rows:
+        by_file.setdefault(row["file"], []).append(row)
+    telling = [column for column in run_columns if column != "file"
+               and len({repr(rows[0].get(column)) for rows in by_file.values()}) > 1]
+    shared = {key: value for key, value in joined.params.items() if key not in ("files", "run_columns")}
+    found = []
+    for path, rows in by_file.items():
+        first = rows[0]
+        label = " ".join(f"{column}={first[column]}" if column != "benchmark" else str(first[column])
+                         for column in telling) or os.path.basename(path)
+        columns = [column for column in joined.columns if column not in run_columns
+                   and any(row[column] is not None for row in rows)]
+        params = {**shared, **{column: first[column] for column in run_columns
+                               if column not in ("file", "benchmark", "incomplete")}}
+        found.append((label, Result(first["benchmark"], params, {}, [{c: row[c] for c in columns} for row in rows],
+                                    {c: joined.units[c] for c in columns}, None, first.get("incomplete"))))
+    return found
 
 
 def _expand(paths) -> list:
