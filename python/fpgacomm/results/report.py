@@ -248,26 +248,34 @@ _DEVBW_ARROWS = {("h2d", "H"): "H->D", ("h2d", "H!"): "H!->D", ("d2h", "H"): "D-
 _DEVBW_SIZE_WIDTH, _DEVBW_FIELD_WIDTH = 12, 14
 
 
-def format_devbw(result: Result, full: bool = False, rank: int = 0) -> str:
-    """OMB-style text of one rank: bandwidth (MB/s, 10^6) and time per copy (us) per direction and host kind."""
+def format_devbw(result: Result, full: bool = False) -> str:
+    """OMB-style text of every rank, one table each under its device: bandwidth
+    (MB/s, 10^6) and time per copy (us) per direction and host kind."""
+    lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
+             *scale_out_lines(result),
+             "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
+             + ("; dev = profiling-event time" if full else "")]
+    for rank in sorted({row["rank"] for row in result.rows}):
+        lines += _devbw_rank(result, rank, full)
+    return "\n".join(lines)
+
+
+def _devbw_rank(result: Result, rank: int, full: bool) -> list[str]:
+    """One rank's table of format_devbw, under a line naming the rank and its device."""
     rows = [row for row in result.rows if row["rank"] == rank]
     series = [key for key in _DEVBW_ARROWS if any((r["direction"], r["host_kind"]) == key for r in rows)]
     cell = {(r["size"], r["direction"], r["host_kind"]): r for r in rows}
-    sizes = sorted({r["size"] for r in rows})
     columns = [(f"{_DEVBW_ARROWS[key]}(MB/s)", key, "bandwidth", 1e-6) for key in series]
     columns += [(f"{_DEVBW_ARROWS[key]}(us)", key, "time_avg", 1e6) for key in series]
     if full:
         columns += [(f"{_DEVBW_ARROWS[key]} dev(us)", key, "device_time_avg", 1e6) for key in series]
-    device = result.env.get("rank_devices", [""] * (rank + 1))[rank]
-    lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
-             f"# Rank {rank}: {device}", *scale_out_lines(result),
-             "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
-             + ("; dev = profiling-event time" if full else "")]
-    lines.append(f"{'# Size':<{_DEVBW_SIZE_WIDTH}}" + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns))
-    for size in sizes:
+    devices = result.env.get("rank_devices", [])
+    lines = [f"# Rank {rank}: {devices[rank] if rank < len(devices) else 'device unknown'}",
+             f"{'# Size':<{_DEVBW_SIZE_WIDTH}}" + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns)]
+    for size in sorted({r["size"] for r in rows}):
         cells = [cell[(size, *key)][column] * factor for _, key, column, factor in columns]
         lines.append(f"{size:<{_DEVBW_SIZE_WIDTH}d}" + "".join(f"{value:{_DEVBW_FIELD_WIDTH}.2f}" for value in cells))
-    return "\n".join(lines)
+    return lines
 
 
 def format_table(result: Result, full: bool = False) -> str:
