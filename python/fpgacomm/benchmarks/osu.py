@@ -58,7 +58,7 @@ def omb_differences(routes, validate: bool, validation_warmup: int | None = None
                      f"which a misplaced chunk cannot pass (OSU Micro-Benchmarks' pattern is per-buffer); as in "
                      f"OSU Micro-Benchmarks, each timed operation follows {validation_warmup} untimed ones (-u)")
     if pairs is not None:
-        notes.append(f"-p {pairs} runs {pairs} pairs (rank i with rank i+{pairs}; ranks from {2 * pairs} on only join "
+        notes.append(f"-p {pairs} runs {pairs} pair{'' if pairs == 1 else 's'} (rank i with rank i+{pairs}; ranks from {2 * pairs} on only join "
                      f"the barriers), as OSU Micro-Benchmarks documents -p; OSU Micro-Benchmarks 7.4 parses -p and "
                      f"then runs N/2 pairs ({(ranks or 0) // 2} here) whatever it says")
     return notes

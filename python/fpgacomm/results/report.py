@@ -157,10 +157,39 @@ def _pt2pt_formatter(title: str, quantity: str) -> Callable[[Result, bool], str]
 
 def _mbw_mr_formatter(title: str) -> Callable[[Result, bool], str]:
     def format_mbw_mr(result: Result, full: bool = False) -> str:
+        if result.params.get("vary_window"):
+            return _mbw_mr_varied(result, title)
         pairs_line = (f"# [ pairs: {_param(result, 'pairs')} ] "
                       f"[ window size: {_param(result, 'window')} ]")
-        return _osu_table(result, full, title, _MBW_MR_MAIN, _BANDWIDTH_FULL, preamble=[pairs_line])
+        # OMB's -R 0: the bandwidth alone.
+        main = _MBW_MR_MAIN if result.params.get("print_rate", True) else _MBW_MR_MAIN[:1]
+        return _osu_table(result, full, title, main, _BANDWIDTH_FULL, preamble=[pairs_line])
     return format_mbw_mr
+
+
+def _mbw_mr_varied(result: Result, title: str) -> str:
+    """OMB's mbw_mr -V text: a bandwidth (MB/s) matrix of sizes by windows,
+    then, with -R 1 and the run complete, the message rate profile. A size's
+    line appears once all its windows are measured."""
+    windows = _param(result, "window")
+    # OMB's header lines: those of the usual table, less its column header.
+    header = Result(result.benchmark, result.params, result.env, [], result.units)
+    lines = _osu_table(header, False, title, [], [],
+                       preamble=[f"# [ pairs: {_param(result, 'pairs')} ] [ window size: varied ]", "",
+                                 "# Uni-directional Bandwidth (MB/sec)"]).split("\n")[:-1]
+    cells = {(row["size"], row["window"]): row for row in result.rows}
+    sizes = [size for size in dict.fromkeys(row["size"] for row in result.rows)
+             if all((size, window) in cells for window in windows)]
+    window_line = "#      " + "".join(f"  {window:10d}" for window in windows)
+
+    def matrix(column: str, factor: float) -> list:
+        return [window_line] + [f"{size:<7d}" + "".join(f"  {cells[(size, window)][column] * factor:10.2f}"
+                                                         for window in windows) for size in sizes]
+
+    lines += matrix("bandwidth", _MB)
+    if result.params.get("print_rate", True) and not getattr(result, "incomplete", None):
+        lines += ["", "# Message Rate Profile"] + matrix("message_rate", 1.0)
+    return "\n".join(lines)
 
 
 def format_beff(result: Result, full: bool = False) -> str:
