@@ -53,6 +53,13 @@ REFUSED = {
                                            "multi-threaded latency test; OSU Micro-Benchmarks' bw and bibw parse it "
                                            "and ignore it"),
 }
+# OMB's options of a test that moves no data (the barrier), which OMB parses
+# and which change nothing there.
+NO_DATA_REFUSED = {
+    "-M": ("--mem-limit", "a memory limit on messages, and the barrier moves none"),
+    "-u": ("--validation-warmup", "validated runs (-c), and the barrier has no data to validate"),
+    "-d": ("--accelerator", "device buffers, and the barrier moves no data"),
+}
 # Which of them a test has (OMB's option strings of osu_util_options.h):
 # -a, -r and -l are the collectives' (-l not bcast's or barrier's), -D is not
 # the reductions' or barrier's, -t is bw's and bibw's.
@@ -74,6 +81,8 @@ def _refused(benchmark: registry.Benchmark) -> dict:
                 (flag == "-t" and test not in _TEST_CALLS):
             continue
         refused[flag] = (name, why)
+    if not benchmark.messages:
+        refused.update(NO_DATA_REFUSED)
     return refused
 
 
