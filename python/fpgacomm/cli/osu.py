@@ -266,6 +266,13 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"fpgacomm: warning: {message}", file=sys.stderr, flush=True)
 
 
+# The test function's keywords that take the parsed value as it is: the
+# registry's option name -> the parser's attribute.
+_AS_PARSED = {"sizes": "message_size", "datatype": "datatype", "root": "root", "window_creation": "win_options",
+              "sync": "sync_option", "validation_warmup": "validation_warmup", "mem_limit": "mem_limit",
+              "pairs": "pairs", "vary_window": "vary_window"}
+
+
 def _keywords(args) -> dict:
     """The test function's keyword arguments from the options its parser has."""
     options = args.benchmark.options
@@ -279,35 +286,17 @@ def _keywords(args) -> dict:
         keywords["mem"] = tuple(args.kinds) or ("H", "H")
     if "mem" in options:
         keywords["mem"] = _one_kind(args)
-    if "sizes" in options:
-        keywords["sizes"] = args.message_size
-    if "datatype" in options:
-        keywords["datatype"] = args.datatype
+    keywords.update({keyword: getattr(args, attribute) for keyword, attribute in _AS_PARSED.items()
+                     if keyword in options})
     if "timeline" in options:
         keywords["timeline"] = bool(args.timeline)
     if "window" in options:
-        keywords["window"] = args.window_size
-    if "root" in options:
-        keywords["root"] = args.root
-    if "window_creation" in options:
-        keywords["window_creation"] = args.win_options
-    if "sync" in options:
-        keywords["sync"] = args.sync_option
-    if "validation_warmup" in options:
-        keywords["validation_warmup"] = args.validation_warmup
-    if "mem_limit" in options:
-        keywords["mem_limit"] = args.mem_limit
-    if "pairs" in options:
-        keywords["pairs"] = args.pairs
-    if "vary_window" in options:
-        if args.vary_window and args.window_size is not None:
-            raise usage_error(f"-V runs every window of {', '.join(map(str, osu.VARIED_WINDOWS))} in turn, and -W "
-                              "sets one; give one of them (as OSU Micro-Benchmarks: -V cannot be used with -W)")
-        keywords["vary_window"] = args.vary_window
+        keywords["window"] = args.window_size if args.window_size is not None else args.benchmark.window
+    if "vary_window" in options and args.vary_window and args.window_size is not None:
+        raise usage_error(f"-V runs every window of {', '.join(map(str, osu.VARIED_WINDOWS))} in turn, and -W "
+                          "sets one; give one of them (as OSU Micro-Benchmarks: -V cannot be used with -W)")
     if "print_rate" in options:
         keywords["print_rate"] = bool(args.print_rate)
-    if "window" in options and keywords.get("window") is None:
-        keywords["window"] = args.benchmark.window
     return {**keywords, "iterations": args.iterations, "warmup": args.warmup, "validate": args.validation,
             "device": device_options(args)}
 
