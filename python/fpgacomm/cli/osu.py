@@ -17,7 +17,7 @@ from .. import _core
 from ..benchmarks import collectives, onesided, osu, registry
 from ..params import DATATYPES, HOST_KINDS, usage_error
 from .live import LiveText
-from .options import (EXIT_USAGE, EXIT_VALIDATION, add_device_options, add_iteration_options, add_output_options,
+from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_output_options,
                       add_size_option, add_transfer_options, device_options, launch_rank, print_and_save,
                       size_argument, transfer_parameters, validation_error)
 
@@ -56,6 +56,7 @@ REFUSED = {
 # OMB's options of a test that moves no data (the barrier), which OMB parses
 # and which change nothing there.
 NO_DATA_REFUSED = {
+    "-m": ("--message-size", "message sizes, and the barrier moves no data"),
     "-M": ("--mem-limit", "a memory limit on messages, and the barrier moves none"),
     "-u": ("--validation-warmup", "validated runs (-c), and the barrier has no data to validate"),
     "-d": ("--accelerator", "device buffers, and the barrier moves no data"),
@@ -165,7 +166,8 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
                             help=f"MPI datatype of the elements (default {DATATYPES[0]}, as OSU Micro-Benchmarks "
                                  "7.4); sizes smaller than one element are skipped")
     if "root" in options:
-        parser.add_argument("--root", type=int, help="root rank (default 0)")
+        parser.add_argument("--root", "-k", "--root-rank", type=_root_rank, metavar="N",
+                            help="root rank (default 0); OSU Micro-Benchmarks' -k fixed:N is the same")
     if "window_creation" in options:
         parser.add_argument("-w", "--win-options", choices=onesided.WINDOW_CREATION, default="allocate",
                             type=str.lower, help="window creation, MPI_Win_allocate, MPI_Win_create or "
@@ -260,6 +262,18 @@ def _graph_formats(text: str | None) -> tuple:
     if unknown or not formats:
         raise usage_error(f"-G takes png and/or pdf, comma-separated (as OSU Micro-Benchmarks), got {text!r}")
     return formats
+
+
+def _root_rank(text: str) -> int:
+    """--root N, or OMB's -k fixed:N; OMB's -k rotate is refused with the reason."""
+    word, _, number = text.partition(":")
+    if word.lower() == "rotate":
+        raise argparse.ArgumentTypeError("-k rotate (OSU Micro-Benchmarks' new root every iteration) is not "
+                                         "implemented; give a fixed root: -k fixed:N or --root N")
+    try:
+        return int(number if word.lower() == "fixed" else text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"give the root rank as N or fixed:N, got {text!r}") from None
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
