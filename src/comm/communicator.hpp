@@ -50,13 +50,7 @@ class Communicator {
   int size_ = 1;
 };
 
-// The text an MPI routine wrote into `text`, of `length` characters, cut
-// at the first NUL: some libraries count the terminator in the length they
-// give (Open MPI's MPI_Get_library_version does), and it must not reach a
-// Result or a message.
-std::string mpi_text(const char* text, int length);
-
-// MPI_Get_library_version's text, without a terminator.
+// MPI_Get_library_version's text, without a terminator (core/c_text.hpp).
 std::string mpi_library_version();
 
 }  // namespace fpgacomm
