@@ -13,27 +13,28 @@ from __future__ import annotations
 import os
 
 from matplotlib.backends.backend_pdf import PdfPages
+from matplotlib.ticker import MaxNLocator
 
 from ..params import usage_error
 from ..results.result import Result, atomic_write
 from .plot import new_figure, save
 
 # OMB's units of the plotted values: latency in us, bandwidth in MB/s (10^6 B/s).
-_UNITS = {"s": ("Latency (us)", 1e6), "B/s": ("Bandwidth (MB/s)", 1e-6)}
+_UNITS = {"s": ("Latency", "us", 1e6), "B/s": ("Bandwidth", "MB/s", 1e-6)}
 
 
 def _series(result: Result) -> list[tuple[str, str, list, str]]:
     """(file stem, title, values, axis label) per row: the row's per-iteration samples."""
     value = "latency_avg" if "latency_avg" in result.columns else "bandwidth"
-    label, factor = _UNITS[result.units[value]]
+    quantity, unit, factor = _UNITS[result.units[value]]
     series = []
     for row in result.rows:
         window = row.get("window") if "window" in result.columns else None
         key = f"{row['size']} w{window}" if window else str(row["size"])
         stem = f"{result.benchmark}-{row['size']}" + (f"-w{window}" if window else "")
         title = (f"{result.benchmark}: size {row['size']} B" + (f", window {window}" if window else "")
-                 + f", average {row[value] * factor:.2f}")
-        series.append((stem, title, [sample * factor for sample in result.samples[key]], label))
+                 + f", average {row[value] * factor:.2f} {unit}")
+        series.append((stem, title, [sample * factor for sample in result.samples[key]], f"{quantity} ({unit})"))
     return series
 
 
@@ -46,6 +47,7 @@ def figures(result: Result) -> list:
         figure, (ax,) = new_figure()
         ax.plot(range(1, len(values) + 1), values, marker=".", linewidth=0.8)
         ax.set_xlabel("Iteration")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(label)
         ax.set_title(title)
         ax.grid(True, alpha=0.3)
