@@ -180,7 +180,8 @@ def test_u_and_g_on_a_latency_and_a_collective(tmp_path):
         assert run.returncode == 0, (test, run.stderr)
         result = Result.read_json(target)
         assert result.params["validation_warmup"] == 3 and all(row["validation"] == "pass" for row in result.rows)
-        assert any("follows 3 untimed ones (-u)" in note for note in result.params["omb_differences"])
+        assert any("follows 3 untimed ones (-u 3), where OSU Micro-Benchmarks' -c repeats it 5 times" in note
+                   for note in result.params["omb_differences"])
         assert sorted(path.name for path in tmp_path.glob(f"osu_{test}-*.png")) == [f"osu_{test}-1.png",
                                                                                     f"osu_{test}-2.png"]
     run = fpgacomm("osu", "latency", "-G", "tty", "-m", "8", ranks=2)

@@ -13,7 +13,10 @@ namespace fpgacomm {
 constexpr std::uint64_t kLargeMessage = 8192;
 
 // OMB's -u: untimed repetitions of a validated iteration's operation before
-// the timed one (VALIDATION_SKIP_DEFAULT), and the most it takes (VALIDATION_SKIP_MAX).
+// the timed one: OMB's default (VALIDATION_SKIP_DEFAULT), which the command
+// line's -u takes, and the most it takes (VALIDATION_SKIP_MAX). The options
+// structs and the Python functions default to none: a validated run then
+// costs the data check alone (the suite validates every test).
 constexpr int kValidationWarmup = 5, kMaxValidationWarmup = 10;
 
 // Throws UsageError for a -u outside 0..kMaxValidationWarmup.

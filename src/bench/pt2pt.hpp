@@ -26,8 +26,8 @@ struct Pt2ptOptions {
   int window = 64;
   bool validation = false;        // -c: check every received message, outside the timed region
   // -u: with validation, untimed repetitions of each iteration's operation
-  // before the timed one (OMB's warmup_validation, default 5, at most 10).
-  int validation_warmup = kValidationWarmup;
+  // before the timed one (OMB's warmup_validation; at most 10).
+  int validation_warmup = 0;
   // mbw_mr's -p: the pairs taking part, rank i with rank i+pairs, the ranks
   // above 2*pairs waiting; 0: every rank, N/2 pairs.
   int pairs = 0;

@@ -17,7 +17,7 @@ from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, needs_device, open_device_if
-from .osu import VALIDATION_WARMUP, measured_sizes, omb_differences
+from .osu import measured_sizes, omb_differences
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results.result import Result
 from .signatures import options_of
@@ -120,7 +120,7 @@ def _rows(op: str, sizes: list, ranks: int, validate: bool) -> tuple[list, dict,
 
 def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = None, iterations: int | None = None,
         warmup: int | None = None, validate: bool = False, datatype: str = "mpi_char",
-        validation_warmup: int = VALIDATION_WARMUP, mem_limit: int = MEM_LIMIT,
+        validation_warmup: int = 0, mem_limit: int = MEM_LIMIT,
         device: DeviceOptions | None = None, on_row: OnRow | None = None) -> Result:
     """One OSU collective; collective over comm.
 
@@ -136,8 +136,8 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     called on rank 0 after each size with the Result so far (its rows the
     sizes finished); an interrupt raises Interrupted carrying `result`, the
     sizes finished, marked incomplete. validation_warmup: OMB's -u, with
-    validate the untimed calls before each timed one (default 5, at most
-    10). mem_limit: OMB's -M, the bytes one process may take (default 512
+    validate the untimed calls before each timed one (at most 10; default
+    none, the command line's OMB's 5). mem_limit: OMB's -M, the bytes one process may take (default 512
     MiB): sizes above what it allows are dropped with a MemLimitWarning
     (on rank 0), as mem_limit_sizes says.
     """

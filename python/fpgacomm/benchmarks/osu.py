@@ -23,7 +23,8 @@ from .sweep import OnRow, Sweep
 ITERATIONS = {"latency": LATENCY_COUNTS, "multi_lat": LATENCY_COUNTS, "bw": BANDWIDTH_COUNTS,
               "bibw": BANDWIDTH_COUNTS, "mbw_mr": BANDWIDTH_COUNTS}
 DEFAULT_WINDOW = _core.Pt2ptOptions().window  # OMB's -W
-# OMB's -u: untimed repetitions before each validated timed operation.
+# OMB's default -u, the command line's: untimed repetitions before each
+# validated timed operation. The functions default to none.
 VALIDATION_WARMUP = _core.VALIDATION_WARMUP
 # mbw_mr -V: the windows each size runs at (OMB's WINDOW_SIZES).
 VARIED_WINDOWS = tuple(_core.varied_windows())
@@ -54,9 +55,12 @@ def omb_differences(routes, validate: bool, validation_warmup: int | None = None
         notes.append("validation (-c) is fpgacomm's own here: OSU Micro-Benchmarks' put and get tests do not "
                      "validate; fpgacomm fills and checks buffers outside the timed region")
     elif validate:
-        notes.append(f"validation fills and checks buffers outside the timed region with fpgacomm's own pattern, "
-                     f"which a misplaced chunk cannot pass (OSU Micro-Benchmarks' pattern is per-buffer); as in "
-                     f"OSU Micro-Benchmarks, each timed operation follows {validation_warmup} untimed ones (-u)")
+        note = ("validation fills and checks buffers outside the timed region with fpgacomm's own pattern, which a "
+                "misplaced chunk cannot pass")
+        if validation_warmup != VALIDATION_WARMUP:
+            note += (f"; each timed operation follows {validation_warmup} untimed ones (-u {validation_warmup}), "
+                     f"where OSU Micro-Benchmarks' -c repeats it {VALIDATION_WARMUP} times untimed first")
+        notes.append(note)
     if pairs is not None:
         notes.append(f"-p {pairs} runs {pairs} pair{'' if pairs == 1 else 's'} (rank i with rank i+{pairs}; ranks from {2 * pairs} on only join "
                      f"the barriers), as OSU Micro-Benchmarks documents -p; OSU Micro-Benchmarks 7.4 parses -p and "
@@ -118,7 +122,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
         buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
         slots: int = 4, timeline: bool = False, datatype: str = "mpi_char",
-        validation_warmup: int = VALIDATION_WARMUP, pairs: int | None = None, vary_window: bool = False,
+        validation_warmup: int = 0, pairs: int | None = None, vary_window: bool = False,
         print_rate: bool = True, device: DeviceOptions | None = None, on_row: OnRow | None = None) -> Result:
     """One OSU point-to-point test; collective over comm.
 
@@ -135,7 +139,8 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     datatype: OMB's -T (mpi_char, mpi_int, mpi_float): a message moves its
     whole elements, and sizes smaller than one element get no row.
     validation_warmup: OMB's -u, with validate the untimed repetitions of
-    each iteration's operation before the timed one (default 5, at most 10).
+    each iteration's operation before the timed one (at most 10; default
+    none, the command line's OMB's VALIDATION_WARMUP).
     For mbw_mr only: pairs, OMB's -p, the pairs taking part (rank i with
     i+pairs; higher ranks only join the barriers; default N/2); vary_window,
     OMB's -V, runs every size at each window of VARIED_WINDOWS (rows then
