@@ -110,6 +110,7 @@ def test_mbw_mr_p_u_and_r0_on_four_ranks(tmp_path):
 
 def test_mbw_mr_p_beyond_the_ranks_and_u_beyond_10_are_refused():
     cases = [(("osu", "mbw_mr", "-p", "3", "-m", "8"), 4, "-p 3 pairs rank i with rank i+3 and needs 6 ranks"),
+             (("osu", "mbw_mr", "-p", "0", "-m", "8"), 2, "-p takes the number of pairs, at least 1, got 0"),
              (("osu", "mbw_mr", "-V", "-W", "8", "-m", "8"), 2, "-V cannot be used with -W"),
              (("osu", "latency", "-c", "-u", "11", "-m", "8"), 2, "validation warm-up -u must be 0 to 10"),
              (("osu", "allreduce", "-M", "1K", "-m", "2M:2M"), 2, "below the smallest size asked (2097152 bytes)")]

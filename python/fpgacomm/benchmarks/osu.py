@@ -163,6 +163,8 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         bank=device_options.bank, timeline=timeline, validation_warmup=validation_warmup, pairs=pairs or 0,
         vary_window=vary_window)
     options.validate()
+    if pairs is not None and pairs < 1:  # the core reads 0 as every rank
+        raise usage_error(f"-p takes the number of pairs, at least 1, got {pairs}")
     if not print_rate and test != "mbw_mr":
         raise usage_error(f"-R (print the message rate) applies to osu mbw_mr only; drop it from osu {test}")
 
