@@ -72,20 +72,25 @@ def test_the_copy_runs_inside_the_host_timed_call(two_ranks):
             assert all(d <= h for d, h in zip(device, host)), key
 
 
-def test_rank_0_prints_one_omb_style_table(two_ranks):
-    run, _ = two_ranks
-    lines = run.stdout.splitlines()
+def test_rank_0_prints_every_ranks_omb_style_table(two_ranks):
+    run, result = two_ranks
     assert run.stdout.count("# fpgacomm Device Copy Bandwidth Test") == 1
-    assert lines[1].startswith("# Rank 0: ")
-    header = lines[3].split()
-    assert header[:3] == ["#", "Size", "H->D(MB/s)"] and "D->H!(us)" in header and "H!->D" in header
-    assert [int(line.split()[0]) for line in lines[4:]] == [1 << n for n in range(17)]
-    # Bandwidth and host-clock columns (4 + 4) are positive; the event-timer
-    # columns after them may read 0 for tiny copies where the timer ticks in
-    # microseconds (NVIDIA).
-    for line in lines[4:]:
-        values = [float(value) for value in line.split()[1:]]
-        assert len(values) == 12 and all(v > 0 for v in values[:8]) and all(v >= 0 for v in values[8:]), line
+    lines = run.stdout.splitlines()
+    sizes = [1 << n for n in range(17)]
+    for rank in (0, 1):
+        start = lines.index(f"# Rank {rank}: {result.env['rank_devices'][rank]}")
+        header = lines[start + 1].split()
+        assert header[:3] == ["#", "Size", "H->D(MB/s)"] and "D->H!(us)" in header and "H!->D" in header
+        table = lines[start + 2:start + 2 + len(sizes)]
+        assert [int(line.split()[0]) for line in table] == sizes
+        by_key = {(row["size"], row["direction"], row["host_kind"]): row for row in result.rows if row["rank"] == rank}
+        # Bandwidth and host-clock columns (4 + 4) are positive and this
+        # rank's; the event-timer columns after them may read 0 for tiny
+        # copies where the timer ticks in microseconds (NVIDIA).
+        for size, line in zip(sizes, table):
+            values = [float(value) for value in line.split()[1:]]
+            assert len(values) == 12 and all(v > 0 for v in values[:8]) and all(v >= 0 for v in values[8:]), line
+            assert values[0] == pytest.approx(by_key[(size, "h2d", "H")]["bandwidth"] / 1e6, abs=0.006)
 
 
 def test_round_trip_and_peak_bandwidth_read_the_rows(two_ranks):

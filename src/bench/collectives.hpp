@@ -29,6 +29,9 @@ struct CollectiveOptions {
   // the other collectives refuse one.
   std::optional<int> root;
   bool validation = false;  // -c: check every result, outside the timed region
+  // -u: with validation, untimed calls (each after a barrier) before each
+  // timed one (OMB's warmup_validation; at most 10).
+  int validation_warmup = 0;
   int bank = 0;
 
   // Throws UsageError naming the first parameter no run can take, and its

@@ -13,6 +13,7 @@
 #include "bench/staged_buffer.hpp"
 #include "comm/receive_fault.hpp"
 #include "comm/transfer.hpp"
+#include "core/c_text.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -275,7 +276,7 @@ class Runner {
       const bool user_memory = creation_ != Creation::Allocate;
       failure = std::make_exception_ptr(UsageError(
           "this MPI library cannot create a window" + std::string(user_memory ? " over user memory" : "") + " (" +
-          std::string(routine) + ": " + std::string(text, length) + "); " +
+          std::string(routine) + ": " + c_text(text, static_cast<std::size_t>(length)) + "); " +
           (user_memory ? "use -w allocate, or give it a transport with RDMA" : "give it a one-sided transport") +
           " (Open MPI between hosts over TCP: mpirun --mca osc pt2pt; on one node: "
           "OMPI_MCA_btl_vader_single_copy_mechanism=cma; or UCX)"));

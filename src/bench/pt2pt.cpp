@@ -46,7 +46,15 @@ TestSpec spec_of(const std::string& test) {
   throw UsageError("unknown point-to-point test '" + test + "'; choose " + choice_list(pt2pt_tests()));
 }
 
-void check_ranks(const std::string& test, const TestSpec& spec, int ranks) {
+void check_ranks(const std::string& test, const TestSpec& spec, int ranks, int pairs) {
+  if (pairs > 0) {
+    if (2 * pairs > ranks)
+      throw UsageError("osu " + test + " -p " + std::to_string(pairs) + " pairs rank i with rank i+" +
+                       std::to_string(pairs) + " and needs " + std::to_string(2 * pairs) +
+                       " ranks, and this run has " + std::to_string(ranks) + "; give -p " + std::to_string(ranks / 2) +
+                       " or fewer, or run more ranks");
+    return;
+  }
   if (!spec.multi_pair && ranks != 2)
     throw UsageError("osu " + test + " needs exactly 2 ranks, and this run has " + std::to_string(ranks) +
                      "; run it with mpirun -np 2 (multi_lat and mbw_mr take any even number)");
@@ -94,7 +102,8 @@ Buffers allocate(Device* device, MemKind kind, std::uint64_t bytes, int count, i
 struct Role {
   int pairs;
   bool first_half;  // rank < pairs: initiates, sends in bw, and keeps time
-  int peer;
+  bool idle;        // rank >= 2 * pairs (mbw_mr -p): only joins the barriers
+  int peer;         // MPI_PROC_NULL for an idle rank
   MemKind kind;
 };
 
@@ -104,11 +113,12 @@ class Runner {
       : comm_(comm), device_(device), options_(options), on_size_(on_size), spec_(spec_of(options.test)),
         transfers_(comm, device, options.transfer) {
     options.validate();
-    check_ranks(options.test, spec_, comm.size());
-    const int pairs = comm.size() / 2;
-    const bool first = comm.rank() < pairs;
-    role_ = {pairs, first, first ? comm.rank() + pairs : comm.rank() - pairs,
+    check_ranks(options.test, spec_, comm.size(), options.pairs);
+    const int pairs = options.pairs > 0 ? options.pairs : comm.size() / 2;
+    const bool first = comm.rank() < pairs, idle = comm.rank() >= 2 * pairs;
+    role_ = {pairs, first, idle, idle ? MPI_PROC_NULL : first ? comm.rank() + pairs : comm.rank() - pairs,
              first ? options.send_kind : options.recv_kind};
+    windows_ = options.vary_window ? varied_windows() : std::vector<int>{options.window};
     check_host_memory(comm, host_memory(), "osu " + options.test,
                       "give a smaller window (-W), fewer iterations (-i), smaller messages (-m) or -b single");
   }
@@ -153,18 +163,25 @@ class Runner {
         }
         comm_.agree(allocation_failure);
       }
-      result.sizes.push_back(measure(size));
-      if (on_size_) on_size_(result.sizes.back());
-      if (result.sizes.back().errors > 0) break;  // as OMB: a failing size ends the sweep
+      bool failed = false;
+      for (int window : windows_) {
+        window_ = window;
+        result.sizes.push_back(measure(size));
+        if (on_size_) on_size_(result.sizes.back());
+        failed = result.sizes.back().errors > 0;
+        if (failed) break;
+      }
+      if (failed) break;  // as OMB: a failing size ends the sweep
     }
     return result;
   }
 
  private:
-  bool sends() const { return spec_.shape != Shape::Window || role_.first_half; }
-  bool receives() const { return spec_.shape != Shape::Window || !role_.first_half; }
+  bool sends() const { return !role_.idle && (spec_.shape != Shape::Window || role_.first_half); }
+  bool receives() const { return !role_.idle && (spec_.shape != Shape::Window || !role_.first_half); }
+  int largest_window() const { return *std::max_element(windows_.begin(), windows_.end()); }
   int buffers_per_size() const {
-    return options_.multiple_buffers && spec_.shape != Shape::PingPong ? options_.window : 1;
+    return options_.multiple_buffers && spec_.shape != Shape::PingPong ? largest_window() : 1;
   }
 
   // This rank's host memory at the largest size (docs/METHODS.md, "Host
@@ -189,12 +206,13 @@ class Runner {
     else if (!is_device_kind(role_.kind))
       memory.buffers = double(directions) * buffers_per_size() * double(largest);
     if (options_.validation) memory.buffers += double(std::min(largest, kValidationPiece));
-    const double messages = spec_.shape == Shape::PingPong ? 1.0
-                            : spec_.shape == Shape::BiWindow ? 2.0 * options_.window
-                                                             : double(options_.window);
+    const double messages = role_.idle                      ? 0.0
+                            : spec_.shape == Shape::PingPong ? 1.0
+                            : spec_.shape == Shape::BiWindow ? 2.0 * largest_window()
+                                                             : double(largest_window());
     memory.add_batch(messages * double(std::max<std::uint64_t>(1, (largest + chunk - 1) / chunk)), stages,
                      transfers_.options().slots);
-    memory.samples = timed_samples(options_.counts, options_.sizes);
+    memory.samples = timed_samples(options_.counts, options_.sizes) * double(windows_.size());
     return memory;
   }
 
@@ -226,13 +244,16 @@ class Runner {
 
   std::uint64_t check(std::uint64_t size, int iteration) {
     std::uint64_t errors = 0;
-    for (std::size_t j = 0; j < recv_.size(); ++j)
+    // The buffers this window wrote: with -V a row's window may be smaller than the buffers allocated.
+    const std::size_t used = std::min<std::size_t>(recv_.size(), static_cast<std::size_t>(std::max(window_, 1)));
+    for (std::size_t j = 0; j < used; ++j)
       errors += count_errors(*recv_[j], size, iteration, stream(static_cast<int>(j), !role_.first_half));
     return errors;
   }
 
   void exchange(std::uint64_t size) {
     const int peer = role_.peer;
+    if (role_.idle) return;
     switch (spec_.shape) {
       case Shape::PingPong:
         if (role_.first_half) {
@@ -246,13 +267,13 @@ class Runner {
       case Shape::Window: {
         char ack = 0;
         if (role_.first_half) {
-          for (int j = 0; j < options_.window; ++j)
+          for (int j = 0; j < window_; ++j)
             transfers_.post_send(*send_[j % send_.size()], 0, size, peer, kDataTag, peer_route_);
           transfers_.wait_all();
           comm_.check(MPI_Recv(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw(), MPI_STATUS_IGNORE), "MPI_Recv",
                       "waiting for the window's acknowledgement");
         } else {
-          for (int j = 0; j < options_.window; ++j)
+          for (int j = 0; j < window_; ++j)
             transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_);
           transfers_.wait_all();
           comm_.check(MPI_Send(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw()), "MPI_Send",
@@ -261,9 +282,9 @@ class Runner {
         break;
       }
       case Shape::BiWindow:
-        for (int j = 0; j < options_.window; ++j)
+        for (int j = 0; j < window_; ++j)
           transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_);
-        for (int j = 0; j < options_.window; ++j)
+        for (int j = 0; j < window_; ++j)
           transfers_.post_send(*send_[j % send_.size()], 0, size, peer, kDataTag, peer_route_);
         transfers_.wait_all();
         break;
@@ -281,6 +302,13 @@ class Runner {
     for (int i = 0; i < warmup + iterations; ++i) {
       check_interrupt();
       prepare(bytes, i);
+      // OMB's -u: with validation, untimed repetitions of the operation
+      // before the timed one (on the same data, so the check still holds).
+      for (int j = 0; options_.validation && j < options_.validation_warmup; ++j) {
+        if (spec_.multi_pair) comm_.barrier();  // as OMB's mbw_mr and multi_lat, before each repetition
+        exchange(bytes);
+      }
+      if (options_.validation && options_.validation_warmup > 0 && spec_.multi_pair) comm_.barrier();
       const bool record = options_.timeline && i == warmup + iterations - 1;  // the last timed window
       if (record) transfers_.set_timeline(&timeline);
       const double start = MPI_Wtime();
@@ -302,6 +330,7 @@ class Runner {
 
     SizeTiming timing;
     timing.size = size;
+    timing.window = spec_.shape == Shape::PingPong ? 0 : window_;
     timing.iterations = iterations;
     timing.errors = comm_.sum(errors);
     timing.timeline = std::move(timeline.chunks);
@@ -310,7 +339,7 @@ class Runner {
       for (double t : mean) timing.samples.push_back(t / 2.0);
     } else {
       // Bytes per window of all pairs together; bibw counts both directions.
-      const double window_bytes = static_cast<double>(bytes) * options_.window * role_.pairs *
+      const double window_bytes = static_cast<double>(bytes) * window_ * role_.pairs *
                                   (spec_.shape == Shape::BiWindow ? 2.0 : 1.0);
       timing.value = window_bytes * iterations / total;
       for (double t : mean) timing.samples.push_back(window_bytes / t);
@@ -326,6 +355,8 @@ class Runner {
   TestSpec spec_;
   Transfers transfers_;
   Role role_{};
+  std::vector<int> windows_;  // the windows each size runs at: -W's, or varied_windows() with -V
+  int window_ = 0;            // the window of the row being measured
   Route my_route_ = Route::Direct, peer_route_ = Route::Direct;
   Buffers send_, recv_;
 };
@@ -345,6 +376,8 @@ std::uint8_t pattern_byte(std::uint64_t index, std::uint64_t size, int iteration
   return static_cast<std::uint8_t>(x);
 }
 
+std::vector<int> varied_windows() { return {1, 2, 4, 8, 16, 32, 64, 128}; }
+
 std::vector<std::string> pt2pt_tests() {
   std::vector<std::string> names;
   for (const NamedTest& known : kTests) names.push_back(known.name);
@@ -354,6 +387,11 @@ std::vector<std::string> pt2pt_tests() {
 void Pt2ptOptions::validate() const {
   spec_of(test);
   if (window < 1) throw UsageError("window size must be at least 1, got " + std::to_string(window));
+  validate_validation_warmup(validation_warmup);
+  if ((pairs != 0 || vary_window) && test != "mbw_mr")
+    throw UsageError(std::string(pairs != 0 ? "-p (pairs)" : "-V (vary the window)") +
+                     " applies to osu mbw_mr only, as in OSU Micro-Benchmarks; drop it from osu " + test);
+  if (pairs < 0) throw UsageError("-p takes the number of pairs, at least 1, got " + std::to_string(pairs));
   counts.validate();
   if (sizes.empty()) throw UsageError("no message sizes to run");
   require_an_element(sizes, datatype);

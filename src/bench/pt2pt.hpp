@@ -25,6 +25,14 @@ struct Pt2ptOptions {
   Datatype datatype = Datatype::Char;
   int window = 64;
   bool validation = false;        // -c: check every received message, outside the timed region
+  // -u: with validation, untimed repetitions of each iteration's operation
+  // before the timed one (OMB's warmup_validation; at most 10).
+  int validation_warmup = 0;
+  // mbw_mr's -p: the pairs taking part, rank i with rank i+pairs, the ranks
+  // above 2*pairs waiting; 0: every rank, N/2 pairs.
+  int pairs = 0;
+  // mbw_mr's -V: every size at each window of varied_windows() in turn, not at `window`.
+  bool vary_window = false;
   bool multiple_buffers = false;  // -b multiple: fresh buffers per size, one per window slot
   bool touch = false;             // placeholder kernel on device buffers before each measured operation
   int bank = 0;                   // memory bank for B and P
@@ -39,8 +47,12 @@ struct Pt2ptOptions {
 // latency, multi_lat, bw, bibw, mbw_mr: the ping-pongs, then the windowed tests.
 std::vector<std::string> pt2pt_tests();
 
+// The windows of mbw_mr -V, OMB's WINDOW_SIZES.
+std::vector<int> varied_windows();
+
 struct SizeTiming {
   std::uint64_t size = 0;
+  int window = 0;  // messages per window of this row; 0 for the ping-pongs
   int iterations = 0;
   // OMB's number: latency in seconds (half a round trip) or bandwidth in B/s,
   // averaged over the timing ranks (the senders).
@@ -55,7 +67,8 @@ struct SizeTiming {
 };
 
 struct Pt2ptRun {
-  // The sizes holding at least one element; stops after the first size that failed validation.
+  // The sizes holding at least one element (with -V, each at every window
+  // in turn); stops after the first size that failed validation.
   std::vector<SizeTiming> sizes;
   int pairs = 1;
   std::string send_route, recv_route;  // how rank 0's and rank `pairs`' buffers moved

@@ -35,6 +35,7 @@ py::list timeline_rows(const std::vector<ChunkTimes>& chunks) {
 py::dict size_row(const SizeTiming& t, bool timeline) {
   py::dict row;
   row["size"] = t.size;
+  row["window"] = t.window;
   row["iterations"] = t.iterations;
   row["value"] = t.value;
   row["samples"] = t.samples;
@@ -58,12 +59,18 @@ void bind_bench(py::module_& m) {
       .def_readwrite("counts", &Pt2ptOptions::counts)
       .def_readwrite("window", &Pt2ptOptions::window)
       .def_readwrite("validation", &Pt2ptOptions::validation)
+      .def_readwrite("validation_warmup", &Pt2ptOptions::validation_warmup,
+                     "OMB's -u: with validation, untimed repetitions before each timed operation")
+      .def_readwrite("pairs", &Pt2ptOptions::pairs, "mbw_mr's -p: pairs taking part; 0: every rank")
+      .def_readwrite("vary_window", &Pt2ptOptions::vary_window, "mbw_mr's -V: each size at every varied_windows()")
       .def_readwrite("multiple_buffers", &Pt2ptOptions::multiple_buffers)
       .def_readwrite("touch", &Pt2ptOptions::touch)
       .def_readwrite("bank", &Pt2ptOptions::bank)
       .def_readwrite("timeline", &Pt2ptOptions::timeline)
       .def_readwrite("transfer", &Pt2ptOptions::transfer);
   m.def("pt2pt_tests", &pt2pt_tests, "OSU Micro-Benchmarks' point-to-point tests.");
+  m.def("varied_windows", &varied_windows, "The windows of mbw_mr -V (OSU Micro-Benchmarks' WINDOW_SIZES).");
+  m.attr("VALIDATION_WARMUP") = kValidationWarmup;
   m.def(
       "run_pt2pt",
       [](py::object communicator, Device* device, const Pt2ptOptions& options, const py::object& on_size) {

@@ -35,6 +35,8 @@ void bind_collectives(py::module_& m) {
       .def_readwrite("counts", &CollectiveOptions::counts)
       .def_readwrite("root", &CollectiveOptions::root, "None: rank 0 where the collective has a root")
       .def_readwrite("validation", &CollectiveOptions::validation)
+      .def_readwrite("validation_warmup", &CollectiveOptions::validation_warmup,
+                     "OMB's -u: with validation, untimed calls before each timed one")
       .def_readwrite("bank", &CollectiveOptions::bank);
   m.def("collective_ops", &collective_ops, "OSU Micro-Benchmarks' blocking collectives.");
   m.def("rooted_collective_ops", &rooted_collective_ops, "The collectives with a root.");

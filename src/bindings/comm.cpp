@@ -55,6 +55,7 @@ class PyTransfers {
 }  // namespace
 
 void bind_comm(py::module_& m) {
+  m.def("mpi_library_version", &mpi_library_version, "MPI_Get_library_version's text, without its terminator.");
   m.def(
       "host_names", [](py::object communicator) { return Communicator(mpi_comm(communicator)).host_names(); },
       py::arg("comm"));

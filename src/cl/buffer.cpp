@@ -28,13 +28,15 @@ using CreateBufferWithPropertiesIntel = cl_mem(CL_API_CALL*)(cl_context, const c
 bool is_xilinx(const DeviceInfo& info) { return info.platform_name.find("Xilinx") != std::string::npos; }
 bool is_intel_fpga(const DeviceInfo& info) { return info.has_extension("cl_intel_mem_alloc_buffer_location"); }
 
-// Why `kind` cannot be placed on this device, or "" when a vendor extension can.
-std::string banked_kind_obstacle(const DeviceInfo& info, MemKind kind) {
+// Why `kind` cannot be placed on this device, or "" when a vendor extension
+// can. device: how the text names the device (a device listing, which names
+// each device itself, says "the device", so that devices alike read alike).
+std::string banked_kind_obstacle(const DeviceInfo& info, MemKind kind, const std::string& device) {
   if (is_xilinx(info)) return "";
   if (kind == MemKind::Hbm && is_intel_fpga(info)) return "";
   return mem_kind_name(kind) + " needs the Xilinx XRT memory-bank extension" +
          std::string(kind == MemKind::Hbm ? " or Intel's cl_intel_mem_alloc_buffer_location" : "") + ", and " +
-         info.label() + " on '" + info.platform_name + "' has neither; use D for device global memory";
+         device + " has neither; use D for device global memory";
 }
 
 cl_mem create_banked(Device& device, MemKind kind, std::uint64_t bytes, int bank, cl_int* status) {
@@ -97,7 +99,7 @@ bool is_device_kind(MemKind kind) {
 
 KindSupport probe_kind(Device& device, MemKind kind, int bank) {
   if (kind == MemKind::Hbm || kind == MemKind::Plram) {
-    const std::string obstacle = banked_kind_obstacle(device.info(), kind);
+    const std::string obstacle = banked_kind_obstacle(device.info(), kind, "the device");
     if (!obstacle.empty()) return {false, obstacle};
   }
   constexpr std::uint64_t kTrialBytes = 4096;
@@ -133,7 +135,7 @@ Buffer::Buffer(Device* device, MemKind kind, std::uint64_t bytes, int bank)
                      std::to_string(info.max_alloc_bytes) +
                      " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE); use smaller messages (-m)");
   if (kind == MemKind::Hbm || kind == MemKind::Plram) {
-    const std::string obstacle = banked_kind_obstacle(info, kind);
+    const std::string obstacle = banked_kind_obstacle(info, kind, info.label() + " on '" + info.platform_name + "'");
     if (!obstacle.empty()) throw UsageError(obstacle);
   }
   const std::size_t size = bytes ? bytes : 1;  // OpenCL has no empty buffers

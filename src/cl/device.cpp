@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/c_text.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
@@ -23,7 +24,7 @@ std::string build_log(cl_program program, cl_device_id device) {
   if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS) return "";
   std::string log(size, '\0');
   clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-  return log;
+  return c_text(log.data(), log.size());
 }
 
 void build(cl_program program, const DeviceInfo& info, const std::string& origin) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/c_text.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
@@ -16,8 +17,7 @@ std::string info_string(cl_int (*get_info)(Object, Query, std::size_t, void*, st
   cl_check(get_info(object, what, 0, nullptr, &size), routine);
   std::string value(size, '\0');
   cl_check(get_info(object, what, size, value.data(), nullptr), routine);
-  while (!value.empty() && value.back() == '\0') value.pop_back();
-  return value;
+  return c_text(value.data(), value.size());
 }
 
 std::string platform_string(cl_platform_id platform, cl_platform_info what) {

@@ -1,8 +1,16 @@
 #include "comm/communicator.hpp"
 
+#include "core/c_text.hpp"
 #include "core/error.hpp"
 
 namespace fpgacomm {
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) throw MpiError("MPI_Get_library_version", MPI_ERR_OTHER, "");
+  return c_text(text, static_cast<std::size_t>(length));
+}
 
 MpiError::MpiError(const std::string& routine, int code, const std::string& context)
     : ApiError("MPI", routine, code,
@@ -10,7 +18,7 @@ MpiError::MpiError(const std::string& routine, int code, const std::string& cont
                  char text[MPI_MAX_ERROR_STRING];
                  int length = 0;
                  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return std::string("unknown MPI error");
-                 return std::string(text, length);
+                 return c_text(text, static_cast<std::size_t>(length));
                }(),
                context) {}
 
@@ -38,7 +46,8 @@ std::vector<std::string> Communicator::host_names() const {
   check(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm_),
         "MPI_Allgather", "gathering host names");
   std::vector<std::string> hosts;
-  for (int r = 0; r < size_; ++r) hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+  for (int r = 0; r < size_; ++r)
+    hosts.push_back(c_text(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME, MPI_MAX_PROCESSOR_NAME));
   return hosts;
 }
 

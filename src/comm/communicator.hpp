@@ -50,4 +50,7 @@ class Communicator {
   int size_ = 1;
 };
 
+// MPI_Get_library_version's text, without a terminator (core/c_text.hpp).
+std::string mpi_library_version();
+
 }  // namespace fpgacomm

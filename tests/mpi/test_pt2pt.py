@@ -131,6 +131,37 @@ def test_multi_pair_tests_deliver_intact_data(comm, test, send_kind, recv_kind):
         assert all(row["message_rate"] == pytest.approx(row["bandwidth"] / row["size"]) for row in result.rows)
 
 
+@pytest.mark.ranks(2, 4)
+def test_mbw_mr_varied_windows_with_multiple_buffers_validate(comm):
+    """OMB's -V: each size at every window of 1 .. 128, in that order; with
+    -b multiple the buffers are the largest window's, and a row checks those
+    its window wrote."""
+    result = osu.run("mbw_mr", comm, vary_window=True, buffers="multiple", sizes=[4, 8], iterations=2, warmup=1,
+                     validate=True, validation_warmup=0)
+    windows = list(osu.VARIED_WINDOWS)
+    ok = [(row["size"], row["window"]) for row in result.rows] == [(s, w) for s in (4, 8) for w in windows]
+    ok = ok and all(row["validation"] == "pass" for row in result.rows)
+    ok = ok and all(len(result.samples[osu.sample_key(row["size"], row["window"])]) == 2 for row in result.rows)
+    assert_all(comm, ok, str(result.rows))
+
+
+@pytest.mark.ranks(4)
+def test_mbw_mr_pairs_leave_the_ranks_above_them_out(comm):
+    """OMB's -p: with one pair of four ranks, rank 0 streams to rank 1 and
+    ranks 2 and 3 move nothing, so a fault on rank 3's receive buffers cannot
+    fail validation; with every rank taking part (N/2 pairs) it must."""
+    def corrupt(buffer, offset, nbytes):
+        byte = buffer.read(1, offset + nbytes // 2)
+        buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
+
+    for pairs, fails in ((1, False), (None, True)):
+        with receive_fault(comm, corrupt if comm.Get_rank() == 3 else None) as faulty:
+            result = osu.run("mbw_mr", faulty, pairs=pairs, sizes=[8, 64], iterations=2, warmup=0, window=4,
+                             validate=True, validation_warmup=1)
+        assert_all(comm, result.params["pairs"] == (pairs or 2), f"pairs {result.params['pairs']}")
+        assert_all(comm, (result.rows[0]["validation"] == "fail") == fails, f"-p {pairs}: {result.rows}")
+
+
 @pytest.mark.ranks(4)
 @pytest.mark.parametrize("test", ["latency", "bw", "bibw"])
 def test_two_rank_tests_refuse_four_ranks(comm, test):

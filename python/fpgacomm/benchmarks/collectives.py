@@ -11,12 +11,14 @@ algorithm and bus bandwidth, on nccl-tests' byte base (`nccl_bytes`).
 
 from __future__ import annotations
 
+import warnings
+
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, needs_device, open_device_if
 from .osu import measured_sizes, omb_differences
-from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
+from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results.result import Result
 from .signatures import options_of
 from .sweep import OnRow, Sweep
@@ -27,6 +29,42 @@ ROOTED = tuple(_core.rooted_collective_ops())
 ITERATIONS = (1000, 100, 100, 10)
 # OMB's MIN_MESSAGE_SIZE and MAX_MSG_SIZE_COLL.
 DEFAULT_SIZES = (1, 1 << 20)
+# OMB's -M: the memory one process may take for a collective's buffers
+# (MAX_MEM_LIMIT), and the least it accepts (MAX_MEM_LOWER_LIMIT).
+MEM_LIMIT = 512 << 20
+MEM_LIMIT_FLOOR = 1 << 20
+# The collectives whose buffers at one rank hold a block of every rank
+# (OMB's check_mem_limit caps them at mem_limit / ranks).
+_PER_RANK_BLOCKS = ("gather", "scatter", "allgather", "alltoall")
+
+
+class MemLimitWarning(UserWarning):
+    """OMB's -M changed the run: it capped the largest message, or was raised to its floor."""
+
+
+def mem_limit_sizes(op: str, sizes: list, ranks: int, mem_limit: int) -> tuple[list, int, list]:
+    """OMB's check_mem_limit: (the sizes at or below the cap, the limit
+    used, the warnings to give). The cap is mem_limit / ranks for gather,
+    scatter, allgather and alltoall, whose buffers hold a block per rank,
+    and mem_limit for the others; a limit below MEM_LIMIT_FLOOR is raised
+    to it, as OMB does. A cap below every size is a usage error."""
+    said = []
+    if mem_limit < MEM_LIMIT_FLOOR:
+        said.append(f"-M {mem_limit} bytes is below OSU Micro-Benchmarks' least memory limit; using "
+                    f"{MEM_LIMIT_FLOOR} bytes instead")
+        mem_limit = MEM_LIMIT_FLOOR
+    if op == "barrier":
+        return sizes, mem_limit, said
+    cap = mem_limit // ranks if op in _PER_RANK_BLOCKS else mem_limit
+    kept = [size for size in sizes if size <= cap]
+    per = f" / {ranks} ranks" if op in _PER_RANK_BLOCKS else ""
+    if not kept:
+        raise usage_error(f"-M {mem_limit} bytes per process{per} caps osu {op}'s messages at {cap} bytes, below "
+                          f"the smallest size asked ({min(sizes)} bytes); give a larger -M or smaller sizes (-m)")
+    if len(kept) < len(sizes):
+        said.append(f"limiting the largest message of osu {op} to {max(kept)} bytes: -M {mem_limit} bytes per "
+                    f"process{per} allows {cap}; increase -M (--mem-limit) for larger messages")
+    return kept, mem_limit, said
 
 
 def nccl_bytes(op: str, size: int, ranks: int) -> int:
@@ -82,6 +120,7 @@ def _rows(op: str, sizes: list, ranks: int, validate: bool) -> tuple[list, dict,
 
 def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = None, iterations: int | None = None,
         warmup: int | None = None, validate: bool = False, datatype: str = "mpi_char",
+        validation_warmup: int = 0, mem_limit: int = MEM_LIMIT,
         device: DeviceOptions | None = None, on_row: OnRow | None = None, rounds: int = 1,
         round_seed: int | None = None) -> Result:
     """One OSU collective; collective over comm.
@@ -97,7 +136,11 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     the root of gather, scatter, bcast and reduce (default 0). on_row:
     called on rank 0 after each size with the Result so far (its rows the
     sizes finished); an interrupt raises Interrupted carrying `result`, the
-    sizes finished, marked incomplete. rounds:
+    sizes finished, marked incomplete. validation_warmup: OMB's -u, with
+    validate the untimed calls before each timed one (at most 10; default
+    none, the command line's OMB's 5). mem_limit: OMB's -M, the bytes one process may take (default 512
+    MiB): sizes above what it allows are dropped with a MemLimitWarning
+    (on rank 0), as mem_limit_sizes says. rounds:
     complete sweeps in this job, each in its own shuffled order of the
     sizes from round_seed (drawn where None); with more than one, rows are
     the medians over rounds and keep every round's values in row["rounds"]
@@ -105,12 +148,17 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     """
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
+    asked = [0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES)
+    kept, mem_limit, said = mem_limit_sizes(op, asked, comm.Get_size(), mem_limit)
     options = _core.CollectiveOptions(
-        op=op, root=root, kind=mem, datatype=datatype,
-        sizes=[0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES),
-        counts=iteration_counts(ITERATIONS, iterations, warmup), validation=validate, bank=device_options.bank)
+        op=op, root=root, kind=mem, datatype=datatype, sizes=kept,
+        counts=iteration_counts(ITERATIONS, iterations, warmup), validation=validate,
+        validation_warmup=validation_warmup, bank=device_options.bank)
     options.validate()
     size_list = list(options.sizes)
+    if comm.Get_rank() == 0:
+        for text in said:
+            warnings.warn(text, MemLimitWarning, stacklevel=3)
 
     hosts = _core.host_names(comm)
     # The barrier moves no data, so it needs no device whatever mem says.
@@ -122,8 +170,9 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
         rows, units, samples = _rows(op, sizes, comm.Get_size(), validate)
         params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "root": finished.get("root"),
                   "datatype": options.datatype, **counts_params(options.counts), "large_message": LARGE_MESSAGE,
-                  "validate": validate, "route": finished.get("route"),
-                  "omb_differences": omb_differences([finished.get("route")], validate),
+                  "validate": validate, "validation_warmup": validation_warmup if validate else None,
+                  "mem_limit": mem_limit, "route": finished.get("route"),
+                  "omb_differences": omb_differences([finished.get("route")], validate, validation_warmup),
                   "busbw_factor": busbw_factor(op, comm.Get_size()), **environment.topology(env), **device_options.params()}
         return Result(f"osu_{op}", params, env, rows, units, samples)
 

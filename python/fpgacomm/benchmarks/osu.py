@@ -23,6 +23,11 @@ from .sweep import OnRow, Sweep
 ITERATIONS = {"latency": LATENCY_COUNTS, "multi_lat": LATENCY_COUNTS, "bw": BANDWIDTH_COUNTS,
               "bibw": BANDWIDTH_COUNTS, "mbw_mr": BANDWIDTH_COUNTS}
 DEFAULT_WINDOW = _core.Pt2ptOptions().window  # OMB's -W
+# OMB's default -u, the command line's: untimed repetitions before each
+# validated timed operation. The functions default to none.
+VALIDATION_WARMUP = _core.VALIDATION_WARMUP
+# mbw_mr -V: the windows each size runs at (OMB's WINDOW_SIZES).
+VARIED_WINDOWS = tuple(_core.varied_windows())
 LATENCY_TESTS = ("latency", "multi_lat")
 # Columns of a timeline (docs/METHODS.md, "Timeline of staged transfers"):
 # host times in seconds since the rank's window started, device durations
@@ -32,20 +37,34 @@ TIMELINE_UNITS = {"rank": "", "size": "B", "direction": "", "chunk": "", "offset
                   "queued_to_submit": "s", "submit_to_start": "s", "start_to_end": "s"}
 
 
-def omb_differences(routes, validate: bool) -> list[str]:
+def omb_differences(routes, validate: bool, validation_warmup: int | None = None, pairs: int | None = None,
+                    ranks: int | None = None) -> list[str]:
     """Where a run's method departs on purpose from OSU Micro-Benchmarks
     7.4's, in words, for the Result (docs/METHODS.md has the detail).
-    routes: how the run's buffers moved (direct, staged, mapped)."""
+    routes: how the run's buffers moved (direct, staged, mapped).
+    validation_warmup: -u of a validated test that takes it, None for one
+    that does not (the one-sided tests). pairs: mbw_mr's -p when given,
+    with the run's ranks."""
     notes = []
     if "staged" in routes:
         notes.append("device buffers move through pinned host memory (fpgacomm's staging); OSU Micro-Benchmarks "
                      "hands device buffers to a device-aware MPI")
     if "mapped" in routes:
         notes.append("device buffers are mapped into host memory for MPI (the device shares host memory)")
-    if validate:
-        notes.append("validation fills and checks buffers outside the timed region and times one operation per "
-                     "iteration (OSU Micro-Benchmarks' point-to-point and collective tests repeat a validated "
-                     "iteration 6 times and time the last)")
+    if validate and validation_warmup is None:
+        notes.append("validation (-c) is fpgacomm's own here: OSU Micro-Benchmarks' put and get tests do not "
+                     "validate; fpgacomm fills and checks buffers outside the timed region")
+    elif validate:
+        note = ("validation fills and checks buffers outside the timed region with fpgacomm's own pattern, which a "
+                "misplaced chunk cannot pass")
+        if validation_warmup != VALIDATION_WARMUP:
+            note += (f"; each timed operation follows {validation_warmup} untimed ones (-u {validation_warmup}), "
+                     f"where OSU Micro-Benchmarks' -c repeats it {VALIDATION_WARMUP} times untimed first")
+        notes.append(note)
+    if pairs is not None:
+        notes.append(f"-p {pairs} runs {pairs} pair{'' if pairs == 1 else 's'} (rank i with rank i+{pairs}; ranks from {2 * pairs} on only join "
+                     f"the barriers), as OSU Micro-Benchmarks documents -p; OSU Micro-Benchmarks 7.4 parses -p and "
+                     f"then runs N/2 pairs ({(ranks or 0) // 2} here) whatever it says")
     return notes
 
 
@@ -62,7 +81,13 @@ def _multiple_buffers(buffers: str) -> bool:
     return buffers == "multiple"
 
 
-def _rows(test: str, sizes: list, validate: bool) -> tuple[list, dict, dict]:
+def sample_key(size: int, window: int | None = None) -> str:
+    """Key of a row's per-iteration values in Result.samples: the size, and
+    with mbw_mr -V (several windows per size) the window ("64 w8")."""
+    return f"{size} w{window}" if window else str(size)
+
+
+def _rows(test: str, sizes: list, validate: bool, vary_window: bool = False) -> tuple[list, dict, dict]:
     """Rows, units and samples of the core's rows of the sizes measured."""
     key = "latency" if test in LATENCY_TESTS else "bandwidth"
     unit = "s" if key == "latency" else "B/s"
@@ -70,6 +95,8 @@ def _rows(test: str, sizes: list, validate: bool) -> tuple[list, dict, dict]:
     for timing in sizes:
         summary = stats.summarize(timing["samples"])
         row = {"size": timing["size"]}
+        if vary_window:
+            row["window"] = timing["window"]
         # The headline is OMB's number: total time over iterations (latency,
         # half a round trip) or bytes over total time (bandwidth).
         row["latency_avg" if key == "latency" else "bandwidth"] = timing["value"]
@@ -81,9 +108,11 @@ def _rows(test: str, sizes: list, validate: bool) -> tuple[list, dict, dict]:
         row["validation"] = ("fail" if timing["errors"] else "pass") if validate else None
         row["validation_errors"] = timing["errors"] if validate else None
         rows.append(row)
-        samples[str(timing["size"])] = timing["samples"]
+        samples[sample_key(timing["size"], timing["window"] if vary_window else None)] = timing["samples"]
     units = {column: unit for column in rows[0]} if rows else {}
     units.update(size="B", iterations="", validation="", validation_errors="B")
+    if vary_window:
+        units["window"] = ""
     if test == "mbw_mr":
         units["message_rate"] = "1/s"
     return rows, units, samples
@@ -93,8 +122,9 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
         buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
         slots: int = 4, timeline: bool = False, datatype: str = "mpi_char",
-        device: DeviceOptions | None = None, on_row: OnRow | None = None, rounds: int = 1,
-        round_seed: int | None = None) -> Result:
+        validation_warmup: int = 0, pairs: int | None = None, vary_window: bool = False,
+        print_rate: bool = True, device: DeviceOptions | None = None, on_row: OnRow | None = None,
+        rounds: int = 1, round_seed: int | None = None) -> Result:
     """One OSU point-to-point test; collective over comm.
 
     mem: (kind of rank 0's buffers, kind of rank 1's) -- H, H!, D, B or P; in
@@ -109,6 +139,14 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     then, on rank 0, a Result of every rank's chunks (None on other ranks).
     datatype: OMB's -T (mpi_char, mpi_int, mpi_float): a message moves its
     whole elements, and sizes smaller than one element get no row.
+    validation_warmup: OMB's -u, with validate the untimed repetitions of
+    each iteration's operation before the timed one (at most 10; default
+    none, the command line's OMB's VALIDATION_WARMUP).
+    For mbw_mr only: pairs, OMB's -p, the pairs taking part (rank i with
+    i+pairs; higher ranks only join the barriers; default N/2); vary_window,
+    OMB's -V, runs every size at each window of VARIED_WINDOWS (rows then
+    carry their window, samples are keyed by sample_key); print_rate, OMB's
+    -R, whether the text shows the message rate (the rows always hold it).
     on_row: called on rank 0 after each size with the Result so far (its
     rows the sizes finished), to show rows as they are measured. An
     interrupt (runtime.interrupts) raises Interrupted carrying `result`:
@@ -126,9 +164,14 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         test=test, send_kind=send_kind, recv_kind=recv_kind, multiple_buffers=_multiple_buffers(buffers),
         transfer=_core.TransferOptions(path=path, chunk_bytes=chunk_bytes or 0, slots=slots), window=window,
         datatype=datatype, sizes=resolve_sizes(sizes), counts=counts, validation=validate, touch=touch,
-        bank=device_options.bank, timeline=timeline)
+        bank=device_options.bank, timeline=timeline, validation_warmup=validation_warmup, pairs=pairs or 0,
+        vary_window=vary_window)
     options.validate()
     size_list = list(options.sizes)
+    if pairs is not None and pairs < 1:  # the core reads 0 as every rank
+        raise usage_error(f"-p takes the number of pairs, at least 1, got {pairs}")
+    if not print_rate and test != "mbw_mr":
+        raise usage_error(f"-R (print the message rate) applies to osu mbw_mr only; drop it from osu {test}")
 
     hosts = _core.host_names(comm)
     dev = open_device_if(needs_device(mem), comm, device_options, hosts)
@@ -136,19 +179,27 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
 
     def result_of(sizes: list, finished: dict) -> Result:
         """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
-        rows, units, samples = _rows(test, sizes, validate)
+        rows, units, samples = _rows(test, sizes, validate, vary_window)
         routes = (finished.get("send_route"), finished.get("recv_route"))
         params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
                   "datatype": options.datatype, **counts_params(counts), "large_message": LARGE_MESSAGE,
                   "window": window, "validate": validate, "buffers": buffers, "touch": touch, "path": path,
                   "chunk_bytes": finished.get("chunk_bytes"), "slots": slots, "send_route": routes[0],
-                  "recv_route": routes[1], "pairs": finished.get("pairs", comm.Get_size() // 2),
-                  "omb_differences": omb_differences(routes, validate), **device_options.params()}
+                  "recv_route": routes[1], "pairs": finished.get("pairs", pairs or comm.Get_size() // 2),
+                  "validation_warmup": validation_warmup if validate else None,
+                  "omb_differences": omb_differences(routes, validate, validation_warmup, pairs, comm.Get_size()),
+                  **device_options.params()}
         if test in LATENCY_TESTS:
             del params["window"]
+        if test == "mbw_mr":
+            params.update(vary_window=vary_window, print_rate=print_rate)
+            if vary_window:
+                params["window"] = list(VARIED_WINDOWS)
         return Result(f"osu_{test}", params, env, rows, units, samples)
 
-    sweep = Sweep(comm, result_of, size_list, measured_sizes(size_list, datatype), on_row, rounds, round_seed)
+    windows = len(VARIED_WINDOWS) if vary_window else 1
+    sweep = Sweep(comm, result_of, size_list, measured_sizes(size_list, datatype) * windows, on_row, rounds,
+                  round_seed)
     with sweep.interruptible():
         for order in sweep.orders():
             options.sizes = order

@@ -40,7 +40,8 @@ class Family(NamedTuple):
     options its tests take (cli/osu.py builds each): kinds (SEND_KIND
     RECV_KIND), mem (--mem), accelerator (-d), sizes (-m), datatype (-T),
     transfer (the staging engine's -b, --touch, --path, --chunk, --slots),
-    timeline, window_creation (-w), sync (-s). window: the default -W of its
+    timeline, window_creation (-w), sync (-s), validation_warmup (-u),
+    mem_limit (-M). window: the default -W of its
     bandwidth tests, None where no test streams windows. sizes: the default
     sweep of `fpgacomm osu`'s families, (smallest, largest) bytes."""
 
@@ -51,9 +52,10 @@ class Family(NamedTuple):
 
 
 FAMILIES = {
-    "pt2pt": Family(osu, ("kinds", "accelerator", "sizes", "datatype", "transfer", "timeline"),
+    "pt2pt": Family(osu, ("kinds", "accelerator", "sizes", "datatype", "transfer", "timeline", "validation_warmup"),
                     window=osu.DEFAULT_WINDOW, sizes=DEFAULT_SIZES),
-    "collective": Family(collectives, ("mem", "accelerator", "sizes", "datatype"), sizes=collectives.DEFAULT_SIZES),
+    "collective": Family(collectives, ("mem", "accelerator", "sizes", "datatype", "validation_warmup", "mem_limit"),
+                         sizes=collectives.DEFAULT_SIZES),
     "onesided": Family(onesided, ("mem", "accelerator", "sizes", "window_creation", "sync"),
                        window=onesided.DEFAULT_WINDOW, sizes=DEFAULT_SIZES),
     "beff": Family(beff),
@@ -62,8 +64,11 @@ FAMILIES = {
     "overhead": Family(overhead),
 }
 # Options about the data a message holds, which a benchmark that moves none
-# (catalog: messages=False) does not take.
-_MESSAGE_OPTIONS = ("kinds", "mem", "accelerator", "sizes", "datatype")
+# (catalog: messages=False) does not take: nothing to validate (-u) or to cap (-M).
+_MESSAGE_OPTIONS = ("kinds", "mem", "accelerator", "sizes", "datatype", "validation_warmup", "mem_limit")
+# OSU Micro-Benchmarks' options of osu_mbw_mr alone (the test with a message
+# rate): -p pairs, -V vary the window, -R print the message rate.
+_MESSAGE_RATE_OPTIONS = ("pairs", "vary_window", "print_rate")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +76,8 @@ class Benchmark(catalog.Benchmark):
     """A catalog entry with its function, which takes a communicator and
     keyword options and returns a Result, and the command line options of
     its test: Family.options, with window for the tests that stream windows
-    of -W messages and root for the rooted collectives."""
+    of -W messages, root for the rooted collectives and mbw_mr's
+    pairs, vary_window and print_rate."""
 
     function: Callable
     options: tuple
@@ -96,6 +102,8 @@ def _entry(facts: catalog.Benchmark) -> Benchmark:
         options.append("window")
     if facts.family == "collective" and facts.test in collectives.ROOTED:
         options.append("root")
+    if facts.text == "osu_mbw_mr":
+        options.extend(_MESSAGE_RATE_OPTIONS)
     return Benchmark(**asdict(facts), function=function, options=tuple(options))
 
 

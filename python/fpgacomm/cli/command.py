@@ -90,8 +90,19 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     else:
         unknown = extra
     if unknown:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
+
+
+def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command the arguments chose ("fabric latency"),
+    whose usage an error about them shows rather than the top level's."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None))
+            if chosen is not None:
+                return chosen_parser(chosen, args)
+    return parser
 
 
 def _timeout_first(argv: list) -> list:

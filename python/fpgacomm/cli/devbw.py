@@ -11,7 +11,7 @@ def register(subparsers) -> None:
         "devbw", help="host-to-device and device-to-host copy bandwidth and latency (the device limit)",
         description="Times one blocking copy per iteration between host memory (H pageable, H! pinned) and "
                     "device memory, by the host clock and by OpenCL profiling events. Every rank measures "
-                    "its own device, one rank at a time; rank 0 prints its table, --json keeps every rank. "
+                    "its own device, one rank at a time; rank 0 prints every rank's table, each under its device. "
                     "Example: mpirun -np 2 fpgacomm devbw -m 1:64M --json devbw.json")
     parser.add_argument("kinds", nargs="*", metavar="HOST_KIND", help="host memory kinds, H and/or H! (default both)")
     parser.add_argument("-m", "--message-size", metavar="[MIN:]MAX",

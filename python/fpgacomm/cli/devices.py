@@ -17,9 +17,12 @@ def register(subparsers) -> None:
 
 
 def format_table(table: list[dict]) -> str:
+    """Every device with its memory kinds; why a kind is missing is said
+    once, after the devices, for every device it holds for."""
     if not table:
         return "No OpenCL device found (is an ICD such as pocl-opencl-icd installed?)."
     lines = []
+    missing: dict[tuple, list] = {}  # (kind, reason) -> the devices it holds for
     for row in table:
         lines.append(f"platform {row['platform_index']} '{row['platform']}' ({row['platform_version']})")
         lines.append(f"  device {row['device_index']}: {row['name']}")
@@ -29,9 +32,13 @@ def format_table(table: list[dict]) -> str:
                      f"max allocation {human_bytes(row['max_alloc_bytes'])}, "
                      f"host-unified memory {'yes' if row['host_unified_memory'] else 'no'}")
         if row["kinds"] or row["unavailable"]:
-            lines.append(f"    memory kinds: {' '.join(row['kinds']) or 'none'}")
-            for kind, reason in row["unavailable"].items():
-                lines.append(f"      no {kind}: {reason}")
+            absent = f"; not {', '.join(row['unavailable'])} (below)" if row["unavailable"] else ""
+            lines.append(f"    memory kinds: {' '.join(row['kinds']) or 'none'}{absent}")
+        for kind, reason in row["unavailable"].items():
+            missing.setdefault((kind, reason), []).append(f"platform {row['platform_index']} device "
+                                                          f"{row['device_index']}")
+    for (kind, reason), devices in missing.items():
+        lines.append(f"no {kind} on {', '.join(devices)}: {reason}")
     return "\n".join(lines)
 
 

@@ -38,7 +38,10 @@ def register(subparsers) -> None:
 
     def add(name: str, help_text: str):
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("preset", choices=sorted(PRESETS), metavar="PRESET", help=", ".join(PRESETS))
+        # The preset as a word, or as --preset (the spelling of `fpgacomm model`).
+        sub.add_argument("preset", nargs="?", choices=sorted(PRESETS), metavar="PRESET", help=", ".join(PRESETS))
+        sub.add_argument("--preset", dest="preset_option", choices=sorted(PRESETS), metavar="PRESET",
+                         help="the same, as an option")
         sub.add_argument("--nodes", type=int, help="number of nodes (default: the preset's)")
         sub.add_argument("--json", metavar="FILE", help="also write the Result as JSON")
         add_limit_options(sub)
@@ -58,8 +61,21 @@ def register(subparsers) -> None:
     traffic.add_argument("--size", type=size_argument, help="packet payload in bytes (default: the largest)")
 
 
+def preset_of(args) -> str:
+    """The preset, given as PRESET or --preset PRESET, once."""
+    from ..params import usage_error
+
+    given = [name for name in (args.preset, args.preset_option) if name is not None]
+    if len(given) != 1:
+        raise usage_error(f"fabric {args.fabric_command}: give the preset once, as PRESET or --preset PRESET "
+                          f"({'got ' + ' and '.join(given) if given else 'none given'})")
+    return given[0]
+
+
 def run(args) -> int:
     from ..simulation import fabric
+
+    args.preset = preset_of(args)
 
     if args.fabric_command == "latency":
         result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))

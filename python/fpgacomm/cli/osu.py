@@ -2,19 +2,24 @@
 
 Every test has a parser of its own, built from its entry in the benchmark
 registry: the options of its family and test, and no others, so that
-`osu TEST --help` lists what applies and argparse refuses the rest.
+`osu TEST --help` lists what applies and argparse refuses the rest. The
+options OSU Micro-Benchmarks 7.4 gives a test and fpgacomm does not take
+(REFUSED) are refused by name, with the reason, rather than as unknown.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+import warnings
 
-from ..benchmarks import onesided, registry
+from .. import _core
+from ..benchmarks import collectives, onesided, osu, registry
 from ..params import DATATYPES, HOST_KINDS, usage_error
 from .live import LiveText
 from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_output_options,
-                      add_rounds_options, add_size_option, add_transfer_options, device_options, print_and_save,
-                      rounds_parameters, transfer_parameters, validation_error)
+                      add_rounds_options, add_size_option, add_transfer_options, device_options, launch_rank,
+                      print_and_save, rounds_parameters, size_argument, transfer_parameters, validation_error)
 
 # OSU Micro-Benchmarks for FPGAs' -d: the device API of device buffers.
 ACCELERATORS = ("opencl", "sycl")
@@ -25,6 +30,88 @@ _ACCELERATOR_HELP = {
     "mem": "device API, as OSU Micro-Benchmarks for FPGAs takes it: opencl puts every buffer in device memory "
            "(as --mem D). sycl is not available",
 }
+
+
+# OSU Micro-Benchmarks 7.4's options that fpgacomm refuses, with the reason:
+# option -> (long name, the families whose tests OMB gives it, why). The
+# rest of OMB's options of each test fpgacomm takes (docs/METHODS.md, "OSU
+# Micro-Benchmarks' command line").
+REFUSED = {
+    "-P": ("--papi", ("pt2pt", "collective", "onesided"),
+           "PAPI hardware counters: fpgacomm is not built with PAPI, and its timed loops read no counters"),
+    "-I": ("--session", ("pt2pt", "collective", "onesided"),
+           "MPI sessions (MPI 4): fpgacomm runs on the world communicator that mpi4py's MPI_Init gives"),
+    "-D": ("--ddt", ("pt2pt", "collective"),
+           "derived datatypes (vector, indexed): fpgacomm moves contiguous elements of -T's type only"),
+    "-a": ("--array-size", ("collective",),
+           "the device array of OSU Micro-Benchmarks' CUDA dummy compute, which fpgacomm's blocking collectives "
+           "do not run"),
+    "-r": ("--cuda-target", ("collective",), "the CUDA kernel target of OSU Micro-Benchmarks' dummy compute"),
+    "-l": ("--in-place", ("collective",), "MPI_IN_PLACE: fpgacomm's collectives use separate send and receive "
+                                          "buffers, as OSU Micro-Benchmarks does without -l"),
+    "-t": ("--num-test-calls", ("pt2pt",), "MPI_Test calls of non-blocking collectives and threads of the "
+                                           "multi-threaded latency test; OSU Micro-Benchmarks' bw and bibw parse it "
+                                           "and ignore it"),
+}
+# OMB's options of a test that moves no data (the barrier), which OMB parses
+# and which change nothing there.
+NO_DATA_REFUSED = {
+    "-m": ("--message-size", "message sizes, and the barrier moves no data"),
+    "-M": ("--mem-limit", "a memory limit on messages, and the barrier moves none"),
+    "-u": ("--validation-warmup", "validated runs (-c), and the barrier has no data to validate"),
+    "-d": ("--accelerator", "device buffers, and the barrier moves no data"),
+}
+# Which of them a test has (OMB's option strings of osu_util_options.h):
+# -a, -r and -l are the collectives' (-l not bcast's or barrier's), -D is not
+# the reductions' or barrier's, -t is bw's and bibw's.
+_NO_IN_PLACE = ("bcast", "barrier")
+_NO_DDT = ("reduce", "allreduce", "reduce_scatter", "barrier")
+_TEST_CALLS = ("bw", "bibw")
+# OMB's -G output formats fpgacomm writes (Matplotlib); tty is gnuplot's terminal plot.
+GRAPH_FORMATS = ("png", "pdf")
+
+
+def _refused(benchmark: registry.Benchmark) -> dict:
+    """REFUSED's options that OSU Micro-Benchmarks gives this test."""
+    test = benchmark.test
+    refused = {}
+    for flag, (name, families, why) in REFUSED.items():
+        if benchmark.family not in families:
+            continue
+        if (flag == "-l" and test in _NO_IN_PLACE) or (flag == "-D" and test in _NO_DDT) or \
+                (flag == "-t" and test not in _TEST_CALLS):
+            continue
+        refused[flag] = (name, why)
+    if not benchmark.messages:
+        refused.update(NO_DATA_REFUSED)
+    return refused
+
+
+class _Refuse(argparse.Action):
+    """An OSU Micro-Benchmarks option fpgacomm does not take: a usage error
+    naming it and why (reason). It takes OMB's argument, if any, so the
+    error names the option rather than a stray word; --help leaves it out
+    of the options and lists it in the epilogue."""
+
+    def __init__(self, option_strings, dest, reason: str = "", **kwargs):
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS, **kwargs)
+        self.reason = reason
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{'/'.join(self.option_strings)} is OSU Micro-Benchmarks' option for {self.reason}; "
+                     "fpgacomm does not take it")
+
+
+class _Version(argparse.Action):
+    """OMB's -v: the test's title line and version, once (rank 0), then exit 0."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if launch_rank() == 0:
+            print(parser.version_line, flush=True)
+        parser.exit(0)
 
 
 def register(subparsers) -> None:
@@ -51,6 +138,9 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
     parser = tests.add_parser(benchmark.test, help=summary, error_prog="fpgacomm osu",
                               description=f"{summary} The OSU MPI{benchmark.call} {benchmark.title} of OSU "
                                           "Micro-Benchmarks 7.4.")
+    parser.version_line = (f"# OSU MPI{benchmark.call} {benchmark.title} v{_core.__version__} (fpgacomm, "
+                           "the method of OSU Micro-Benchmarks 7.4)")
+    parser.add_argument("-v", "--version", action=_Version, help="print the test's title and version, and exit")
     if "kinds" in options:
         parser.add_argument("kinds", nargs="*", metavar="KIND",
                             help="SEND_KIND RECV_KIND, each H, H!, D, B or P (default H H), before or after the options")
@@ -64,7 +154,7 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
         add_transfer_options(parser)
     add_device_options(parser)
     if "window" in options:
-        parser.add_argument("-W", "--window-size", type=int, default=benchmark.window,
+        parser.add_argument("-W", "--window-size", type=int,
                             help=f"messages in flight per window (default {benchmark.window})")
     if "mem" in options:
         parser.add_argument("--mem", metavar="KIND",
@@ -77,7 +167,8 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
                             help=f"MPI datatype of the elements (default {DATATYPES[0]}, as OSU Micro-Benchmarks "
                                  "7.4); sizes smaller than one element are skipped")
     if "root" in options:
-        parser.add_argument("--root", type=int, help="root rank (default 0)")
+        parser.add_argument("--root", "-k", "--root-rank", type=_root_rank, metavar="N",
+                            help="root rank (default 0); OSU Micro-Benchmarks' -k fixed:N is the same")
     if "window_creation" in options:
         parser.add_argument("-w", "--win-options", choices=onesided.WINDOW_CREATION, default="allocate",
                             type=str.lower, help="window creation, MPI_Win_allocate, MPI_Win_create or "
@@ -86,8 +177,36 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
         takes = onesided.SYNC_CHOICES[benchmark.test]
         parser.add_argument("-s", "--sync-option", choices=onesided.SYNC, type=str.lower,
                             help=f"synchronisation: {', '.join(takes)} (default {takes[0]})")
+    if "pairs" in options:
+        parser.add_argument("-p", "--num-pairs", dest="pairs", type=int, metavar="PAIRS",
+                            help="pairs taking part, rank i with rank i+PAIRS; higher ranks wait (default N/2)")
+    if "vary_window" in options:
+        parser.add_argument("-V", "--vary-window", action="store_true",
+                            help=f"run every size at each window of {', '.join(map(str, osu.VARIED_WINDOWS))} "
+                                 "(not with -W)")
+    if "print_rate" in options:
+        parser.add_argument("-R", "--print-rate", type=int, choices=(0, 1), default=1, metavar="0|1",
+                            help="1: print the message rate beside the bandwidth (default); 0: the bandwidth only")
+    if "mem_limit" in options:
+        parser.add_argument("-M", "--mem-limit", type=size_argument, default=collectives.MEM_LIMIT, metavar="SIZE",
+                            help="memory per process for the buffers, K/M/G (default 512M, at least 1M), as OSU "
+                                 "Micro-Benchmarks: a larger message is skipped with a warning (--max-memory "
+                                 "instead refuses a run that would take more than the host has)")
     parser.add_argument("-c", "--validation", action="store_true",
                         help="check every received message (outside the timed region)")
+    if "validation_warmup" in options:
+        parser.add_argument("-u", "--validation-warmup", type=int, default=osu.VALIDATION_WARMUP, metavar="N",
+                            help=f"with -c, untimed repetitions of each iteration's operation before the timed one "
+                                 f"(default {osu.VALIDATION_WARMUP}, at most 10)")
+    parser.add_argument("-G", "--graph", metavar="png,pdf",
+                        help="figures of each size's per-iteration values: osu_TEST-SIZE.png per size, "
+                             "osu_TEST.pdf with a page per size, in the current directory")
+    refused = _refused(benchmark)
+    for flag, (name, why) in refused.items():
+        parser.add_argument(flag, name, action=_Refuse, reason=why)
+    if refused:
+        parser.epilog = ("Not taken, of OSU Micro-Benchmarks 7.4's options for this test: "
+                         f"{', '.join(f'{flag}/{name}' for flag, (name, _) in refused.items())} (each says why when given).")
     parser.add_argument("-f", "--full", action="store_true", help="print min, max, stdev and percentiles")
     parser.add_argument("-z", "--tail-lat", action="store_true", help="same as --full")
     add_output_options(parser)
@@ -101,19 +220,72 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
 def run(args) -> int:
     from ..runtime import mpi
 
+    graph = _graph_formats(args.graph)
+    keywords = _keywords(args)
     comm = mpi.world()
     live = LiveText(f"osu {args.test}", full=args.full or args.tail_lat)
-    result = args.benchmark.function(comm, **_keywords(args), on_row=live)
+    with warnings.catch_warnings():
+        # OMB's -M warning, once (rank 0 gives it), as one line of ours.
+        warnings.simplefilter("always", collectives.MemLimitWarning)
+        warnings.showwarning = _show_warning
+        result = args.benchmark.function(comm, **keywords, on_row=live)
     if comm.Get_rank() == 0:
+        if graph:
+            result.params["omb_differences"].append(GRAPH_DIFFERENCE)
         print_and_save(result, args, live=live)
         if getattr(args, "timeline", None):
             result.timeline.write_json(args.timeline)
+        if graph:
+            from ..figures import iterations
+
+            iterations.write(result, graph)
     message = validation_error(result)
     if message:
         if comm.Get_rank() == 0:
             print(message, file=sys.stderr)
         return EXIT_VALIDATION
     return 0
+
+
+GRAPH_DIFFERENCE = ("-G draws each size's per-iteration values with Matplotlib, one figure per size (PNG files, "
+                    "or a PDF page each); OSU Micro-Benchmarks draws them with gnuplot and adds 3D overviews")
+
+
+def _graph_formats(text: str | None) -> tuple:
+    """-G's comma-separated formats, as OMB takes them (png, pdf; tty refused)."""
+    if text is None:
+        return ()
+    formats = tuple(dict.fromkeys(word.strip().lower() for word in text.split(",")))
+    if "tty" in formats:
+        raise usage_error("-G tty is OSU Micro-Benchmarks' terminal plot through gnuplot, which fpgacomm does not "
+                          "draw; use -G png or -G pdf (files in the current directory)")
+    unknown = [word for word in formats if word not in GRAPH_FORMATS]
+    if unknown or not formats:
+        raise usage_error(f"-G takes png and/or pdf, comma-separated (as OSU Micro-Benchmarks), got {text!r}")
+    return formats
+
+
+def _root_rank(text: str) -> int:
+    """--root N, or OMB's -k fixed:N; OMB's -k rotate is refused with the reason."""
+    word, _, number = text.partition(":")
+    if word.lower() == "rotate":
+        raise argparse.ArgumentTypeError("-k rotate (OSU Micro-Benchmarks' new root every iteration) is not "
+                                         "implemented; give a fixed root: -k fixed:N or --root N")
+    try:
+        return int(number if word.lower() == "fixed" else text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"give the root rank as N or fixed:N, got {text!r}") from None
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"fpgacomm: warning: {message}", file=sys.stderr, flush=True)
+
+
+# The test function's keywords that take the parsed value as it is: the
+# registry's option name -> the parser's attribute.
+_AS_PARSED = {"sizes": "message_size", "datatype": "datatype", "root": "root", "window_creation": "win_options",
+              "sync": "sync_option", "validation_warmup": "validation_warmup", "mem_limit": "mem_limit",
+              "pairs": "pairs", "vary_window": "vary_window"}
 
 
 def _keywords(args) -> dict:
@@ -129,20 +301,17 @@ def _keywords(args) -> dict:
         keywords["mem"] = tuple(args.kinds) or ("H", "H")
     if "mem" in options:
         keywords["mem"] = _one_kind(args)
-    if "sizes" in options:
-        keywords["sizes"] = args.message_size
-    if "datatype" in options:
-        keywords["datatype"] = args.datatype
+    keywords.update({keyword: getattr(args, attribute) for keyword, attribute in _AS_PARSED.items()
+                     if keyword in options})
     if "timeline" in options:
         keywords["timeline"] = bool(args.timeline)
     if "window" in options:
-        keywords["window"] = args.window_size
-    if "root" in options:
-        keywords["root"] = args.root
-    if "window_creation" in options:
-        keywords["window_creation"] = args.win_options
-    if "sync" in options:
-        keywords["sync"] = args.sync_option
+        keywords["window"] = args.window_size if args.window_size is not None else args.benchmark.window
+    if "vary_window" in options and args.vary_window and args.window_size is not None:
+        raise usage_error(f"-V runs every window of {', '.join(map(str, osu.VARIED_WINDOWS))} in turn, and -W "
+                          "sets one; give one of them (as OSU Micro-Benchmarks: -V cannot be used with -W)")
+    if "print_rate" in options:
+        keywords["print_rate"] = bool(args.print_rate)
     return {**keywords, "iterations": args.iterations, "warmup": args.warmup, "validate": args.validation,
             "device": device_options(args), **rounds_parameters(args)}
 

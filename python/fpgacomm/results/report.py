@@ -206,10 +206,39 @@ def _pt2pt_formatter(title: str, quantity: str) -> Callable[[Result, bool], str]
 
 def _mbw_mr_formatter(title: str) -> Callable[[Result, bool], str]:
     def format_mbw_mr(result: Result, full: bool = False) -> str:
+        if result.params.get("vary_window"):
+            return _mbw_mr_varied(result, title)
         pairs_line = (f"# [ pairs: {_param(result, 'pairs')} ] "
                       f"[ window size: {_param(result, 'window')} ]")
-        return _osu_table(result, full, title, MBW_MR_MAIN, BANDWIDTH_FULL, preamble=[pairs_line])
+        # OMB's -R 0: the bandwidth alone.
+        main = MBW_MR_MAIN if result.params.get("print_rate", True) else MBW_MR_MAIN[:1]
+        return _osu_table(result, full, title, main, BANDWIDTH_FULL, preamble=[pairs_line])
     return format_mbw_mr
+
+
+def _mbw_mr_varied(result: Result, title: str) -> str:
+    """OMB's mbw_mr -V text: a bandwidth (MB/s) matrix of sizes by windows,
+    then, with -R 1 and the run complete, the message rate profile. A size's
+    line appears once all its windows are measured."""
+    windows = _param(result, "window")
+    # OMB's header lines: those of the usual table, less its column header.
+    header = Result(result.benchmark, result.params, result.env, [], result.units)
+    lines = _osu_table(header, False, title, [], [],
+                       preamble=[f"# [ pairs: {_param(result, 'pairs')} ] [ window size: varied ]", "",
+                                 "# Uni-directional Bandwidth (MB/sec)"]).split("\n")[:-1]
+    cells = {(row["size"], row["window"]): row for row in result.rows}
+    sizes = [size for size in dict.fromkeys(row["size"] for row in result.rows)
+             if all((size, window) in cells for window in windows)]
+    window_line = "#      " + "".join(f"  {window:10d}" for window in windows)
+
+    def matrix(column: str, factor: float) -> list:
+        return [window_line] + [f"{size:<7d}" + "".join(f"  {cells[(size, window)][column] * factor:10.2f}"
+                                                         for window in windows) for size in sizes]
+
+    lines += matrix("bandwidth", _MB)
+    if result.params.get("print_rate", True) and not getattr(result, "incomplete", None):
+        lines += ["", "# Message Rate Profile"] + matrix("message_rate", 1.0)
+    return "\n".join(lines)
 
 
 def format_beff(result: Result, full: bool = False) -> str:
@@ -305,35 +334,42 @@ _DEVBW_ARROWS = {("h2d", "H"): "H->D", ("h2d", "H!"): "H!->D", ("d2h", "H"): "D-
 _DEVBW_SIZE_WIDTH, _DEVBW_FIELD_WIDTH, _DEVBW_SPAN_WIDTH = 12, 14, 30
 
 
-def format_devbw(result: Result, full: bool = False, rank: int = 0) -> str:
-    """OMB-style text of one rank: bandwidth (MB/s, 10^6) and time per copy (us) per direction and host kind."""
+def format_devbw(result: Result, full: bool = False) -> str:
+    """OMB-style text of every rank, one table each under its device: bandwidth
+    (MB/s, 10^6) and time per copy (us) per direction and host kind."""
+    lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
+             *scale_out_lines(result),
+             "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
+             + ("; dev = profiling-event time" if full else ""), *rounds_lines(result)]
+    for rank in sorted({row["rank"] for row in result.rows}):
+        lines += _devbw_rank(result, rank, full)
+    return "\n".join(lines)
+
+
+def _devbw_rank(result: Result, rank: int, full: bool) -> list[str]:
+    """One rank's table of format_devbw, under a line naming the rank and its device."""
     rows = [row for row in result.rows if row["rank"] == rank]
     series = [key for key in _DEVBW_ARROWS if any((r["direction"], r["host_kind"]) == key for r in rows)]
     cell = {(r["size"], r["direction"], r["host_kind"]): r for r in rows}
-    sizes = sorted({r["size"] for r in rows})
     columns = [(f"{_DEVBW_ARROWS[key]}(MB/s)", key, "bandwidth", 1e-6) for key in series]
     columns += [(f"{_DEVBW_ARROWS[key]}(us)", key, "time_avg", 1e6) for key in series]
     if full:
         columns += [(f"{_DEVBW_ARROWS[key]} dev(us)", key, "device_time_avg", 1e6) for key in series]
-    device = result.env.get("rank_devices", [""] * (rank + 1))[rank]
-    lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
-             f"# Rank {rank}: {device}", *scale_out_lines(result),
-             "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
-             + ("; dev = profiling-event time" if full else ""), *rounds_lines(result)]
+    devices = result.env.get("rank_devices", [])
     rounds = rounds_of(result) > 1
     # With rounds: each series' bandwidth interval and spread, "LOW..HIGH SPREAD%".
     spans = [(f"{_interval_label(result)} {_DEVBW_ARROWS[key]}(MB/s)", key) for key in series] if rounds else []
-    lines.append(f"{'# Size':<{_DEVBW_SIZE_WIDTH}}"
-                 + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns)
-                 + "".join(f"{header:>{_DEVBW_SPAN_WIDTH}}" for header, _ in spans))
-    for size in sizes:
+    lines = [f"# Rank {rank}: {devices[rank] if rank < len(devices) else 'device unknown'}",
+             f"{'# Size':<{_DEVBW_SIZE_WIDTH}}" + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns)
+             + "".join(f"{header:>{_DEVBW_SPAN_WIDTH}}" for header, _ in spans)]
+    for size in sorted({r["size"] for r in rows}):
         cells = [cell[(size, *key)][column] * factor for _, key, column, factor in columns]
         line = f"{size:<{_DEVBW_SIZE_WIDTH}d}" + "".join(f"{value:{_DEVBW_FIELD_WIDTH}.2f}" for value in cells)
         for _, key in spans:
             low, high, spread = interval(cell[(size, *key)], "bandwidth")
             line += f"{f'{low * 1e-6:.2f}..{high * 1e-6:.2f} {spread:.1%}':>{_DEVBW_SPAN_WIDTH}}"
         lines.append(line)
-    return "\n".join(lines)
+    return lines
 
 
 def format_table(result: Result, full: bool = False) -> str:

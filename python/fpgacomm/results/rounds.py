@@ -19,7 +19,7 @@ from .stats import median
 
 # Numeric columns that say what a row measured, not what it measured:
 # they are part of the row's identity and hold no rounds.
-DESCRIBING = ("size", "rank", "nodes", "stages", "iterations", "nccl_bytes")
+DESCRIBING = ("size", "window", "rank", "nodes", "stages", "iterations", "nccl_bytes")
 # Columns merged by a rule of their own rather than the median.
 _VALIDATION, _VALIDATION_ERRORS = "validation", "validation_errors"
 

@@ -118,7 +118,7 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         "rank_hosts": hosts,
         "nodes": len(per_node),
         "scale": topology({"ranks_per_node": per_node})["scale"],
-        "mpi_library": MPI.Get_library_version().strip(),
+        "mpi_library": _core.mpi_library_version().strip(),
         "mpi_version": "%d.%d" % MPI.Get_version(),
         "mpi_thread_level": mpi.thread_levels(),
         "rank_devices": devices,
