@@ -175,8 +175,8 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     headers += [header for header, _, _ in extra]
     # With rounds: the interval and spread of the headline (the first
     # measured value), after every column OMB has.
-    headline, _, headline_factor = main[0]
-    if rounds:
+    if rounds and main:
+        headline, _, headline_factor = main[0]
         unit = {US: "(us)", MB: "(MB/s)"}.get(headline_factor, "")
         label = _interval_label(result)
         headers += [f"{label} Low{unit}", f"{label} High{unit}", "Spread(%)"] + (["Rounds"] if partial else [])
@@ -235,7 +235,7 @@ def _mbw_mr_varied(result: Result, title: str) -> str:
         return [window_line] + [f"{size:<7d}" + "".join(f"  {cells[(size, window)][column] * factor:10.2f}"
                                                          for window in windows) for size in sizes]
 
-    lines += matrix("bandwidth", _MB)
+    lines += matrix("bandwidth", MB)
     if result.params.get("print_rate", True) and not getattr(result, "incomplete", None):
         lines += ["", "# Message Rate Profile"] + matrix("message_rate", 1.0)
     return "\n".join(lines)
