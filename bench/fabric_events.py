@@ -62,8 +62,7 @@ def engine_against_heap(rounds: int) -> None:
 
 
 def gather_point(schedule: str, preset: str, nodes: int, size: int, fast_forward: bool = True) -> dict:
-    estimate = fabric_resources.estimate_gather(schedule, nodes, size, levels=gather_sim._preset_levels(preset, nodes),
-                                                chunk=gather_sim.PRESET_CHUNK[preset], fast_forward=fast_forward)
+    estimate = gather_sim.estimate(schedule, preset, nodes, size, fast_forward=fast_forward)
     fabric_resources.check(estimate)
     start = time.perf_counter()
     fab = gather_sim._preset(preset, nodes, 2, 2)

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "fabric/network.hpp"
 #include "fabric/stage_groups.hpp"
 
@@ -108,6 +109,7 @@ std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::
     }
     network.run();
     point.pair_bandwidth = static_cast<double>(bytes) / point.time;
+    point.events = network.engine().events_processed();
     points.push_back(point);
   }
   return points;
@@ -145,6 +147,7 @@ void expand(const std::vector<TransferRun>& runs, const Topology& topology, std:
     topology.check_node(run.src, "source");
     topology.check_node(run.dst, "destination");
     for (int i = 0; i < run.count; ++i) {
+      if ((i & 0xFFFF) == 0) check_interrupt();
       out->push_back(StageTransfer{node_mod(run.src + std::int64_t{i} * run.src_step, nodes),
                                    node_mod(run.dst + std::int64_t{i} * run.dst_step, nodes), run.bytes, run.port,
                                    run.lane});
@@ -220,6 +223,7 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
     } else {
       groups.split(transfers);
       for (int g = 0; g < groups.groups(); ++g) {
+        if ((g & 0xFFF) == 0) check_interrupt();
         const auto& key = groups.key(g);
         auto found = seen.find(key);
         if (found == seen.end()) {

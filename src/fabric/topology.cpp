@@ -1,8 +1,10 @@
 #include "fabric/topology.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm::fabric {
 
@@ -17,6 +19,8 @@ int Topology::add_device(DeviceRole role) {
 }
 
 int Topology::connect(int a, int b, bool trunk, int count) {
+  // Building a topology of millions of nodes takes seconds: hear interrupts.
+  if (++links_made_ % 32768 == 0) check_interrupt();
   const int forward = static_cast<int>(ports_.size());
   const int backward = forward + count;
   for (int i = 0; i < count; ++i) {
@@ -41,20 +45,34 @@ void Topology::check_node(int node, const char* what) const {
 int Topology::path_links(int src, int dst, int plane) const {
   check_node(src, "source");
   check_node(dst, "destination");
-  int links = 0;
-  for (int device = src; device != dst; ++links) {
-    if (links > devices()) throw Error("fabric: routing from " + std::to_string(src) + " loops");
-    device = ports_[route(device, dst, plane).first].peer;
+  if (src == dst) return 0;
+  route(src, dst, plane);  // O(1): throws for a plane the nodes lack
+  return links_between(src, dst, plane);
+}
+
+std::vector<int> Topology::distances(int src, int plane) const {
+  check_node(src, "source");
+  route(src, src == 0 ? 1 : 0, plane);  // throws for a plane the nodes lack
+  std::vector<int> links(nodes_, 0);
+  for (int dst = 0; dst < nodes_; ++dst) {
+    if ((dst & 0xFFFF) == 0) check_interrupt();
+    if (dst != src) links[dst] = links_between(src, dst, plane);
   }
   return links;
 }
 
-std::vector<int> Topology::distances(int src, int plane) const {
-  std::vector<int> links(nodes_, 0);
-  for (int dst = 0; dst < nodes_; ++dst) {
-    if (dst != src) links[dst] = path_links(src, dst, plane);
+int Topology::node_at(int src, int links, int plane) const {
+  const std::vector<int> from = distances(src, plane);
+  if (links < 0) {
+    links = nodes_;
+    for (int dst = 0; dst < nodes_; ++dst) {
+      if (dst != src) links = std::min(links, from[dst]);
+    }
   }
-  return links;
+  for (int dst = 0; dst < nodes_; ++dst) {
+    if (dst != src && from[dst] == links) return dst;
+  }
+  return -1;
 }
 
 namespace {
@@ -78,6 +96,10 @@ class Ring : public Topology {
     if (device == dst) throw UsageError("fabric: a message from node " + std::to_string(dst) + " to itself");
     const int right = positive_mod(dst - device, nodes());
     return PortGroup{right <= nodes() - right ? right_[device] : left_[device], channels_};
+  }
+  int links_between(int src, int dst, int) const override {
+    const int right = positive_mod(dst - src, nodes());
+    return std::min(right, nodes() - right);
   }
   std::string describe() const override {
     return "ring of " + std::to_string(nodes()) + " nodes, " + std::to_string(channels_) +
@@ -118,6 +140,12 @@ class Torus : public Topology {
     if (dc != 0) return PortGroup{dc <= cols_ - dc ? east_[device] : west_[device], 1};
     const int dr = positive_mod(dst / cols_ - device / cols_, rows_);
     return PortGroup{dr <= rows_ - dr ? south_[device] : north_[device], 1};
+  }
+  // Row first, then column, each the short way round.
+  int links_between(int src, int dst, int) const override {
+    const int dc = positive_mod(dst % cols_ - src % cols_, cols_);
+    const int dr = positive_mod(dst / cols_ - src / cols_, rows_);
+    return std::min(dc, cols_ - dc) + std::min(dr, rows_ - dr);
   }
   std::string describe() const override {
     return std::to_string(rows_) + "x" + std::to_string(cols_) + " torus";
@@ -188,6 +216,7 @@ class Switched : public SwitchedBase {
     check_node(dst, "destination");
     return PortGroup{tables_[device].down[dst], 1};
   }
+  int links_between(int, int, int) const override { return 2; }
   std::string describe() const override {
     return std::to_string(planes_) + " plane(s) of one switch, " + std::to_string(nodes()) + " nodes";
   }
@@ -242,6 +271,13 @@ class FatTree : public SwitchedBase {
       return PortGroup{pod == at.pod ? table.down[edge] : table.up[(dst / h_) % h_], 1};
     }
     return PortGroup{table.down[pod], 1};
+  }
+  // Up to the lowest switch above both and down again: a shared edge (or
+  // leaf) switch, a shared pod, or a core.
+  int links_between(int src, int dst, int) const override {
+    if (levels_ == 1 || src / h_ == dst / h_) return 2;
+    if (levels_ == 2 || src / (h_ * h_) == dst / (h_ * h_)) return 4;
+    return 6;
   }
   std::string describe() const override {
     return std::to_string(planes_) + " plane(s) of a " + std::to_string(levels_) + "-level fat tree of " +
@@ -329,6 +365,7 @@ class HostPath : public SwitchedBase {
                                                     : tables_[device].up[0], 1};
   }
   int levels() const override { return 1; }
+  int links_between(int src, int dst, int) const override { return src / per_host_ == dst / per_host_ ? 2 : 4; }
   std::string describe() const override {
     return std::to_string(nodes()) + " FPGAs, " + std::to_string(per_host_) +
            " per host, hosts on one network switch";

@@ -154,6 +154,45 @@ void test_fat_tree_levels_and_paths() {
   CHECK_THROWS(UsageError, Topology::build(spec), "exceed a 3-level fat tree");
 }
 
+// path_links' closed form against the route followed hop by hop, every pair.
+void test_path_lengths_match_the_routes() {
+  std::vector<FabricSpec> specs;
+  for (int nodes : {2, 3, 8, 9}) specs.push_back(plain(TopologyKind::ring, nodes));
+  FabricSpec torus = plain(TopologyKind::torus, 0);
+  for (auto [rows, cols] : {std::pair{1, 5}, std::pair{4, 5}, std::pair{6, 3}}) {
+    torus.rows = rows;
+    torus.cols = cols;
+    specs.push_back(torus);
+  }
+  FabricSpec tree = plain(TopologyKind::fat_tree, 0);
+  tree.switch_ports = 4;
+  tree.ports_per_node = 2;
+  for (int nodes : {3, 7, 13, 16}) {
+    tree.nodes = nodes;
+    specs.push_back(tree);
+  }
+  FabricSpec hosts = plain(TopologyKind::host_path, 7);
+  hosts.fpgas_per_host = 2;
+  specs.push_back(hosts);
+  specs.push_back(plain(TopologyKind::switched, 5));
+  for (const FabricSpec& spec : specs) {
+    const auto topology = Topology::build(spec);
+    for (int plane = 0; plane < topology->planes(); ++plane) {
+      for (int src = 0; src < topology->nodes(); ++src) {
+        const std::vector<int> from = topology->distances(src, plane);
+        for (int dst = 0; dst < topology->nodes(); ++dst) {
+          int walked = 0;
+          for (int device = src; device != dst; ++walked) {
+            device = topology->ports()[topology->route(device, dst, plane).first].peer;
+          }
+          CHECK(topology->path_links(src, dst, plane) == walked);
+          CHECK(from[dst] == walked);
+        }
+      }
+    }
+  }
+}
+
 void test_errors_for_impossible_input() {
   FabricSpec spec = plain(TopologyKind::ring, 1);
   CHECK_THROWS(UsageError, Network{spec}, "at least 2 nodes");
@@ -225,6 +264,7 @@ int main() {
   test_line_coding_rates();
   test_torus_routes_row_then_column();
   test_fat_tree_levels_and_paths();
+  test_path_lengths_match_the_routes();
   test_errors_for_impossible_input();
   test_stream_is_serialisation_plus_latency();
   test_bounded_buffers_apply_backpressure();
