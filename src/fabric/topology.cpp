@@ -237,13 +237,13 @@ class FatTree : public SwitchedBase {
       levels_ = 1;
     } else if (n <= 1LL * k * k / 2) {
       levels_ = 2;
-    } else if (n <= 1LL * k * k * k / 4) {
-      levels_ = 3;
     } else {
-      throw UsageError("fabric: " + std::to_string(nodes) + " nodes exceed a 3-level fat tree of " +
-                       std::to_string(k) + "-port switches (" + std::to_string(1LL * k * k * k / 4) +
-                       " nodes); give more switch ports");
+      // Three levels up to k^3/4, and each level more multiplies that by k/2.
+      levels_ = 3;
+      for (long long capacity = 1LL * k * k * k / 4; n > capacity; capacity *= h_) ++levels_;
     }
+    block_.assign(levels_ + 1, 1);
+    for (int level = 1; level <= levels_; ++level) block_[level] = block_[level - 1] * h_;
     node_port_.assign(nodes * planes, -1);
     for (int p = 0; p < planes; ++p) build_plane(p);
   }
@@ -256,6 +256,7 @@ class FatTree : public SwitchedBase {
     const Place& at = places_[device];
     const SwitchTable& table = tables_[device];
     const int h2 = h_ * h_;
+    if (levels_ > 3) return deep_route(at, table, dst);
     if (levels_ == 1) return PortGroup{table.down[dst], 1};
     if (levels_ == 2) {
       if (at.level == 1) {
@@ -275,9 +276,10 @@ class FatTree : public SwitchedBase {
   // Up to the lowest switch above both and down again: a shared edge (or
   // leaf) switch, a shared pod, or a core.
   int links_between(int src, int dst, int) const override {
-    if (levels_ == 1 || src / h_ == dst / h_) return 2;
-    if (levels_ == 2 || src / (h_ * h_) == dst / (h_ * h_)) return 4;
-    return 6;
+    for (int level = 1; level < levels_; ++level) {
+      if (src / block_[level] == dst / block_[level]) return 2 * level;
+    }
+    return 2 * levels_;
   }
   std::string describe() const override {
     return std::to_string(planes_) + " plane(s) of a " + std::to_string(levels_) + "-level fat tree of " +
@@ -289,7 +291,54 @@ class FatTree : public SwitchedBase {
     int level = 0, pod = 0, index = 0;
   };
   int k_, h_, planes_, levels_ = 0;
+  std::vector<long long> block_;  // nodes under one switch of each level below the top: (k/2)^level
   std::vector<Place> places_;
+
+  // Four levels or more: a switch of level l < L serves a block of
+  // (k/2)^l nodes (Place::pod), with (k/2)^(l-1) switches per block
+  // (Place::index). Up-port j of switch t leads to switch t + j (k/2)^(l-1)
+  // of the parent block; down-port c to switch t mod (k/2)^(l-2) of
+  // sub-block c. The top level's (k/2)^(L-1) switches reach every block of
+  // level L-1 (up to k of them). A message climbs until its destination is
+  // in the block below, taking the up-port named by the destination's digit
+  // of that level (d-mod-k), then descends by digits.
+  PortGroup deep_route(const Place& at, const SwitchTable& table, int dst) const {
+    if (at.level == levels_) return PortGroup{table.down[dst / block_[levels_ - 1]], 1};
+    const int digit = static_cast<int>((dst / block_[at.level - 1]) % h_);
+    return PortGroup{dst / block_[at.level] == at.pod ? table.down[digit] : table.up[digit], 1};
+  }
+  void build_deep_plane(int plane) {
+    const long long n = nodes();
+    // switches[l][block * per_block + t], levels 1 .. L-1; top[t].
+    std::vector<std::vector<int>> switches(levels_);
+    for (int level = 1; level < levels_; ++level) {
+      const long long blocks = (n + block_[level] - 1) / block_[level];
+      const long long per_block = block_[level - 1];
+      switches[level].resize(blocks * per_block);
+      for (long long b = 0; b < blocks; ++b) {
+        for (long long t = 0; t < per_block; ++t) {
+          switches[level][b * per_block + t] = add_switch(level, static_cast<int>(b), static_cast<int>(t));
+        }
+      }
+    }
+    for (long long i = 0; i < n; ++i) attach_node(switches[1][i / h_], static_cast<int>(i), plane);
+    for (int level = 2; level < levels_; ++level) {
+      const long long per_block = block_[level - 1], per_sub = block_[level - 2];
+      const long long subs = static_cast<long long>(switches[level - 1].size()) / per_sub;
+      for (long long index = 0; index < static_cast<long long>(switches[level].size()); ++index) {
+        const long long b = index / per_block, t = index % per_block;
+        for (long long c = 0; c < h_ && b * h_ + c < subs; ++c) {
+          link_down(switches[level][index], switches[level - 1][(b * h_ + c) * per_sub + t % per_sub], true);
+        }
+      }
+    }
+    const long long per_sub = block_[levels_ - 2];
+    const long long subs = static_cast<long long>(switches[levels_ - 1].size()) / per_sub;
+    for (long long t = 0; t < block_[levels_ - 1]; ++t) {
+      const int top = add_switch(levels_, 0, static_cast<int>(t));
+      for (long long c = 0; c < subs; ++c) link_down(top, switches[levels_ - 1][c * per_sub + t % per_sub], true);
+    }
+  }
 
   int add_switch(int level, int pod, int index) {
     const int id = new_switch();
@@ -305,6 +354,10 @@ class FatTree : public SwitchedBase {
   }
   void build_plane(int plane) {
     const int n = nodes();
+    if (levels_ > 3) {
+      build_deep_plane(plane);
+      return;
+    }
     if (levels_ == 1) {
       const int sw = add_switch(1, 0, 0);
       for (int i = 0; i < n; ++i) attach_node(sw, i, plane);

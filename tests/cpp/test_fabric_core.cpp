@@ -1,5 +1,6 @@
 // The simulator's parts on their own: event order, framing arithmetic, line
 // coding, routing, MAC addresses, and the errors for impossible input.
+#include <string>
 #include <vector>
 
 #include "check.hpp"
@@ -150,8 +151,12 @@ void test_fat_tree_levels_and_paths() {
   CHECK(three->path_links(0, 1, 0) == 2);
   CHECK(three->path_links(0, 20, 0) == 4);    // same pod
   CHECK(three->path_links(0, 1000, 0) == 6);  // through a core
-  spec.nodes = 11665;  // one more than k^3/4
-  CHECK_THROWS(UsageError, Topology::build(spec), "exceed a 3-level fat tree");
+  spec.nodes = 11665;  // one more than k^3/4: a fourth level
+  auto four = Topology::build(spec);
+  CHECK(four->levels() == 4);
+  CHECK(four->path_links(0, 1000, 0) == 6);    // within a block of (k/2)^3 nodes
+  CHECK(four->path_links(0, 11664, 0) == 8);   // through the top
+  CHECK(four->describe().find("4-level fat tree of 36-port switches") != std::string::npos);
 }
 
 // path_links' closed form against the route followed hop by hop, every pair.
@@ -167,7 +172,7 @@ void test_path_lengths_match_the_routes() {
   FabricSpec tree = plain(TopologyKind::fat_tree, 0);
   tree.switch_ports = 4;
   tree.ports_per_node = 2;
-  for (int nodes : {3, 7, 13, 16}) {
+  for (int nodes : {3, 7, 13, 16, 17, 29, 32, 33, 50}) {  // 1 to 5 levels
     tree.nodes = nodes;
     specs.push_back(tree);
   }

@@ -56,6 +56,11 @@ BYTES_PER_RUN = 256 * 1024  # the run's own Python objects: its Result, the sche
 # Rates of this kind of machine, for the wall-time guess only.
 EVENTS_PER_SECOND = 8e6
 TRANSFERS_PER_SECOND = 8e6
+SECONDS_PER_STAGE = 1e-4
+# Stages of a chain schedule grouped afresh (the first, and those where a
+# chain ends or a collected direction goes); the others only drain chains
+# and keep the groups of the stage before (run_schedule, "Exact reuse").
+GROUPED_STAGES = 8
 
 
 @dataclass(frozen=True)
@@ -74,15 +79,16 @@ class Estimate:
     what: str
     events: float       # simulated, after reuse
     memory: float       # bytes, at the peak
-    transfers: float    # over all stages
+    transfers: float    # grouped (or, without reuse, simulated) over all stages
     reads: float = 0.0  # frames read without events (fast-forward's second clock)
+    stages: float = 0.0  # of a schedule: built, modelled and passed along one by one
 
     @property
     def seconds(self) -> float:
         """A guess of the wall time, from this kind of machine's rates:
         shown as an estimate, never checked (shared cores vary too much)."""
         return ((self.events + READ_WORK_PER_FRAME * self.reads) / EVENTS_PER_SECOND
-                + self.transfers / TRANSFERS_PER_SECOND)
+                + self.transfers / TRANSFERS_PER_SECOND + self.stages * SECONDS_PER_STAGE)
 
 
 def check(estimate: Estimate, limits: Limits | None = None) -> Estimate:
@@ -287,7 +293,8 @@ def estimate_gather(name: str, spec, block_bytes: int, *, ports: int = 2, virtua
     in_flight = max(queued, widest * per_message if not reuse else 0)
     memory = (network_memory(spec) + BYTES_PER_RUN + widest * BYTES_PER_TRANSFER + in_flight * BYTES_PER_FRAME
               + groups * BYTES_PER_GROUP)
-    return Estimate(what, events, memory, transfers, reads)
+    grouped = min(transfers, GROUPED_STAGES * widest) if reuse else transfers
+    return Estimate(what, events, memory, grouped, reads, stages)
 
 
 def estimate_packets(what: str, spec, packets: float, sizes: list, *, hops: float) -> Estimate:
