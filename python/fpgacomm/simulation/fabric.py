@@ -68,6 +68,7 @@ class Fabric:
     virtual_topology: bool = False
     # FSHMEM: the target's handler turn-round before a GET reply.
     handler_latency: float = 0.0
+    _described: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     @property
     def nodes(self) -> int:
@@ -83,12 +84,23 @@ class Fabric:
         node, port, vport = _virtual_port(source, "source")
         self.spec.add_mac_entry(node, port, vport, _mac(destination))
 
+    def describe(self) -> dict:
+        """The topology the simulator builds (its description, nodes, devices,
+        levels and planes), built once per shape: at a hundred thousand
+        nodes building it takes a good part of a second."""
+        spec = self.spec
+        shape = (spec.topology, spec.nodes, spec.rows, spec.cols, spec.ports_per_node, spec.switch_ports,
+                 spec.fpgas_per_host)
+        if not self._described or self._described[0] != shape:
+            self._described = (shape, _sim.describe(spec))
+        return self._described[1]
+
     def params(self) -> dict:
         """Every parameter of the fabric, for a Result's params."""
         spec = self.spec
         return {
             "fabric": self.name, "fabric_arguments": dict(self.arguments),
-            "topology": _sim.describe(spec)["topology"],
+            "topology": self.describe()["topology"],
             "access_link": _link_params(spec.access_link), "trunk_link": _link_params(spec.trunk_link),
             "framing": _framing_params(spec.framing),
             "trunk_framing": None if spec.trunk_framing is None else _framing_params(spec.trunk_framing),

@@ -179,7 +179,7 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
     try:
         for n in nodes:
             fab = _preset(fabric_name, n, ports, virtual_ports)
-            built = fabrics._sim.describe(fab.spec)
+            built = fab.describe()
             levels = max(1, int(built["levels"]))  # f of eq. 7: one switch (VCSN) or one link (DCN) is 1
             params.update(host_costs=fab.params()["host_costs"], fabric_arguments=fab.params()["fabric_arguments"])
             params["topologies"][str(n)] = built["topology"]
