@@ -26,15 +26,16 @@ from ..params import usage_error
 EVENTS_PER_FRAME_HOP = 2.4
 EVENTS_PER_CREDIT_HOP = 3.8
 EVENTS_PER_MESSAGE = 4
-# Fast-forward: of a long stream, about this many frames are stepped (until
-# its steady state, and a few periods in each binade of time), the rest
-# jumped; a reader faster than its link still reads each frame by its own
-# arithmetic (no event, no frame: about 1/20 of an event's work), counted
-# with the events, and at most a few times STEPPED_FRAMES frames exist at
-# once (docs/FABRIC.md, "Fast-forward").
-STEPPED_FRAMES = 300
+# Fast-forward: of a long stream, about STEPPED_FRAMES frames are stepped
+# until its steady state and FRAMES_PER_BINADE more each time its times
+# double (a binade), the rest jumped; a reader faster than its link still
+# reads each frame by its own arithmetic (no event, no frame: about 1/20 of
+# an event's work, in the time guess only), and at most FRAMES_AT_ONCE
+# frames exist at once (docs/FABRIC.md, "Fast-forward").
+STEPPED_FRAMES = 240
+FRAMES_PER_BINADE = 50
 READ_WORK_PER_FRAME = 0.05
-FRAMES_AT_ONCE = 10 * STEPPED_FRAMES
+FRAMES_AT_ONCE = 3000
 # Frames of one message in flight where buffers are bounded (DCN's 16 bursts
 # per FIFO, a few FIFOs on its way).
 HELD_FRAMES = 32
@@ -52,7 +53,7 @@ BYTES_PER_TRANSFER = 150
 BYTES_PER_MESSAGE = 200  # a message in flight: its record, completion and channels
 BYTES_PER_FRAME = 80
 BYTES_PER_GROUP = 300
-BYTES_PER_RUN = 256 * 1024  # the run's own Python objects: its Result, the schedule
+BYTES_PER_RUN = 128 * 1024  # the run's own Python objects: its Result, the schedule
 # Rates of this kind of machine, for the wall-time guess only.
 EVENTS_PER_SECOND = 8e6
 TRANSFERS_PER_SECOND = 8e6
@@ -226,7 +227,8 @@ def _message_events(frames: float, hops: float, fast_forward: bool, held: bool =
     per_frame = EVENTS_PER_FRAME_HOP * hops + (EVENTS_PER_CREDIT_HOP if held and frames > 1 else 0.0)
     if not fast_forward or frames <= STEPPED_FRAMES:
         return EVENTS_PER_MESSAGE + per_frame * frames, 0.0
-    return EVENTS_PER_MESSAGE + per_frame * STEPPED_FRAMES, frames
+    stepped = STEPPED_FRAMES + FRAMES_PER_BINADE * math.log2(frames / STEPPED_FRAMES)
+    return EVENTS_PER_MESSAGE + per_frame * stepped, frames
 
 
 def estimate_gather(name: str, spec, block_bytes: int, *, ports: int = 2, virtual_ports: int = 2,
