@@ -212,13 +212,6 @@ void bind_fabric(py::module_& m) {
       },
       py::arg("spec"), py::arg("src") = 0, py::arg("port") = 0, "links crossed from src to every node");
   f.def(
-      "path_links",
-      [](const FabricSpec& spec, int src, int dst, int port) {
-        spec.validate();
-        return without_gil([&] { return Topology::build(spec)->path_links(src, dst, port); });
-      },
-      py::arg("spec"), py::arg("src"), py::arg("dst"), py::arg("port") = 0, "links crossed from src to dst");
-  f.def(
       "node_at",
       [](const FabricSpec& spec, int links, int src, int port) {
         spec.validate();

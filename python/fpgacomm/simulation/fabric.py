@@ -510,15 +510,15 @@ def _result(benchmark: str, fabric: Fabric, params: dict, rows: list, units: dic
 _MESSAGE_SIZE = "fabric: message size"
 
 
-def _admit(what: str, fabric: Fabric, messages: int, sizes: list, dst: int, limits) -> dict:
-    """fabric_resources' estimate of `messages` messages of each size from
-    node 0 to dst, checked against the limits before simulating; the
+def _admit(what: str, fabric: Fabric, messages: int, sizes: list, links: int, limits) -> dict:
+    """fabric_resources' estimate of `messages` messages of each size over
+    `links` links, checked against the limits before simulating; the
     Result's record of it."""
     from . import resources
 
     estimate = resources.check(resources.estimate_packets(
         f"{what} of up to {max(sizes, default=0)} bytes on {fabric.name}", fabric.spec, messages, sizes,
-        hops=max(1, _sim.path_links(fabric.spec, 0, dst))), limits)
+        hops=max(1, links)), limits)
     return _estimated(estimate)
 
 
@@ -552,9 +552,14 @@ def node_at(fabric: Fabric, hops: int | None = None, src: int = 0, port: int = 0
     port `port`); hops=None: the nearest (a neighbour: 1 link on direct
     networks, 2 through a switch). O(n), from the topology's closed form of
     path lengths."""
-    node, _ = _sim.node_at(fabric.spec, -1 if hops is None else hops, src, port)
+    return _node_and_links(fabric, hops, src, port)[0]
+
+
+def _node_and_links(fabric: Fabric, hops: int | None, src: int = 0, port: int = 0) -> tuple:
+    """node_at's node and the links to it, with one topology built."""
+    node, links = _sim.node_at(fabric.spec, -1 if hops is None else hops, src, port)
     if node >= 0:
-        return node
+        return node, links
     reachable = sorted(set(_sim.distances(fabric.spec, src, port)) - {0})
     raise usage_error(f"fabric: no node of {fabric.name} ({fabric.nodes} nodes) is {hops} links from node "
                       f"{src}; give --hops as one of {_ranges(reachable)}")
@@ -570,8 +575,8 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
     fabric = _fabric(fabric, nodes)
     sizes = byte_sizes(size, _MESSAGE_SIZE)
     _admit_network(fabric, limits)
-    dst = node_at(fabric, hops)
-    estimated = _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, sizes, dst,
+    dst, links = _node_and_links(fabric, hops)
+    estimated = _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, sizes, links,
                        limits)
     rows = []
     for size in sizes:
@@ -591,9 +596,8 @@ def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: i
     fabric = _fabric(fabric, nodes)
     sizes = byte_sizes(size, _MESSAGE_SIZE)
     _admit_network(fabric, limits)
-    dst = node_at(fabric, hops, 0, port)
-    links = _sim.path_links(fabric.spec, 0, dst, port)
-    estimated = _admit("a stream", fabric, 1, sizes, dst, limits)
+    dst, links = _node_and_links(fabric, hops, 0, port)
+    estimated = _admit("a stream", fabric, 1, sizes, links, limits)
     rows = []
     for size in sizes:
         r = _sim.stream(fabric.spec, 0, dst, size, port)
@@ -612,7 +616,7 @@ def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21), limits=N
         raise UsageError(f"fabric: one-sided operation {op!r}; use 'put' or 'get'")
     # A GET's request goes out and its data comes back: two messages.
     sizes = byte_sizes(size, _MESSAGE_SIZE)
-    estimated = _admit(f"a one-sided {op}", fabric, 2, sizes, 1, limits)
+    estimated = _admit(f"a one-sided {op}", fabric, 2, sizes, 1, limits)  # the pair's one link
     rows = []
     for size in sizes:
         r = _sim.one_sided(fabric.spec, 0, 1, size, op == "get", fabric.handler_latency)
@@ -700,7 +704,7 @@ def virtual_streams(fabric="vcsn", transfers=(), limits=None) -> Result:
         items.append((*_virtual_port(tuple(transfer[:3]), "source"), byte_sizes(transfer[3], _MESSAGE_SIZE)[0]))
     _admit_network(fabric, limits)
     estimated = _admit(f"{len(items)} virtual streams", fabric, len(items), [max(item[-1] for item in items)],
-                       node_at(fabric), limits) if items else {}
+                       _node_and_links(fabric, None)[1], limits) if items else {}
     r = _sim.virtual_streams(fabric.spec, items)
     rows = [{"src": src, "port": port, "vport": vport, "size": size, **arrival}
             for (src, port, vport, size), arrival in zip(items, r["arrivals"])]
