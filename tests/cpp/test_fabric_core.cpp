@@ -1,5 +1,7 @@
 // The simulator's parts on their own: event order, framing arithmetic, line
 // coding, routing, MAC addresses, and the errors for impossible input.
+#include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -7,6 +9,7 @@
 #include "core/error.hpp"
 #include "fabric/engine.hpp"
 #include "fabric/experiments.hpp"
+#include "fabric/fast_forward.hpp"
 #include "fabric/framing.hpp"
 #include "fabric/link.hpp"
 #include "fabric/mac_table.hpp"
@@ -198,6 +201,30 @@ void test_path_lengths_match_the_routes() {
   }
 }
 
+// A binade's worth of a reader's sums at once gives the loop's own doubles.
+void test_repeated_sums_match_the_loop() {
+  using fast_forward::add_while_below;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> start(0.0, 3.0), exponent(-12.0, 8.0), length(0.0, 1.0);
+  const double steps[] = {9152.0 / 19.2e9, 3968.0 / 19.2e9, 1.0 / 3.0, 0x1p-30, 0x1.8p-40, 1e-7};
+  for (int trial = 0; trial < 300; ++trial) {
+    const double step = steps[trial % 6];
+    const double first = start(rng) * std::pow(2.0, exponent(rng)) + (trial % 7 == 0 ? 0.0 : step);
+    const double until = first + length(rng) * step * 200000.0;
+    const std::int64_t most = trial % 3 == 0 ? 1000 : 500000;
+    double looped = first;
+    std::int64_t loops = 0;
+    while (loops < most && looped < until) {
+      looped += step;
+      ++loops;
+    }
+    double jumped = first;
+    CHECK(add_while_below(jumped, step, until, most) == loops);
+    CHECK(jumped == looped);
+    CHECK(fast_forward::add_repeatedly(first, step, loops) == looped);
+  }
+}
+
 void test_errors_for_impossible_input() {
   FabricSpec spec = plain(TopologyKind::ring, 1);
   CHECK_THROWS(UsageError, Network{spec}, "at least 2 nodes");
@@ -270,6 +297,7 @@ int main() {
   test_torus_routes_row_then_column();
   test_fat_tree_levels_and_paths();
   test_path_lengths_match_the_routes();
+  test_repeated_sums_match_the_loop();
   test_errors_for_impossible_input();
   test_stream_is_serialisation_plus_latency();
   test_bounded_buffers_apply_backpressure();
