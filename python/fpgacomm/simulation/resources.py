@@ -22,19 +22,20 @@ from ..params import usage_error
 # Events per frame and hop (enqueue, transmission, link free, ...) and per
 # message (start, read engine, delivery), from the simulator's event counts;
 # bounded buffers (credit-based flow control: DCN, CusComNet) add the
-# wake-ups of held-back senders, per frame and hop.
+# wake-ups of a held-back sender, per frame of a message of several.
 EVENTS_PER_FRAME_HOP = 2.4
-EVENTS_PER_CREDIT_HOP = 3.8
+EVENTS_PER_HELD_FRAME = 3.8
 EVENTS_PER_MESSAGE = 4
 # Fast-forward: of a long stream, about STEPPED_FRAMES frames are stepped
 # until its steady state and FRAMES_PER_BINADE more each time its times
 # double (a binade), the rest jumped; a reader faster than its link still
-# reads each frame by its own arithmetic (no event, no frame: about 1/20 of
-# an event's work, in the time guess only), and at most FRAMES_AT_ONCE
-# frames exist at once (docs/FABRIC.md, "Fast-forward").
+# reads each frame by its own arithmetic (no event, no frame, a binade's
+# worth of reads at a time: about 1/500 of an event's work, in the time
+# guess only), and at most FRAMES_AT_ONCE frames exist at once
+# (docs/FABRIC.md, "Fast-forward").
 STEPPED_FRAMES = 240
 FRAMES_PER_BINADE = 50
-READ_WORK_PER_FRAME = 0.05
+READ_WORK_PER_FRAME = 0.002
 FRAMES_AT_ONCE = 3000
 # Frames of one message in flight where buffers are bounded (DCN's 16 bursts
 # per FIFO, a few FIFOs on its way).
@@ -67,9 +68,9 @@ GROUPED_STAGES = 8
 @dataclass(frozen=True)
 class Limits:
     """What a simulation may take. The defaults admit the cluster-scale
-    targets (a 4096-node gather of 16 MiB, the 11664-node Fig. 20 points,
-    the largest of which, stepped without fast-forward, simulates 2.4e9
-    events in 4 to 9 minutes) and refuse what a workstation cannot hold."""
+    targets (the 11664-node Fig. 20 points, the largest of which, stepped
+    without fast-forward, simulates 2.4e9 events in 4 to 9 minutes, and
+    100,000-node gathers) and refuse what a workstation cannot hold."""
     events: float = 5e9        # events simulated (after reuse): about 10 minutes
     memory: float = 8 * 2**30  # bytes
     transfers: float = 5e9     # transfers to split into groups (or simulate, without reuse)
@@ -224,7 +225,7 @@ def _message_events(frames: float, hops: float, fast_forward: bool, held: bool =
     over `hops` hops: every frame on every hop (and its sender's wake-up
     where buffers are bounded), or with fast-forward, beyond
     STEPPED_FRAMES, only its reader's work."""
-    per_frame = EVENTS_PER_FRAME_HOP * hops + (EVENTS_PER_CREDIT_HOP if held and frames > 1 else 0.0)
+    per_frame = EVENTS_PER_FRAME_HOP * hops + (EVENTS_PER_HELD_FRAME if held and frames > 1 else 0.0)
     if not fast_forward or frames <= STEPPED_FRAMES:
         return EVENTS_PER_MESSAGE + per_frame * frames, 0.0
     stepped = STEPPED_FRAMES + FRAMES_PER_BINADE * math.log2(frames / STEPPED_FRAMES)
