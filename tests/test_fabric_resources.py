@@ -191,3 +191,22 @@ def test_an_interrupt_ends_a_long_simulation_and_saves_the_points_done(tmp_path)
     saved = json.loads(out.read_text())
     assert saved["incomplete"] == "interrupted by SIGINT: 1 of 2 points simulated"
     assert [row["nodes"] for row in saved["rows"]] == [4]
+
+
+def test_an_interrupted_size_sweep_keeps_the_sizes_done(monkeypatch):
+    import signal
+
+    from fpgacomm.runtime import interrupts
+
+    real = fabric._sim.stream
+
+    def stream(spec, src, dst, size, port):
+        if size > MiB:
+            raise interrupts.interrupted(signal.SIGTERM)
+        return real(spec, src, dst, size, port)
+
+    monkeypatch.setattr(fabric._sim, "stream", stream)
+    with pytest.raises(interrupts.Interrupted) as stop:
+        fabric.bandwidth("vcsn", nodes=4, size=[1024, MiB, 4 * MiB, 16 * MiB])
+    assert [row["size"] for row in stop.value.result.rows] == [1024, MiB]
+    assert stop.value.result.incomplete == "interrupted by SIGTERM: 2 of 4 sizes simulated"

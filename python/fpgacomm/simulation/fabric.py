@@ -28,6 +28,7 @@ from .. import _core
 from ..models.beff import BITTWARE_520N, ChannelModel
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
+from ..runtime.interrupts import Interrupted
 
 _sim = _core.fabric
 UsageError = _core.UsageError
@@ -565,6 +566,21 @@ def _node_and_links(fabric: Fabric, hops: int | None, src: int = 0, port: int = 
                       f"{src}; give --hops as one of {_ranges(reachable)}")
 
 
+def _sweep(sizes: list, measure, result_of) -> Result:
+    """result_of(rows), one row per size from measure(size). An interrupt
+    (SIGINT, SIGTERM) leaves with the Result of the sizes simulated so far,
+    marked incomplete, as a real sweep does (the command saves it)."""
+    rows = []
+    try:
+        for size in sizes:
+            rows.append(measure(size))
+    except Interrupted as stop:
+        stop.result = result_of(rows)
+        stop.result.incomplete = f"{stop}: {len(rows)} of {len(sizes)} sizes simulated"
+        raise
+    return result_of(rows)
+
+
 def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None, size=0,
             iterations: int = 1, limits=None) -> Result:
     """Ping-pong between node 0 and a node `hops` links away (default: a
@@ -578,14 +594,14 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
     dst, links = _node_and_links(fabric, hops)
     estimated = _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, sizes, links,
                        limits)
-    rows = []
-    for size in sizes:
+    def measure(size: int) -> dict:
         r = _sim.ping_pong(fabric.spec, 0, dst, size, iterations)
-        rows.append({"size": size, "hops": r["links"], "latency": r["one_way"], "first_byte": r["first_byte"],
-                     "half_round_trip": r["half_round_trip"], "events": r["events"]})
-    return _result("fabric_latency", fabric, {"src": 0, "dst": dst, "iterations": iterations, **estimated}, rows,
-                   {"size": "B", "hops": "", "latency": "s", "first_byte": "s", "half_round_trip": "s",
-                    "events": ""})
+        return {"size": size, "hops": r["links"], "latency": r["one_way"], "first_byte": r["first_byte"],
+                "half_round_trip": r["half_round_trip"], "events": r["events"]}
+
+    return _sweep(sizes, measure, lambda rows: _result(
+        "fabric_latency", fabric, {"src": 0, "dst": dst, "iterations": iterations, **estimated}, rows,
+        {"size": "B", "hops": "", "latency": "s", "first_byte": "s", "half_round_trip": "s", "events": ""}))
 
 
 def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: int | None = None,
@@ -598,13 +614,13 @@ def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: i
     _admit_network(fabric, limits)
     dst, links = _node_and_links(fabric, hops, 0, port)
     estimated = _admit("a stream", fabric, 1, sizes, links, limits)
-    rows = []
-    for size in sizes:
+    def measure(size: int) -> dict:
         r = _sim.stream(fabric.spec, 0, dst, size, port)
-        rows.append({"size": size, "hops": links, "time": r["time"], "bandwidth": r["bandwidth"],
-                     "events": r["events"]})
-    return _result("fabric_bw", fabric, {"src": 0, "dst": dst, "port": port, **estimated}, rows,
-                   {"size": "B", "hops": "", "time": "s", "bandwidth": "B/s", "events": ""})
+        return {"size": size, "hops": links, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]}
+
+    return _sweep(sizes, measure, lambda rows: _result(
+        "fabric_bw", fabric, {"src": 0, "dst": dst, "port": port, **estimated}, rows,
+        {"size": "B", "hops": "", "time": "s", "bandwidth": "B/s", "events": ""}))
 
 
 def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21), limits=None) -> Result:
@@ -617,12 +633,13 @@ def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21), limits=N
     # A GET's request goes out and its data comes back: two messages.
     sizes = byte_sizes(size, _MESSAGE_SIZE)
     estimated = _admit(f"a one-sided {op}", fabric, 2, sizes, 1, limits)  # the pair's one link
-    rows = []
-    for size in sizes:
+    def measure(size: int) -> dict:
         r = _sim.one_sided(fabric.spec, 0, 1, size, op == "get", fabric.handler_latency)
-        rows.append({"size": size, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]})
-    return _result(f"fabric_{op}", fabric, {"op": op, **estimated}, rows,
-                   {"size": "B", "time": "s", "bandwidth": "B/s", "events": ""})
+        return {"size": size, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]}
+
+    return _sweep(sizes, measure, lambda rows: _result(
+        f"fabric_{op}", fabric, {"op": op, **estimated}, rows,
+        {"size": "B", "time": "s", "bandwidth": "B/s", "events": ""}))
 
 
 def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, packets: int = 2000,
@@ -728,16 +745,19 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limit
         f"a b_eff ring of {fabric.nodes} nodes and messages up to {max(sizes, default=0)} bytes", fabric.spec,
         sizes), limits))
     channel = ChannelModel.bittware_520n()
-    rows = []
-    points = _sim.beff_ring(fabric.spec, sizes)
-    estimated["events"] = sum(point["events"] for point in points)
-    for point in points:
-        rows.append({"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"],
-                     "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])),
-                     "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]})
-    return _result("fabric_beff", fabric, {"communication_type": "sim", **estimated}, rows,
-                   {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s",
-                    "aggregate": "B/s"})
+    events = []
+
+    def measure(size: int) -> dict:
+        # One size per call (each on a fresh ring, as beff_ring does per size): an interrupt keeps the sizes done.
+        point = _sim.beff_ring(fabric.spec, [size])[0]
+        events.append(point["events"])
+        return {"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"],
+                "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])),
+                "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]}
+
+    return _sweep(sizes, measure, lambda rows: _result(
+        "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows,
+        {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s", "aggregate": "B/s"}))
 
 
 # --- fpgacomm suite -------------------------------------------------------------
