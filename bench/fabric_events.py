@@ -9,17 +9,27 @@
    reuse (schedule built, grouped and simulated: the whole gather_sim.simulate),
    with fast-forward and, alternating with it, stepping every frame
    (fast_forward=False): both times must be equal to the bit;
-3. the 11664-node Fig. 20 points that the default limits admit, with fast-forward.
+3. the 11664-node Fig. 20 points that the default limits admit, with fast-forward;
+4. (--scale) the 100,000-node gathers (ring on dcn_ring, tree and vlink on
+   vcsn_fat_tree, 64 KiB and 16 MiB), each in a fresh process for its peak
+   RSS, and at 11664 nodes the groups carried from stage to stage against
+   grouping every stage afresh (every figure must agree to the bit).
 
-    .venv/bin/python bench/fabric_events.py [--rounds 5] [--skip-fig20]
+Wall and CPU time are both given: on a shared machine the CPU time of the
+process is the steadier of the two.
+
+    .venv/bin/python bench/fabric_events.py [--rounds 5] [--skip-fig20] [--scale]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import resource
 import statistics
+import subprocess
+import sys
 import time
 
 from fpgacomm import fabric, fabric_resources, gather_sim, schedules
@@ -61,16 +71,22 @@ def engine_against_heap(rounds: int) -> None:
           flush=True)
 
 
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def gather_point(schedule: str, preset: str, nodes: int, size: int, fast_forward: bool = True) -> dict:
-    estimate = fabric_resources.estimate_gather(schedule, nodes, size, levels=gather_sim._preset_levels(preset, nodes),
-                                                chunk=gather_sim.PRESET_CHUNK[preset], fast_forward=fast_forward)
+    estimate = gather_sim.estimate(schedule, preset, nodes, size, fast_forward=fast_forward)
     fabric_resources.check(estimate)
+    cpu = cpu_seconds()
     start = time.perf_counter()
     fab = gather_sim._preset(preset, nodes, 2, 2)
     plan = schedules.schedule(schedule, nodes, size, broadcast=False)
     parts = gather_sim.simulate(plan, fab, fast_forward=fast_forward)
     wall = time.perf_counter() - start
-    return {"schedule": schedule, "preset": preset, "nodes": nodes, "size": size, "stages": len(plan.stages),
+    cpu = cpu_seconds() - cpu
+    return {"cpu": cpu, "levels": fab.describe()["levels"], "schedule": schedule, "preset": preset, "nodes": nodes, "size": size, "stages": len(plan.stages),
             "time": parts["time"], "events": parts["events"], "simulated": parts["events_simulated"],
             "groups": parts["groups"], "distinct": parts["distinct_groups"], "jumps": parts["fast_forwards"],
             "wall": wall, "estimate": estimate.events, "memory": peak_memory_bytes(),
@@ -79,12 +95,46 @@ def gather_point(schedule: str, preset: str, nodes: int, size: int, fast_forward
 
 def print_points(points) -> None:
     print("| schedule | fabric | nodes | bytes per node | mode | stages | simulated gather [s] | events (full) | "
-          "events simulated | estimated | groups | distinct | jumps | wall [s] | peak RSS [MiB] |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "events simulated | estimated | groups | distinct | jumps | levels | wall [s] | CPU [s] | peak RSS [MiB] |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in points:
         print(f"| {p['schedule']} | {p['preset']} | {p['nodes']} | {p['size']} | {p['mode']} | {p['stages']} | "
               f"{p['time']:.6e} | {p['events']:.3e} | {p['simulated']:.3e} | {p['estimate']:.2e} | {p['groups']} | "
-              f"{p['distinct']} | {p['jumps']} | {p['wall']:.2f} | {p['memory'] / 2**20:.0f} |", flush=True)
+              f"{p['distinct']} | {p['jumps']} | {p['levels']} | {p['wall']:.2f} | {p['cpu']:.2f} | "
+              f"{p['memory'] / 2**20:.0f} |", flush=True)
+
+
+SCALE = [(schedule, preset, 100_000, size) for schedule, preset in
+         (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree"), ("vlink", "vcsn_fat_tree")) for size in (64 << 10, 16 * MiB)]
+
+
+def scale() -> None:
+    """The 100,000-node gathers, each in a fresh process (its own peak RSS),
+    and the carried groups against grouping afresh at 11664 nodes."""
+    points = []
+    for point in SCALE:
+        child = subprocess.run([sys.executable, __file__, "--point", json.dumps(point)], capture_output=True,
+                               text=True)
+        if child.returncode:
+            raise SystemExit(f"{point} failed:\n{child.stderr}")
+        points.append(json.loads(child.stdout.splitlines()[-1]))
+    print_points(points)
+    for schedule, preset in (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree")):
+        fab = gather_sim._preset(preset, 11664, 2, 2)
+        stages = gather_sim.fabric_stages(schedules.schedule(schedule, 11664, 64 << 10))
+        walls = []
+        results = []
+        for details in (True, False):
+            start = time.perf_counter()
+            results.append(fabric.run_schedule(fab, stages, details=details))
+            walls.append(time.perf_counter() - start)
+        grouped, carried = results
+        same = grouped.rows == carried.rows and all(
+            grouped.params[key] == carried.params[key] for key in ("events", "events_simulated", "groups"))
+        if not same:
+            raise SystemExit(f"{schedule} at 11664 nodes: carried groups differ from grouping afresh")
+        print(f"{schedule} on {preset}, 11664 x 64 KiB: every stage grouped afresh {walls[0]:.2f} s, groups carried "
+              f"{walls[1]:.2f} s; {grouped.params['groups']} groups, every row equal to the bit", flush=True)
 
 
 def targets_against_stepping(rounds: int) -> None:
@@ -116,7 +166,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--skip-fig20", action="store_true")
+    parser.add_argument("--scale", action="store_true", help="only the 100,000-node gathers and the carried groups")
+    parser.add_argument("--point", help=argparse.SUPPRESS)  # one gather point, in a child process
     args = parser.parse_args()
+    if args.point:
+        print(json.dumps(gather_point(*json.loads(args.point))))
+        return
+    if args.scale:
+        scale()
+        return
     print(f"machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
     engine_against_heap(args.rounds)
     targets_against_stepping(args.rounds)

@@ -47,3 +47,14 @@ def test_traffic_needs_a_rate(capsys):
     assert run(["fabric", "traffic", "cuscomnet_torus", "--rate", "1e5", "--packets", "100"]) == 0
     header = capsys.readouterr().out.splitlines()[1]
     assert header.split()[:5] == ["rate", "size", "packets", "mean_latency", "mean_wait"]
+
+
+def test_gather_on_the_host_path_runs_mpi_from_the_command_line_as_the_api_does(tmp_path, capsys):
+    from fpgacomm import cli, gather_sim
+
+    path = tmp_path / "mpi.json"
+    assert cli.main(["gather", "--fabric", "host_path", "--nodes", "4", "--sizes", "1M", "--json", str(path)]) == 0
+    saved = json.loads(path.read_text())
+    assert saved["params"]["schedule"] == "mpi"
+    api = gather_sim.run(fabric="host_path", nodes=[4], sizes=[1 << 20]).rows[0]
+    assert saved["rows"][0]["time"] == api["time"] and saved["rows"][0]["events_estimated"] == api["events_estimated"]

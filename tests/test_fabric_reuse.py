@@ -104,9 +104,9 @@ def test_gather_sim_with_and_without_reuse_agree_in_every_column():
     reused = gather_sim.run("tree", "vcsn_fat_tree", nodes=[64], sizes=[BLOCK, 1 << 20])
     full = gather_sim.run("tree", "vcsn_fat_tree", nodes=[64], sizes=[BLOCK, 1 << 20], reuse=False,
                           fast_forward=False)
+    work = ("events_simulated", "events_estimated")  # what the runs stepped, and expected to step
     for a, b in zip(reused.rows, full.rows):
-        assert {k: v for k, v in a.items() if k != "events_simulated"} == \
-            {k: v for k, v in b.items() if k != "events_simulated"}
+        assert {k: v for k, v in a.items() if k not in work} == {k: v for k, v in b.items() if k not in work}
         assert a["events_simulated"] < b["events_simulated"] == b["events"]
     assert reused.samples == full.samples
 
@@ -156,3 +156,38 @@ def test_random_stages_are_bit_identical(make):
         stages.append(stage)
     reused, full = both(fab, stages)
     assert_identical(reused, full)
+
+
+def test_stages_that_only_drain_chains_reuse_the_groups_of_the_stage_before():
+    # details=False carries a stage's groups into the next when it only
+    # shortens runs (a chain draining); details=True groups every stage
+    # afresh. Every figure must agree, the grouping counts included.
+    cases = [("ring", "dcn_ring", 2, 2, "gather"), ("tree", "vcsn_fat_tree", 2, 2, "gather"),
+             ("tree", "vcsn_fat_tree", 4, 2, "scatter"), ("vlink", "vcsn_fat_tree", 2, 4, "gather"),
+             ("ring", "vcsn", 4, 2, "gather"), ("tree", "vcsn", 2, 2, "allgather")]
+    for schedule, preset, ports, vports, collective in cases:
+        for n in (5, 16, 47):
+            if preset == "vcsn" and n > 16:
+                continue
+            plan = schedules.schedule(schedule, n, 3 * BLOCK, ports=ports, virtual_ports=vports,
+                                      collective=collective, broadcast=False)
+            fab = gather_sim._preset(preset, n, ports, vports)
+            stages = gather_sim.fabric_stages(plan)
+            grouped = fabric.run_schedule(fab, stages, details=True)
+            carried = fabric.run_schedule(fab, stages, details=False)
+            assert carried.rows == grouped.rows, (schedule, preset, n)
+            for key in ("events", "events_simulated", "groups", "distinct_groups"):
+                assert carried.params[key] == grouped.params[key], (schedule, preset, n, key)
+
+
+def test_fat_trees_past_three_levels_route_and_reuse_exactly():
+    # 4-port switches: three levels hold 16 nodes, four 32, five 64.
+    for n, levels in ((17, 4), (40, 5)):
+        fab = fabric.vcsn_fat_tree(n, switch_ports=4)
+        assert fabric._sim.describe(fab.spec)["levels"] == levels
+        for schedule in ("tree", "vlink", "ring"):
+            stages = gather_sim.fabric_stages(schedules.schedule(schedule, n, 3 * BLOCK))
+            stepped = fabric.run_schedule(fab, stages, reuse=False, fast_forward=False, details=True)
+            fast = fabric.run_schedule(fab, stages, details=False)
+            assert fast.rows == stepped.rows, (n, schedule)
+            assert fast.params["events"] == stepped.params["events"]

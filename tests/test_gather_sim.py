@@ -153,3 +153,10 @@ def test_against_with_each_rows_schedule_or_eq7s_own():
         for n in (4, 9):
             assert mine[f"corrected_{n}"] < 0.002 < eq7[f"corrected_{n}"]
             assert mine[f"original_{n}"] > mine[f"corrected_{n}"]
+
+
+def test_past_the_papers_11664_nodes_the_fat_tree_grows_a_level_and_says_so():
+    result = gather_sim.run("tree", "vcsn_fat_tree", nodes=[11665], sizes=[64 << 10])
+    assert result.rows[0]["levels"] == 4
+    assert result.params["topologies"] == {"11665": "2 plane(s) of a 4-level fat tree of 36-port switches, 11665 nodes"}
+    assert 0 < result.rows[0]["events_simulated"] and result.rows[0]["events_estimated"] > 0

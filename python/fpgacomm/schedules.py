@@ -329,6 +329,6 @@ def schedule(name: str, nodes: int, block_bytes: int, *, ports: int = 2, virtual
             stages = [([run.reversed() for run in runs], setup) for runs, setup in reversed(stages)]
         elif collective == "allgather":
             stages.append(([Run(nodes - 1, 0, 0, 1, 1, 0, 0, nodes, 1, (0, 0), (0, 1))], ("crossbar", "broadcast")))
-    built = tuple(Stage(tuple(run.shifted(root) for run in runs), setup, nodes, block_bytes)
+    built = tuple(Stage(tuple(run.shifted(root) for run in runs) if root else tuple(runs), setup, nodes, block_bytes)
                   for runs, setup in stages)
     return Schedule(name, collective, nodes, root, ports, virtual_ports, block_bytes, built)

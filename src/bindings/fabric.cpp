@@ -186,6 +186,7 @@ void bind_fabric(py::module_& m) {
             return entries;
           },
           "(node, port, vport, destination MAC) per entry")
+      .def("chunk_bytes", &FabricSpec::chunk_bytes, "payload bytes the simulator moves as one frame")
       .def("validate", &FabricSpec::validate);
 
   f.def(
@@ -197,7 +198,7 @@ void bind_fabric(py::module_& m) {
       "describe",
       [](const FabricSpec& spec) {
         spec.validate();
-        const auto topology = Topology::build(spec);
+        const auto topology = without_gil([&] { return Topology::build(spec); });
         return py::dict(py::arg("topology") = topology->describe(), py::arg("nodes") = topology->nodes(),
                         py::arg("devices") = topology->devices(), py::arg("levels") = topology->levels(),
                         py::arg("planes") = topology->planes());
@@ -207,9 +208,21 @@ void bind_fabric(py::module_& m) {
       "distances",
       [](const FabricSpec& spec, int src, int port) {
         spec.validate();
-        return Topology::build(spec)->distances(src, port);
+        return without_gil([&] { return Topology::build(spec)->distances(src, port); });
       },
       py::arg("spec"), py::arg("src") = 0, py::arg("port") = 0, "links crossed from src to every node");
+  f.def(
+      "node_at",
+      [](const FabricSpec& spec, int links, int src, int port) {
+        spec.validate();
+        return without_gil([&] {
+          const auto topology = Topology::build(spec);
+          const int node = topology->node_at(src, links, port);
+          return std::make_pair(node, node < 0 ? -1 : topology->path_links(src, node, port));
+        });
+      },
+      py::arg("spec"), py::arg("links"), py::arg("src") = 0, py::arg("port") = 0,
+      "(node, links): the lowest-numbered node `links` links from src (links < 0: the nearest), or (-1, -1)");
   f.def(
       "ping_pong",
       [](const FabricSpec& spec, int src, int dst, std::int64_t bytes, int iterations) {
@@ -260,7 +273,7 @@ void bind_fabric(py::module_& m) {
         py::list out;
         for (const BeffPoint& p : points) {
           out.append(py::dict(py::arg("bytes") = p.bytes, py::arg("time") = p.time,
-                              py::arg("pair_bandwidth") = p.pair_bandwidth));
+                              py::arg("pair_bandwidth") = p.pair_bandwidth, py::arg("events") = p.events));
         }
         return out;
       },

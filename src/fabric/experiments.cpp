@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "fabric/network.hpp"
 #include "fabric/stage_groups.hpp"
 
@@ -108,6 +109,7 @@ std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::
     }
     network.run();
     point.pair_bandwidth = static_cast<double>(bytes) / point.time;
+    point.events = network.engine().events_processed();
     points.push_back(point);
   }
   return points;
@@ -132,6 +134,80 @@ struct Outcome {
   double last = 0.0;
   std::uint64_t events = 0;     // of the full simulation
   std::uint64_t simulated = 0;  // processed (the rest fast-forwarded)
+  int id = 0;                   // in order of simulation
+};
+
+bool same_but_count(const TransferRun& a, const TransferRun& b) {
+  return a.src == b.src && a.src_step == b.src_step && a.dst == b.dst && a.dst_step == b.dst_step &&
+         a.bytes == b.bytes && a.port == b.port && a.lane == b.lane;
+}
+
+// What a stage grouped in full leaves for the stages after it: its runs and,
+// per run and transfer, the group it fell in. A pipelined chain drains one
+// transfer per stage: the next stage is the same runs, some shorter. Its
+// groups are then the recorded ones less the transfers dropped, as long as
+// each of those was a group of its own (a group that loses a member may
+// split; a group that keeps all of them keeps its key, which depends on its
+// members alone). So such a stage costs O(runs + transfers dropped), not
+// O(transfers): a gather of n nodes groups O(n) transfers, not O(n^2).
+class StageCarry {
+ public:
+  void record(const std::vector<TransferRun>& runs, const StageGroups& groups, const std::vector<int>& outcome_ids,
+              std::size_t outcomes) {
+    runs_ = runs;
+    std::int64_t transfers = 0;
+    for (const TransferRun& run : runs) transfers += run.count;
+    std::vector<int> group_of_flat(transfers);
+    group_size_.assign(groups.groups(), 0);
+    group_outcome_ = outcome_ids;
+    counts_.assign(outcomes, 0);
+    for (int g = 0; g < groups.groups(); ++g) {
+      for (const int* member = groups.members_begin(g); member != groups.members_end(g); ++member) {
+        group_of_flat[*member] = g;
+      }
+      group_size_[g] = static_cast<int>(groups.members_end(g) - groups.members_begin(g));
+      ++counts_[outcome_ids[g]];
+    }
+    group_of_.resize(runs.size());
+    std::size_t flat = 0;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      group_of_[r].assign(group_of_flat.begin() + flat, group_of_flat.begin() + flat + runs[r].count);
+      flat += runs[r].count;
+    }
+    alive_ = groups.groups();
+    valid_ = true;
+  }
+  // Whether `runs` are the recorded ones with some shortened, dropping only
+  // groups of one transfer; if so, drops those groups.
+  bool shrink_to(const std::vector<TransferRun>& runs) {
+    if (!valid_ || runs.size() != runs_.size()) return false;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      if (!same_but_count(runs[r], runs_[r]) || runs[r].count < 0 || runs[r].count > runs_[r].count) return false;
+      for (int i = runs[r].count; i < runs_[r].count; ++i) {
+        if (group_size_[group_of_[r][i]] != 1) return false;
+      }
+    }
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      for (int i = runs[r].count; i < runs_[r].count; ++i) {
+        --counts_[group_outcome_[group_of_[r][i]]];
+        --alive_;
+      }
+      group_of_[r].resize(runs[r].count);
+      runs_[r].count = runs[r].count;
+    }
+    return true;
+  }
+  // Groups alive per outcome id, and in all.
+  const std::vector<std::int64_t>& counts() const { return counts_; }
+  std::int64_t groups() const { return alive_; }
+
+ private:
+  bool valid_ = false;
+  std::vector<TransferRun> runs_;
+  std::vector<std::vector<int>> group_of_;
+  std::vector<int> group_size_, group_outcome_;
+  std::vector<std::int64_t> counts_;
+  std::int64_t alive_ = 0;
 };
 
 int node_mod(std::int64_t value, int nodes) { return static_cast<int>(((value % nodes) + nodes) % nodes); }
@@ -145,6 +221,7 @@ void expand(const std::vector<TransferRun>& runs, const Topology& topology, std:
     topology.check_node(run.src, "source");
     topology.check_node(run.dst, "destination");
     for (int i = 0; i < run.count; ++i) {
+      if ((i & 0xFFFF) == 0) check_interrupt();
       out->push_back(StageTransfer{node_mod(run.src + std::int64_t{i} * run.src_step, nodes),
                                    node_mod(run.dst + std::int64_t{i} * run.dst_step, nodes), run.bytes, run.port,
                                    run.lane});
@@ -196,14 +273,44 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
   }
   clock += host.crossbar_setup + host.barrier(servers, host.crossbar_setup);
   result.setup = clock;
+  // The interrupt tells the host that the stage's writes are done; the
+  // next stage's crossbar is set up before the barrier that ends this one.
+  const auto close_stage = [&](std::size_t s, StageTiming&& stage) {
+    const double setup_next = s + 1 < stages.size() ? host.crossbar_setup : 0.0;
+    const double before_barrier = host.interrupt + setup_next;
+    stage.control = before_barrier + host.barrier(servers, stage.transfer + before_barrier);
+    clock += stage.transfer + stage.control;
+    result.stages.push_back(std::move(stage));
+  };
   StageGroups groups(network);
   std::unordered_map<std::vector<std::int64_t>, Outcome, KeyHash> seen;
+  std::vector<const Outcome*> outcomes;  // by id
+  std::vector<int> outcome_of_group;
+  // Carrying groups over is for the times alone (every transfer's own time
+  // needs its stage expanded anyway).
+  StageCarry carry;
+  const bool carry_over = result.reused && !options.keep_done;
   std::vector<StageTransfer> transfers;
   std::vector<int> everyone;
   for (std::size_t s = 0; s < stages.size(); ++s) {
-    expand(stages[s], network.topology(), &transfers);
+    check_interrupt();
     StageTiming stage;
     stage.start = clock;
+    if (carry_over && carry.shrink_to(stages[s])) {
+      for (const TransferRun& run : stages[s]) {
+        stage.transfers += run.count;
+        stage.bytes += run.count * run.bytes;
+      }
+      for (std::size_t id = 0; id < outcomes.size(); ++id) {
+        if (carry.counts()[id] == 0) continue;
+        stage.transfer = std::max(stage.transfer, outcomes[id]->last);
+        result.events += static_cast<std::uint64_t>(carry.counts()[id]) * outcomes[id]->events;
+      }
+      result.groups += carry.groups();
+      close_stage(s, std::move(stage));
+      continue;
+    }
+    expand(stages[s], network.topology(), &transfers);
     stage.transfers = static_cast<std::int64_t>(transfers.size());
     for (const StageTransfer& t : transfers) stage.bytes += t.bytes;
     if (options.keep_done) stage.done.assign(transfers.size(), 0.0);
@@ -219,15 +326,20 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
       result.distinct_groups += 1;
     } else {
       groups.split(transfers);
+      outcome_of_group.resize(groups.groups());
       for (int g = 0; g < groups.groups(); ++g) {
+        if ((g & 0xFFF) == 0) check_interrupt();
         const auto& key = groups.key(g);
         auto found = seen.find(key);
         if (found == seen.end()) {
           Outcome outcome = simulate(network, transfers, groups.members_begin(g), groups.members_end(g));
           result.events_simulated += outcome.simulated;
+          outcome.id = static_cast<int>(outcomes.size());
           found = seen.emplace(key, std::move(outcome)).first;
+          outcomes.push_back(&found->second);  // elements of an unordered_map stay where they are
         }
         const Outcome& outcome = found->second;
+        outcome_of_group[g] = outcome.id;
         stage.transfer = std::max(stage.transfer, outcome.last);
         result.events += outcome.events;
         if (options.keep_done) {
@@ -236,14 +348,9 @@ ScheduleResult run_schedule(const FabricSpec& spec, const std::vector<std::vecto
         }
       }
       result.groups += groups.groups();
+      if (carry_over) carry.record(stages[s], groups, outcome_of_group, outcomes.size());
     }
-    // The interrupt tells the host that the stage's writes are done; the
-    // next stage's crossbar is set up before the barrier that ends this one.
-    const double setup_next = s + 1 < stages.size() ? host.crossbar_setup : 0.0;
-    const double before_barrier = host.interrupt + setup_next;
-    stage.control = before_barrier + host.barrier(servers, stage.transfer + before_barrier);
-    clock += stage.transfer + stage.control;
-    result.stages.push_back(std::move(stage));
+    close_stage(s, std::move(stage));
   }
   if (result.reused) result.distinct_groups = seen.size();
   result.total = clock;

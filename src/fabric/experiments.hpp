@@ -57,6 +57,7 @@ struct BeffPoint {
   std::int64_t bytes = 0;
   double time = 0.0;            // slowest of all nodes' exchanges with both neighbours
   double pair_bandwidth = 0.0;  // b(L) of one kernel pair: L / time
+  std::uint64_t events = 0;
 };
 // Every node sends L bytes to both ring neighbours at once, per size.
 std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::int64_t>& sizes);

@@ -39,6 +39,65 @@ using namespace fast_forward;
 
 namespace fpgacomm::fabric {
 
+namespace fast_forward {
+
+// A reader's times are one sum repeated: value += step, once per frame. They
+// need not be stepped one by one. Within one binade [2^(e-1), 2^e) every
+// double is a multiple of its ulp u, and value + step rounds (to nearest) to
+// value + S, S = step rounded to a multiple of u: the same S for every value
+// of the binade, unless step / u lies exactly half-way between two whole
+// numbers (then ties-to-even depends on the value: those sums are stepped),
+// and as long as the sum stays in the binade. So a binade's worth of sums is
+// one multiplication, exact: the same doubles as the loop, bit for bit.
+//
+std::int64_t add_while_below(double& value, double step, double until, std::int64_t most) {
+  std::int64_t taken = 0;
+  while (taken < most && value < until) {
+    int exponent = 0;
+    std::frexp(value, &exponent);  // value in [2^(exponent-1), 2^exponent)
+    if (value >= std::numeric_limits<double>::min() && step > 0.0 && std::isfinite(value) && exponent < 1000) {
+      const double top = std::ldexp(1.0, exponent);
+      const double ulp = std::ldexp(1.0, exponent - 53);
+      const double quotient = step / ulp;  // exact: a power-of-two scaling
+      const double whole = std::floor(quotient);
+      const double fraction = quotient - whole;
+      if (fraction != 0.5 && quotient < 0x1p52) {
+        const double units = fraction < 0.5 ? whole : whole + 1.0;
+        const double stride = units * ulp;
+        // Sums value + j * stride for j = 1 .. inside stay in the binade
+        // (exact: j * units < 2^53 there).
+        const double room = (top - value) / ulp;  // whole units to the binade's end, exact
+        const auto inside = stride > 0.0 ? static_cast<std::int64_t>(std::ceil(room / units)) - 1 : 0;
+        std::int64_t count = std::min(inside, most - taken);
+        while (count > 0 && !(value + static_cast<double>(count) * stride < top)) --count;  // (rounding of room / units)
+        if (count >= 1) {
+          // The loop stops after the first sum at or above `until`.
+          if (value + static_cast<double>(count) * stride >= until) {
+            auto first = static_cast<std::int64_t>(std::ceil((until - value) / stride));
+            first = std::clamp<std::int64_t>(first, 1, count);
+            while (first > 1 && value + static_cast<double>(first - 1) * stride >= until) --first;
+            while (first < count && value + static_cast<double>(first) * stride < until) ++first;
+            count = first;
+          }
+          value += static_cast<double>(count) * stride;
+          taken += count;
+          continue;
+        }
+      }
+    }
+    value += step;
+    ++taken;
+  }
+  return taken;
+}
+
+double add_repeatedly(double value, double step, std::int64_t count) {
+  add_while_below(value, step, std::numeric_limits<double>::infinity(), count);
+  return value;
+}
+
+}  // namespace fast_forward
+
 Network::~Network() = default;
 
 void Network::enable_fast_forward(bool on) {
@@ -510,6 +569,24 @@ void Network::catch_up_reads(int id, double until) {
   // Frames queued before `until` join a run (one entry); one read before it
   // but queued after (store and forward) is a frame of its own with its event.
   Run run{id, p, 0, next_read};
+  const double read_time = static_cast<double>(chunk_) / spec_.node.dma_bandwidth;
+  if (next_read >= 0.0 && next_read < until) {
+    // All but the last of these reads, at once (add_while_below's sums are
+    // the loop's own): their frames' places are whole wire bytes (exact
+    // sums), and each joins the run, its head and tail before `until`.
+    const std::int64_t reads = m.frames_total - 2 - m.frames_emitted;
+    double last = next_read;
+    const std::int64_t bulk = reads > 1 ? add_while_below(last, read_time, until, reads) - 1 : 0;
+    if (bulk > 0) {
+      next_read = add_repeatedly(next_read, read_time, bulk);
+      lane.reserved += static_cast<double>(bulk) * port.chunk_wire;
+      lane.last_input = engine_input;
+      m.channel_left[0] -= bulk * chunk_;
+      m.frames_emitted += bulk;
+      run.count += bulk;
+      events += 2 * static_cast<std::uint64_t>(bulk);  // each read and its enqueue
+    }
+  }
   while (next_read >= 0.0 && next_read < until && m.frames_emitted + 2 < m.frames_total) {
     const std::int64_t payload = chunk_;
     const double wire = port.chunk_wire;
@@ -599,7 +676,7 @@ void Network::drop_front(Lane& lane, std::int64_t frames, std::vector<int>* free
     }
     Run& run = runs_[-entry - 1];
     const std::int64_t taken = std::min(frames, run.count);
-    for (std::int64_t k = 0; k < taken; ++k) run.read += static_cast<double>(chunk_) / spec_.node.dma_bandwidth;
+    run.read = add_repeatedly(run.read, static_cast<double>(chunk_) / spec_.node.dma_bandwidth, taken);
     frames -= taken;
     if (taken == run.count) {
       lane.in_runs -= run.count - 1;
@@ -629,8 +706,8 @@ bool Network::ready_between(const Lane& lane, std::int64_t first, std::int64_t l
     // Tails grow along the run: the last one in range decides.
     const std::int64_t in_range = std::min(last, position + run.count - 1);
     if (in_range >= first) {
-      double read = run.read;
-      for (std::int64_t k = position; k < in_range; ++k) read += static_cast<double>(chunk_) / spec_.node.dma_bandwidth;
+      const double read =
+          add_repeatedly(run.read, static_cast<double>(chunk_) / spec_.node.dma_bandwidth, in_range - position);
       if (!(read + static_cast<double>(chunk_) / spec_.node.dma_bandwidth <= now())) return false;
     }
     position += run.count;

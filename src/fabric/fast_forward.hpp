@@ -23,6 +23,14 @@ constexpr std::size_t kLongQueue = 64;        // a FIFO (not deep) holding more:
 constexpr int kMissesPerStride = 32;
 constexpr int kLongestStride = 1024;
 
+// A reader's times are one sum repeated (value += step, once per frame):
+// adds `step` to `value` while value < until, at most `most` times, with the
+// very doubles that loop gives, a binade's worth of sums at a time (see
+// fast_forward.cpp); returns how many times it added.
+std::int64_t add_while_below(double& value, double step, double until, std::int64_t most);
+// `count` times value += step.
+double add_repeatedly(double value, double step, std::int64_t count);
+
 // How a recorded time may change over one period.
 enum Change : char { kMoves = 0, kMayStay = 1 };
 // Where a frame of the network side is.

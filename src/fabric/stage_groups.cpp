@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm::fabric {
 
@@ -49,6 +50,7 @@ void StageGroups::split(const std::vector<StageTransfer>& transfers) {
   parent_.resize(count);
   const auto& ports = topology_.ports();
   for (int t = 0; t < count; ++t) {
+    if ((t & 0x3FFF) == 0) check_interrupt();
     const StageTransfer& transfer = transfers[t];
     topology_.check_node(transfer.src, "source");
     topology_.check_node(transfer.dst, "destination");

@@ -1,8 +1,10 @@
 #include "fabric/topology.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace fpgacomm::fabric {
 
@@ -17,6 +19,8 @@ int Topology::add_device(DeviceRole role) {
 }
 
 int Topology::connect(int a, int b, bool trunk, int count) {
+  // Building a topology of millions of nodes takes seconds: hear interrupts.
+  if (++links_made_ % 32768 == 0) check_interrupt();
   const int forward = static_cast<int>(ports_.size());
   const int backward = forward + count;
   for (int i = 0; i < count; ++i) {
@@ -41,20 +45,34 @@ void Topology::check_node(int node, const char* what) const {
 int Topology::path_links(int src, int dst, int plane) const {
   check_node(src, "source");
   check_node(dst, "destination");
-  int links = 0;
-  for (int device = src; device != dst; ++links) {
-    if (links > devices()) throw Error("fabric: routing from " + std::to_string(src) + " loops");
-    device = ports_[route(device, dst, plane).first].peer;
+  if (src == dst) return 0;
+  route(src, dst, plane);  // O(1): throws for a plane the nodes lack
+  return links_between(src, dst, plane);
+}
+
+std::vector<int> Topology::distances(int src, int plane) const {
+  check_node(src, "source");
+  route(src, src == 0 ? 1 : 0, plane);  // throws for a plane the nodes lack
+  std::vector<int> links(nodes_, 0);
+  for (int dst = 0; dst < nodes_; ++dst) {
+    if ((dst & 0xFFFF) == 0) check_interrupt();
+    if (dst != src) links[dst] = links_between(src, dst, plane);
   }
   return links;
 }
 
-std::vector<int> Topology::distances(int src, int plane) const {
-  std::vector<int> links(nodes_, 0);
-  for (int dst = 0; dst < nodes_; ++dst) {
-    if (dst != src) links[dst] = path_links(src, dst, plane);
+int Topology::node_at(int src, int links, int plane) const {
+  const std::vector<int> from = distances(src, plane);
+  if (links < 0) {
+    links = nodes_;
+    for (int dst = 0; dst < nodes_; ++dst) {
+      if (dst != src) links = std::min(links, from[dst]);
+    }
   }
-  return links;
+  for (int dst = 0; dst < nodes_; ++dst) {
+    if (dst != src && from[dst] == links) return dst;
+  }
+  return -1;
 }
 
 namespace {
@@ -78,6 +96,10 @@ class Ring : public Topology {
     if (device == dst) throw UsageError("fabric: a message from node " + std::to_string(dst) + " to itself");
     const int right = positive_mod(dst - device, nodes());
     return PortGroup{right <= nodes() - right ? right_[device] : left_[device], channels_};
+  }
+  int links_between(int src, int dst, int) const override {
+    const int right = positive_mod(dst - src, nodes());
+    return std::min(right, nodes() - right);
   }
   std::string describe() const override {
     return "ring of " + std::to_string(nodes()) + " nodes, " + std::to_string(channels_) +
@@ -118,6 +140,12 @@ class Torus : public Topology {
     if (dc != 0) return PortGroup{dc <= cols_ - dc ? east_[device] : west_[device], 1};
     const int dr = positive_mod(dst / cols_ - device / cols_, rows_);
     return PortGroup{dr <= rows_ - dr ? south_[device] : north_[device], 1};
+  }
+  // Row first, then column, each the short way round.
+  int links_between(int src, int dst, int) const override {
+    const int dc = positive_mod(dst % cols_ - src % cols_, cols_);
+    const int dr = positive_mod(dst / cols_ - src / cols_, rows_);
+    return std::min(dc, cols_ - dc) + std::min(dr, rows_ - dr);
   }
   std::string describe() const override {
     return std::to_string(rows_) + "x" + std::to_string(cols_) + " torus";
@@ -188,6 +216,7 @@ class Switched : public SwitchedBase {
     check_node(dst, "destination");
     return PortGroup{tables_[device].down[dst], 1};
   }
+  int links_between(int, int, int) const override { return 2; }
   std::string describe() const override {
     return std::to_string(planes_) + " plane(s) of one switch, " + std::to_string(nodes()) + " nodes";
   }
@@ -208,13 +237,13 @@ class FatTree : public SwitchedBase {
       levels_ = 1;
     } else if (n <= 1LL * k * k / 2) {
       levels_ = 2;
-    } else if (n <= 1LL * k * k * k / 4) {
-      levels_ = 3;
     } else {
-      throw UsageError("fabric: " + std::to_string(nodes) + " nodes exceed a 3-level fat tree of " +
-                       std::to_string(k) + "-port switches (" + std::to_string(1LL * k * k * k / 4) +
-                       " nodes); give more switch ports");
+      // Three levels up to k^3/4, and each level more multiplies that by k/2.
+      levels_ = 3;
+      for (long long capacity = 1LL * k * k * k / 4; n > capacity; capacity *= h_) ++levels_;
     }
+    block_.assign(levels_ + 1, 1);
+    for (int level = 1; level <= levels_; ++level) block_[level] = block_[level - 1] * h_;
     node_port_.assign(nodes * planes, -1);
     for (int p = 0; p < planes; ++p) build_plane(p);
   }
@@ -227,6 +256,7 @@ class FatTree : public SwitchedBase {
     const Place& at = places_[device];
     const SwitchTable& table = tables_[device];
     const int h2 = h_ * h_;
+    if (levels_ > 3) return deep_route(at, table, dst);
     if (levels_ == 1) return PortGroup{table.down[dst], 1};
     if (levels_ == 2) {
       if (at.level == 1) {
@@ -243,6 +273,14 @@ class FatTree : public SwitchedBase {
     }
     return PortGroup{table.down[pod], 1};
   }
+  // Up to the lowest switch above both and down again: a shared edge (or
+  // leaf) switch, a shared pod, or a core.
+  int links_between(int src, int dst, int) const override {
+    for (int level = 1; level < levels_; ++level) {
+      if (src / block_[level] == dst / block_[level]) return 2 * level;
+    }
+    return 2 * levels_;
+  }
   std::string describe() const override {
     return std::to_string(planes_) + " plane(s) of a " + std::to_string(levels_) + "-level fat tree of " +
            std::to_string(k_) + "-port switches, " + std::to_string(nodes()) + " nodes";
@@ -253,7 +291,54 @@ class FatTree : public SwitchedBase {
     int level = 0, pod = 0, index = 0;
   };
   int k_, h_, planes_, levels_ = 0;
+  std::vector<long long> block_;  // nodes under one switch of each level below the top: (k/2)^level
   std::vector<Place> places_;
+
+  // Four levels or more: a switch of level l < L serves a block of
+  // (k/2)^l nodes (Place::pod), with (k/2)^(l-1) switches per block
+  // (Place::index). Up-port j of switch t leads to switch t + j (k/2)^(l-1)
+  // of the parent block; down-port c to switch t mod (k/2)^(l-2) of
+  // sub-block c. The top level's (k/2)^(L-1) switches reach every block of
+  // level L-1 (up to k of them). A message climbs until its destination is
+  // in the block below, taking the up-port named by the destination's digit
+  // of that level (d-mod-k), then descends by digits.
+  PortGroup deep_route(const Place& at, const SwitchTable& table, int dst) const {
+    if (at.level == levels_) return PortGroup{table.down[dst / block_[levels_ - 1]], 1};
+    const int digit = static_cast<int>((dst / block_[at.level - 1]) % h_);
+    return PortGroup{dst / block_[at.level] == at.pod ? table.down[digit] : table.up[digit], 1};
+  }
+  void build_deep_plane(int plane) {
+    const long long n = nodes();
+    // switches[l][block * per_block + t], levels 1 .. L-1; top[t].
+    std::vector<std::vector<int>> switches(levels_);
+    for (int level = 1; level < levels_; ++level) {
+      const long long blocks = (n + block_[level] - 1) / block_[level];
+      const long long per_block = block_[level - 1];
+      switches[level].resize(blocks * per_block);
+      for (long long b = 0; b < blocks; ++b) {
+        for (long long t = 0; t < per_block; ++t) {
+          switches[level][b * per_block + t] = add_switch(level, static_cast<int>(b), static_cast<int>(t));
+        }
+      }
+    }
+    for (long long i = 0; i < n; ++i) attach_node(switches[1][i / h_], static_cast<int>(i), plane);
+    for (int level = 2; level < levels_; ++level) {
+      const long long per_block = block_[level - 1], per_sub = block_[level - 2];
+      const long long subs = static_cast<long long>(switches[level - 1].size()) / per_sub;
+      for (long long index = 0; index < static_cast<long long>(switches[level].size()); ++index) {
+        const long long b = index / per_block, t = index % per_block;
+        for (long long c = 0; c < h_ && b * h_ + c < subs; ++c) {
+          link_down(switches[level][index], switches[level - 1][(b * h_ + c) * per_sub + t % per_sub], true);
+        }
+      }
+    }
+    const long long per_sub = block_[levels_ - 2];
+    const long long subs = static_cast<long long>(switches[levels_ - 1].size()) / per_sub;
+    for (long long t = 0; t < block_[levels_ - 1]; ++t) {
+      const int top = add_switch(levels_, 0, static_cast<int>(t));
+      for (long long c = 0; c < subs; ++c) link_down(top, switches[levels_ - 1][c * per_sub + t % per_sub], true);
+    }
+  }
 
   int add_switch(int level, int pod, int index) {
     const int id = new_switch();
@@ -269,6 +354,10 @@ class FatTree : public SwitchedBase {
   }
   void build_plane(int plane) {
     const int n = nodes();
+    if (levels_ > 3) {
+      build_deep_plane(plane);
+      return;
+    }
     if (levels_ == 1) {
       const int sw = add_switch(1, 0, 0);
       for (int i = 0; i < n; ++i) attach_node(sw, i, plane);
@@ -329,6 +418,7 @@ class HostPath : public SwitchedBase {
                                                     : tables_[device].up[0], 1};
   }
   int levels() const override { return 1; }
+  int links_between(int src, int dst, int) const override { return src / per_host_ == dst / per_host_ ? 2 : 4; }
   std::string describe() const override {
     return std::to_string(nodes()) + " FPGAs, " + std::to_string(per_host_) +
            " per host, hosts on one network switch";

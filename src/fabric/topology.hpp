@@ -2,6 +2,7 @@
 // the nodes (FPGAs); switches and hosts follow. Every link is a pair of
 // output ports, one per direction.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,10 +46,14 @@ class Topology {
   // The output ports of `device` towards node `dst`, for a message that left
   // its source by physical port `plane`. Unroutable input throws UsageError.
   virtual PortGroup route(int device, int dst, int plane) const = 0;
-  // Links crossed from node src to node dst (0 when src == dst).
+  // Links crossed from node src to node dst (0 when src == dst), by the
+  // topology's closed form: O(1), never walking the path.
   int path_links(int src, int dst, int plane) const;
-  // path_links from src to every node.
+  // path_links from src to every node: O(n).
   std::vector<int> distances(int src, int plane) const;
+  // The lowest-numbered node `links` links from src (links < 0: the
+  // nearest other node), or -1 where none is: O(n).
+  int node_at(int src, int links, int plane) const;
   virtual std::string describe() const = 0;
   // Throws UsageError unless `node` is one of the fabric's nodes; `what`
   // names its role ("source", "destination").
@@ -56,6 +61,8 @@ class Topology {
 
  protected:
   explicit Topology(int nodes);
+  // path_links for two distinct nodes of the fabric, which route() follows.
+  virtual int links_between(int src, int dst, int plane) const = 0;
   int add_device(DeviceRole role);
   // Adds `count` parallel links between a and b; returns the first port
   // from a to b (the others follow it in a's and the port list).
@@ -66,6 +73,7 @@ class Topology {
   std::vector<DeviceRole> roles_;
   std::vector<PortInfo> ports_;
   std::vector<std::vector<int>> device_ports_;
+  std::int64_t links_made_ = 0;
 };
 
 }  // namespace fpgacomm::fabric

@@ -1,11 +1,15 @@
 // The simulator's parts on their own: event order, framing arithmetic, line
 // coding, routing, MAC addresses, and the errors for impossible input.
+#include <cmath>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "check.hpp"
 #include "core/error.hpp"
 #include "fabric/engine.hpp"
 #include "fabric/experiments.hpp"
+#include "fabric/fast_forward.hpp"
 #include "fabric/framing.hpp"
 #include "fabric/link.hpp"
 #include "fabric/mac_table.hpp"
@@ -150,8 +154,75 @@ void test_fat_tree_levels_and_paths() {
   CHECK(three->path_links(0, 1, 0) == 2);
   CHECK(three->path_links(0, 20, 0) == 4);    // same pod
   CHECK(three->path_links(0, 1000, 0) == 6);  // through a core
-  spec.nodes = 11665;  // one more than k^3/4
-  CHECK_THROWS(UsageError, Topology::build(spec), "exceed a 3-level fat tree");
+  spec.nodes = 11665;  // one more than k^3/4: a fourth level
+  auto four = Topology::build(spec);
+  CHECK(four->levels() == 4);
+  CHECK(four->path_links(0, 1000, 0) == 6);    // within a block of (k/2)^3 nodes
+  CHECK(four->path_links(0, 11664, 0) == 8);   // through the top
+  CHECK(four->describe().find("4-level fat tree of 36-port switches") != std::string::npos);
+}
+
+// path_links' closed form against the route followed hop by hop, every pair.
+void test_path_lengths_match_the_routes() {
+  std::vector<FabricSpec> specs;
+  for (int nodes : {2, 3, 8, 9}) specs.push_back(plain(TopologyKind::ring, nodes));
+  FabricSpec torus = plain(TopologyKind::torus, 0);
+  for (auto [rows, cols] : {std::pair{1, 5}, std::pair{4, 5}, std::pair{6, 3}}) {
+    torus.rows = rows;
+    torus.cols = cols;
+    specs.push_back(torus);
+  }
+  FabricSpec tree = plain(TopologyKind::fat_tree, 0);
+  tree.switch_ports = 4;
+  tree.ports_per_node = 2;
+  for (int nodes : {3, 7, 13, 16, 17, 29, 32, 33, 50}) {  // 1 to 5 levels
+    tree.nodes = nodes;
+    specs.push_back(tree);
+  }
+  FabricSpec hosts = plain(TopologyKind::host_path, 7);
+  hosts.fpgas_per_host = 2;
+  specs.push_back(hosts);
+  specs.push_back(plain(TopologyKind::switched, 5));
+  for (const FabricSpec& spec : specs) {
+    const auto topology = Topology::build(spec);
+    for (int plane = 0; plane < topology->planes(); ++plane) {
+      for (int src = 0; src < topology->nodes(); ++src) {
+        const std::vector<int> from = topology->distances(src, plane);
+        for (int dst = 0; dst < topology->nodes(); ++dst) {
+          int walked = 0;
+          for (int device = src; device != dst; ++walked) {
+            device = topology->ports()[topology->route(device, dst, plane).first].peer;
+          }
+          CHECK(topology->path_links(src, dst, plane) == walked);
+          CHECK(from[dst] == walked);
+        }
+      }
+    }
+  }
+}
+
+// A binade's worth of a reader's sums at once gives the loop's own doubles.
+void test_repeated_sums_match_the_loop() {
+  using fast_forward::add_while_below;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> start(0.0, 3.0), exponent(-12.0, 8.0), length(0.0, 1.0);
+  const double steps[] = {9152.0 / 19.2e9, 3968.0 / 19.2e9, 1.0 / 3.0, 0x1p-30, 0x1.8p-40, 1e-7};
+  for (int trial = 0; trial < 300; ++trial) {
+    const double step = steps[trial % 6];
+    const double first = start(rng) * std::pow(2.0, exponent(rng)) + (trial % 7 == 0 ? 0.0 : step);
+    const double until = first + length(rng) * step * 200000.0;
+    const std::int64_t most = trial % 3 == 0 ? 1000 : 500000;
+    double looped = first;
+    std::int64_t loops = 0;
+    while (loops < most && looped < until) {
+      looped += step;
+      ++loops;
+    }
+    double jumped = first;
+    CHECK(add_while_below(jumped, step, until, most) == loops);
+    CHECK(jumped == looped);
+    CHECK(fast_forward::add_repeatedly(first, step, loops) == looped);
+  }
 }
 
 void test_errors_for_impossible_input() {
@@ -225,6 +296,8 @@ int main() {
   test_line_coding_rates();
   test_torus_routes_row_then_column();
   test_fat_tree_levels_and_paths();
+  test_path_lengths_match_the_routes();
+  test_repeated_sums_match_the_loop();
   test_errors_for_impossible_input();
   test_stream_is_serialisation_plus_latency();
   test_bounded_buffers_apply_backpressure();

@@ -13,7 +13,7 @@ from .fabric import add_limit_options, limits_of
 from ..params import byte_sizes, usage_error
 from ..benchmarks.gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
 
-FABRICS = ("dcn_ring", "vcsn", "vcsn_fat_tree")
+FABRICS = ("dcn_ring", "vcsn", "vcsn_fat_tree", "host_path")
 
 
 def register(subparsers) -> None:

@@ -26,8 +26,9 @@ import sys
 
 from .. import _core
 from ..models.beff import BITTWARE_520N, ChannelModel
-from ..params import byte_sizes
+from ..params import byte_sizes, usage_error
 from ..results.result import Result
+from ..runtime.interrupts import Interrupted
 
 _sim = _core.fabric
 UsageError = _core.UsageError
@@ -68,6 +69,7 @@ class Fabric:
     virtual_topology: bool = False
     # FSHMEM: the target's handler turn-round before a GET reply.
     handler_latency: float = 0.0
+    _described: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     @property
     def nodes(self) -> int:
@@ -83,12 +85,23 @@ class Fabric:
         node, port, vport = _virtual_port(source, "source")
         self.spec.add_mac_entry(node, port, vport, _mac(destination))
 
+    def describe(self) -> dict:
+        """The topology the simulator builds (its description, nodes, devices,
+        levels and planes), built once per shape: at a hundred thousand
+        nodes building it takes a good part of a second."""
+        spec = self.spec
+        shape = (spec.topology, spec.nodes, spec.rows, spec.cols, spec.ports_per_node, spec.switch_ports,
+                 spec.fpgas_per_host)
+        if not self._described or self._described[0] != shape:
+            self._described = (shape, _sim.describe(spec))
+        return self._described[1]
+
     def params(self) -> dict:
         """Every parameter of the fabric, for a Result's params."""
         spec = self.spec
         return {
             "fabric": self.name, "fabric_arguments": dict(self.arguments),
-            "topology": _sim.describe(spec)["topology"],
+            "topology": self.describe()["topology"],
             "access_link": _link_params(spec.access_link), "trunk_link": _link_params(spec.trunk_link),
             "framing": _framing_params(spec.framing),
             "trunk_framing": None if spec.trunk_framing is None else _framing_params(spec.trunk_framing),
@@ -498,28 +511,74 @@ def _result(benchmark: str, fabric: Fabric, params: dict, rows: list, units: dic
 _MESSAGE_SIZE = "fabric: message size"
 
 
-def _admit(what: str, fabric: Fabric, messages: int, sizes: list, dst: int, limits) -> None:
-    """fabric_resources' estimate of `messages` messages of the largest size
-    from node 0 to dst, checked against the limits before simulating."""
+def _admit(what: str, fabric: Fabric, messages: int, sizes: list, links: int, limits) -> dict:
+    """fabric_resources' estimate of `messages` messages of each size over
+    `links` links, checked against the limits before simulating; the
+    Result's record of it."""
     from . import resources
 
-    resources.check(resources.estimate_packets(
-        f"{what} of up to {max(sizes, default=0)} bytes on {fabric.name}", fabric.nodes, messages,
-        max(sizes, default=0), hops=max(1, _sim.distances(fabric.spec, 0)[dst]),
-        chunk=fabric.spec.framing.max_payload), limits)
+    estimate = resources.check(resources.estimate_packets(
+        f"{what} of up to {max(sizes, default=0)} bytes on {fabric.name}", fabric.spec, messages, sizes,
+        hops=max(1, links)), limits)
+    return _estimated(estimate)
 
 
-def node_at(fabric: Fabric, hops: int | None = None, src: int = 0) -> int:
-    """The lowest-numbered node `hops` links from `src`; hops=None: the
-    nearest (a neighbour: 1 link on direct networks, 2 through a switch)."""
-    distances = _sim.distances(fabric.spec, src)
-    reachable = sorted(set(distances) - {0})
-    wanted = reachable[0] if hops is None else hops
-    for node, links in enumerate(distances):
-        if links == wanted and node != src:
-            return node
-    raise UsageError(f"fabric: no node of {fabric.name} ({fabric.nodes} nodes) is {hops} links from node "
-                     f"{src}; give --hops as one of {', '.join(map(str, reachable))}")
+def _estimated(estimate) -> dict:
+    """What a Result records of its estimate, beside the events it stepped."""
+    return {"events_estimated": estimate.events, "memory_estimated": estimate.memory}
+
+
+def _admit_network(fabric: Fabric, limits) -> None:
+    """The fabric alone, checked before its topology is built (node_at builds it)."""
+    from . import resources
+
+    resources.check(resources.estimate_network(f"a simulated {fabric.name} of {fabric.nodes} nodes", fabric.spec),
+                    limits)
+
+
+def _ranges(values: list) -> str:
+    """1, 2, 3, 5 -> "1..3, 5"."""
+    parts, start = [], None
+    for index, value in enumerate(values):
+        if start is None:
+            start = value
+        if index + 1 == len(values) or values[index + 1] != value + 1:
+            parts.append(str(start) if start == value else f"{start}..{value}")
+            start = None
+    return ", ".join(parts)
+
+
+def node_at(fabric: Fabric, hops: int | None = None, src: int = 0, port: int = 0) -> int:
+    """The lowest-numbered node `hops` links from `src` (leaving by physical
+    port `port`); hops=None: the nearest (a neighbour: 1 link on direct
+    networks, 2 through a switch). O(n), from the topology's closed form of
+    path lengths."""
+    return _node_and_links(fabric, hops, src, port)[0]
+
+
+def _node_and_links(fabric: Fabric, hops: int | None, src: int = 0, port: int = 0) -> tuple:
+    """node_at's node and the links to it, with one topology built."""
+    node, links = _sim.node_at(fabric.spec, -1 if hops is None else hops, src, port)
+    if node >= 0:
+        return node, links
+    reachable = sorted(set(_sim.distances(fabric.spec, src, port)) - {0})
+    raise usage_error(f"fabric: no node of {fabric.name} ({fabric.nodes} nodes) is {hops} links from node "
+                      f"{src}; give --hops as one of {_ranges(reachable)}")
+
+
+def _sweep(sizes: list, measure, result_of) -> Result:
+    """result_of(rows), one row per size from measure(size). An interrupt
+    (SIGINT, SIGTERM) leaves with the Result of the sizes simulated so far,
+    marked incomplete, as a real sweep does (the command saves it)."""
+    rows = []
+    try:
+        for size in sizes:
+            rows.append(measure(size))
+    except Interrupted as stop:
+        stop.result = result_of(rows)
+        stop.result.incomplete = f"{stop}: {len(rows)} of {len(sizes)} sizes simulated"
+        raise
+    return result_of(rows)
 
 
 def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None, size=0,
@@ -530,17 +589,19 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
     the receiver's user logic ("first_byte", what the VCSN paper Table 1 counts),
     and half the round trip over `iterations` as OSU reports."""
     fabric = _fabric(fabric, nodes)
-    dst = node_at(fabric, hops)
     sizes = byte_sizes(size, _MESSAGE_SIZE)
-    _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, sizes, dst, limits)
-    rows = []
-    for size in sizes:
+    _admit_network(fabric, limits)
+    dst, links = _node_and_links(fabric, hops)
+    estimated = _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, sizes, links,
+                       limits)
+    def measure(size: int) -> dict:
         r = _sim.ping_pong(fabric.spec, 0, dst, size, iterations)
-        rows.append({"size": size, "hops": r["links"], "latency": r["one_way"], "first_byte": r["first_byte"],
-                     "half_round_trip": r["half_round_trip"], "events": r["events"]})
-    return _result("fabric_latency", fabric, {"src": 0, "dst": dst, "iterations": iterations}, rows,
-                   {"size": "B", "hops": "", "latency": "s", "first_byte": "s", "half_round_trip": "s",
-                    "events": ""})
+        return {"size": size, "hops": r["links"], "latency": r["one_way"], "first_byte": r["first_byte"],
+                "half_round_trip": r["half_round_trip"], "events": r["events"]}
+
+    return _sweep(sizes, measure, lambda rows: _result(
+        "fabric_latency", fabric, {"src": 0, "dst": dst, "iterations": iterations, **estimated}, rows,
+        {"size": "B", "hops": "", "latency": "s", "first_byte": "s", "half_round_trip": "s", "events": ""}))
 
 
 def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: int | None = None,
@@ -549,17 +610,17 @@ def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: i
     neighbour), per size:
     time from the request to the last byte in the receiver's memory."""
     fabric = _fabric(fabric, nodes)
-    dst = node_at(fabric, hops)
-    links = _sim.distances(fabric.spec, 0, port)[dst]
     sizes = byte_sizes(size, _MESSAGE_SIZE)
-    _admit("a stream", fabric, 1, sizes, dst, limits)
-    rows = []
-    for size in sizes:
+    _admit_network(fabric, limits)
+    dst, links = _node_and_links(fabric, hops, 0, port)
+    estimated = _admit("a stream", fabric, 1, sizes, links, limits)
+    def measure(size: int) -> dict:
         r = _sim.stream(fabric.spec, 0, dst, size, port)
-        rows.append({"size": size, "hops": links, "time": r["time"], "bandwidth": r["bandwidth"],
-                     "events": r["events"]})
-    return _result("fabric_bw", fabric, {"src": 0, "dst": dst, "port": port}, rows,
-                   {"size": "B", "hops": "", "time": "s", "bandwidth": "B/s", "events": ""})
+        return {"size": size, "hops": links, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]}
+
+    return _sweep(sizes, measure, lambda rows: _result(
+        "fabric_bw", fabric, {"src": 0, "dst": dst, "port": port, **estimated}, rows,
+        {"size": "B", "hops": "", "time": "s", "bandwidth": "B/s", "events": ""}))
 
 
 def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21), limits=None) -> Result:
@@ -571,13 +632,14 @@ def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21), limits=N
         raise UsageError(f"fabric: one-sided operation {op!r}; use 'put' or 'get'")
     # A GET's request goes out and its data comes back: two messages.
     sizes = byte_sizes(size, _MESSAGE_SIZE)
-    _admit(f"a one-sided {op}", fabric, 2, sizes, 1, limits)
-    rows = []
-    for size in sizes:
+    estimated = _admit(f"a one-sided {op}", fabric, 2, sizes, 1, limits)  # the pair's one link
+    def measure(size: int) -> dict:
         r = _sim.one_sided(fabric.spec, 0, 1, size, op == "get", fabric.handler_latency)
-        rows.append({"size": size, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]})
-    return _result(f"fabric_{op}", fabric, {"op": op}, rows,
-                   {"size": "B", "time": "s", "bandwidth": "B/s", "events": ""})
+        return {"size": size, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]}
+
+    return _sweep(sizes, measure, lambda rows: _result(
+        f"fabric_{op}", fabric, {"op": op, **estimated}, rows,
+        {"size": "B", "time": "s", "bandwidth": "B/s", "events": ""}))
 
 
 def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, packets: int = 2000,
@@ -588,21 +650,18 @@ def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, 
     (resources.Limits): a run larger is refused before it starts."""
     from . import resources
 
-    if isinstance(nodes, int) and isinstance(packets, int):
-        # Before the fabric is built: a million nodes would take its memory first.
-        resources.check(resources.estimate_packets(
-            f"random traffic of {packets} packets from each of {nodes} nodes", nodes, nodes * packets,
-            size or 0, hops=4), limits)
+    # A preset is its spec alone: the topology is built by the simulation,
+    # after the estimate (the mean path length from the topology's closed form).
     fabric = _fabric(fabric, nodes)
     payload = fabric.spec.framing.max_payload if size is None else size
-    resources.check(resources.estimate_packets(
-        f"random traffic of {packets} packets from each of {fabric.nodes} nodes", fabric.nodes,
-        fabric.nodes * packets, payload, hops=4, chunk=fabric.spec.framing.max_payload), limits)
+    estimated = _estimated(resources.check(resources.estimate_packets(
+        f"random traffic of {packets} packets from each of {fabric.nodes} nodes", fabric.spec,
+        fabric.nodes * packets, [payload], hops=resources.mean_links(fabric.spec)), limits))
     r = _sim.uniform_traffic(fabric.spec, float(rate), packets, payload)
     row = {"rate": float(rate), "size": payload, "packets": r["packets"], "mean_latency": r["mean_latency"],
            "mean_wait": r["mean_wait"], "mean_links": r["mean_links"], "throughput": r["throughput"],
            "duration": r["duration"], "events": r["events"]}
-    return _result("fabric_traffic", fabric, {"packets_per_node": packets}, [row],
+    return _result("fabric_traffic", fabric, {"packets_per_node": packets, **estimated}, [row],
                    {"rate": "1/s", "size": "B", "packets": "", "mean_latency": "s", "mean_wait": "s",
                     "mean_links": "", "throughput": "B/s", "duration": "s", "events": ""})
 
@@ -625,7 +684,9 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse
     first row, stage "setup", is the control before the first transfer;
     "end" of the last row is the schedule's time. details: samples["N"]
     holds stage N's transfers' completion times after the stage's start, in
-    the order given."""
+    the order given; without them (details=False) a stage that only drains
+    the chains of the stage before keeps its groups instead of grouping its
+    transfers again, so that a schedule of n nodes costs O(n), not O(n^2)."""
     fabric = _fabric(fabric)
     if reconfigure is None:
         reconfigure = fabric.virtual_topology
@@ -660,11 +721,13 @@ def virtual_streams(fabric="vcsn", transfers=(), limits=None) -> Result:
         if not isinstance(transfer, (tuple, list)) or len(transfer) != 4:
             raise UsageError(f"fabric: a virtual transfer is (node, port, vport, bytes), got {transfer!r}")
         items.append((*_virtual_port(tuple(transfer[:3]), "source"), byte_sizes(transfer[3], _MESSAGE_SIZE)[0]))
-    _admit(f"{len(items)} virtual streams", fabric, len(items), [item[-1] for item in items], node_at(fabric), limits)
+    _admit_network(fabric, limits)
+    estimated = _admit(f"{len(items)} virtual streams", fabric, len(items), [max(item[-1] for item in items)],
+                       _node_and_links(fabric, None)[1], limits) if items else {}
     r = _sim.virtual_streams(fabric.spec, items)
     rows = [{"src": src, "port": port, "vport": vport, "size": size, **arrival}
             for (src, port, vport, size), arrival in zip(items, r["arrivals"])]
-    return Result("fabric_virtual_streams", {**fabric.params(), "events": r["events"]}, _env(), rows,
+    return Result("fabric_virtual_streams", {**fabric.params(), "events": r["events"], **estimated}, _env(), rows,
                   {"src": "", "port": "", "vport": "", "size": "B", "dst": "", "dst_port": "", "dst_vport": "",
                    "time": "s", "bandwidth": "B/s"})
 
@@ -680,18 +743,23 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limit
 
     fabric = _fabric(fabric, nodes)
     sizes = [1 << m for m in range(21)] if sizes is None else byte_sizes(sizes, _MESSAGE_SIZE)
-    resources.check(resources.estimate_beff_ring(
-        f"a b_eff ring of {fabric.nodes} nodes and messages up to {max(sizes, default=0)} bytes", fabric.nodes,
-        sizes, ports_per_node=fabric.spec.ports_per_node, chunk=fabric.spec.framing.max_payload), limits)
+    estimated = _estimated(resources.check(resources.estimate_beff_ring(
+        f"a b_eff ring of {fabric.nodes} nodes and messages up to {max(sizes, default=0)} bytes", fabric.spec,
+        sizes), limits))
     channel = ChannelModel.bittware_520n()
-    rows = []
-    for point in _sim.beff_ring(fabric.spec, sizes):
-        rows.append({"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"],
-                     "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])),
-                     "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]})
-    return _result("fabric_beff", fabric, {"communication_type": "sim"}, rows,
-                   {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s",
-                    "aggregate": "B/s"})
+    events = []
+
+    def measure(size: int) -> dict:
+        # One size per call (each on a fresh ring, as beff_ring does per size): an interrupt keeps the sizes done.
+        point = _sim.beff_ring(fabric.spec, [size])[0]
+        events.append(point["events"])
+        return {"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"],
+                "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])),
+                "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]}
+
+    return _sweep(sizes, measure, lambda rows: _result(
+        "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows,
+        {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s", "aggregate": "B/s"}))
 
 
 # --- fpgacomm suite -------------------------------------------------------------

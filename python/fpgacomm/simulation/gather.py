@@ -21,6 +21,7 @@ from . import resources
 from . import fabric as fabrics  # run() takes the preset's name as `fabric`
 from ..models import vcsn
 from ..params import byte_sizes
+from ..runtime.interrupts import Interrupted
 from ..results.result import Result
 
 KiB, MiB = 1 << 10, 1 << 20
@@ -31,15 +32,13 @@ TABLE6_SIZES = tuple(64 * KiB << k for k in range(13))
 # ports; MPI_Gather goes over the host path.
 FABRICS = {"ring": ("dcn_ring", "vcsn"), "tree": ("vcsn", "vcsn_fat_tree"),
            "vlink": ("vcsn", "vcsn_fat_tree"), "mpi": ("host_path",)}
-# Payload bytes the simulator moves as one frame on each preset (fabric.py's framings).
-PRESET_CHUNK = {"dcn_ring": 3968, "vcsn": 9152, "vcsn_fat_tree": 9152, "host_path": 4096}
 OWN_SCHEDULE = {"dcn_ring": "ring", "vcsn": "tree", "vcsn_fat_tree": "tree", "host_path": "mpi"}
 COST_FIELDS = ("crossbar_setup", "topology_reconfiguration", "interrupt", "barrier_per_round", "barrier_base",
                "barrier_extra_long", "barrier_extra_short", "long_work_threshold", "fpgas_per_server")
 
 UNITS = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "throughput": "B/s", "setup": "s",
          "transfer": "s", "barrier": "s", "levels": "", "model": "s", "model_printed": "s", "events": "",
-         "events_simulated": ""}
+         "events_simulated": "", "events_estimated": ""}
 
 
 def _preset(name: str, nodes: int, ports: int, virtual_ports: int) -> fabrics.Fabric:
@@ -133,16 +132,13 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     return parts
 
 
-def _preset_levels(name: str, nodes: int) -> int:
-    """Switch levels a path of the preset climbs, known before it is built
-    (0: direct links; the host path's hosts and switch count as 2)."""
-    fixed = {"dcn_ring": 0, "vcsn": 1, "host_path": 2}
-    return fixed[name] if name in fixed else vcsn.fat_tree_levels(nodes)
-
-
-def _levels(fab: fabrics.Fabric) -> int:
-    """f of eq. 7: the fat tree's levels; one switch (VCSN) or one link (DCN) is 1."""
-    return max(1, int(fabrics._sim.describe(fab.spec).get("levels", 1)))
+def estimate(schedule: str, fabric: str, nodes: int, size: int, *, ports: int = 2, virtual_ports: int = 2,
+             collective: str = "gather", reuse: bool = True, fast_forward: bool = True) -> resources.Estimate:
+    """What one point of run() will take (resources.estimate_gather on the
+    preset's spec), worked out without building anything that grows with n."""
+    return resources.estimate_gather(schedule, _preset(fabric, nodes, ports, virtual_ports).spec, size, ports=ports,
+                                     virtual_ports=virtual_ports, collective=collective, reuse=reuse,
+                                     fast_forward=fast_forward)
 
 
 def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
@@ -168,42 +164,52 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
         schedule = OWN_SCHEDULE.get(fabric_name, "tree")
     nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
     reuse_here = reuse and control != "local"
-    estimates = {(n, d): resources.check(resources.estimate_gather(
-                     schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective,
-                     levels=_preset_levels(fabric_name, n), chunk=PRESET_CHUNK[fabric_name], reuse=reuse_here,
-                     fast_forward=fast_forward), limits)
+    # A preset is its spec alone: every point is estimated before any topology is built.
+    estimates = {(n, d): resources.check(estimate(schedule, fabric_name, n, d, ports=ports,
+                                                  virtual_ports=virtual_ports, collective=collective,
+                                                  reuse=reuse_here, fast_forward=fast_forward), limits)
                  for n in nodes for d in sizes}
     progress = resources.Progress("gather_sim", len(estimates))
     rows, samples = [], {}
     model = vcsn.DcnGather.from_paper() if fabric_name == "dcn_ring" else vcsn.VcsnGather.from_paper()
-    for n in nodes:
-        fab = _preset(fabric_name, n, ports, virtual_ports)
-        levels = _levels(fab)
-        for d in sizes:
-            progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])
-            plan = schedules.schedule(schedule, n, d, ports=ports, virtual_ports=virtual_ports,
-                                      collective=collective, broadcast=False)
-            parts = simulate(plan, fab, control=control, reuse=reuse, fast_forward=fast_forward)
-            modelled = printed = None
-            if schedule != "mpi":  # the host path's MPI has no stage model (no MPI overhead either)
-                own = (vcsn.stage_bytes(plan), [stage.setup for stage in plan.stages])
-                modelled = model.time(n, d, control=control, schedule_stages=own, levels=levels)
-                if collective != "allgather":
-                    printed = model.time(n, d, control=control, levels=levels)
-            for key in ("setup", "transfer", "barrier"):
-                samples[f"{n}/{d}/{key}"] = parts[key]
-            rows.append({"schedule": schedule, "nodes": n, "size": d, "stages": len(plan.stages),
-                         "time": parts["time"], "throughput": (n - 1) * d / parts["time"],
-                         "setup": sum(parts["setup"]), "transfer": sum(parts["transfer"]),
-                         "barrier": sum(parts["barrier"]), "levels": levels, "model": modelled,
-                         "model_printed": printed, "events": parts["events"],
-                         "events_simulated": parts["events_simulated"]})
-            progress.step(f"{n} nodes, {d} bytes")
     params = {"schedule": schedule, "collective": collective, "control": control, "fabric": fabric_name,
               "ports": ports, "virtual_ports": virtual_ports, "broadcast": False,
-              "reuse": parts["reuse"], "reuse_note": parts["reuse_note"], "fast_forward": bool(fast_forward),
-              "model": model.name, "model_params": dict(model.params),
-              "host_costs": fab.params()["host_costs"], "fabric_arguments": fab.params()["fabric_arguments"]}
+              "reuse": reuse_here, "reuse_note": "", "fast_forward": bool(fast_forward),
+              "model": model.name, "model_params": dict(model.params), "topologies": {}}
+    try:
+        for n in nodes:
+            fab = _preset(fabric_name, n, ports, virtual_ports)
+            built = fab.describe()
+            levels = max(1, int(built["levels"]))  # f of eq. 7: one switch (VCSN) or one link (DCN) is 1
+            params.update(host_costs=fab.params()["host_costs"], fabric_arguments=fab.params()["fabric_arguments"])
+            params["topologies"][str(n)] = built["topology"]
+            for d in sizes:
+                progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])
+                plan = schedules.schedule(schedule, n, d, ports=ports, virtual_ports=virtual_ports,
+                                          collective=collective, broadcast=False)
+                parts = simulate(plan, fab, control=control, reuse=reuse, fast_forward=fast_forward)
+                modelled = printed = None
+                if schedule != "mpi":  # the host path's MPI has no stage model (no MPI overhead either)
+                    own = (vcsn.stage_bytes(plan), [stage.setup for stage in plan.stages])
+                    modelled = model.time(n, d, control=control, schedule_stages=own, levels=levels)
+                    if collective != "allgather":
+                        printed = model.time(n, d, control=control, levels=levels)
+                for key in ("setup", "transfer", "barrier"):
+                    samples[f"{n}/{d}/{key}"] = parts[key]
+                rows.append({"schedule": schedule, "nodes": n, "size": d, "stages": len(plan.stages),
+                             "time": parts["time"], "throughput": (n - 1) * d / parts["time"],
+                             "setup": sum(parts["setup"]), "transfer": sum(parts["transfer"]),
+                             "barrier": sum(parts["barrier"]), "levels": levels, "model": modelled,
+                             "model_printed": printed, "events": parts["events"],
+                             "events_simulated": parts["events_simulated"],
+                             "events_estimated": estimates[(n, d)].events})
+                params.update(reuse=parts["reuse"], reuse_note=parts["reuse_note"])
+                progress.step(f"{n} nodes, {d} bytes")
+    except Interrupted as stop:
+        # As a real sweep does: the points finished so far, marked incomplete.
+        stop.result = Result("gather_sim", params, fabrics._env(), rows, UNITS, samples)
+        stop.result.incomplete = f"{stop}: {len(rows)} of {len(estimates)} points simulated"
+        raise
     return Result("gather_sim", params, fabrics._env(), rows, UNITS, samples)
 
 
@@ -222,8 +228,7 @@ def fig20(nodes=FIG20_NODES, sizes=FIG20_SIZES, *, limits: resources.Limits | No
     for schedule, preset in (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree")):
         for n in nodes:
             for d in sizes:
-                resources.check(resources.estimate_gather(
-                    schedule, n, d, levels=_preset_levels(preset, n), chunk=PRESET_CHUNK[preset]), limits)
+                resources.check(estimate(schedule, preset, n, d), limits)
     dcn = run("ring", "dcn_ring", nodes, sizes, limits=limits)
     tree = run("tree", "vcsn_fat_tree", nodes, sizes, limits=limits)
     model = {(row["nodes"], row["size"]): row for row in vcsn.estimate(nodes, sizes).rows}
@@ -234,9 +239,10 @@ def fig20(nodes=FIG20_NODES, sizes=FIG20_SIZES, *, limits: resources.Limits | No
                      "vcsn": tree_row["time"], "ratio": ring_row["time"] / tree_row["time"],
                      "model_dcn": model[key]["dcn"], "model_vcsn": model[key]["vcsn"],
                      "model_ratio": model[key]["ratio"], "events": ring_row["events"] + tree_row["events"],
-                     "events_simulated": ring_row["events_simulated"] + tree_row["events_simulated"]})
+                     "events_simulated": ring_row["events_simulated"] + tree_row["events_simulated"],
+                     "events_estimated": ring_row["events_estimated"] + tree_row["events_estimated"]})
     return Result("gather_sim_fig20", {"dcn": "ring on dcn_ring", "vcsn": "tree on vcsn_fat_tree",
                                        "switch_ports": vcsn.SWITCH_PORTS, "control": "barrier"},
                   fabrics._env(), rows,
                   {"nodes": "", "size": "B", "levels": "", "dcn": "s", "vcsn": "s", "ratio": "", "model_dcn": "s",
-                   "model_vcsn": "s", "model_ratio": "", "events": "", "events_simulated": ""})
+                   "model_vcsn": "s", "model_ratio": "", "events": "", "events_simulated": "", "events_estimated": ""})

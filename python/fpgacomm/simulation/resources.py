@@ -20,37 +20,57 @@ from dataclasses import dataclass
 from ..params import usage_error
 
 # Events per frame and hop (enqueue, transmission, link free, ...) and per
-# message (start, read engine, delivery), from the simulator's event counts.
+# message (start, read engine, delivery), from the simulator's event counts;
+# bounded buffers (credit-based flow control: DCN, CusComNet) add the
+# wake-ups of a held-back sender, per frame of a message of several.
 EVENTS_PER_FRAME_HOP = 2.4
+EVENTS_PER_HELD_FRAME = 3.8
 EVENTS_PER_MESSAGE = 4
-# Fast-forward: of a long stream, about this many frames are stepped (until
-# its steady state, and a few periods in each binade of time), the rest
-# jumped; a reader faster than its link still reads each frame by its own
-# arithmetic (no event, no frame: about 1/20 of an event's work), counted
-# with the events, and at most a few times STEPPED_FRAMES frames exist at
-# once (docs/FABRIC.md, "Fast-forward").
-STEPPED_FRAMES = 300
-READ_WORK_PER_FRAME = 0.05
-FRAMES_AT_ONCE = 10 * STEPPED_FRAMES
-# Bytes the simulator holds per output port (its FIFOs and statistics), per
-# node (DMA queues), per transfer of the stage being grouped, per frame in
-# flight (the frame, its queue entry and its event) and per distinct group.
-BYTES_PER_PORT = 400
-BYTES_PER_NODE = 200
+# Fast-forward: of a long stream, about STEPPED_FRAMES frames are stepped
+# until its steady state and FRAMES_PER_BINADE more each time its times
+# double (a binade), the rest jumped; a reader faster than its link still
+# reads each frame by its own arithmetic (no event, no frame, a binade's
+# worth of reads at a time: about 1/500 of an event's work, in the time
+# guess only), and at most FRAMES_AT_ONCE frames exist at once
+# (docs/FABRIC.md, "Fast-forward").
+STEPPED_FRAMES = 240
+FRAMES_PER_BINADE = 50
+READ_WORK_PER_FRAME = 0.002
+FRAMES_AT_ONCE = 3000
+# Frames of one message in flight where buffers are bounded (DCN's 16 bursts
+# per FIFO, a few FIFOs on its way).
+HELD_FRAMES = 32
+# Bytes the simulator holds per output port with one FIFO (its statistics,
+# the topology's entry, and the FIFO: a std::deque allocates its first
+# block of 512 bytes at once), per further FIFO (lane) of a port, per node
+# (its DMA read queue, another deque, and its engines), per transfer of the
+# stage being grouped, per frame in flight (the frame, its queue entry and
+# its event) and per distinct group. Fitted to the peak RSS of networks of
+# a million nodes (bench/fabric_estimates.py).
+BYTES_PER_PORT = 900
+BYTES_PER_LANE = 700
+BYTES_PER_NODE = 750
 BYTES_PER_TRANSFER = 150
+BYTES_PER_MESSAGE = 200  # a message in flight: its record, completion and channels
 BYTES_PER_FRAME = 80
 BYTES_PER_GROUP = 300
+BYTES_PER_RUN = 128 * 1024  # the run's own Python objects: its Result, the schedule
 # Rates of this kind of machine, for the wall-time guess only.
 EVENTS_PER_SECOND = 8e6
 TRANSFERS_PER_SECOND = 8e6
+SECONDS_PER_STAGE = 1e-4
+# Stages of a chain schedule grouped afresh (the first, and those where a
+# chain ends or a collected direction goes); the others only drain chains
+# and keep the groups of the stage before (run_schedule, "Exact reuse").
+GROUPED_STAGES = 8
 
 
 @dataclass(frozen=True)
 class Limits:
     """What a simulation may take. The defaults admit the cluster-scale
-    targets (a 4096-node gather of 16 MiB, the 11664-node Fig. 20 points,
-    the largest of which, stepped without fast-forward, simulates 2.4e9
-    events in 4 to 9 minutes) and refuse what a workstation cannot hold."""
+    targets (the 11664-node Fig. 20 points, the largest of which, stepped
+    without fast-forward, simulates 2.4e9 events in 4 to 9 minutes, and
+    100,000-node gathers) and refuse what a workstation cannot hold."""
     events: float = 5e9        # events simulated (after reuse): about 10 minutes
     memory: float = 8 * 2**30  # bytes
     transfers: float = 5e9     # transfers to split into groups (or simulate, without reuse)
@@ -61,11 +81,16 @@ class Estimate:
     what: str
     events: float       # simulated, after reuse
     memory: float       # bytes, at the peak
-    transfers: float    # over all stages
+    transfers: float    # grouped (or, without reuse, simulated) over all stages
+    reads: float = 0.0  # frames read without events (fast-forward's second clock)
+    stages: float = 0.0  # of a schedule: built, modelled and passed along one by one
 
     @property
     def seconds(self) -> float:
-        return self.events / EVENTS_PER_SECOND + self.transfers / TRANSFERS_PER_SECOND
+        """A guess of the wall time, from this kind of machine's rates:
+        shown as an estimate, never checked (shared cores vary too much)."""
+        return ((self.events + READ_WORK_PER_FRAME * self.reads) / EVENTS_PER_SECOND
+                + self.transfers / TRANSFERS_PER_SECOND + self.stages * SECONDS_PER_STAGE)
 
 
 def check(estimate: Estimate, limits: Limits | None = None) -> Estimate:
@@ -82,9 +107,10 @@ def check(estimate: Estimate, limits: Limits | None = None) -> Estimate:
         problems.append(f"about {estimate.transfers:.3g} transfers to place (limit {limits.transfers:.3g}, "
                         f"--max-events)")
     if problems:
+        guess = f" (time estimated at about {estimate.seconds:.3g} s)" if estimate.seconds >= 1 else ""
         raise usage_error(f"fabric: {estimate.what} would need {' and '.join(problems)}, more than this run may "
-                         f"take (about {estimate.seconds:.3g} s); give fewer nodes, packets or bytes, or raise the "
-                         f"limits with --max-events N / --max-memory SIZE (Python: limits=Limits(...))")
+                          f"take{guess}; give fewer nodes, packets or bytes, or raise the "
+                          f"limits with --max-events N / --max-memory SIZE (Python: limits=Limits(...))")
     return estimate
 
 
@@ -92,10 +118,85 @@ def _frames(nbytes: float, chunk: int) -> float:
     return max(1.0, math.ceil(nbytes / chunk))
 
 
-def _network_memory(nodes: int, ports_per_node: int, levels: int) -> float:
-    """Ports: each node's, and about as many again per switch level and direction."""
-    ports = 2 * nodes * ports_per_node * (1 + 2 * levels)
-    return ports * BYTES_PER_PORT + nodes * BYTES_PER_NODE
+def fat_tree_levels(nodes: int, switch_ports: int) -> int:
+    """Levels of the simulator's fat tree of k-port switches (topology.cpp):
+    one switch up to k nodes, leaf-spine up to k^2/2, three levels up to
+    k^3/4; beyond, each further level multiplies the nodes by k/2."""
+    k = switch_ports
+    if nodes <= k:
+        return 1
+    levels, capacity = 2, k * k // 2
+    while nodes > capacity:
+        levels, capacity = levels + 1, capacity * (k // 2)
+    return levels
+
+
+def fat_tree_links(nodes: int, switch_ports: int) -> int:
+    """Links of one plane of the fat tree: every level of switches has, per
+    switch below, half its ports going up (k/2 of them), and the nodes one
+    link each."""
+    half = switch_ports // 2
+    levels = fat_tree_levels(nodes, switch_ports)
+    links, below = nodes, nodes
+    for _ in range(levels - 1):
+        switches = -(-below // half)  # switches of the level below
+        links += switches * half
+        below = switches * half
+    return links
+
+
+def network_links(spec) -> tuple:
+    """(links, levels) of the spec's topology, from its closed form: what
+    topology.cpp will build, known before it is built."""
+    kind, n = spec.topology, spec.nodes
+    if kind == "ring":
+        return n * max(1, spec.ports_per_node // 2), 0
+    if kind == "torus":
+        return (spec.rows * spec.cols) * ((spec.cols > 1) + (spec.rows > 1)), 0
+    if kind == "switched":
+        return n * spec.ports_per_node, 1
+    if kind == "fat_tree":
+        levels = fat_tree_levels(n, spec.switch_ports)
+        return spec.ports_per_node * fat_tree_links(n, spec.switch_ports), levels
+    hosts = -(-n // max(1, spec.fpgas_per_host))
+    return n + hosts, 2
+
+
+def network_memory(spec) -> float:
+    """Bytes of the Network the simulator builds from `spec`: its ports (two
+    per link, one FIFO each, the nodes' ports with the hub's lanes) and its
+    nodes."""
+    links, _ = network_links(spec)
+    node_ports = spec.nodes * max(1, spec.ports_per_node)
+    extra_lanes = node_ports * max(0, spec.hub.lanes - 1)
+    return 2 * links * BYTES_PER_PORT + extra_lanes * BYTES_PER_LANE + spec.nodes * BYTES_PER_NODE
+
+
+def mean_links(spec) -> float:
+    """Links crossed on average between two distinct nodes (uniform traffic),
+    from the topology's closed form (Topology::path_links)."""
+    kind, n = spec.topology, spec.nodes
+    if n < 2:
+        return 1.0
+    if kind == "ring":
+        return (n * n // 4) / (n - 1)
+    if kind == "torus":
+        rows, cols = spec.rows, spec.cols
+        return (rows * (cols * cols // 4) + cols * (rows * rows // 4)) / (n - 1)
+    if kind == "switched":
+        return 2.0
+    if kind == "fat_tree":
+        half = spec.switch_ports // 2
+        levels = fat_tree_levels(n, spec.switch_ports)
+        total, reach, block = 0.0, 0, 1
+        for level in range(1, levels + 1):
+            block = n if level == levels else min(n, block * half if level > 1 else half)
+            total += 2 * level * (min(block, n) - 1 - reach)
+            reach = min(block, n) - 1
+        return total / (n - 1)
+    per_host = max(1, spec.fpgas_per_host)
+    near = min(per_host, n) - 1
+    return (2 * near + 4 * (n - 1 - near)) / (n - 1)
 
 
 def _chain_shape(name: str, nodes: int, ports: int, virtual_ports: int) -> tuple:
@@ -113,38 +214,77 @@ def _chain_shape(name: str, nodes: int, ports: int, virtual_ports: int) -> tuple
     return stages, links * per * (per + 1) / 2, per, links - 2
 
 
-def _message_events(frames: float, hops: int, fast_forward: bool) -> float:
-    """One message of `frames` frames over `hops` hops: every frame on every
-    hop, or with fast-forward, beyond STEPPED_FRAMES, its reader's work."""
+def _held_back(spec) -> bool:
+    """Bounded buffers (credit-based flow control) hold back a reader that
+    outruns its link: every frame of a long message then wakes it."""
+    return math.isfinite(spec.hub.buffer_bytes)
+
+
+def _message_events(frames: float, hops: float, fast_forward: bool, held: bool = False) -> tuple:
+    """(events, frames read without events) of one message of `frames` frames
+    over `hops` hops: every frame on every hop (and its sender's wake-up
+    where buffers are bounded), or with fast-forward, beyond
+    STEPPED_FRAMES, only its reader's work."""
+    per_frame = EVENTS_PER_FRAME_HOP * hops + (EVENTS_PER_HELD_FRAME if held and frames > 1 else 0.0)
     if not fast_forward or frames <= STEPPED_FRAMES:
-        return EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * frames
-    return EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * STEPPED_FRAMES + READ_WORK_PER_FRAME * frames
+        return EVENTS_PER_MESSAGE + per_frame * frames, 0.0
+    stepped = STEPPED_FRAMES + FRAMES_PER_BINADE * math.log2(frames / STEPPED_FRAMES)
+    return EVENTS_PER_MESSAGE + per_frame * stepped, frames
 
 
-def estimate_gather(name: str, nodes: int, block_bytes: int, *, ports: int = 2, virtual_ports: int = 2,
-                    collective: str = "gather", levels: int = 1, chunk: int = 9152, reuse: bool = True,
-                    fast_forward: bool = True) -> Estimate:
-    """A gather_sim point. With reuse, the events are those of the distinct
-    groups: per path shape (up to 2 * levels + 1 of them, per plane) one hop
-    of a block, plus the transfers that carry a whole chain (the longest
-    chain's blocks each); without, every transfer's frames on every hop.
-    Fast-forward leaves of a long message little more than its reader's
-    events."""
+def estimate_gather(name: str, spec, block_bytes: int, *, ports: int = 2, virtual_ports: int = 2,
+                    collective: str = "gather", reuse: bool = True, fast_forward: bool = True) -> Estimate:
+    """A gather_sim point of schedule `name` on the fabric of `spec` (a
+    preset's spec: nothing is built). With reuse, the events are those of
+    the distinct groups: per path shape (up to 2 * levels + 1 of them, per
+    plane; a ring allgather's transfers to the next node take one shape per
+    level) one hop of a block, plus the transfers that carry a whole chain
+    (the longest chain's blocks each); without, every transfer's frames on
+    every hop. Fast-forward leaves of a long message little more than its
+    reader's work. MPI's single stage is one group (every transfer meets
+    the others at the root's write engines, or, allgathering, at every
+    node's), simulated whole, frame by frame: more than 16 messages in
+    flight are never fast-forwarded."""
+    nodes = spec.nodes
+    _, levels = network_links(spec)
+    chunk = spec.chunk_bytes()
+    held = _held_back(spec)
     what = f"a simulated {name} {collective} of {nodes} nodes x {block_bytes} bytes"
+    hops = 2 * levels if levels else 1
+    frames = _frames(block_bytes, chunk)
+    if name == "mpi":
+        transfers = nodes * (nodes - 1) if collective == "allgather" else nodes - 1
+        stepped = fast_forward and transfers <= 16
+        events, reads = _message_events(frames, hops, stepped, held)
+        # Every message's frames end up queued: hosts store and forward,
+        # and their buffers are unbounded.
+        memory = (network_memory(spec) + BYTES_PER_RUN + transfers * (BYTES_PER_TRANSFER + BYTES_PER_MESSAGE)
+                  + transfers * frames * BYTES_PER_FRAME)
+        return Estimate(what, transfers * events, memory, transfers, transfers * reads)
+    # Distinct groups (path shapes) x messages in each, and their hops,
+    # counted from the simulator's groups (bench/fabric_estimates.py): a ring
+    # allgather's transfers to the next node take one shape per level; a
+    # DCN chain hop one per port; the tree's chain hops and its root's pairs
+    # levels + 2; vlink's pairs into the root 2 * levels, about levels + 1
+    # links long.
     if collective == "allgather":
         stages, transfers, longest, collected = nodes - 1, nodes * (nodes - 1), 1, 0
+        groups = max(1, levels)
     else:
         stages, transfers, longest, collected = _chain_shape(name, nodes, ports, virtual_ports)
-    hops = 2 * levels if levels else 1
-    per_block = _message_events(_frames(block_bytes, chunk), hops, fast_forward)
-    per_chain = _message_events(_frames(longest * block_bytes, chunk), hops, fast_forward)
-    groups = (2 * levels + 1) * ports  # path shapes
-    if reuse:
-        # The collected directions go to the root together: one group (its
-        # write engines), simulated once with every message in it.
-        events = groups * per_block + collected * per_chain
-    else:
-        events = transfers * per_block + collected * per_chain
+        if levels == 0:
+            groups = ports
+        elif name == "vlink":
+            groups, hops = 2 * 2 * levels, levels + 1
+        else:
+            groups = levels + 2
+    per_block, block_reads = _message_events(frames, hops, fast_forward, held)
+    per_chain, chain_reads = _message_events(_frames(longest * block_bytes, chunk), hops, fast_forward, held)
+    # The collected directions go to the root together: one group (its
+    # write engines), simulated once with every message in it.
+    simulated = groups if reuse else transfers
+    events = simulated * per_block + collected * per_chain
+    reads = simulated * block_reads + collected * chain_reads
     widest = transfers / max(stages, 1) * 2  # the first stages are the widest
     # Frames queue at a sender whose memory reads faster than its link sends:
     # at most the longest message's, or every transfer's of the widest stage.
@@ -152,32 +292,42 @@ def estimate_gather(name: str, nodes: int, block_bytes: int, *, ports: int = 2, 
     queued = _frames(longest_message, chunk)
     if fast_forward:
         queued = min(queued, FRAMES_AT_ONCE)
-    in_flight = max(queued, widest * _frames(block_bytes, chunk) if not reuse else 0)
-    memory = (_network_memory(nodes, ports, levels) + widest * BYTES_PER_TRANSFER + in_flight * BYTES_PER_FRAME
+    per_message = min(frames, HELD_FRAMES) if held else frames  # bounded buffers hold the rest in memory
+    in_flight = max(queued, widest * per_message if not reuse else 0)
+    memory = (network_memory(spec) + BYTES_PER_RUN + widest * BYTES_PER_TRANSFER + in_flight * BYTES_PER_FRAME
               + groups * BYTES_PER_GROUP)
-    return Estimate(what, events, memory, transfers)
+    grouped = min(transfers, GROUPED_STAGES * widest) if reuse else transfers
+    return Estimate(what, events, memory, grouped, reads, stages)
 
 
-def estimate_packets(what: str, nodes: int, packets: float, payload: int, *, hops: int = 2, ports_per_node: int = 1,
-                     levels: int = 1, chunk: int = 9152) -> Estimate:
-    """`packets` messages of `payload` bytes crossing `hops` links each, on
-    a fabric of `nodes` nodes (latency, bandwidth and traffic). Memory: a
-    record per message and, queued at the sender, up to one message's frames."""
-    frames = _frames(payload, chunk)
-    events = packets * (EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * hops * frames)
-    memory = _network_memory(nodes, ports_per_node, levels) + (packets + frames) * BYTES_PER_FRAME
+def estimate_packets(what: str, spec, packets: float, sizes: list, *, hops: float) -> Estimate:
+    """`packets` messages of each of `sizes` bytes crossing `hops` links each
+    (on average) on the fabric of `spec` (latency, bandwidth and traffic:
+    one run per size, every frame stepped). Memory: the network, a record
+    per message and, queued at the sender, up to half of one message's
+    frames (a reader of 19.2 GB/s ahead of a link of 10.8 to 12.5 GB/s
+    leaves 35 to 45 % of them queued when its read ends)."""
+    chunk, held = spec.chunk_bytes(), _held_back(spec)
+    events = sum(packets * _message_events(_frames(size, chunk), hops, False, held)[0] for size in sizes)
+    frames = _frames(max(sizes, default=0), chunk) / 2
+    memory = network_memory(spec) + BYTES_PER_RUN + (packets + frames) * BYTES_PER_FRAME
     return Estimate(what, events, memory, packets)
 
 
-def estimate_beff_ring(what: str, nodes: int, sizes: list, *, ports_per_node: int = 4,
-                       chunk: int = 4096) -> Estimate:
+def estimate_network(what: str, spec) -> Estimate:
+    """Building the fabric alone: checked before its topology exists, so that
+    a fabric of millions of nodes is refused at once."""
+    return Estimate(what, 0.0, network_memory(spec), 0.0)
+
+
+def estimate_beff_ring(what: str, spec, sizes: list) -> Estimate:
     """HPCC FPGA's b_eff ring (fabric.beff_ring): per size a fresh ring on
     which every node sends one message to each neighbour at once, every frame
     over one link. Memory at the largest size: the network, and every
     message's frames, queued at their senders together."""
-    events = sum(2 * nodes * (EVENTS_PER_MESSAGE + EVENTS_PER_FRAME_HOP * _frames(size, chunk)) for size in sizes)
-    memory = (_network_memory(nodes, ports_per_node, 0)
-              + 2 * nodes * _frames(max(sizes, default=0), chunk) * BYTES_PER_FRAME)
+    nodes, chunk = spec.nodes, spec.chunk_bytes()
+    events = sum(2 * nodes * _message_events(_frames(size, chunk), 1, False, _held_back(spec))[0] for size in sizes)
+    memory = network_memory(spec) + BYTES_PER_RUN + 2 * nodes * _frames(max(sizes, default=0), chunk) * BYTES_PER_FRAME
     return Estimate(what, events, memory, 2 * nodes * len(sizes))
 
 
