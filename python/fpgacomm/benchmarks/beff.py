@@ -13,6 +13,7 @@ mean of B(m) over the sizes run. docs/METHODS.md ("b_eff") states every rule.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 
 from .. import _core
@@ -22,6 +23,7 @@ from ..simulation import fabric
 from ..runtime.devices import DeviceOptions, open_device_if
 from ..params import usage_error
 from ..results.result import Result
+from .sweep import OnProgress
 
 COMM_TYPES = ("cpu", "pcie", "kernel", "iec", "sim")
 LOOP_RULES = ("hpcc", "documented", "adaptive")
@@ -122,7 +124,7 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         repetitions: int = 10, ring_order: str = "random", seed: int = 0, reduction: str = "hpcc",
         random_rings: int = 3, validation_iterations: int = 4, chunk_bytes: int | None = None, slots: int = 4,
         device: DeviceOptions | None = None, nodes: int | None = None, model: str | None = None,
-        limits=None) -> Result:
+        limits=None, on_progress: OnProgress | None = None) -> Result:
     """Ring b_eff; collective over comm (COMM_WORLD by default).
 
     comm_type: cpu (host buffers), pcie (device buffers staged through the
@@ -137,7 +139,9 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     hpcc, or rabenseifner (logavg over the natural ring and `random_rings`
     random rings). model "520n" adds the channel model's aggregated
     bandwidth for the same N beside each row. limits: what the simulator may
-    take (simulation.resources.Limits; sim only).
+    take (simulation.resources.Limits; sim only). on_progress: called on
+    rank 0 after each size with how far the run is ("ring: 5 of 21 sizes
+    measured"; rabenseifner's rings are named as patterns).
     """
     if comm_type not in COMM_TYPES:
         raise usage_error(f"unknown communication type '{comm_type}'; choose {', '.join(COMM_TYPES)}")
@@ -178,10 +182,12 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         beff_iec.check_iec_device(comm, dev, hosts)
     ranks = comm.Get_size()
     rows, rank_timings, rings, details = [], [], {}, {}
-    for name, order in _patterns(reduction, ring_order, seed, random_rings, ranks):
+    patterns = _patterns(reduction, ring_order, seed, random_rings, ranks)
+    for index, (name, order) in enumerate(patterns):
         with _channels(comm, comm_type, dev, order):
             options.ring = order
-            raw = _core.run_beff(comm, dev, options)
+            raw = _core.run_beff(comm, dev, options, _size_counter(comm, on_progress, name, index, len(patterns),
+                                                                   len(sizes)))
         rings[name] = order
         details = {"route": raw["route"], "chunk_bytes": raw["chunk_bytes"]}
         for timing in raw["sizes"]:
@@ -199,6 +205,15 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
                   rank_timings=rank_timings)
     params.update(_headline(rows, reduction, len(sizes)))
     return _with_model(Result("beff", params, environment.collect(comm, dev, hosts), rows, _UNITS), model)
+
+
+def _size_counter(comm, on_progress: OnProgress | None, pattern: str, index: int, patterns: int, sizes: int):
+    """The core's per-size hook telling on_progress how far the ring is, or None."""
+    if on_progress is None or comm.Get_rank() != 0:
+        return None
+    done = itertools.count(1)
+    ring = pattern if patterns == 1 else f"{pattern} ({index + 1} of {patterns} rings)"
+    return lambda _row: on_progress(f"{ring}: {next(done)} of {sizes} sizes measured")
 
 
 _UNITS = {"pattern": "", "size": "B", "loop_length": "", "time": "s", "bandwidth": "B/s", "pair_bandwidth": "B/s",

@@ -20,6 +20,7 @@ from ..results import stats
 from ..runtime.devices import DeviceOptions, open_device
 from ..params import HOST_KINDS, LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results.result import Result
+from .sweep import OnProgress
 
 DIRECTIONS = ("h2d", "d2h")
 LARGEST_DEFAULT = 256 << 20
@@ -49,8 +50,10 @@ def largest_fitting(comm, device) -> int:
     return comm.allreduce(fits, op=mpi.MPI().MIN)
 
 
-def _measure(dev, rank: int, size_list, directions, host_kinds, counts) -> tuple[list, dict]:
+def _measure(dev, rank: int, size_list, directions, host_kinds, counts, on_copy) -> tuple[list, dict]:
+    """Every row of this rank; on_copy(rows done, rows planned) after each."""
     rows, samples = [], {}
+    planned = len(directions) * len(host_kinds) * len(size_list)
     for direction in directions:
         for host_kind in host_kinds:
             for size in size_list:
@@ -67,6 +70,7 @@ def _measure(dev, rank: int, size_list, directions, host_kinds, counts) -> tuple
                              "device_bandwidth": size / device_summary["avg"] if device_summary["avg"] else None})
                 samples[sample_key(rank, direction, host_kind, size, "host")] = host
                 samples[sample_key(rank, direction, host_kind, size, "device")] = device
+                on_copy(len(rows), planned)
     return rows, samples
 
 
@@ -77,7 +81,7 @@ UNITS = {"rank": "", "size": "B", "direction": "", "host_kind": "", "iterations"
 
 def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iterations: int | None = None,
         warmup: int | None = None, directions=DIRECTIONS, host_kinds=HOST_KINDS,
-        concurrent: bool = False) -> Result:
+        concurrent: bool = False, on_progress: OnProgress | None = None) -> Result:
     """Copy bandwidth and latency of every rank's device; collective over comm.
 
     sizes: None (1 B .. 256 MiB, or the largest power of two every device can
@@ -86,6 +90,8 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     up to 8 KiB and 20 (2) above. Ranks take turns, so each sees its device
     alone; concurrent=True measures on all ranks at once (what ranks sharing a
     device or a link get). Every rank returns every rank's rows.
+    on_progress: called on rank 0 with how far the run is, after each of
+    its own rows and as each other rank's turn begins.
     """
     comm = mpi.resolve(comm)
     directions, host_kinds = _check_parameters(directions, host_kinds)
@@ -109,11 +115,15 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     rank = comm.Get_rank()
     rows, samples = [], {}
     turns = [None] if concurrent else range(comm.Get_size())
+    tell = on_progress if on_progress is not None and rank == 0 else (lambda state: None)
     for turn in turns:
         failure, usage = "", True
+        whose = "every rank at once" if turn is None else f"rank {turn} ({turn + 1} of {len(turns)})"
+        tell(f"{whose} copying")
         if turn is None or turn == rank:
             try:
-                rows, samples = _measure(dev, rank, size_list, directions, host_kinds, counts)
+                rows, samples = _measure(dev, rank, size_list, directions, host_kinds, counts,
+                                         lambda done, planned: tell(f"{whose}: {done} of {planned} rows measured"))
             except _core.Error as error:
                 failure, usage = str(error), isinstance(error, _core.UsageError)
         _core.agree(comm, failure, usage)

@@ -23,6 +23,9 @@ from ..results.result import Result
 from ..runtime.interrupts import Interrupted
 
 OnRow = Callable[[Result], None]
+# How far a run without rows so far is ("ring: 5 of 21 sizes measured"),
+# for the caller's progress line: b_eff, devbw, the suite.
+OnProgress = Callable[[str], None]
 
 
 class Sweep:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .live import Progress
 from .options import add_device_options, add_output_options, device_options, print_and_save
 
 
@@ -36,7 +37,7 @@ def run(args) -> int:
     directions = devbw.DIRECTIONS if args.direction == "both" else (args.direction,)
     result = devbw.run(comm, sizes=args.message_size, device=device_options(args), iterations=args.iterations,
                        warmup=args.warmup, directions=directions, host_kinds=tuple(args.kinds) or HOST_KINDS,
-                       concurrent=args.concurrent)
+                       concurrent=args.concurrent, on_progress=Progress("devbw"))
     if comm.Get_rank() == 0:
         print_and_save(result, args, full=args.full)
     return 0

@@ -59,6 +59,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from ..results.units import MODEL_DIGITS
     from ..simulation import fabric
 
     if args.fabric_command == "latency":
@@ -70,7 +71,7 @@ def run(args) -> int:
         result = fabric.traffic(args.preset, rate=args.rate, nodes=args.nodes, packets=args.packets,
                                 size=args.size, limits=limits_of(args))
     print(result.table(f"# fpgacomm fabric {args.fabric_command}: {result.params['fabric']} "
-                       f"({result.params['topology']}), simulated"))
+                       f"({result.params['topology']}), simulated", digits=MODEL_DIGITS))
     if args.json:
         result.write_json(args.json)
     return 0

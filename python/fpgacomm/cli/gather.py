@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from .live import LiveText
+from .live import LiveText, Progress
 from .options import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
 from .fabric import add_limit_options, limits_of
 from ..params import byte_sizes, usage_error
@@ -69,7 +69,7 @@ def simulate(args):
                           "it out with --fabric")
     options = {"fabric": args.fabric, "ports": args.ports, "virtual_ports": args.virtual_ports,
                "control": args.control, "collective": args.collective, "reuse": args.reuse,
-               "limits": limits_of(args)}
+               "limits": limits_of(args), "on_progress": Progress(f"gather --fabric {args.fabric}")}
     if args.schedule:
         options["schedule"] = args.schedule
     if args.nodes:

@@ -17,7 +17,7 @@ from ..catalog import BENCHMARKS, Benchmark
 from ..params import HOST_KINDS
 from ..runtime.environment import topology
 from .result import Result
-from .units import human_bandwidth, human_bytes, human_rate, human_seconds
+from .units import MODEL_DIGITS, human_bandwidth, human_bytes, human_rate, human_seconds
 
 # ------------------------------------------------------------ placement
 
@@ -32,6 +32,23 @@ def scale_out_lines(result: Result) -> list:
     counts = sorted(result.env["ranks_per_node"].values())
     per_host = str(counts[0]) if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]}"
     return [f"# Scale-out: {sum(counts)} ranks on {where['nodes']} hosts, {per_host} per host"]
+
+
+def emulation_lines(result: Result) -> list:
+    """A header line saying that the device was an emulator ("# Emulated
+    device: ..."), whose timings are no FPGA's; none for real devices."""
+    opencl = result.env.get("opencl", {})
+    emulated = [device for device in result.env.get("rank_devices", []) if device.endswith("(emulated)")]
+    if not opencl.get("emulated") and not emulated:
+        return []
+    name = opencl.get("device") if opencl.get("emulated") else emulated[0].removesuffix(" (emulated)")
+    return [f"# Emulated device: {name}; software emulation on the host's cores, so these timings are the "
+            "emulator's, not an FPGA's performance"]
+
+
+def header_lines(result: Result) -> list:
+    """The header lines that say where a run ran, where that is not the usual: scale-out, emulated."""
+    return scale_out_lines(result) + emulation_lines(result)
 
 
 # ------------------------------------------------------------ OSU tables
@@ -121,7 +138,7 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     if on_device:
         lines.append(f"# Send Buffer on {KIND_NAMES[send]} "
                      f"and Receive Buffer on {KIND_NAMES[recv]}")
-    lines.extend(scale_out_lines(result))
+    lines.extend(header_lines(result))
     lines.extend(preamble)
     lines.append(f"# Datatype: {result.params.get('datatype', 'MPI_CHAR')}.")
 
@@ -170,7 +187,7 @@ def format_beff(result: Result, full: bool = False) -> str:
     params = result.params
     where = (f"simulated {params['fabric']}, {params['ranks']} FPGAs" if "fabric" in params
              else f"{params['comm_type']}, {params['ranks']} ranks, {params['loop_rule']} loop lengths")
-    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}", *scale_out_lines(result)]
+    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}", *header_lines(result)]
     model = "model_bandwidth" in result.columns
     patterns = list(dict.fromkeys(row["pattern"] for row in result.rows))
     for pattern in patterns:
@@ -195,9 +212,16 @@ _COLLECTIVE_FULL = _LATENCY_FULL + [
 ]
 
 
+# Over what each -f column of a collective is taken: OMB's Min and Max are
+# over ranks, its percentiles over iterations, so P99 may exceed Max.
+_COLLECTIVE_FULL_NOTE = ("# Min and Max Latency: the fastest and the slowest rank's average, as OSU Micro-Benchmarks; "
+                         "Stdev and P50-P99: over the iterations of the ranks' average time")
+
+
 def _collective_formatter(title: str) -> Callable[[Result, bool], str]:
     def format_collective(result: Result, full: bool = False) -> str:
-        return _osu_table(result, full, title, _LATENCY_MAIN, _COLLECTIVE_FULL)
+        return _osu_table(result, full, title, _LATENCY_MAIN, _COLLECTIVE_FULL,
+                          preamble=[_COLLECTIVE_FULL_NOTE] if full else [])
     return format_collective
 
 
@@ -222,21 +246,30 @@ def _one_sided_formatter(call: str, title: str, quantity: str) -> Callable[[Resu
 
 def format_gather(result: Result, full: bool = False) -> str:
     """Size, stages, time, throughput and the per-stage phases summed, one
-    line per (nodes, size); simulated Results add their model columns."""
+    line per (nodes, size); simulated Results add their model columns, and
+    write their times to four significant digits (a simulator's figures are
+    exact for its inputs)."""
     p = result.params
-    where = f"fabric {p['fabric']} (simulated)" if "fabric" in p else f"mem {p.get('mem')}"
+    simulated = "fabric" in p
+    where = f"fabric {p['fabric']} (simulated)" if simulated else f"mem {p.get('mem')}"
     title = (f"# fpgacomm gather: {p.get('collective', 'gather')}, {where}, control {p.get('control')}, "
              f"ports {p.get('ports')}, virtual ports {p.get('virtual_ports')}")
+    digits = MODEL_DIGITS if simulated else 3
+
+    def seconds(value):
+        return human_seconds(value, digits)
     models = [c for c in ("model", "model_printed") if c in result.columns]
     header = (f"{'schedule':>9}{'nodes':>6}{'size':>11}{'stages':>7}{'time':>11}{'throughput':>13}"
               f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models) +
               ("   validation" if "validation" in result.columns else ""))
-    lines = [title, *scale_out_lines(result), header]
+    phases = ("# set-up, transfer, barrier: the time split by what held the gather up, stage by stage; "
+              "they add up to time")
+    lines = [title, *header_lines(result), phases, header]
     for row in result.rows:
         line = (f"{row['schedule']:>9}{row['nodes']:>6}{human_bytes(row['size']):>11}{row['stages']:>7}"
-                f"{human_seconds(row['time']):>11}{human_bandwidth(row['throughput']):>13}"
-                f"{human_seconds(row['setup']):>11}{human_seconds(row['transfer']):>11}"
-                f"{human_seconds(row['barrier']):>11}" + "".join(f"{human_seconds(row[c]):>14}" for c in models))
+                f"{seconds(row['time']):>11}{human_bandwidth(row['throughput'], digits):>13}"
+                f"{seconds(row['setup']):>11}{seconds(row['transfer']):>11}"
+                f"{seconds(row['barrier']):>11}" + "".join(f"{seconds(row[c]):>14}" for c in models))
         if "validation" in result.columns:
             line += f"   {row['validation'] or 'off'}"
         lines.append(line)
@@ -260,7 +293,7 @@ def format_devbw(result: Result, full: bool = False, rank: int = 0) -> str:
         columns += [(f"{_DEVBW_ARROWS[key]} dev(us)", key, "device_time_avg", 1e6) for key in series]
     device = result.env.get("rank_devices", [""] * (rank + 1))[rank]
     lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
-             f"# Rank {rank}: {device}", *scale_out_lines(result),
+             f"# Rank {rank}: {device}", *header_lines(result),
              "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
              + ("; dev = profiling-event time" if full else "")]
     lines.append(f"{'# Size':<{_DEVBW_SIZE_WIDTH}}" + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns))
@@ -276,7 +309,7 @@ def format_table(result: Result, full: bool = False) -> str:
     title = f"# fpgacomm {result.benchmark}"
     if "fabric" in result.params:
         title += f": {result.params['fabric']} (simulated)"
-    return result.table("\n".join([title, *scale_out_lines(result)]))
+    return result.table("\n".join([title, *header_lines(result)]))
 
 
 # The formats that are the same for every benchmark printing them.
@@ -324,7 +357,10 @@ _HEADLINE_SIZE = 8
 def summary_line(result: Result) -> str:
     """One line per run for a suite summary, e.g.
     "osu_latency D D: 1 B .. 4 MiB, 8 B 12.3 us, 4 MiB 1.23 ms" or
-    "osu_bw D H: 1 B .. 4 MiB, peak 12.3 GB/s at 1 MiB".
+    "osu_bw D H: 1 B .. 4 MiB, peak 12.3 GB/s at 1 MiB"; every line has a
+    figure: a Result without latency, bandwidth or rate columns gives its
+    first time at its smallest and largest size and the peak of its first
+    bandwidth. Simulated Results write four significant digits.
     Any failed validation is stated, since a fast wrong transfer is no result.
     """
     name = result.benchmark
@@ -340,33 +376,38 @@ def summary_line(result: Result) -> str:
     rows = [row for row in result.rows if row.get("size") is not None]
     if not rows:
         return f"{name}: no rows"
+    digits = MODEL_DIGITS if "fabric" in result.params or result.env.get("simulated") else 3
 
     sizes = [row["size"] for row in rows]
     low, high = min(sizes), max(sizes)
     parts = [human_bytes(low) if low == high else f"{human_bytes(low)} .. {human_bytes(high)}"]
 
     columns = result.columns
-    if "latency_avg" in columns:
+    times = [column for column in columns if result.units.get(column) == "s"]
+    rates = [column for column in columns if result.units.get(column) == "B/s"]
+    time_column = "latency_avg" if "latency_avg" in columns else None
+    peaks = [column for column in ("bandwidth", "message_rate") if column in columns]
+    if not time_column and not peaks and "b_eff" not in result.params:
+        time_column = times[0] if times else None
+        peaks = rates[:1]
+    if time_column:
         small = next((row for row in rows if row["size"] == _HEADLINE_SIZE),
                      min(rows, key=lambda row: row["size"]))
         large = max(rows, key=lambda row: row["size"])
         for row in (small, large) if large is not small else (small,):
-            parts.append(f"{human_bytes(row['size'])} {human_seconds(row['latency_avg'])}")
-    if "bandwidth" in columns:
-        measured = [row for row in rows if row["bandwidth"] is not None]
+            label = "" if time_column == "latency_avg" else f"{time_column} "
+            parts.append(f"{label}{human_bytes(row['size'])} {human_seconds(row[time_column], digits)}")
+    for column in peaks:
+        measured = [row for row in rows if row[column] is not None]
         if measured:
-            peak = max(measured, key=lambda row: row["bandwidth"])
-            parts.append(f"peak {human_bandwidth(peak['bandwidth'])} "
-                         f"at {human_bytes(peak['size'])}")
-    if "message_rate" in columns:
-        measured = [row for row in rows if row["message_rate"] is not None]
-        if measured:
-            peak = max(measured, key=lambda row: row["message_rate"])
-            parts.append(f"peak {human_rate(peak['message_rate'])} "
-                         f"at {human_bytes(peak['size'])}")
+            peak = max(measured, key=lambda row: row[column])
+            value = human_rate(peak[column], digits) if column == "message_rate" else \
+                human_bandwidth(peak[column], digits)
+            label = "" if column in ("bandwidth", "message_rate") else f"{column} "
+            parts.append(f"peak {label}{value} at {human_bytes(peak['size'])}")
 
     if "b_eff" in result.params:
-        parts.append(f"b_eff {human_bandwidth(result.params['b_eff'])}")
+        parts.append(f"b_eff {human_bandwidth(result.params['b_eff'], digits)}")
     failed = [row["size"] for row in rows if str(row.get("validation")).lower() == "fail"]
     if failed:
         parts.append(f"VALIDATION FAILED at {len(failed)} of {len(rows)} sizes "
