@@ -118,3 +118,15 @@ def test_suite_lines_and_progress_share_the_terminal(tmp_path):
             "\n".join(lines)
     assert "suite: osu_latency_H_H (1 of " in written and "suite: the simulated fabrics (" in written
     assert_progress_drawn_and_gone(lines, written, "suite")
+
+
+@pytest.mark.parametrize("args, ranks, label, state", [
+    (["devbw", "-m", "1:4K", "-i", "3", "-x", "1"], 2, "devbw", "rank 1 (2 of 2) copying"),
+    (["gather", "--fabric", "vcsn", "--nodes", "4,9", "--sizes", "64K:128K"], 1, "gather --fabric vcsn",
+     "4 of 4 points simulated (9 nodes, 131072 bytes)"),
+], ids=["devbw", "gather-fabric"])
+def test_runs_without_rows_so_far_say_how_far_they_are(tmp_path, args, ranks, label, state):
+    lines, written = on_terminal(tmp_path, *args, "--json", "out.json", ranks=ranks)
+    assert_rows_intact(lines, format_text(Result.read(tmp_path / "out.json")))
+    assert f"{label}: {state}, " in written
+    assert_progress_drawn_and_gone(lines, written, label)

@@ -284,3 +284,15 @@ def test_every_summary_line_has_a_figure():
     latency = Result("fabric_latency", {"fabric": "vcsn"}, {"simulated": True},
                      [{"size": 0, "hops": 1, "latency": 1.157e-6}], {"size": "B", "hops": "", "latency": "s"})
     assert summary_line(latency) == "fabric_latency vcsn (simulated): 0 B, latency 0 B 1.157 us"
+
+
+def test_full_collective_text_says_over_what_each_column_is_taken():
+    rows = [latency_row(1, 3e-6)]
+    units = {key: ("B" if key == "size" else "" if key in ("iterations", "validation") else "s") for key in rows[0]}
+    result = Result("osu_allreduce", {"send_kind": "H", "recv_kind": "H", "validate": False}, ENV, rows, units)
+    for key in ("algbw", "busbw", "staging_share"):
+        result.rows[0][key] = 1.0
+    note = ("# Min and Max Latency: the fastest and the slowest rank's average, as OSU Micro-Benchmarks; "
+            "Stdev and P50-P99: over the iterations of the ranks' average time")
+    assert note in format_text(result, full=True).splitlines()
+    assert note not in format_text(result)
