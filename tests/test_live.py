@@ -38,17 +38,17 @@ def vendors_without_emulator(folder: Path) -> dict:
     return {"OCL_ICD_VENDORS": str(folder)}
 
 
-def on_terminal(tmp_path: Path, *args, ranks: int = 2) -> tuple[list, str]:
-    """Runs `mpirun -np RANKS fpgacomm ARGS` on a pseudo-terminal; returns
-    the screen's lines as a terminal shows them at the end, and the bytes
-    written (decoded)."""
+def on_terminal(tmp_path: Path, *args, ranks: int = 2, stdout=None) -> tuple[list, str]:
+    """Runs `mpirun -np RANKS fpgacomm ARGS` on a pseudo-terminal (stdout
+    to the file `stdout` instead, when given); returns the screen's lines as
+    a terminal shows them at the end, and the bytes written (decoded)."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                FPGACOMM_PROGRESS_AFTER="0", **vendors_without_emulator(tmp_path / "vendors"))
     process = subprocess.Popen(["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable, "-m", "fpgacomm",
-                                *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=env,
-                               cwd=tmp_path)
+                                *args], stdin=subprocess.DEVNULL, stdout=stdout or follower, stderr=follower,
+                               env=env, cwd=tmp_path)
     os.close(follower)
     written = b""
     while True:
@@ -130,3 +130,15 @@ def test_runs_without_rows_so_far_say_how_far_they_are(tmp_path, args, ranks, la
     assert_rows_intact(lines, format_text(Result.read(tmp_path / "out.json")))
     assert f"{label}: {state}, " in written
     assert_progress_drawn_and_gone(lines, written, label)
+
+
+def test_with_stdout_in_a_file_the_progress_line_stays_on_the_terminal(tmp_path):
+    """stdout to a file, stderr (under mpirun: mpirun's) on the terminal:
+    the progress line is drawn on stderr and erased at the end; the file
+    holds the rows only."""
+    with open(tmp_path / "out.txt", "w") as out:
+        lines, written = on_terminal(tmp_path, "osu", "bw", "-m", "1:4M", "-i", "30", "-x", "2", stdout=out)
+    assert "\r\x1b[Kosu bw: " in written and " of 23 sizes measured, " in written
+    assert written.rstrip("\r\n").endswith("\r\x1b[K") and not [line for line in lines if line]  # erased at the end
+    printed = (tmp_path / "out.txt").read_text()
+    assert "sizes measured" not in printed and "\x1b" not in printed and len(printed.splitlines()) == 3 + 23
