@@ -180,10 +180,16 @@ def _mbw_mr_formatter(title: str) -> Callable[[Result, bool], str]:
     return format_mbw_mr
 
 
+# HPCC FPGA's printResults: columns of width 20, three spaces apart.
+_BEFF_WIDTH, _BEFF_GAP = 20, "   "
+
+
 def format_beff(result: Result, full: bool = False) -> str:
-    """HPCC FPGA's b_eff table: MSize, looplength, the best time
-    and the aggregated bandwidth per size, a table per ring pattern, then
-    the b_eff line. With a model, its bandwidth stands beside each row."""
+    """HPCC FPGA's b_eff table as it prints it: MSize, looplength, the best
+    time and the aggregated bandwidth per size (columns of width 20, three
+    spaces apart, values in scientific notation with 5 digits after the
+    point), a table per ring pattern, then the b_eff line. With a model, its
+    bandwidth stands beside each row."""
     params = result.params
     where = (f"simulated {params['fabric']}, {params['ranks']} FPGAs" if "fabric" in params
              else f"{params['comm_type']}, {params['ranks']} ranks, {params['loop_rule']} loop lengths")
@@ -193,15 +199,17 @@ def format_beff(result: Result, full: bool = False) -> str:
     for pattern in patterns:
         if len(patterns) > 1:
             lines.append(f"# ring {pattern}: {params['rings'][pattern]}")
-        lines.append(f"{'MSize':>12} {'looplength':>12} {'time':>12} {'B/s':>12}" + (f" {'model B/s':>12}" if model else ""))
+        headers = ["MSize", "looplength", "time [s]", "B/s"] + (["model B/s"] if model else [])
+        lines.append(_BEFF_GAP.join(f"{header:>{_BEFF_WIDTH}}" for header in headers))
         for row in (r for r in result.rows if r["pattern"] == pattern):
-            line = f"{row['size']:>12} {row['loop_length']:>12} {row['time']:>12.5e} {row['bandwidth']:>12.5e}"
-            if model:
-                line += f" {row['model_bandwidth']:>12.5e}"
+            cells = [f"{row['size']:>{_BEFF_WIDTH}}", f"{row['loop_length']:>{_BEFF_WIDTH}}"]
+            cells += [f"{row[key]:>{_BEFF_WIDTH}.5e}" for key in ("time", "bandwidth") + (("model_bandwidth",) if model
+                                                                                      else ())]
+            line = _BEFF_GAP.join(cells)
             if row["validation"] == "fail":
                 line += f"   VALIDATION FAILED ({row['validation_errors']} bytes)"
             lines.append(line)
-    lines.append(f"b_eff = {params['b_eff']:.5e} B/s")
+    lines.append(f"b_eff = {params['b_eff']:>11.5e} B/s")
     return "\n".join(lines)
 
 # Collectives: -f adds nccl-tests' bandwidths and the staging share.
