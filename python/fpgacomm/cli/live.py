@@ -112,7 +112,9 @@ class Screen:
             return
         rows, notes = destination(1), destination(2)
         self.stdout, self.stderr = sys.stdout, sys.stderr
-        if notes.startswith("terminal:") and rows == notes:
+        if sys.stdout is not sys.__stdout__ or sys.stderr is not sys.__stderr__:
+            self.line_stream = None  # streams taken over (a test capturing them): their files are not ours
+        elif notes.startswith("terminal:") and rows == notes:
             self.line_stream = self.stdout
         elif notes.startswith("terminal:") and rows == "file":
             self.line_stream = self.stderr
