@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Executes notebooks headless, top to bottom, in a scratch folder, with this
-interpreter (the one fpgacomm is installed in) as their kernel, Agg figures
-and mpirun allowed as root. The repository keeps its notebooks executed, so
-that they show their tables and figures when read as files:
+"""Executes notebooks headless, top to bottom, in a scratch folder, through
+the Jupyter kernel they name, "fpgacomm" (scripts/setup.sh registers it for
+the environment fpgacomm is installed in), with Agg figures and mpirun
+allowed as root. The repository keeps its notebooks executed, so that they
+show their tables and figures when read as files:
 
     .venv/bin/python scripts/execute_notebooks.py            # every notebook, stored with its outputs
     .venv/bin/python scripts/execute_notebooks.py osu.ipynb  # one
@@ -12,7 +13,6 @@ tests/test_notebooks.py executes them again with `execute` below.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -21,29 +21,41 @@ from pathlib import Path
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 
+KERNEL = "fpgacomm"
+
+
+def kernel_interpreter(name: str = KERNEL) -> str:
+    """The interpreter the registered kernel `name` starts, as Jupyter
+    started from this environment finds it; a RuntimeError saying how to
+    register it where there is none."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        return KernelSpecManager().get_kernel_spec(name).argv[0]
+    except NoSuchKernel:
+        raise RuntimeError(f"no Jupyter kernel {name!r} for {sys.prefix}: scripts/setup.sh registers it "
+                           f"({sys.executable} -m ipykernel install --sys-prefix --name {name})") from None
+
+
 def execute(path: Path, workdir: Path, timeout: float):
-    """The notebook at `path`, executed in `workdir`; raises
-    nbclient's CellExecutionError, naming the cell, on any error."""
+    """The notebook at `path`, executed in `workdir` through the kernel
+    its metadata names; raises nbclient's CellExecutionError, naming the
+    cell, on any error."""
     import nbclient
     import nbformat
 
-    with tempfile.TemporaryDirectory(prefix="fpgacomm-kernel-") as jupyter:
-        spec = Path(jupyter) / "kernels" / "python3"
-        spec.mkdir(parents=True)
-        (spec / "kernel.json").write_text(json.dumps({
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Python 3 (fpgacomm)", "language": "python"}))
-        saved = dict(os.environ)
-        os.environ.update(JUPYTER_PATH=os.pathsep.join([jupyter, os.environ.get("JUPYTER_PATH", "")]),
-                          MPLBACKEND="Agg", PYDEVD_DISABLE_FILE_VALIDATION="1",  # the debugger warns on frozen modules
-                          OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        try:
-            notebook = nbformat.read(path, as_version=4)
-            nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3", record_timing=False,
-                                    resources={"metadata": {"path": str(workdir)}}).execute()
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
+    notebook = nbformat.read(path, as_version=4)
+    kernel = notebook.metadata["kernelspec"]["name"]
+    kernel_interpreter(kernel)  # registered, or a message saying how
+    saved = dict(os.environ)
+    os.environ.update(MPLBACKEND="Agg", PYDEVD_DISABLE_FILE_VALIDATION="1",  # the debugger warns on frozen modules
+                      OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    try:
+        nbclient.NotebookClient(notebook, timeout=timeout, kernel_name=kernel, record_timing=False,
+                                resources={"metadata": {"path": str(workdir)}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     return notebook
 
 

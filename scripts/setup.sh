@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Everything a fresh Debian 12 machine needs, idempotent: the system packages
 # (OpenCL ICD loader and headers, PoCL, Open MPI, Debian's mpi4py/NumPy/
-# Matplotlib/pytest built for /usr/bin/python3, and nbclient/ipykernel/
-# nbformat, with which the tests run the notebooks), a virtual environment
-# in .venv that sees them, the build of fpgacomm into it, and Intel's FPGA
+# Matplotlib/pytest built for /usr/bin/python3, nbclient/ipykernel/
+# nbformat, with which the tests run the notebooks, and pyte, the terminal
+# emulator with which they read a terminal's screen), a virtual environment
+# in .venv that sees them, the build of fpgacomm into it, the Jupyter kernel
+# "fpgacomm" of that environment, and Intel's FPGA
 # emulation platform for OpenCL registered beside PoCL
 # (scripts/fpga_emulator.sh says where; FPGACOMM_ICD_VENDORS=DIR registers
 # it in DIR instead of the loader's global folder, FPGACOMM_FPGA_EMULATOR=no
@@ -24,7 +26,7 @@ packages=(build-essential cmake git pkg-config
           openmpi-bin libopenmpi-dev
           python3-dev python3-venv python3-pip python3-mpi4py python3-numpy
           python3-matplotlib python3-pytest pybind11-dev python3-pybind11
-          python3-nbclient python3-ipykernel python3-nbformat)
+          python3-nbclient python3-ipykernel python3-nbformat python3-pyte)
 
 if [ -n "${FPGACOMM_PYTHON:-}" ]; then
   python="$FPGACOMM_PYTHON"
@@ -57,3 +59,15 @@ fi
 # --no-build-isolation: CMake must see the environment's mpi4py (its C API
 # header) and pybind11. The build tree under build/ makes a rebuild incremental.
 "$python" -m pip install -q --no-build-isolation --no-deps --config-settings=build-dir="build/{wheel_tag}" .
+
+# The Jupyter kernel "fpgacomm", the one the notebooks name: this
+# environment's interpreter, registered in its own prefix (.venv/share/jupyter),
+# where Jupyter and nbclient started from the environment look, so that
+# every clone has its own and none replaces another's (a Jupyter started
+# elsewhere finds it with JUPYTER_PATH=$PWD/.venv/share/jupyter).
+if "$python" -c "import ipykernel" 2>/dev/null; then
+  PYDEVD_DISABLE_FILE_VALIDATION=1 "$python" -m ipykernel install --sys-prefix --name fpgacomm --display-name "Python 3 (fpgacomm)" >/dev/null \
+    || echo "setup: could not register the Jupyter kernel fpgacomm in $("$python" -c 'import sys; print(sys.prefix)')"
+else
+  echo "setup: ipykernel is not importable: no Jupyter kernel registered (the notebooks name the kernel fpgacomm)"
+fi

@@ -350,33 +350,3 @@ def test_a_bad_progress_delay_is_one_usage_error_before_measuring():
     assert run.returncode == 2 and "Traceback" not in run.stderr and run.stdout == ""
     assert run.stderr.count("FPGACOMM_PROGRESS_AFTER='soon': give the seconds a sweep runs before its progress "
                             "line shows, 0 or more (default 2)") == 1
-
-
-def test_a_terminal_shows_a_progress_line_that_files_do_not_get(tmp_path):
-    """mpirun's stderr on a terminal: the ranks' stderr is a pipe to mpirun,
-    and rank 0 draws its progress line there, erased at the end; stdout, a
-    file, holds the rows only."""
-    import pty
-
-    leader, follower = pty.openpty()
-    with open(tmp_path / "out.txt", "w") as out:
-        process = subprocess.Popen(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "bw", "-m", "1:4M",
-                                    "-i", "30", "-x", "2"], stdout=out, stderr=follower,
-                                   env={**ENV, "FPGACOMM_PROGRESS_AFTER": "0"})
-        os.close(follower)
-        screen = b""
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # the terminal's last writer has gone
-                break
-            if not chunk:
-                break
-            screen += chunk
-        assert process.wait(timeout=300) == 0
-    os.close(leader)
-    text = screen.decode()
-    assert "\r\x1b[Kosu bw: " in text and " of 23 sizes measured, " in text
-    assert text.rstrip("\r\n").endswith("\r\x1b[K")  # erased at the end
-    printed = (tmp_path / "out.txt").read_text()
-    assert "sizes measured" not in printed and "\x1b" not in printed and len(printed.splitlines()) == 3 + 23

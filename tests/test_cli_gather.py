@@ -14,14 +14,34 @@ def test_tree_gather_prints_the_stage_table_and_writes_json(tmp_path):
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "# fpgacomm gather: gather, mem D, control barrier, ports 2, virtual ports 2"
-    assert lines[1].split() == ["schedule", "nodes", "size", "stages", "time", "throughput", "set-up", "transfer",
+    assert lines[1] == ("# set-up, transfer, barrier: the time split by what held the gather up, stage by stage; "
+                        "they add up to time")
+    assert lines[2].split() == ["schedule", "nodes", "size", "stages", "time", "throughput", "set-up", "transfer",
                                 "barrier", "validation"]
-    rows = [line.split() for line in lines[2:]]
+    rows = [line.split() for line in lines[3:]]
     assert [row[2] + row[3] for row in rows] == ["1KiB", "2KiB", "4KiB"]
     assert all(row[0] == "tree" and row[1] == "5" and row[4] == "2" and row[-1] == "pass" for row in rows)
     result = Result.read_json(target)
     assert result.benchmark == "gather" and [row["stages"] for row in result.rows] == [2, 2, 2]
     assert result.params["control"] == "barrier" and result.params["virtual_ports"] == 2
+
+
+def test_without_barriers_the_phases_still_add_up_to_the_time(tmp_path):
+    """--control local: ranks are in different stages at once; the phases,
+    split on their common time line, add up to the longest rank's time
+    (docs/METHODS.md), never more (as per-stage maxima summed did)."""
+    target = tmp_path / "local.json"
+    run = fpgacomm("gather", "--schedule", "ring", "--ports", "4", "--control", "local", "--mem", "H", "--sizes",
+                   "64K:1M", "-i", "3", "--json", str(target), ranks=4)
+    assert run.returncode == 0, run.stderr
+    result = Result.read_json(target)
+    for row in result.rows:
+        phases = row["setup"] + row["transfer"] + row["barrier"]
+        assert row["transfer"] <= row["time"] and phases <= row["time"] * (1 + 1e-9), row
+        assert phases > 0.9 * row["time"], row  # the rest is the loop between stages
+    for key, stages in result.samples.items():
+        if key.endswith(("/setup", "/transfer", "/barrier")):
+            assert min(stages) >= 0, key
 
 
 def test_fabric_runs_the_simulator_or_says_it_is_missing():

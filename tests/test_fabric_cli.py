@@ -21,14 +21,14 @@ def test_latency_prints_each_value_with_its_unit_and_json_keeps_every_digit(tmp_
                 "--json", str(path)]) == 0
     header, row = capsys.readouterr().out.splitlines()[1:]
     assert header.split()[:4] == ["size", "hops", "latency", "first_byte"]
-    assert row.split()[:6] == ["64", "B", "2", "1.73", "us", "1.40"]  # 1.157 us + one hub (0.57 us)
+    assert row.split()[:6] == ["64", "B", "2", "1.727", "us", "1.400"]  # 1.157 us + one hub (0.57 us)
     assert json.loads(path.read_text())["rows"][0]["latency"] == pytest.approx(1.727157e-06, rel=1e-6)
 
 
 def test_bw_writes_json(tmp_path, capsys):
     path = tmp_path / "bw.json"
     assert run(["fabric", "bw", "vcsn", "--nodes", "4", "--size", str(64 << 20), "--json", str(path)]) == 0
-    assert capsys.readouterr().out.splitlines()[2].split() == ["64", "MiB", "2", "5.39", "ms", "12.4", "GB/s", "44001"]
+    assert capsys.readouterr().out.splitlines()[2].split() == ["64", "MiB", "2", "5.395", "ms", "12.44", "GB/s", "44001"]
     row = json.loads(path.read_text())["rows"][0]
     assert row["bandwidth"] == pytest.approx(12.44e9, rel=0.005)
 

@@ -1,10 +1,12 @@
 """Every notebook in notebooks/ is stored executed, with its tables and
-figures, and runs again headless, top to bottom, without an error
-(scripts/execute_notebooks.py stores them). How fast they run is no test's
+figures, and runs again headless, top to bottom, without an error, through
+the Jupyter kernel it names, fpgacomm, which scripts/setup.sh registers
+for this environment (scripts/execute_notebooks.py stores them). How fast they run is no test's
 business: the cell time limit only stops a notebook that hangs."""
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,7 +43,7 @@ def test_the_experiments_have_their_notebooks():
 def test_notebook_is_stored_executed_with_its_figures(path):
     notebook = json.loads(path.read_text(encoding="utf-8"))
     assert notebook["nbformat"] == 4
-    assert notebook["metadata"]["kernelspec"]["name"] == "python3"
+    assert notebook["metadata"]["kernelspec"]["name"] == "fpgacomm"  # the kernel scripts/setup.sh registers
     assert notebook["cells"][0]["cell_type"] == "markdown"
     code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
     assert [cell["execution_count"] for cell in code] == list(range(1, len(code) + 1)), \
@@ -49,6 +51,15 @@ def test_notebook_is_stored_executed_with_its_figures(path):
     outputs = [output for cell in code for output in cell["outputs"]]
     assert not [output for output in outputs if output["output_type"] == "error"]
     assert any("image/png" in output.get("data", {}) for output in outputs), f"{path.name} stores no figure"
+
+
+def test_the_fpgacomm_kernel_runs_this_environment():
+    """The kernel the notebooks name starts the interpreter fpgacomm is installed in."""
+    if MISSING:
+        pytest.skip(MISSING)
+    interpreter = _executor().kernel_interpreter("fpgacomm")
+    assert Path(interpreter).absolute() == Path(sys.executable).absolute(), \
+        f"the kernel fpgacomm starts {interpreter}, not {sys.executable}: rerun scripts/setup.sh"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)

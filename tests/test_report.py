@@ -251,3 +251,48 @@ def test_plain_table_columns_never_run_together():
     assert header.split() == ["size", "send_overhead_min", "recv_overhead_p99"]
     assert row.split() == ["1", "B", "150", "ns", "200", "ns"]
     assert len(header) == len(row)
+
+
+def test_model_figures_carry_four_digits_and_ratios_are_percentages():
+    from fpgacomm.results.units import MODEL_DIGITS
+
+    assert human_bandwidth(12.02e9, MODEL_DIGITS) == "12.02 GB/s" and human_bandwidth(12.44e9, MODEL_DIGITS) == \
+        "12.44 GB/s"
+    assert human_seconds(1.157e-6, MODEL_DIGITS) == "1.157 us" and human_seconds(0.99996, MODEL_DIGITS) == "1.000 s"
+    assert with_unit(-0.0236982, "fraction") == "-2.37 %" and with_unit(0.5, "fraction") == "50.0 %"
+    assert with_unit(6.83586e-11, "s/B") == "68.4 ps/B (14.6 GB/s)"
+
+
+def test_an_emulated_devices_text_says_so_in_its_header():
+    emulated = {**ENV, "opencl": {"device": "Intel(R) FPGA Emulation Device", "emulated": True},
+                "rank_devices": ["Intel(R) FPGA Emulation Device on 'Intel(R) FPGA Emulation Platform' (emulated)"] * 2}
+    for result in (latency_result("D", "D"), bw_result("osu_bw", "D", "D")):
+        assert "Emulated" not in format_text(result)
+        result.env = emulated
+        header = [line for line in format_text(result).splitlines() if line.startswith("#")]
+        assert header[2] == ("# Emulated device: Intel(R) FPGA Emulation Device; software emulation on the host's "
+                             "cores, so these timings are the emulator's, not an FPGA's performance")
+
+
+def test_every_summary_line_has_a_figure():
+    gather = Result("gather", {"schedule": "tree"}, ENV,
+                    [{"size": 65536, "time": 2e-3, "throughput": 1.2e9}, {"size": 1 << 20, "time": 9e-3,
+                                                                           "throughput": 2.5e9}],
+                    {"size": "B", "time": "s", "throughput": "B/s"})
+    assert summary_line(gather) == ("gather: 64 KiB .. 1 MiB, time 64 KiB 2.00 ms, time 1 MiB 9.00 ms, "
+                                    "peak throughput 2.50 GB/s at 1 MiB")
+    latency = Result("fabric_latency", {"fabric": "vcsn"}, {"simulated": True},
+                     [{"size": 0, "hops": 1, "latency": 1.157e-6}], {"size": "B", "hops": "", "latency": "s"})
+    assert summary_line(latency) == "fabric_latency vcsn (simulated): 0 B, latency 0 B 1.157 us"
+
+
+def test_full_collective_text_says_over_what_each_column_is_taken():
+    rows = [latency_row(1, 3e-6)]
+    units = {key: ("B" if key == "size" else "" if key in ("iterations", "validation") else "s") for key in rows[0]}
+    result = Result("osu_allreduce", {"send_kind": "H", "recv_kind": "H", "validate": False}, ENV, rows, units)
+    for key in ("algbw", "busbw", "staging_share"):
+        result.rows[0][key] = 1.0
+    note = ("# Min and Max Latency: the fastest and the slowest rank's average, as OSU Micro-Benchmarks; "
+            "Stdev and P50-P99: over the iterations of the ranks' average time")
+    assert note in format_text(result, full=True).splitlines()
+    assert note not in format_text(result)

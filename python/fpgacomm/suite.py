@@ -14,7 +14,7 @@ import socket
 
 from . import _core
 from .benchmarks import beff, gather, registry
-from .benchmarks.sweep import check_rounds
+from .benchmarks.sweep import OnProgress, check_rounds
 from .simulation import fabric, gather as gather_sim
 from .params import resolve_sizes, usage_error
 from .runtime import mpi
@@ -71,7 +71,7 @@ GATHER_SET = [
 
 
 def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int | None = None, rounds: int = 1,
-        round_seed: int | None = None, **parameters) -> list:
+        round_seed: int | None = None, on_progress: OnProgress | None = None, **parameters) -> list:
     """Runs STANDARD_SET with `parameters` (sizes, iterations, device, ...),
     BEFF_SET up to 2^beff_max_size bytes (beff_repetitions, when given, for
     every b_eff run), GATHER_SET and a small simulated run of every fabric preset, and
@@ -83,7 +83,9 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     run writes into a fresh hidden folder beside outdir, which replaces
     outdir only when the run is whole: outdir never mixes two runs, and a
     run that is stopped leaves the previous one as it was. What a killed
-    run left beside outdir is cleared at the start (_clear_stale)."""
+    run left beside outdir is cleared at the start (_clear_stale).
+    on_progress: called on rank 0 with which part runs and how far it is
+    ("osu_bw_D_D (3 of 41): 12 of 23 sizes measured")."""
     # b_eff's sizes and repetitions are its own: checked now, not after the OSU tests.
     beff.message_sizes(0, beff_max_size, 1)
     if beff_repetitions is not None and beff_repetitions < 1:
@@ -100,7 +102,8 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
         with open(os.path.join(staging, _OWNER), "w") as owner:
             owner.write(f"{socket.gethostname()} {os.getpid()}\n")
     try:
-        return _run_into(staging, outdir, comm, beff_max_size, beff_repetitions, {**parameters, **repeat})
+        return _run_into(staging, outdir, comm, beff_max_size, beff_repetitions, {**parameters, **repeat},
+                         on_progress)
     except BaseException:  # an error or an interrupt: the run folder goes, the previous results stay
         if comm.Get_rank() == 0:
             shutil.rmtree(staging, ignore_errors=True)
@@ -108,9 +111,20 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
 
 
 def _run_into(staging: str, outdir: str, comm, beff_max_size: int, beff_repetitions: int | None,
-              parameters: dict) -> list:
+              parameters: dict, on_progress: OnProgress | None) -> list:
     """run's measurements, written into `staging`, which then replaces outdir."""
     results = []
+    parts = len(STANDARD_SET) + len(BEFF_SET) + len(GATHER_SET) + 1  # + the simulated fabrics
+
+    def part(name: str) -> OnProgress:
+        """Tells on_progress (rank 0) that part `name` begins; returns its own on_progress."""
+        label = f"{name} ({len(results) + 1} of {parts})"
+
+        def tell(state: str = "") -> None:
+            if on_progress is not None and comm.Get_rank() == 0:
+                on_progress(f"{label}: {state}" if state else label)
+        tell()
+        return tell
 
     def keep(name, result):
         results.append((name, result))
@@ -119,15 +133,21 @@ def _run_into(staging: str, outdir: str, comm, beff_max_size: int, beff_repetiti
             print(f"{summary_line(result)}    -> {name}.json", flush=True)
 
     for name, benchmark, arguments in STANDARD_SET:
-        keep(name, benchmark.function(comm, **_arguments(benchmark, arguments, parameters), validate=True))
+        tell = part(name)
+        keep(name, benchmark.function(comm, **_arguments(benchmark, arguments, parameters), validate=True,
+                                      on_row=lambda so_far: tell(so_far.incomplete)))
     for name, arguments in BEFF_SET:
         arguments = {**arguments, "max_size": beff_max_size}
         if beff_repetitions is not None:
             arguments["repetitions"] = beff_repetitions
-        keep(name, beff.run(comm, **arguments, **_repeat(parameters), device=parameters.get("device")))
+        keep(name, beff.run(comm, **arguments, **_repeat(parameters), device=parameters.get("device"),
+                            on_progress=part(name)))
     for name, arguments in GATHER_SET:
-        keep(name, gather.run(comm, **arguments, **_repeat(parameters), device=parameters.get("device")))
+        tell = part(name)
+        keep(name, gather.run(comm, **arguments, **_repeat(parameters), device=parameters.get("device"),
+                              on_row=lambda so_far: tell(so_far.incomplete)))
     if comm.Get_rank() == 0:
+        part("the simulated fabrics")
         # The simulated fabrics need no ranks: rank 0 runs them.
         for index, result in enumerate(fabric.suite_results() + [gather_sim.run(sizes=(64 << 10, 1 << 20, 16 << 20))]):
             name = f"sim{index:02d}_{result.benchmark}_{result.params['fabric']}"

@@ -299,9 +299,15 @@ class Runner {
   }
 
   // Every rank's records to every rank. Per iteration and stage, as the
-  // VCSN paper's Fig. 11 splits a stage: set-up until the last rank has posted
-  // its messages, transfer until the last rank's messages are done, barrier
-  // for the rest of the longest rank's stage. Per iteration, the longest total.
+  // VCSN paper's Fig. 11 splits a stage, on the time line common to the
+  // ranks (each rank's stages follow each other from the barrier that
+  // starts the iteration): the stage runs from the end of the previous one
+  // (the last rank's) to the end of its own (the last rank's); of that,
+  // set-up until the last rank has posted its messages, transfer until the
+  // last rank's messages are done, barrier for the rest. The phases of the
+  // stages add up to the longest rank's time, also where no barrier aligns
+  // the ranks (--control local), and a phase no rank spends past the
+  // previous stage's end counts 0. Per iteration, the longest total.
   GatherTiming reduce(std::uint64_t size, const std::vector<double>& mine, std::size_t stages, int iterations,
                       std::uint64_t errors) {
     std::vector<double> all(mine.size() * static_cast<std::size_t>(nodes_));
@@ -313,18 +319,25 @@ class Runner {
     timing.size = size;
     for (int i = 0; i < iterations; ++i) {
       std::vector<double> setup(stages), transfer(stages), barrier(stages);
+      std::vector<double> begins(static_cast<std::size_t>(nodes_), 0.0);  // each rank's start of stage s
+      double previous = 0;  // the end of the previous stage, the last rank's
       double total = 0;
       for (std::size_t s = 0; s < stages; ++s) {
-        double posted = 0, moved = 0, closed = 0;
+        double posted = previous, moved = previous, closed = previous;
         for (int r = 0; r < nodes_; ++r) {
           const double* p = &all[mine.size() * r + record * i + 3 * s];
-          posted = std::max(posted, p[0]);
-          moved = std::max(moved, p[0] + p[1]);
-          closed = std::max(closed, p[0] + p[1] + p[2]);
+          double& begin = begins[static_cast<std::size_t>(r)];
+          posted = std::max(posted, begin + p[0]);
+          moved = std::max(moved, begin + p[0] + p[1]);
+          closed = std::max(closed, begin + p[0] + p[1] + p[2]);
+          begin += p[0] + p[1] + p[2];
         }
-        setup[s] = posted;
+        moved = std::max(moved, posted);
+        closed = std::max(closed, moved);
+        setup[s] = posted - previous;
         transfer[s] = moved - posted;
         barrier[s] = closed - moved;
+        previous = closed;
       }
       for (int r = 0; r < nodes_; ++r) total = std::max(total, all[mine.size() * r + record * i + 3 * stages]);
       timing.setup.push_back(setup);

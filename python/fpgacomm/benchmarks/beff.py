@@ -13,6 +13,7 @@ mean of B(m) over the sizes run. docs/METHODS.md ("b_eff") states every rule.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 
 from .. import _core
@@ -22,7 +23,7 @@ from ..simulation import fabric
 from ..runtime.devices import DeviceOptions, open_device_if
 from ..params import usage_error
 from ..results.result import Result
-from .sweep import Rounds, check_rounds
+from .sweep import OnProgress, Rounds, check_rounds, progress_of_round
 
 COMM_TYPES = ("cpu", "pcie", "kernel", "iec", "sim")
 LOOP_RULES = ("hpcc", "documented", "adaptive")
@@ -123,7 +124,8 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         repetitions: int = 10, ring_order: str = "random", seed: int = 0, reduction: str = "hpcc",
         random_rings: int = 3, validation_iterations: int = 4, chunk_bytes: int | None = None, slots: int = 4,
         device: DeviceOptions | None = None, nodes: int | None = None, model: str | None = None,
-        limits=None, rounds: int = 1, round_seed: int | None = None) -> Result:
+        limits=None, rounds: int = 1, round_seed: int | None = None,
+        on_progress: OnProgress | None = None) -> Result:
     """Ring b_eff; collective over comm (COMM_WORLD by default).
 
     comm_type: cpu (host buffers), pcie (device buffers staged through the
@@ -145,7 +147,9 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     rows are the medians over rounds with every round's values in
     row["rounds"], b_eff is that of the medians and params["b_eff_rounds"]
     each round's (benchmarks.sweep). The simulator is deterministic and
-    takes one round.
+    takes one round. on_progress: called on rank 0 after each size with how
+    far the run is ("ring: 5 of 21 sizes measured"; rabenseifner's rings are
+    named as patterns; with rounds, "round 2 of 5, " first).
     """
     if comm_type not in COMM_TYPES:
         raise usage_error(f"unknown communication type '{comm_type}'; choose {', '.join(COMM_TYPES)}")
@@ -202,7 +206,8 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         for index, order in enumerate(plan.orders(), start=1):
             options.sizes, options.loop_lengths = order, [loop_lengths[size] for size in order]
             rows, round_params = _ring_round(comm, dev, options, hosts, comm_type, reduction, ring_order, seed,
-                                             random_rings, index if rounds > 1 else None)
+                                             random_rings, index if rounds > 1 else None,
+                                             progress_of_round(on_progress, index, rounds))
             results.append(Result("beff", {**params, **round_params, **_headline(rows, reduction, len(sizes))},
                                   env, rows, _UNITS))
     return finish(plan.of(results))
@@ -219,16 +224,19 @@ def _rounds_headline(result: Result, rounds: list, reduction: str, sizes: int) -
 
 
 def _ring_round(comm, dev, options, hosts: list, comm_type: str, reduction: str, ring_order: str, seed: int,
-                random_rings: int, round_number: int | None) -> tuple[list, dict]:
+                random_rings: int, round_number: int | None,
+                on_progress: OnProgress | None) -> tuple[list, dict]:
     """One round of every ring the reduction takes, in options' order of
     the sizes: (rows, the round's params: rings, route, chunk and every
     rank's times, each marked with round_number where given)."""
     ranks = comm.Get_size()
     rows, rank_timings, rings, details = [], [], {}, {}
-    for name, order in _patterns(reduction, ring_order, seed, random_rings, ranks):
+    patterns = _patterns(reduction, ring_order, seed, random_rings, ranks)
+    for index, (name, order) in enumerate(patterns):
         with _channels(comm, comm_type, dev, order):
             options.ring = order
-            raw = _core.run_beff(comm, dev, options)
+            raw = _core.run_beff(comm, dev, options, _size_counter(comm, on_progress, name, index, len(patterns),
+                                                                   len(options.sizes)))
         rings[name] = order
         details = {"route": raw["route"], "chunk_bytes": raw["chunk_bytes"]}
         for timing in raw["sizes"]:
@@ -244,6 +252,15 @@ def _ring_round(comm, dev, options, hosts: list, comm_type: str, reduction: str,
                                      "position": order.index(rank), "times": times})
     return rows, {"rings": rings, "validation_iterations": options.validation_iterations, **details,
                   "rank_timings": rank_timings}
+
+
+def _size_counter(comm, on_progress: OnProgress | None, pattern: str, index: int, patterns: int, sizes: int):
+    """The core's per-size hook telling on_progress how far the ring is, or None."""
+    if on_progress is None or comm.Get_rank() != 0:
+        return None
+    done = itertools.count(1)
+    ring = pattern if patterns == 1 else f"{pattern} ({index + 1} of {patterns} rings)"
+    return lambda _row: on_progress(f"{ring}: {next(done)} of {sizes} sizes measured")
 
 
 _UNITS = {"pattern": "", "size": "B", "loop_length": "", "time": "s", "bandwidth": "B/s", "pair_bandwidth": "B/s",

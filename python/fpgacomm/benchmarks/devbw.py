@@ -20,7 +20,7 @@ from ..results import stats
 from ..runtime.devices import DeviceOptions, open_device
 from ..params import HOST_KINDS, LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results.result import Result
-from .sweep import Rounds, check_rounds
+from .sweep import OnProgress, Rounds, check_rounds, progress_of_round
 
 DIRECTIONS = ("h2d", "d2h")
 LARGEST_DEFAULT = 256 << 20
@@ -50,8 +50,10 @@ def largest_fitting(comm, device) -> int:
     return comm.allreduce(fits, op=mpi.MPI().MIN)
 
 
-def _measure(dev, rank: int, size_list, directions, host_kinds, counts) -> tuple[list, dict]:
+def _measure(dev, rank: int, size_list, directions, host_kinds, counts, on_copy) -> tuple[list, dict]:
+    """Every row of this rank; on_copy(rows done, rows planned) after each."""
     rows, samples = [], {}
+    planned = len(directions) * len(host_kinds) * len(size_list)
     for direction in directions:
         for host_kind in host_kinds:
             for size in size_list:
@@ -68,6 +70,7 @@ def _measure(dev, rank: int, size_list, directions, host_kinds, counts) -> tuple
                              "device_bandwidth": size / device_summary["avg"] if device_summary["avg"] else None})
                 samples[sample_key(rank, direction, host_kind, size, "host")] = host
                 samples[sample_key(rank, direction, host_kind, size, "device")] = device
+                on_copy(len(rows), planned)
     return rows, samples
 
 
@@ -78,7 +81,8 @@ UNITS = {"rank": "", "size": "B", "direction": "", "host_kind": "", "iterations"
 
 def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iterations: int | None = None,
         warmup: int | None = None, directions=DIRECTIONS, host_kinds=HOST_KINDS,
-        concurrent: bool = False, rounds: int = 1, round_seed: int | None = None) -> Result:
+        concurrent: bool = False, rounds: int = 1, round_seed: int | None = None,
+        on_progress: OnProgress | None = None) -> Result:
     """Copy bandwidth and latency of every rank's device; collective over comm.
 
     sizes: None (1 B .. 256 MiB, or the largest power of two every device can
@@ -90,7 +94,9 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     complete sweeps in this job (every rank's turn in each), each visiting
     the sizes in its own shuffled order from round_seed (drawn where None);
     with more than one, rows are the medians over rounds with every round's
-    values in row["rounds"] (benchmarks.sweep).
+    values in row["rounds"] (benchmarks.sweep). on_progress: called on rank
+    0 with how far the run is, after each of its own rows and as each other
+    rank's turn begins (with rounds, "round 2 of 5, " first).
     """
     comm = mpi.resolve(comm)
     directions, host_kinds = _check_parameters(directions, host_kinds)
@@ -119,22 +125,28 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     plan = Rounds(comm, size_list, rounds, round_seed)
     results = []
     with plan.keeping(results):
-        for order in plan.orders():
-            rows, samples = _round(comm, dev, order, directions, host_kinds, counts, concurrent)
+        for index, order in enumerate(plan.orders(), start=1):
+            rows, samples = _round(comm, dev, order, directions, host_kinds, counts, concurrent,
+                                   progress_of_round(on_progress, index, rounds))
             results.append(Result("devbw", params, env, rows, UNITS, samples))
     return plan.of(results)
 
 
-def _round(comm, dev, size_list: list, directions, host_kinds, counts, concurrent: bool) -> tuple[list, dict]:
+def _round(comm, dev, size_list: list, directions, host_kinds, counts, concurrent: bool,
+           on_progress: OnProgress | None) -> tuple[list, dict]:
     """One round: every rank's rows and samples, the sizes in size_list's order."""
     rank = comm.Get_rank()
     rows, samples = [], {}
     turns = [None] if concurrent else range(comm.Get_size())
+    tell = on_progress if on_progress is not None and rank == 0 else (lambda state: None)
     for turn in turns:
         failure, usage = "", True
+        whose = "every rank at once" if turn is None else f"rank {turn} ({turn + 1} of {len(turns)})"
+        tell(f"{whose} copying")
         if turn is None or turn == rank:
             try:
-                rows, samples = _measure(dev, rank, size_list, directions, host_kinds, counts)
+                rows, samples = _measure(dev, rank, size_list, directions, host_kinds, counts,
+                                         lambda done, planned: tell(f"{whose}: {done} of {planned} rows measured"))
             except _core.Error as error:
                 failure, usage = str(error), isinstance(error, _core.UsageError)
         _core.agree(comm, failure, usage)

@@ -134,7 +134,8 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     buffers per size, one per window slot. touch launches the placeholder
     kernel on device buffers before each measured operation (untimed). path
     chooses staged or mapped transfers for device memory. timeline (with a
-    staging side) records every staged chunk of the last timed iteration of
+    staging side; path "auto" then stages, where it would map on devices
+    that share host memory) records every staged chunk of the last timed iteration of
     each size, a window or a round trip: the Result's attribute `timeline` is
     then, on rank 0, a Result of every rank's chunks (None on other ranks).
     datatype: OMB's -T (mpi_char, mpi_int, mpi_float): a message moves its
@@ -158,6 +159,8 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
     send_kind, recv_kind = _kinds(tuple(mem))
+    if timeline and path == "auto":
+        path = "staged"  # the timeline asked for is of staged chunks: auto leaves the choice to us
     # An unknown test takes latency's defaults here, and validate() refuses it.
     counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["latency"]), iterations, warmup)
     options = _core.Pt2ptOptions(

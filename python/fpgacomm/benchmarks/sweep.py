@@ -44,6 +44,16 @@ from ..runtime import environment
 from ..runtime.interrupts import Interrupted
 
 OnRow = Callable[[Result], None]
+# How far a run without rows so far is ("ring: 5 of 21 sizes measured"),
+# for the caller's progress line: b_eff, devbw, the suite.
+OnProgress = Callable[[str], None]
+
+
+def progress_of_round(on_progress: OnProgress | None, index: int, rounds: int) -> OnProgress | None:
+    """on_progress with round `index` first ("round 2 of 5, ring: ..."), where there are rounds."""
+    if on_progress is None or rounds == 1:
+        return on_progress
+    return lambda state: on_progress(f"round {index} of {rounds}, {state}")
 
 
 def check_rounds(rounds, round_seed) -> None:

@@ -6,6 +6,7 @@ import sys
 
 from ..benchmarks.beff import COMM_TYPES, DECREASE, LOOP_RULES, LOWER, MODELS, OFFSET, REDUCTIONS, UPPER
 from .fabric import add_limit_options, limits_of
+from .live import Progress
 from .options import (EXIT_VALIDATION, add_device_options, add_output_options, add_rounds_options, device_options,
                       print_and_save, rounds_parameters)
 
@@ -69,7 +70,8 @@ def run(args) -> int:
                       validation_iterations=args.validation_iterations,
                       chunk_bytes=parse_size(args.chunk) if args.chunk else None, slots=args.slots,
                       device=device_options(args), nodes=args.nodes, model=args.model,
-                      limits=limits_of(args) if args.comm_type == "sim" else None, **rounds_parameters(args))
+                      limits=limits_of(args) if args.comm_type == "sim" else None, on_progress=Progress("beff"),
+                      **rounds_parameters(args))
     if comm.Get_rank() == 0:
         print_and_save(result, args)
     failed = beff.failed_sizes(result)

@@ -9,6 +9,7 @@ rank waits forever. A watchdog (--timeout) ends any run that hangs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import threading
@@ -17,7 +18,7 @@ import traceback
 from .. import _core
 from ..runtime import interrupts
 from . import outputs
-from .live import Progress, silence_stdout
+from .live import SCREEN, silence_stdout
 from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit, launch_rank
 
 DEFAULT_TIMEOUT = 1800.0
@@ -120,7 +121,7 @@ def _interrupted(stop: KeyboardInterrupt, args) -> None:
     """Ends the run after SIGINT or SIGTERM: rank 0 saves what was measured
     (the Result the interrupt carries, marked incomplete) where --json or
     --csv asked and says so; then every rank ends, with 128 + the signal."""
-    Progress.erase()
+    SCREEN.hide()
     result = getattr(stop, "result", None)
     what = str(stop) or "interrupted by SIGINT"
     if launch_rank() == 0:
@@ -151,7 +152,9 @@ def main(argv=None) -> int:
             mpi.init(thread_level=args.thread_level)
         apply_memory_limit(args)
         outputs.check(args)
-        return args.run(args)
+        # Rank 0's output goes through the one writer that keeps rows and the progress line apart.
+        with SCREEN.live() if launch_rank() == 0 else contextlib.nullcontext():
+            return args.run(args)
     except _core.Error as error:
         if getattr(error, "agreed", False):
             if launch_rank() == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .live import Progress
 from .options import (add_device_options, add_output_options, add_rounds_options, device_options, print_and_save,
                       rounds_parameters)
 
@@ -38,7 +39,7 @@ def run(args) -> int:
     directions = devbw.DIRECTIONS if args.direction == "both" else (args.direction,)
     result = devbw.run(comm, sizes=args.message_size, device=device_options(args), iterations=args.iterations,
                        warmup=args.warmup, directions=directions, host_kinds=tuple(args.kinds) or HOST_KINDS,
-                       concurrent=args.concurrent, **rounds_parameters(args))
+                       concurrent=args.concurrent, on_progress=Progress("devbw"), **rounds_parameters(args))
     if comm.Get_rank() == 0:
         print_and_save(result, args, full=args.full)
     return 0

@@ -73,6 +73,7 @@ def preset_of(args) -> str:
 
 
 def run(args) -> int:
+    from ..results.units import MODEL_DIGITS
     from ..simulation import fabric
 
     args.preset = preset_of(args)
@@ -86,7 +87,7 @@ def run(args) -> int:
         result = fabric.traffic(args.preset, rate=args.rate, nodes=args.nodes, packets=args.packets,
                                 size=args.size, limits=limits_of(args))
     print(result.table(f"# fpgacomm fabric {args.fabric_command}: {result.params['fabric']} "
-                       f"({result.params['topology']}), simulated"))
+                       f"({result.params['topology']}), simulated", digits=MODEL_DIGITS))
     if args.json:
         result.write_json(args.json)
     return 0

@@ -24,7 +24,6 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from ..models import fit
     from ..params import usage_error
-    from ..results.report import format_table
 
     groups = fit.fit_groups(args.results, args.model)
     if args.json and len(groups) > 1:
@@ -33,7 +32,9 @@ def run(args) -> int:
     for number, group in enumerate(groups):
         print(("\n" if number else "") + f"# {args.model} fit to {group.label}: {', '.join(group.files)}")
         print(group.fit)
-        print(format_table(group.against))
+        print(group.against.table(f"# measured {group.against.params['y_column']} against the fitted "
+                                  f"{args.model} model's prediction; relative error = (predicted - measured) / "
+                                  "measured"))
     if args.json:
         fit.to_result(groups[0].fit, groups[0].against, args.results).write(args.json)
     return 0

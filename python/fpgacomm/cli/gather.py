@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from .live import LiveText
+from .live import LiveText, Progress
 from .options import (EXIT_VALIDATION, add_device_options, add_output_options, add_rounds_options, device_options,
                       print_and_save, rounds_parameters)
 from .fabric import add_limit_options, limits_of
@@ -71,7 +71,7 @@ def simulate(args):
                           "it out with --fabric")
     options = {"fabric": args.fabric, "ports": args.ports, "virtual_ports": args.virtual_ports,
                "control": args.control, "collective": args.collective, "reuse": args.reuse,
-               "limits": limits_of(args)}
+               "limits": limits_of(args), "on_progress": Progress(f"gather --fabric {args.fabric}")}
     if args.schedule:
         options["schedule"] = args.schedule
     if args.nodes:

@@ -1,30 +1,42 @@
-"""What rank 0 shows while a sweep runs: the text's lines as soon as they
+"""What rank 0 shows while a command runs: the text's lines as soon as they
 are final (OSU Micro-Benchmarks prints each size when it ends), and, on a
-terminal, a progress line on stderr.
+terminal, a progress line that says how far the run is.
 
-The lines are format_text's of the Result so far; each is printed once, so
+Everything rank 0 writes goes through one writer, the Screen: while a
+progress line stands, every write first erases it and every finished line
+redraws it below, so that no row is glued to it or erased by it. Under
+mpirun a rank's stdout and stderr reach the terminal by two pipes that
+mpirun copies in no fixed order, so where both end on the same terminal the
+progress line (and anything written to stderr while it stands) travels on
+stdout, the rows' own stream. Where stdout goes elsewhere (a file) and
+stderr to a terminal, the line is drawn on stderr; where stdout is a pipe
+(`| tee`), whose reader may print on the same screen in an order no writer
+can keep, and where stderr is no terminal, no progress line is drawn:
+files and pipes never hold one.
+
+The rows are format_text's of the Result so far; each is printed once, so
 the finished run's text reads exactly as if it had been printed at the end.
-The progress line is drawn only when stderr is a terminal (under mpirun:
-mpirun's stderr) and the sweep has run for a while, and is erased before any
-other output, so that files and pipes never hold it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import sys
 import time
 
 from ..params import usage_error
 from ..results.report import format_text
 
-# A sweep shorter than this (seconds) shows no progress line;
-# FPGACOMM_PROGRESS_AFTER sets another (0: from the first size on).
+# A run shorter than this (seconds) shows no progress line;
+# FPGACOMM_PROGRESS_AFTER sets another (0: from the first step on).
 PROGRESS_AFTER = 2.0
+ERASE = "\r\033[K"
 
 
 def progress_after() -> float:
-    """Seconds a sweep runs before its progress line shows."""
+    """Seconds a run goes on before its progress line shows."""
     text = os.environ.get("FPGACOMM_PROGRESS_AFTER")
     if text is None:
         return PROGRESS_AFTER
@@ -38,50 +50,157 @@ def progress_after() -> float:
     return seconds
 
 
-class LiveText:
-    """on_row for a benchmark function: prints the new lines of the text of
-    each Result so far; finish() prints the rest of the finished Result's."""
-
-    def __init__(self, label: str, full: bool = False):
-        self.full = full
-        self.printed = 0
-        self.progress = Progress(label)
-
-    def __call__(self, result) -> None:
-        self._show(result)
-        self.progress.update(result.incomplete)
-
-    def finish(self, result) -> None:
-        self.progress.erase()
-        self._show(result)
-
-    def _show(self, result) -> None:
-        lines = format_text(result, full=self.full).split("\n")
-        if len(lines) > self.printed:
-            self.progress.erase()
-            try:
-                print("\n".join(lines[self.printed:]), flush=True)
-            except BrokenPipeError:
-                # The reader left (`| head -1`) in mid-sweep: the other ranks
-                # still need this one, so the sweep goes on, printing nowhere.
-                silence_stdout()
-            self.printed = len(lines)
+def destination(fd: int) -> str:
+    """Where this process's stream `fd` lands: "terminal:PATH", "pipe" or
+    "file". Under mpirun a rank's streams lead to mpirun (its stdout even
+    through a pseudo-terminal of Open MPI's own), which copies them to its
+    own: then mpirun's decide (the launcher is the parent on one host; on
+    others the parent is Open MPI's daemon, whose streams are no terminal)."""
+    if "OMPI_COMM_WORLD_RANK" in os.environ:
+        try:
+            target = os.readlink(f"/proc/{os.getppid()}/fd/{fd}")
+        except OSError:
+            return "pipe"
+        if target.startswith(("/dev/pts/", "/dev/tty")):
+            return f"terminal:{target}"
+        return "pipe" if target.startswith(("pipe:", "socket:")) else "file"
+    try:
+        if os.isatty(fd):
+            return f"terminal:{os.ttyname(fd)}"
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return "pipe"
+    return "pipe" if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else "file"
 
 
 def stderr_is_terminal() -> bool:
-    """Whether what this process writes to stderr lands on a terminal. Under
-    mpirun a rank's stderr is a pipe to mpirun, which copies it to its own:
-    then mpirun's stderr decides (the launcher is the parent on one host;
-    on others the parent is Open MPI's daemon, whose stderr is no terminal)."""
-    if sys.stderr.isatty():
-        return True
-    if "OMPI_COMM_WORLD_RANK" not in os.environ:
-        return False
+    """Whether what this process writes to stderr lands on a terminal."""
+    return destination(2).startswith("terminal:")
+
+
+def _columns(where: str) -> int:
+    """The width of the terminal at `where` ("terminal:PATH"), 80 if unknown."""
     try:
-        target = os.readlink(f"/proc/{os.getppid()}/fd/2")
+        fd = os.open(where.split(":", 1)[1], os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        try:
+            return os.get_terminal_size(fd).columns or 80
+        finally:
+            os.close(fd)
     except OSError:
-        return False
-    return target.startswith(("/dev/pts/", "/dev/tty"))
+        return 80
+
+
+class Screen:
+    """The one writer of rank 0's stdout and stderr while a progress line
+    may stand (Screen.live()). show(text) draws or replaces the progress
+    line; any other write erases it first, and a write that ends a line
+    draws it again after."""
+
+    def __init__(self):
+        self.text = ""          # the progress line's text, "" for none
+        self.on_screen = False  # whether it is drawn now
+        self.stdout = self.stderr = None  # the real streams while live
+        self.line_stream = None  # where the progress line goes, None for nowhere
+        self.columns = 80
+
+    @contextlib.contextmanager
+    def live(self):
+        """Routes sys.stdout and sys.stderr through this writer for the
+        block; the progress line is erased when it ends, however it ends."""
+        if self.stdout is not None:  # already live (a command inside another)
+            yield self
+            return
+        rows, notes = destination(1), destination(2)
+        self.stdout, self.stderr = sys.stdout, sys.stderr
+        if sys.stdout is not sys.__stdout__ or sys.stderr is not sys.__stderr__:
+            self.line_stream = None  # streams taken over (a test capturing them): their files are not ours
+        elif notes.startswith("terminal:") and rows == notes:
+            self.line_stream = self.stdout
+        elif notes.startswith("terminal:") and rows == "file":
+            self.line_stream = self.stderr
+        else:
+            self.line_stream = None
+        if self.line_stream is not None:
+            self.columns = _columns(notes)
+        sys.stdout, sys.stderr = _Routed(self, self.stdout), _Routed(self, self.stderr)
+        try:
+            yield self
+        finally:
+            self.erase()
+            sys.stdout, sys.stderr = self.stdout, self.stderr
+            self.stdout = self.stderr = self.line_stream = None
+            self.text = ""
+
+    @property
+    def draws(self) -> bool:
+        """Whether a progress line can be seen (live, on a terminal)."""
+        return self.line_stream is not None
+
+    def show(self, text: str) -> None:
+        """Draws `text` as the progress line, in place of the one before."""
+        if not self.draws:
+            return
+        self.text = text[:max(self.columns - 1, 1)]  # one row: a wrapped line could not be erased whole
+        self._draw()
+
+    def erase(self) -> None:
+        """Erases the progress line, if one is drawn (before other output, and at the end)."""
+        if self.on_screen:
+            self._raw(ERASE)
+            self.on_screen = False
+
+    def hide(self) -> None:
+        """Erases the progress line and forgets it (the run it told of is over)."""
+        self.erase()
+        self.text = ""
+
+    def write(self, real, text: str) -> int:
+        """`text` on the real stream `real`: the progress line erased before,
+        drawn again after a finished line. Where the line shares stdout, text
+        for stderr goes there too (the same screen), so that the two keep their order."""
+        if self.draws and self.text:
+            self.erase()
+            if self.line_stream is self.stdout:
+                real = self.stdout
+        try:
+            real.write(text)
+            real.flush()
+        except BrokenPipeError:
+            if real is not self.stdout:
+                raise
+            # The reader left (`| head -1`) in mid-sweep: the other ranks
+            # still need this one, so the run goes on, printing nowhere.
+            silence_stdout()
+        if text.endswith("\n") and self.text:
+            self._draw()
+        return len(text)
+
+    def _draw(self) -> None:
+        self._raw(f"{ERASE}{self.text}")
+        self.on_screen = True
+
+    def _raw(self, text: str) -> None:
+        try:
+            self.line_stream.write(text)
+            self.line_stream.flush()
+        except (BrokenPipeError, AttributeError):
+            pass
+
+
+class _Routed:
+    """A stream whose writes go through the Screen; the rest is the real stream's."""
+
+    def __init__(self, screen: Screen, real):
+        self._screen, self._real = screen, real
+
+    def write(self, text: str) -> int:
+        return self._screen.write(self._real, text)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+SCREEN = Screen()
 
 
 def silence_stdout() -> None:
@@ -91,30 +210,44 @@ def silence_stdout() -> None:
 
 
 class Progress:
-    """`osu bw: 12 of 23 sizes measured, 4.1 s`, overwritten in place on a
-    terminal's stderr once the sweep has run progress_after() seconds; nothing elsewhere."""
+    """`osu bw: 12 of 23 sizes measured, 4.1 s` as the progress line, once
+    the run has gone on progress_after() seconds; update(state) is the
+    benchmarks' on_progress. Draws nothing where the Screen draws nothing."""
 
-    on_screen = False  # one line for the process: whichever Progress drew it
-
-    def __init__(self, label: str):
-        self.label = label
+    def __init__(self, label: str, screen: Screen = SCREEN):
+        self.label, self.screen = label, screen
         self.start = time.perf_counter()
         self.after = progress_after()
-        self.on_terminal = stderr_is_terminal()
 
     def update(self, state: str) -> None:
-        """state: how far the sweep is (the Result so far's `incomplete`)."""
+        """state: how far the run is ("12 of 23 sizes measured")."""
         elapsed = time.perf_counter() - self.start
-        if not self.on_terminal or elapsed < self.after:
-            return
-        sys.stderr.write(f"\r\033[K{self.label}: {state}, {elapsed:.1f} s")
-        sys.stderr.flush()
-        Progress.on_screen = True
+        if elapsed >= self.after:
+            self.screen.show(f"{self.label}: {state}, {elapsed:.1f} s")
 
-    @classmethod
-    def erase(cls) -> None:
-        """Erases the progress line on screen, if any (before other output, and at the end)."""
-        if cls.on_screen:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-            cls.on_screen = False
+    __call__ = update
+
+
+class LiveText:
+    """on_row for a benchmark function: prints the new lines of the text of
+    each Result so far and shows how far the sweep is; finish() prints the
+    rest of the finished Result's."""
+
+    def __init__(self, label: str, full: bool = False, screen: Screen = SCREEN):
+        self.full = full
+        self.printed = 0
+        self.progress = Progress(label, screen)
+
+    def __call__(self, result) -> None:
+        self._show(result)
+        self.progress.update(result.incomplete)
+
+    def finish(self, result) -> None:
+        self.progress.screen.hide()
+        self._show(result)
+
+    def _show(self, result) -> None:
+        lines = format_text(result, full=self.full).split("\n")
+        if len(lines) > self.printed:
+            print("\n".join(lines[self.printed:]), flush=True)
+            self.printed = len(lines)

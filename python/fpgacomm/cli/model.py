@@ -33,10 +33,11 @@ def run(args) -> int:
 
 
 def format_figures(result) -> str:
-    """One line per figure: its name, then its value with the unit."""
-    from ..results.units import with_unit
+    """One line per figure: its name, then its value with the unit, to
+    four significant digits (a model's figures are exact for its inputs)."""
+    from ..results.units import MODEL_DIGITS, with_unit
 
     width = max((len(row["figure"]) for row in result.rows), default=0)
     lines = [f"# fpgacomm {result.benchmark.replace('_', ' ')}"]
-    lines += [f"{row['figure']:<{width}}  {with_unit(row['value'], row['unit'])}" for row in result.rows]
+    lines += [f"{row['figure']:<{width}}  {with_unit(row['value'], row['unit'], MODEL_DIGITS)}" for row in result.rows]
     return "\n".join(lines)

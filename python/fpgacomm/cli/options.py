@@ -204,9 +204,12 @@ def print_and_save(result, args, live=None, **text) -> None:
     live: the LiveText that printed the rows so far, which prints the rest."""
     from ..results.report import format_text
 
+    from .live import SCREEN
+
     if live is not None:
         live.finish(result)
     else:
+        SCREEN.hide()  # the run is over: its progress line goes before the text
         print(format_text(result, **text), flush=True)
     for path in (args.json, args.csv):
         if path:

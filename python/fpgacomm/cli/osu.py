@@ -212,8 +212,9 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
     add_output_options(parser)
     if "timeline" in options:
         parser.add_argument("--timeline", metavar="FILE",
-                            help="with staging: write every staged chunk's timeline of the last timed iteration "
-                                 "(window or round trip) of each size as JSON (analyse with fpgacomm timeline FILE)")
+                            help="write every staged chunk's timeline of the last timed iteration (window or round "
+                                 "trip) of each size as JSON (analyse with fpgacomm timeline FILE); device buffers are "
+                                 "then staged unless --path mapped says otherwise")
     parser.set_defaults(run=run, benchmark=benchmark)
 
 

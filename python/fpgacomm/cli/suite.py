@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .live import Progress
 from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_rounds_options, add_size_option,
                       add_transfer_options, device_options, rounds_parameters, transfer_parameters, validation_error)
 
@@ -31,6 +32,7 @@ def run(args) -> int:
     from .. import suite
 
     results = suite.run(args.outdir, beff_max_size=args.beff_max_size, beff_repetitions=args.beff_repetitions,
+                        on_progress=Progress("suite"),
                         sizes=args.message_size, iterations=args.iterations, warmup=args.warmup,
                         **transfer_parameters(args), device=device_options(args), **rounds_parameters(args))
     failures = [validation_error(result) for result in results if validation_error(result)]

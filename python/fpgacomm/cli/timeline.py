@@ -12,7 +12,7 @@ def register(subparsers) -> None:
                     "host-to-device copies) was busy in the recorded iteration, how much the stages overlapped, "
                     "how long all stood idle, the mean per-chunk latencies, and the stage that limits the "
                     "pipeline (docs/METHODS.md, \"Timeline of staged transfers\"). Example: mpirun -np 2 "
-                    "fpgacomm osu bw D D --path staged --timeline bw.json; fpgacomm timeline bw.json -o bw.png")
+                    "fpgacomm osu bw D D --path staged --timeline tl.json; fpgacomm timeline tl.json -o tl.png")
     parser.add_argument("file", metavar="FILE", help="a timeline JSON from fpgacomm osu TEST --timeline")
     parser.add_argument("-o", "--output", metavar="FIG",
                         help="also draw each stage's busy share per size: .png, .pdf or .svg")

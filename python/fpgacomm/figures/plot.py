@@ -17,13 +17,14 @@ OMB's MB/s).
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from typing import NamedTuple
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
 
 from .. import catalog
 from ..models.base import Fit, Model
@@ -112,19 +113,77 @@ def unit_of(column: str) -> str:
     raise usage_error(f"cannot tell the unit of column {column!r}; record it in the Result's units")
 
 
-def _size_axis(ax, label: str = "message size") -> None:
-    """Log base 2 with binary size names on the ticks ("1 KiB")."""
+class _SizeTicks(Locator):
+    """Ticks of a log size axis at whole powers of two, as many as read well:
+    every power over a few, every second over more, and over a wide range
+    the powers of 1024 (1 B, 1 KiB, 1 MiB), the others as minor ticks."""
+
+    def __init__(self, minor: bool = False):
+        self.minor = minor
+
+    def __call__(self):
+        return self.tick_values(*self.axis.get_view_interval())
+
+    def tick_values(self, low, high):
+        low, high = sorted((max(low, 1e-300), max(high, 1e-300)))
+        first, last = math.ceil(math.log2(low) - 1e-9), math.floor(math.log2(high) + 1e-9)
+        span = last - first
+        step = 1 if span <= 8 else 2 if span <= 18 else 10
+        major = [2.0 ** k for k in range(first, last + 1) if k % step == 0]
+        if self.minor:
+            return [2.0 ** k for k in range(first, last + 1) if k % step]
+        return major
+
+
+class _DecimalTicks(Locator):
+    """Ticks of a log value axis at 1, 10, 100 (every second or more decade
+    over many), with 2 and 5 between over less than two decades, and every
+    digit over a fraction of one."""
+
+    def __call__(self):
+        return self.tick_values(*self.axis.get_view_interval())
+
+    def tick_values(self, low, high):
+        low, high = sorted((max(low, 1e-300), max(high, 1e-300)))
+        decades = math.log10(high / low)
+        stride = max(1, math.ceil(decades / 8))
+        exponents = [e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1) if e % stride == 0]
+        for subs in ((1,), (1, 2, 5), range(1, 10)):
+            if len(subs) > 1 and decades >= 2:
+                break
+            ticks = [m * 10.0 ** e for e in exponents for m in subs if low <= m * 10.0 ** e <= high]
+            if len(ticks) >= 3 or decades >= 2:
+                break
+        return ticks
+
+
+def _decimal_tick(value: float, _position=None) -> str:
+    """A log axis's tick as people write it: 0.1, 1, 10, 100, 1000."""
+    return f"{value:.0f}" if value >= 1 else f"{value:g}"
+
+
+def size_axis(ax, label: str | None = "message size") -> None:
+    """Log base 2 with binary size names on the ticks ("1 KiB", "1 MiB")."""
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(_SizeTicks())
+    ax.xaxis.set_minor_locator(_SizeTicks(minor=True))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: human_bytes(value) if value >= 0.99 else ""))
-    ax.set_xlabel(f"{label} (bytes)")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if label:
+        ax.set_xlabel(f"{label} (bytes)")
 
 
 def _value_axis(ax, quantity: str, unit: str, log: bool = True) -> float:
-    """Labels the y axis with its unit; returns the factor for the values."""
+    """Labels the y axis with its unit; returns the factor for the values.
+    A log axis is labelled 1, 10, 100 (and 2, 5 between where it spans
+    less than a few decades), never 3.4x10^1."""
     name, factor = _display(unit)
     ax.set_ylabel(f"{quantity} ({name})" if name else quantity)
     if log:
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(_DecimalTicks())
+        ax.yaxis.set_major_formatter(FuncFormatter(_decimal_tick))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     return factor
 
 
@@ -240,7 +299,7 @@ def _column(result: Result, candidates: tuple) -> str:
 def _size_sweep(results, ax, models, quantity: str, candidates: tuple) -> Figure:
     results = _as_list(results)
     ax = _axes(ax)
-    _size_axis(ax)
+    size_axis(ax)
     lines = _lines(results)
     units = {result.units[_column(result, candidates)] for result, _ in lines}
     if len(units) != 1:
@@ -349,7 +408,7 @@ def beff(results, ax=None, *, models=()) -> Figure:
     colour; b_eff itself as a dotted level."""
     results = _as_list(results)
     ax = _axes(ax)
-    _size_axis(ax)
+    size_axis(ax)
     factor = _value_axis(ax, "bandwidth", "B/s")
     colours = itertools.cycle(f"C{i}" for i in range(10))
     result_colours = {}  # each Result's first colour, for its model overlay
@@ -399,7 +458,7 @@ def _gather_lines(results) -> dict:
 def _gather_panel(results, ax, column: str, quantity: str) -> Figure:
     ax = _axes(ax)
     lines = _gather_lines(results)
-    _size_axis(ax, "data per node")
+    size_axis(ax, "data per node")
     factor = _value_axis(ax, quantity, "s" if column == "time" else "B/s")
     node_counts = sorted({nodes for _, nodes, _ in lines})
     # A style per schedule and source, so a measured and a simulated run of
@@ -488,8 +547,8 @@ def model_against_measurement(source, axes=None) -> Figure:
     x, measured, predicted = (np.asarray(a, dtype=float)[order] for a in (x, measured, predicted))
     log_x = x_unit == "B" and bool(np.all(x > 0))
     if log_x:
-        _size_axis(top)
-        _size_axis(bottom, "message size" if x_name == "size" else x_name.replace("_", " "))
+        size_axis(top)
+        size_axis(bottom, "message size" if x_name == "size" else x_name.replace("_", " "))
     else:
         unit, x_factor = _display(x_unit)
         x = x * x_factor
@@ -525,7 +584,7 @@ def comparison(result: Result, ax=None) -> Figure:
     if result.benchmark != COMPARISON:
         raise usage_error(f"plot.comparison draws the Result of fpgacomm compare, got {result.benchmark}")
     ax = _axes(ax)
-    _size_axis(ax)
+    size_axis(ax)
     params = result.params
     base = next(iter(params["inputs"]))
     ax.set_ylabel(f"ratio of {params['column']} to {base}")

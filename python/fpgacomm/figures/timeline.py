@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from ..results import timeline
 from ..results.result import Result
-from .plot import new_figure
+from .plot import new_figure, size_axis
 
 # Each stage in the same colour on every panel.
 _STAGES = {"d2h": ("device-to-host copies", "tab:blue"), "mpi": ("MPI", "tab:orange"),
@@ -37,7 +37,7 @@ def figure(result: Result, path: str = "timeline") -> Figure:
                         color=colour)
         ax.plot(sizes, [100 * s["idle"] / s["window"] for s in mine], linestyle="--", color="grey",
                 label="all idle")
-        ax.set_xscale("log", base=2)
+        size_axis(ax, label=None)
         ax.set_ylim(0, 105)
         ax.set_ylabel("share of the window (%)")
         ax.set_title(f"{result.benchmark}, rank {rank}")

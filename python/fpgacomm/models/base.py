@@ -237,7 +237,7 @@ class Model:
         return Result(f"fit_{self.name}", {"model": self.name, "source": source, "x_column": self.x_column,
                                            "y_column": self.y_column, **self.params}, {}, rows,
                       {"x": units.get(self.x_column, ""), "measured": y_unit, "predicted": y_unit,
-                       "relative_error": ""})
+                       "relative_error": "fraction"})
 
 
 def uncertainties(x: np.ndarray, y: np.ndarray, weighted: bool | None) -> tuple:

@@ -21,7 +21,7 @@ from .compare import NAME as COMPARISON, format_comparison
 from .omb_columns import (BANDWIDTH_FULL, BANDWIDTH_MAIN, COLLECTIVE_FULL, LATENCY_FULL, LATENCY_MAIN, MB, MBW_MR_MAIN,
                           STAGING, US)
 from .result import ROUNDS, Result
-from .units import human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
+from .units import MODEL_DIGITS, human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
 
 # ------------------------------------------------------------ placement
 
@@ -91,6 +91,23 @@ def _row_rounds(row: dict) -> int:
     return len(next(iter(row.get(ROUNDS, {}).values()), []))
 
 
+def emulation_lines(result: Result) -> list:
+    """A header line saying that the device was an emulator ("# Emulated
+    device: ..."), whose timings are no FPGA's; none for real devices."""
+    opencl = result.env.get("opencl", {})
+    emulated = [device for device in result.env.get("rank_devices", []) if device.endswith("(emulated)")]
+    if not opencl.get("emulated") and not emulated:
+        return []
+    name = opencl.get("device") if opencl.get("emulated") else emulated[0].removesuffix(" (emulated)")
+    return [f"# Emulated device: {name}; software emulation on the host's cores, so these timings are the "
+            "emulator's, not an FPGA's performance"]
+
+
+def header_lines(result: Result) -> list:
+    """The header lines that say where a run ran, where that is not the usual: scale-out, emulated."""
+    return scale_out_lines(result) + emulation_lines(result)
+
+
 # ------------------------------------------------------------ OSU tables
 
 _FIELD_WIDTH = 20  # OMB's FIELD_WIDTH
@@ -155,7 +172,7 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     if on_device:
         lines.append(f"# Send Buffer on {KIND_NAMES[send]} "
                      f"and Receive Buffer on {KIND_NAMES[recv]}")
-    lines.extend(scale_out_lines(result))
+    lines.extend(header_lines(result))
     lines.extend(preamble)
     lines.append(f"# Datatype: {result.params.get('datatype', 'MPI_CHAR')}.")
     lines.extend(rounds_lines(result))
@@ -241,14 +258,20 @@ def _mbw_mr_varied(result: Result, title: str) -> str:
     return "\n".join(lines)
 
 
+# HPCC FPGA's printResults: columns of width 20, three spaces apart.
+_BEFF_WIDTH, _BEFF_GAP = 20, "   "
+
+
 def format_beff(result: Result, full: bool = False) -> str:
-    """HPCC FPGA's b_eff table: MSize, looplength, the best time
-    and the aggregated bandwidth per size, a table per ring pattern, then
-    the b_eff line. With a model, its bandwidth stands beside each row."""
+    """HPCC FPGA's b_eff table as it prints it: MSize, looplength, the best
+    time and the aggregated bandwidth per size (columns of width 20, three
+    spaces apart, values in scientific notation with 5 digits after the
+    point), a table per ring pattern, then the b_eff line. With a model, its
+    bandwidth stands beside each row."""
     params = result.params
     where = (f"simulated {params['fabric']}, {params['ranks']} FPGAs" if "fabric" in params
              else f"{params['comm_type']}, {params['ranks']} ranks, {params['loop_rule']} loop lengths")
-    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}", *scale_out_lines(result),
+    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}", *header_lines(result),
              *rounds_lines(result)]
     model = "model_bandwidth" in result.columns
     rounds = rounds_of(result) > 1
@@ -257,27 +280,35 @@ def format_beff(result: Result, full: bool = False) -> str:
     for pattern in patterns:
         if len(patterns) > 1:
             lines.append(f"# ring {pattern}: {params['rings'][pattern]}")
-        lines.append(f"{'MSize':>12} {'looplength':>12} {'time':>12} {'B/s':>12}"
-                     + (f" {'model B/s':>12}" if model else "")
-                     + (f" {label + ' low':>12} {label + ' high':>12} {'spread(%)':>12}" if rounds else ""))
+        headers = (["MSize", "looplength", "time [s]", "B/s"] + (["model B/s"] if model else [])
+                   + ([f"{label} low", f"{label} high", "spread(%)"] if rounds else []))
+        lines.append(_BEFF_GAP.join(f"{header:>{_BEFF_WIDTH}}" for header in headers))
         for row in (r for r in result.rows if r["pattern"] == pattern):
-            line = f"{row['size']:>12} {row['loop_length']:>12} {row['time']:>12.5e} {row['bandwidth']:>12.5e}"
-            if model:
-                line += f" {row['model_bandwidth']:>12.5e}"
+            cells = [f"{row['size']:>{_BEFF_WIDTH}}", f"{row['loop_length']:>{_BEFF_WIDTH}}"]
+            cells += [f"{row[key]:>{_BEFF_WIDTH}.5e}" for key in ("time", "bandwidth") + (("model_bandwidth",) if model
+                                                                                      else ())]
             if rounds:
                 low, high, spread = interval(row, "bandwidth")
-                line += f" {low:>12.5e} {high:>12.5e} {spread * 100:>12.2f}"
+                cells += [f"{low:>{_BEFF_WIDTH}.5e}", f"{high:>{_BEFF_WIDTH}.5e}", f"{spread * 100:>{_BEFF_WIDTH}.2f}"]
+            line = _BEFF_GAP.join(cells)
             if row["validation"] == "fail":
                 line += f"   VALIDATION FAILED ({row['validation_errors']} bytes)"
             lines.append(line)
-    lines.append(f"b_eff = {params['b_eff']:.5e} B/s")
+    lines.append(f"b_eff = {params['b_eff']:>11.5e} B/s")
     return "\n".join(lines)
 
 
 
+# Over what each -f column of a collective is taken: OMB's Min and Max are
+# over ranks, its percentiles over iterations, so P99 may exceed Max.
+_COLLECTIVE_FULL_NOTE = ("# Min and Max Latency: the fastest and the slowest rank's average, as OSU Micro-Benchmarks; "
+                         "Stdev and P50-P99: over the iterations of the ranks' average time")
+
+
 def _collective_formatter(title: str) -> Callable[[Result, bool], str]:
     def format_collective(result: Result, full: bool = False) -> str:
-        return _osu_table(result, full, title, LATENCY_MAIN, COLLECTIVE_FULL)
+        return _osu_table(result, full, title, LATENCY_MAIN, COLLECTIVE_FULL,
+                          preamble=[_COLLECTIVE_FULL_NOTE] if full else [])
     return format_collective
 
 
@@ -301,11 +332,18 @@ def _one_sided_formatter(call: str, title: str, quantity: str) -> Callable[[Resu
 
 def format_gather(result: Result, full: bool = False) -> str:
     """Size, stages, time, throughput and the per-stage phases summed, one
-    line per (nodes, size); simulated Results add their model columns."""
+    line per (nodes, size); simulated Results add their model columns, and
+    write their times to four significant digits (a simulator's figures are
+    exact for its inputs)."""
     p = result.params
-    where = f"fabric {p['fabric']} (simulated)" if "fabric" in p else f"mem {p.get('mem')}"
+    simulated = "fabric" in p
+    where = f"fabric {p['fabric']} (simulated)" if simulated else f"mem {p.get('mem')}"
     title = (f"# fpgacomm gather: {p.get('collective', 'gather')}, {where}, control {p.get('control')}, "
              f"ports {p.get('ports')}, virtual ports {p.get('virtual_ports')}")
+    digits = MODEL_DIGITS if simulated else 3
+
+    def seconds(value):
+        return human_seconds(value, digits)
     models = [c for c in ("model", "model_printed") if c in result.columns]
     header = (f"{'schedule':>9}{'nodes':>6}{'size':>11}{'stages':>7}{'time':>11}{'throughput':>13}"
               f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models))
@@ -314,15 +352,17 @@ def format_gather(result: Result, full: bool = False) -> str:
         label = _interval_label(result)
         header += f"{label + ' low':>13}{label + ' high':>13}{'spread':>9}"
     header += "   validation" if "validation" in result.columns else ""
-    lines = [title, *scale_out_lines(result), *rounds_lines(result), header]
+    phases = ("# set-up, transfer, barrier: the time split by what held the gather up, stage by stage; "
+              "they add up to time")
+    lines = [title, *header_lines(result), *rounds_lines(result), phases, header]
     for row in result.rows:
         line = (f"{row['schedule']:>9}{row['nodes']:>6}{human_bytes(row['size']):>11}{row['stages']:>7}"
-                f"{human_seconds(row['time']):>11}{human_bandwidth(row['throughput']):>13}"
-                f"{human_seconds(row['setup']):>11}{human_seconds(row['transfer']):>11}"
-                f"{human_seconds(row['barrier']):>11}" + "".join(f"{human_seconds(row[c]):>14}" for c in models))
+                f"{seconds(row['time']):>11}{human_bandwidth(row['throughput'], digits):>13}"
+                f"{seconds(row['setup']):>11}{seconds(row['transfer']):>11}"
+                f"{seconds(row['barrier']):>11}" + "".join(f"{seconds(row[c]):>14}" for c in models))
         if rounds:
             low, high, spread = interval(row, "time")
-            line += f"{human_seconds(low):>13}{human_seconds(high):>13}{spread:>9.1%}"
+            line += f"{seconds(low):>13}{seconds(high):>13}{spread:>9.1%}"
         if "validation" in result.columns:
             line += f"   {row['validation'] or 'off'}"
         lines.append(line)
@@ -338,7 +378,7 @@ def format_devbw(result: Result, full: bool = False) -> str:
     """OMB-style text of every rank, one table each under its device: bandwidth
     (MB/s, 10^6) and time per copy (us) per direction and host kind."""
     lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
-             *scale_out_lines(result),
+             *header_lines(result),
              "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
              + ("; dev = profiling-event time" if full else ""), *rounds_lines(result)]
     for rank in sorted({row["rank"] for row in result.rows}):
@@ -378,7 +418,7 @@ def format_table(result: Result, full: bool = False) -> str:
     title = f"# fpgacomm {result.benchmark}"
     if "fabric" in result.params:
         title += f": {result.params['fabric']} (simulated)"
-    table = result.table("\n".join([title, *scale_out_lines(result), *rounds_lines(result)]))
+    table = result.table("\n".join([title, *header_lines(result), *rounds_lines(result)]))
     if rounds_of(result) == 1 or not result.rows:
         return table
     # With rounds: the interval and spread of each headline column (those
@@ -454,7 +494,10 @@ _HEADLINE_SIZE = 8
 def summary_line(result: Result) -> str:
     """One line per run for a suite summary, e.g.
     "osu_latency D D: 1 B .. 4 MiB, 8 B 12.3 us, 4 MiB 1.23 ms" or
-    "osu_bw D H: 1 B .. 4 MiB, peak 12.3 GB/s at 1 MiB".
+    "osu_bw D H: 1 B .. 4 MiB, peak 12.3 GB/s at 1 MiB"; every line has a
+    figure: a Result without latency, bandwidth or rate columns gives its
+    first time at its smallest and largest size and the peak of its first
+    bandwidth. Simulated Results write four significant digits.
     Any failed validation is stated, since a fast wrong transfer is no result.
     """
     name = result.benchmark
@@ -470,33 +513,38 @@ def summary_line(result: Result) -> str:
     rows = [row for row in result.rows if row.get("size") is not None]
     if not rows:
         return f"{name}: no rows"
+    digits = MODEL_DIGITS if "fabric" in result.params or result.env.get("simulated") else 3
 
     sizes = [row["size"] for row in rows]
     low, high = min(sizes), max(sizes)
     parts = [human_bytes(low) if low == high else f"{human_bytes(low)} .. {human_bytes(high)}"]
 
     columns = result.columns
-    if "latency_avg" in columns:
+    times = [column for column in columns if result.units.get(column) == "s"]
+    rates = [column for column in columns if result.units.get(column) == "B/s"]
+    time_column = "latency_avg" if "latency_avg" in columns else None
+    peaks = [column for column in ("bandwidth", "message_rate") if column in columns]
+    if not time_column and not peaks and "b_eff" not in result.params:
+        time_column = times[0] if times else None
+        peaks = rates[:1]
+    if time_column:
         small = next((row for row in rows if row["size"] == _HEADLINE_SIZE),
                      min(rows, key=lambda row: row["size"]))
         large = max(rows, key=lambda row: row["size"])
         for row in (small, large) if large is not small else (small,):
-            parts.append(f"{human_bytes(row['size'])} {human_seconds(row['latency_avg'])}")
-    if "bandwidth" in columns:
-        measured = [row for row in rows if row["bandwidth"] is not None]
+            label = "" if time_column == "latency_avg" else f"{time_column} "
+            parts.append(f"{label}{human_bytes(row['size'])} {human_seconds(row[time_column], digits)}")
+    for column in peaks:
+        measured = [row for row in rows if row[column] is not None]
         if measured:
-            peak = max(measured, key=lambda row: row["bandwidth"])
-            parts.append(f"peak {human_bandwidth(peak['bandwidth'])} "
-                         f"at {human_bytes(peak['size'])}")
-    if "message_rate" in columns:
-        measured = [row for row in rows if row["message_rate"] is not None]
-        if measured:
-            peak = max(measured, key=lambda row: row["message_rate"])
-            parts.append(f"peak {human_rate(peak['message_rate'])} "
-                         f"at {human_bytes(peak['size'])}")
+            peak = max(measured, key=lambda row: row[column])
+            value = human_rate(peak[column], digits) if column == "message_rate" else \
+                human_bandwidth(peak[column], digits)
+            label = "" if column in ("bandwidth", "message_rate") else f"{column} "
+            parts.append(f"peak {label}{value} at {human_bytes(peak['size'])}")
 
     if "b_eff" in result.params:
-        parts.append(f"b_eff {human_bandwidth(result.params['b_eff'])}")
+        parts.append(f"b_eff {human_bandwidth(result.params['b_eff'], digits)}")
     failed = [row["size"] for row in rows if str(row.get("validation")).lower() == "fail"]
     if failed:
         parts.append(f"VALIDATION FAILED at {len(failed)} of {len(rows)} sizes "

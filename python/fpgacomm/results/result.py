@@ -210,11 +210,13 @@ class Result:
         title = ", ".join([self.benchmark, *shown])
         return f"{title} (incomplete: {self.incomplete})" if self.incomplete else title
 
-    def table(self, title: str | None = None) -> str:
+    def table(self, title: str | None = None, digits: int = 3) -> str:
         """The rows as aligned text under a title (by default self.title()):
-        one column per key, each value with its unit (units.with_unit)."""
+        one column per key, each value with its unit (units.with_unit, to
+        `digits` significant digits)."""
         headers = list(self.columns)
-        cells = [[with_unit(row[name], self.units.get(name, "")) for name in self.columns] for row in self.rows]
+        cells = [[with_unit(row[name], self.units.get(name, ""), digits) for name in self.columns]
+                 for row in self.rows]
         # At least two spaces between columns, however long a name or value.
         widths = [max([len(header)] + [len(row[i]) for row in cells]) for i, header in enumerate(headers)]
         lines = [self.title() if title is None else title]

@@ -143,7 +143,8 @@ def estimate(schedule: str, fabric: str, nodes: int, size: int, *, ports: int = 
 
 def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
         ports: int = 2, virtual_ports: int = 2, control: str = "barrier", collective: str = "gather",
-        reuse: bool = True, fast_forward: bool = True, limits: resources.Limits | None = None) -> Result:
+        reuse: bool = True, fast_forward: bool = True, limits: resources.Limits | None = None,
+        on_progress=None) -> Result:
     """Simulated gathers (scatters, allgathers) of `schedule` on the preset
     `fabric`, one row per (nodes, size): the contract's gather columns with
     the fat-tree levels, `model` (models.vcsn with the schedule's own
@@ -158,7 +159,9 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
     jump through long streams' steady state (the same times to the bit;
     False: every frame stepped). limits:
     what the run may take (resources.Limits); every point is
-    estimated before anything is built, and one too large is refused."""
+    estimated before anything is built, and one too large is refused.
+    on_progress: called with how far the run is as each point begins and
+    ends (otherwise long runs print their progress on stderr)."""
     fabric_name = fabric
     if schedule is None:
         schedule = OWN_SCHEDULE.get(fabric_name, "tree")
@@ -169,7 +172,7 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
                                                   virtual_ports=virtual_ports, collective=collective,
                                                   reuse=reuse_here, fast_forward=fast_forward), limits)
                  for n in nodes for d in sizes}
-    progress = resources.Progress("gather_sim", len(estimates))
+    progress = resources.Progress("gather_sim", len(estimates), show=on_progress)
     rows, samples = [], {}
     model = vcsn.DcnGather.from_paper() if fabric_name == "dcn_ring" else vcsn.VcsnGather.from_paper()
     params = {"schedule": schedule, "collective": collective, "control": control, "fabric": fabric_name,

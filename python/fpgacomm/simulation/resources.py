@@ -16,6 +16,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from ..params import usage_error
 
@@ -334,20 +335,28 @@ def estimate_beff_ring(what: str, spec, sizes: list) -> Estimate:
 class Progress:
     """Progress on stderr for runs longer than `after` seconds: before a
     point estimated to take longer, what it is and the estimate; after each
-    point once the run has taken longer, how many are done and the time."""
+    point once the run has taken longer, how many are done and the time.
+    show: the caller's progress line instead (the command's), told of every
+    point as it begins and ends, between points only (never from inside
+    the simulator)."""
 
-    def __init__(self, what: str, total: int, after: float = 3.0):
-        self.what, self.total, self.after = what, total, after
+    def __init__(self, what: str, total: int, after: float = 3.0, show: Callable[[str], None] | None = None):
+        self.what, self.total, self.after, self.show = what, total, after, show
         self.start = time.perf_counter()
         self.done = 0
 
     def begin(self, label: str, estimate: Estimate) -> None:
-        if estimate.seconds >= self.after:
+        if self.show is not None:
+            self.show(f"point {self.done + 1} of {self.total} ({label}, about {estimate.seconds:.0f} s estimated)")
+        elif estimate.seconds >= self.after:
             print(f"{self.what}: {self.done + 1}/{self.total} ({label}): about {estimate.events:.3g} events, "
                   f"{estimate.seconds:.0f} s estimated", file=sys.stderr, flush=True)
 
     def step(self, label: str) -> None:
         self.done += 1
+        if self.show is not None:
+            self.show(f"{self.done} of {self.total} points simulated ({label})")
+            return
         elapsed = time.perf_counter() - self.start
         if elapsed >= self.after:
             print(f"{self.what}: {self.done}/{self.total} done ({label}), {elapsed:.1f} s", file=sys.stderr,

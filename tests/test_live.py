@@ -1,0 +1,144 @@
+"""Live output on a terminal: every command runs under mpirun with stdout
+and stderr on one pseudo-terminal, as in an interactive shell, and the
+terminal's screen, rendered by a terminal emulator (pyte), must hold every
+row intact and no progress line at the end, though the progress line was
+drawn (FPGACOMM_PROGRESS_AFTER=0: from the first step on). Under mpirun the
+rows and the progress line reach the terminal through mpirun, which is
+where they raced before they shared one writer (cli/live.py)."""
+
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from fpgacomm import Result
+from fpgacomm.report import format_text, summary_line
+
+pyte = pytest.importorskip("pyte", reason="the screen tests need pyte (Debian's python3-pyte; scripts/setup.sh "
+                                          "installs it)")
+
+COLUMNS, LINES = 240, 400
+
+
+def vendors_without_emulator(folder: Path) -> dict:
+    """OCL_ICD_VENDORS naming the system's OpenCL platforms but Intel's FPGA
+    emulator, whose runtime writes foreign lines straight to the terminal
+    (another test keeps those off our outputs): here only fpgacomm's own
+    writing is under test, on the default device, PoCL."""
+    folder.mkdir()
+    for icd in Path("/etc/OpenCL/vendors").glob("*.icd"):
+        if "fpga-emu" not in icd.name:
+            (folder / icd.name).write_text(icd.read_text())
+    return {"OCL_ICD_VENDORS": str(folder)}
+
+
+def on_terminal(tmp_path: Path, *args, ranks: int = 2, stdout=None) -> tuple[list, str]:
+    """Runs `mpirun -np RANKS fpgacomm ARGS` on a pseudo-terminal (stdout
+    to the file `stdout` instead, when given); returns the screen's lines as
+    a terminal shows them at the end, and the bytes written (decoded)."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               FPGACOMM_PROGRESS_AFTER="0", **vendors_without_emulator(tmp_path / "vendors"))
+    process = subprocess.Popen(["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable, "-m", "fpgacomm",
+                                *args], stdin=subprocess.DEVNULL, stdout=stdout or follower, stderr=follower,
+                               env=env, cwd=tmp_path)
+    os.close(follower)
+    written = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal's last writer has gone
+            break
+        if not chunk:
+            break
+        written += chunk
+    os.close(leader)
+    assert process.wait(timeout=300) == 0, written.decode(errors="replace")
+    screen = pyte.Screen(COLUMNS, LINES)
+    pyte.ByteStream(screen).feed(written)
+    lines = [line.rstrip() for line in screen.display]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines, written.decode(errors="replace")
+
+
+def assert_rows_intact(lines: list, text: str) -> None:
+    """`text`'s lines stand on the screen one after the other, each whole."""
+    expected = text.split("\n")
+    assert expected[0] in lines, "\n".join(lines)
+    start = lines.index(expected[0])
+    assert lines[start:start + len(expected)] == expected, "\n".join(lines)
+
+
+def assert_progress_drawn_and_gone(lines: list, written: str, label: str) -> None:
+    assert f"\r\x1b[K{label}: " in written, "the progress line was never drawn"
+    assert not [line for line in lines if line.startswith(f"{label}: ")], "\n".join(lines)
+
+
+@pytest.mark.parametrize("test, args", [
+    ("bw", ["-m", "1:1M", "-i", "10", "-x", "1", "-f"]),
+    ("allreduce", ["-m", "1:64K", "-i", "10", "-x", "1"]),
+])
+def test_osu_rows_and_progress_share_the_terminal(tmp_path, test, args):
+    lines, written = on_terminal(tmp_path, "osu", test, *args, "--json", "out.json")
+    full = "-f" in args
+    assert_rows_intact(lines, format_text(Result.read(tmp_path / "out.json"), full=full))
+    assert_progress_drawn_and_gone(lines, written, f"osu {test}")
+
+
+def test_gather_rows_and_progress_share_the_terminal(tmp_path):
+    lines, written = on_terminal(tmp_path, "gather", "--mem", "H", "--sizes", "1K:256K", "-i", "3", "--json",
+                                 "gather.json")
+    assert_rows_intact(lines, format_text(Result.read(tmp_path / "gather.json")))
+    assert_progress_drawn_and_gone(lines, written, "gather")
+
+
+def test_beff_shows_progress_then_hpcc_table(tmp_path):
+    lines, written = on_terminal(tmp_path, "beff", "-m", "6", "-n", "1", "-u", "64", "-l", "8", "--json",
+                                 "beff.json")
+    assert_rows_intact(lines, format_text(Result.read(tmp_path / "beff.json")))
+    assert "beff: ring: 7 of 7 sizes measured" in written
+    assert_progress_drawn_and_gone(lines, written, "beff")
+
+
+def test_suite_lines_and_progress_share_the_terminal(tmp_path):
+    lines, written = on_terminal(tmp_path, "suite", "out", "-m", "8", "-i", "3", "-x", "1", "--beff-max-size", "2",
+                                 "--beff-repetitions", "1")
+    names = sorted(path.stem for path in (tmp_path / "out").glob("*.json") if not path.name.startswith("fit_"))
+    assert len(names) > 30
+    for name in names:
+        assert f"{summary_line(Result.read(tmp_path / 'out' / f'{name}.json'))}    -> {name}.json" in lines, \
+            "\n".join(lines)
+    assert "suite: osu_latency_H_H (1 of " in written and "suite: the simulated fabrics (" in written
+    assert_progress_drawn_and_gone(lines, written, "suite")
+
+
+@pytest.mark.parametrize("args, ranks, label, state", [
+    (["devbw", "-m", "1:4K", "-i", "3", "-x", "1"], 2, "devbw", "rank 1 (2 of 2) copying"),
+    (["gather", "--fabric", "vcsn", "--nodes", "4,9", "--sizes", "64K:128K"], 1, "gather --fabric vcsn",
+     "4 of 4 points simulated (9 nodes, 131072 bytes)"),
+], ids=["devbw", "gather-fabric"])
+def test_runs_without_rows_so_far_say_how_far_they_are(tmp_path, args, ranks, label, state):
+    lines, written = on_terminal(tmp_path, *args, "--json", "out.json", ranks=ranks)
+    assert_rows_intact(lines, format_text(Result.read(tmp_path / "out.json")))
+    assert f"{label}: {state}, " in written
+    assert_progress_drawn_and_gone(lines, written, label)
+
+
+def test_with_stdout_in_a_file_the_progress_line_stays_on_the_terminal(tmp_path):
+    """stdout to a file, stderr (under mpirun: mpirun's) on the terminal:
+    the progress line is drawn on stderr and erased at the end; the file
+    holds the rows only."""
+    with open(tmp_path / "out.txt", "w") as out:
+        lines, written = on_terminal(tmp_path, "osu", "bw", "-m", "1:4M", "-i", "30", "-x", "2", stdout=out)
+    assert "\r\x1b[Kosu bw: " in written and " of 23 sizes measured, " in written
+    assert written.rstrip("\r\n").endswith("\r\x1b[K") and not [line for line in lines if line]  # erased at the end
+    printed = (tmp_path / "out.txt").read_text()
+    assert "sizes measured" not in printed and "\x1b" not in printed and len(printed.splitlines()) == 3 + 23
