@@ -84,12 +84,13 @@ def test_rank_0_prints_every_ranks_omb_style_table(two_ranks):
         table = lines[start + 2:start + 2 + len(sizes)]
         assert [int(line.split()[0]) for line in table] == sizes
         by_key = {(row["size"], row["direction"], row["host_kind"]): row for row in result.rows if row["rank"] == rank}
-        # Bandwidth and host-clock columns (4 + 4) are positive and this
-        # rank's; the event-timer columns after them may read 0 for tiny
+        # Host-clock columns (the second 4) are positive and this rank's;
+        # bandwidths print 0.00 MB/s where a 1 B copy takes over 0.2 ms (a
+        # busy machine), and the event-timer columns may read 0 for tiny
         # copies where the timer ticks in microseconds (NVIDIA).
         for size, line in zip(sizes, table):
             values = [float(value) for value in line.split()[1:]]
-            assert len(values) == 12 and all(v > 0 for v in values[:8]) and all(v >= 0 for v in values[8:]), line
+            assert len(values) == 12 and all(v > 0 for v in values[4:8]) and all(v >= 0 for v in values), line
             assert values[0] == pytest.approx(by_key[(size, "h2d", "H")]["bandwidth"] / 1e6, abs=0.006)
 
 
