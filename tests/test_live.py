@@ -16,6 +16,7 @@ import termios
 from pathlib import Path
 
 import pytest
+from loaded import PREFIX as LOAD_WARNING
 
 from fpgacomm import Result
 from fpgacomm.report import format_text, summary_line
@@ -63,7 +64,7 @@ def on_terminal(tmp_path: Path, *args, ranks: int = 2, stdout=None) -> tuple[lis
     assert process.wait(timeout=300) == 0, written.decode(errors="replace")
     screen = pyte.Screen(COLUMNS, LINES)
     pyte.ByteStream(screen).feed(written)
-    lines = [line.rstrip() for line in screen.display]
+    lines = [line.rstrip() for line in screen.display if not line.startswith(LOAD_WARNING)]
     while lines and not lines[-1]:
         lines.pop()
     return lines, written.decode(errors="replace")

@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from loaded import without_load_warning
 
 from fpgacomm import Result, _core
 from fpgacomm.benchmarks.sweep import round_orders
@@ -20,12 +21,6 @@ from fpgacomm.runtime import environment
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PYTHONUNBUFFERED="1")
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def without_load_warning(stderr: str) -> str:
-    """stderr less the one documented line of a loaded machine (environment.loaded_warning)."""
-    return "".join(line for line in stderr.splitlines(keepends=True)
-                   if not line.startswith("fpgacomm: warning: load average "))
 
 
 # ------------------------------------------------------------ statistics
