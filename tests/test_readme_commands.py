@@ -41,6 +41,8 @@ NOT_RUN = {
                                      "package",
     r"bench/omb_side\.py": "builds OSU Micro-Benchmarks 7.4 from its tarball, outside the repository: "
                           "tests/test_omb_side.py",
+    r"osu_latency|omb_latency\.txt": "needs OSU Micro-Benchmarks' programs, built from their tarball outside the "
+                                    "repository: tests/test_omb_side.py and tests/test_compare.py compare them with fpgacomm",
     r"--hostfile|two_hosts\.sh|\$opts": "needs a second host (or network namespaces as root): "
                                         "tests/test_two_hosts.py",
 }

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
                     "file (JSON, CSV, or the text of OSU Micro-Benchmarks 7.x, nccl-tests, IMB-MPI1 or HPCC "
                     "FPGA b_eff), a glob or a folder; its values of a size are pooled over its files, each "
                     "giving its rounds or its one value. --run launches commands instead, taking turns, and "
-                    "compares their launches. Examples: fpgacomm compare before/ after/ ; fpgacomm compare "
+                    "compares their launches. Examples: fpgacomm compare before.json after.json ; fpgacomm compare "
                     "--run 'mpirun -np 2 osu_latency' --run 'mpirun -np 2 fpgacomm osu latency' --rounds 7")
     parser.add_argument("inputs", nargs="*", metavar="INPUT", help="Result files, globs or folders; the first is "
                                                                    "the reference")
