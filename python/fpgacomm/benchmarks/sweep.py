@@ -20,6 +20,7 @@ import contextlib
 from typing import Callable
 
 from ..results.result import Result
+from ..runtime import interrupts
 from ..runtime.interrupts import Interrupted
 
 OnRow = Callable[[Result], None]
@@ -46,9 +47,11 @@ class Sweep:
     @contextlib.contextmanager
     def interruptible(self):
         """An Interrupted leaving the block carries `result`: the sizes
-        finished so far, marked incomplete (on every rank)."""
+        finished so far, marked incomplete (on every rank); a rank blocked
+        in MPI when the signal came gets them from the watcher (interrupts.measuring)."""
         try:
-            yield self
+            with interrupts.measuring(self.so_far):
+                yield self
         except Interrupted as stop:
             stop.result = self.so_far(str(stop))
             raise

@@ -29,6 +29,8 @@ def read_result(path: str):
     from ..params import usage_error
     from ..results.result import Result
 
+    if os.path.isdir(path):
+        raise usage_error(f"{path}: a directory, not a Result file; give a .json or .csv file in it")
     if not os.path.isfile(path):
         raise usage_error(f"{path}: no such file")
     suffix = os.path.splitext(path)[1].lower()
@@ -38,6 +40,8 @@ def read_result(path: str):
         return Result.read_json(path) if suffix == ".json" else Result.read_csv(path)
     except (ValueError, KeyError, TypeError) as error:
         raise usage_error(f"{path}: not an fpgacomm Result: {error}") from None
+    except OSError as error:
+        raise usage_error(f"cannot read {path!r}: {error.strerror or error}") from None
 
 
 def fits(modules: dict, results: list) -> dict:

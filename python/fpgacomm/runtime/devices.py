@@ -101,9 +101,10 @@ def options_problem(options: DeviceOptions) -> str:
         mapping_spec(options)
     except _core.UsageError as error:
         return str(error)
-    if options.binary and not os.access(options.binary, os.R_OK):
-        return (f"cannot read device binary '{options.binary}' (--binary); give the vendor binary's path (.aocx, "
-                f".xclbin) or leave --binary out")
+    if options.binary and (os.path.isdir(options.binary) or not os.access(options.binary, os.R_OK)):
+        why = "a directory, not a file" if os.path.isdir(options.binary) else "no such file, or not readable"
+        return (f"cannot read device binary '{options.binary}' (--binary): {why}; give the vendor binary's path "
+                f"(.aocx, .xclbin) or leave --binary out")
     return ""
 
 

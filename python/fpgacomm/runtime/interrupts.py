@@ -1,30 +1,83 @@
-"""Interrupts (SIGINT, SIGTERM) that stop a run at once, on the rank that got
-the signal, even inside the C++ loops.
+"""Interrupts (SIGINT, SIGTERM, SIGHUP) that stop a run at once, on the rank
+that got the signal, even inside the C++ loops, and even while it waits in
+MPI for a peer that will never answer.
 
 Python runs its signal handlers only between calls into the core, so a sweep
-of minutes would hold Ctrl-C until it ends. install() makes both signals
-raise Interrupted (a KeyboardInterrupt): in Python at once, and in the core's
-loops at their next iteration (docs/METHODS.md, "Interrupts"). The command
-installs it; a script may too. Other ranks learn of it only when the front
-end ends the job (fpgacomm's command aborts every rank), since a collective
-run cannot go on without one of its ranks.
+of minutes would hold Ctrl-C until it ends. install() makes the three
+signals raise Interrupted (a KeyboardInterrupt): in Python at once, and in
+the core's loops at their next iteration (docs/METHODS.md, "Interrupts").
+A rank blocked inside MPI (its peer stopped, or gone with its host) reaches
+no next iteration: with `on_blocked`, install() also starts a watcher thread
+that the signal wakes (Python's wakeup file descriptor, written by the C
+handler at once); when nothing took the interrupt within GRACE seconds,
+the watcher hands it to on_blocked, which ends the process. The timed loops
+stay as they are: nothing polls in them. The command installs it; a script
+may too. Other ranks learn of it only when the front end ends the job
+(fpgacomm's command aborts every rank), since a collective run cannot go on
+without one of its ranks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import threading
+import time
+from typing import Callable
 
 from .. import _core
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 Interrupted = _core.Interrupted
+# Seconds a loop has to take an interrupt before its rank counts as blocked:
+# far above the longest iteration between two checks of the flag on a busy
+# machine, far below what a user waits before reaching for kill -9.
+GRACE = 2.0
+
+# The Result of the sweep running now (marked incomplete), for a watcher
+# that ends a blocked rank: set by measuring().
+_so_far: list = []
 
 
-def install() -> None:
-    """SIGINT and SIGTERM raise Interrupted from now on (main thread only)."""
+def install(on_blocked: Callable[[Interrupted], None] | None = None) -> None:
+    """The three signals raise Interrupted from now on (main thread only).
+    on_blocked(stop): called on the watcher thread with the Interrupted
+    (its `result` the sweep's so far, where one runs) when the main thread
+    has not taken the signal within GRACE seconds; it must end the process."""
     for number in SIGNALS:
         signal.signal(number, _raise_once)
     _core.install_interrupt_handler()  # after Python's: it chains to them
+    if on_blocked is not None:
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        threading.Thread(target=_watch, args=(read, on_blocked), name="fpgacomm interrupt watcher",
+                         daemon=True).start()
+
+
+def _watch(read: int, on_blocked) -> None:
+    while True:
+        number = os.read(read, 1)[0]
+        if number not in SIGNALS:
+            continue  # another signal Python handles (SIGCHLD of a subprocess)
+        time.sleep(GRACE)
+        if _core.claim_interrupt():  # no loop and no Python handler took it: blocked
+            stop = interrupted(number)
+            if _so_far:
+                stop.result = _so_far[-1](str(stop))
+            on_blocked(stop)
+
+
+@contextlib.contextmanager
+def measuring(so_far: Callable[[str], object]):
+    """Within the block, so_far(why) gives the Result measured so far, to
+    a watcher that ends a blocked rank."""
+    _so_far.append(so_far)
+    try:
+        yield
+    finally:
+        _so_far.remove(so_far)
 
 
 def _raise_once(number, frame) -> None:
@@ -42,5 +95,5 @@ def interrupted(number: int) -> Interrupted:
 
 
 def exit_status(error: Interrupted) -> int:
-    """The shell's status for a process ended by the signal: 130 for SIGINT, 143 for SIGTERM."""
+    """The shell's status for a process ended by the signal: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP."""
     return 128 + getattr(error, "signal", signal.SIGINT)
