@@ -42,6 +42,7 @@ where their feature lives are listed with that test, not run twice.
 | SIGINT / SIGTERM to a rank or to mpirun                | (signals: tested with the interrupt path)  |                      |
 """
 
+import json
 import os
 import signal
 import socket
@@ -90,6 +91,10 @@ CASES = [
      ["fabric: random traffic of 1000000000 packets", "events to simulate"]),
     ("binary that is not there", ["osu", "latency", "H", "H", "-m", "8", "--binary", "/nonexistent.xclbin"], 2, {},
      ["cannot read device binary '/nonexistent.xclbin' (--binary)"]),
+    ("binary that is a directory, H H", ["osu", "latency", "H", "H", "-m", "8", "--binary", "/tmp"], 2, {},
+     ["cannot read device binary '/tmp' (--binary): a directory, not a file"]),
+    ("binary that is a directory, D D", ["osu", "latency", "D", "D", "-m", "8", "--binary", "/tmp"], 2, {},
+     ["cannot read device binary '/tmp' (--binary): a directory, not a file"]),
     ("malformed FPGA_MAPPING", ["osu", "latency", "H", "H", "-m", "8"], 2, {"FPGA_MAPPING": "x:y"},
      ["FPGA_MAPPING"]),
 ]
@@ -157,14 +162,65 @@ def test_kill_9_of_one_rank_ends_every_rank_and_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_suite_killed_mid_run_leaves_the_previous_folder_and_the_next_run_clears_its_leftovers(tmp_path):
-    outdir = tmp_path / "results"
-    outdir.mkdir()
-    (outdir / "summary.txt").write_text("the previous run")
-    mpirun = subprocess.Popen(MPIRUN + FPGACOMM + ["suite", str(outdir), "-m", "8", "-i", "1000000"],
+def _suite(folder, *extra, cwd=None, ranks=2):
+    """`fpgacomm suite FOLDER` with the shortest sizes and counts."""
+    return subprocess.run(MPIRUN[:2] + [str(ranks), "--oversubscribe"] + FPGACOMM
+                          + ["suite", str(folder), "-m", "1:64", "-i", "2", "-x", "1", "--beff-max-size", "3",
+                             "--beff-repetitions", "1", *extra],
+                          capture_output=True, text=True, timeout=300, env=ENV, cwd=cwd)
+
+
+def _user_files(folder) -> dict:
+    """A folder of the user's own: a note and a source file in a subfolder."""
+    (folder / "src").mkdir(parents=True)
+    (folder / "notes.txt").write_text("my notes\n")
+    (folder / "src" / "a.c").write_text("int main(void) { return 0; }\n")
+    return {"notes.txt": "my notes\n", "src/a.c": "int main(void) { return 0; }\n"}
+
+
+def _runs(folder) -> list:
+    """The run folders fpgacomm made in `folder`, oldest first."""
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and suite.read_marker(p))
+
+
+def test_a_suite_in_a_folder_of_the_users_files_or_in_dot_touches_none_of_them(tmp_path):
+    """`suite DIR` on the user's project folder, then `suite .` there (as
+    into a mount point: nothing is renamed): each run in a folder of its own
+    with its marker, DIR/latest at the newest, the user's files as they were."""
+    mine = _user_files(tmp_path)
+    first = _suite(tmp_path)
+    assert first.returncode == 0, first.stderr
+    second = _suite(".", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    for name, text in mine.items():
+        assert (tmp_path / name).read_text() == text
+    runs = _runs(tmp_path)
+    assert len(runs) == 2 and sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["latest", "notes.txt", "src"] + [run.name for run in runs])
+    assert os.readlink(tmp_path / "latest") == runs[1].name
+    assert f"suite: writing into {runs[1].name}" in second.stdout.replace("./", "")
+    marker = suite.read_marker(runs[1])
+    assert marker["complete"] and marker["status"] == "complete"
+    assert sorted(marker["files"]) == sorted(p.name for p in runs[1].iterdir() if p.name != suite.MARKER)
+    assert {"osu_latency_H_H.json", "summary.txt", "osu_latency.png"} <= set(marker["files"])
+    loaded = fpgacomm_load(str(tmp_path / "latest" / "osu_latency_*.json"))
+    assert len(loaded.rows) == 2 * 7  # H H and D D, 1 B .. 64 B
+
+
+def fpgacomm_load(pattern):
+    from fpgacomm import load
+
+    return load(pattern)
+
+
+def test_a_suite_killed_mid_run_leaves_its_folder_marked_incomplete_and_latest_at_the_last_whole_run(tmp_path):
+    complete = _suite(tmp_path)
+    assert complete.returncode == 0, complete.stderr
+    [previous] = _runs(tmp_path)
+    mpirun = subprocess.Popen(MPIRUN + FPGACOMM + ["suite", str(tmp_path), "-m", "8", "-i", "1000000"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not [p for p in tmp_path.iterdir() if p.name.startswith(".results.run-")]:
+    while len(_runs(tmp_path)) < 2:
         assert time.monotonic() < deadline and mpirun.poll() is None, "the suite did not start its run folder"
         time.sleep(0.2)
     time.sleep(1)
@@ -174,23 +230,231 @@ def test_a_suite_killed_mid_run_leaves_the_previous_folder_and_the_next_run_clea
     while subprocess.run(["pgrep", "-s", str(mpirun.pid), "-r", "RSDT"], capture_output=True).stdout:
         assert time.monotonic() < deadline, "the killed ranks did not end"
         time.sleep(0.2)
-    assert sorted(p.name for p in outdir.iterdir()) == ["summary.txt"]
-    assert (outdir / "summary.txt").read_text() == "the previous run"
-    stale = [p for p in tmp_path.iterdir() if p.name.startswith(".results.run-")]
-    assert len(stale) == 1  # kill -9 leaves it: no code of the run could remove it
-    suite._clear_stale(str(tmp_path), "results")  # what the next run does first
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
-    assert (outdir / "summary.txt").read_text() == "the previous run"
+    killed = [run for run in _runs(tmp_path) if run != previous]
+    assert len(killed) == 1
+    marker = suite.read_marker(killed[0])
+    assert not marker["complete"] and marker["status"].startswith("incomplete: running")
+    assert os.readlink(tmp_path / "latest") == previous.name
+    assert suite.read_marker(previous)["complete"]
 
 
-def test_clearing_leaves_a_live_runs_folder_and_restores_a_previous_run_moved_aside(tmp_path):
-    live = tmp_path / ".results.run-0123abcd"
-    live.mkdir()
-    (live / suite._OWNER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
-    aside = tmp_path / ".results.run-89abcdef.previous"
-    aside.mkdir()
-    (aside / "summary.txt").write_text("the previous run")
-    (tmp_path / ".results.run-notours").mkdir()  # not a run folder's name: not ours to remove
-    suite._clear_stale(str(tmp_path), "results")
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".results.run-0123abcd", ".results.run-notours", "results"]
-    assert (tmp_path / "results" / "summary.txt").read_text() == "the previous run"
+def test_latest_is_left_alone_where_it_is_the_users_and_said_where_links_cannot_be_made(tmp_path, monkeypatch,
+                                                                                       capsys):
+    (tmp_path / "latest").mkdir()  # the user's own folder called latest
+    (tmp_path / "latest" / "keep.txt").write_text("mine")
+    run = suite.RunFolder(suite.run_folder(str(tmp_path)))
+    run.close(None)
+    suite._point_latest(str(tmp_path), run.folder)
+    assert (tmp_path / "latest" / "keep.txt").read_text() == "mine"
+    assert f"{tmp_path / 'latest'} is not fpgacomm's link to a run, left as it is" in capsys.readouterr().out
+    (tmp_path / "latest" / "keep.txt").unlink()
+    (tmp_path / "latest").rmdir()
+
+    def no_links(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "symlink", no_links)
+    suite._point_latest(str(tmp_path), run.folder)
+    assert not os.path.lexists(tmp_path / "latest")
+    assert "this file system has no symbolic links); this run is " in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == [os.path.basename(run.folder)]
+
+
+# ------------------------------------------------------------------ writes
+
+
+def _file_limit(blocks: int):
+    """A preexec_fn: files past `blocks` KiB fail with EFBIG ("File too
+    large") rather than a signal, as a full disk fails with ENOSPC."""
+    import resource
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (blocks * 1024, blocks * 1024))
+    return limit
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["fabric", "bw", "vcsn", "--json"], "bw.json"),
+    (["gather", "--fabric", "vcsn", "--sizes", "64K", "--json"], "gather.json"),
+], ids=["fabric", "gather-fabric"])
+def test_a_file_that_cannot_be_written_is_named_with_the_systems_reason_and_status_2(tmp_path, argv, name):
+    run = subprocess.run(FPGACOMM + argv + [str(tmp_path / name)], capture_output=True, text=True, timeout=120,
+                         env=ENV, preexec_fn=_file_limit(1))
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.strip().splitlines()[-1] == f"fpgacomm: error: cannot write '{tmp_path / name}': File too large"
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr
+    assert run.stdout  # the text printed before stands
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no file, no temporary name
+
+
+def test_fit_into_a_file_that_cannot_be_written(tmp_path):
+    path = _result_file(tmp_path / "lat.json", rows=[{"size": size, "latency_avg": 1e-6 + size / 1e9}
+                                                     for size in (1, 64, 4096, 65536)])
+    run = subprocess.run(FPGACOMM + ["fit", path, "--model", "hockney", "--json", str(tmp_path / "fit.json")],
+                         capture_output=True, text=True, timeout=120, env=ENV, preexec_fn=_file_limit(1))
+    assert run.returncode == 2 and "internal error" not in run.stderr, run.stderr
+    assert run.stderr.splitlines()[-1] == f"fpgacomm: error: cannot write '{tmp_path / 'fit.json'}': File too large"
+    assert "hockney fit" in run.stdout  # the fit printed before stands
+
+
+def test_standard_output_on_a_full_device_is_a_usage_error():
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(FPGACOMM + ["model", "vcsn"], stdout=full, stderr=subprocess.PIPE, text=True,
+                             timeout=60, env=ENV)
+    assert run.returncode == 2
+    assert run.stderr == "fpgacomm: error: cannot write 'standard output': No space left on device\n"
+
+
+def test_a_measured_result_that_cannot_be_written_ends_every_rank_with_status_2(tmp_path):
+    """Rank 0 alone under a file size limit (a full disk), its peer free;
+    shared memory left out, which the limit would stop too."""
+    command = (f"[ $OMPI_COMM_WORLD_RANK = 0 ] && ulimit -f 1 && trap '' XFSZ; exec {sys.executable} -m fpgacomm "
+               f"osu latency -m 1:64 -i 5 -x 1 --json {tmp_path / 'lat.json'}")
+    run = subprocess.run(["mpirun", "-np", "2", "--mca", "btl", "self,tcp", "sh", "-c", command],
+                         capture_output=True, text=True, timeout=120, env=ENV)
+    assert run.returncode == 2, run.stderr
+    assert f"fpgacomm: error: cannot write '{tmp_path / 'lat.json'}': File too large" in run.stderr
+    assert "internal error" not in run.stderr
+    assert [line.split()[0] for line in run.stdout.splitlines() if line[:1].isdigit()][-1] == "64"  # the text stands
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_json_whose_folder_is_removed_mid_run_is_named(tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    job = subprocess.Popen(MPIRUN + FPGACOMM + ["osu", "latency", "-m", "1:64", "-i", "100000", "-x", "10",
+                                                "--json", str(folder / "lat.json")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    time.sleep(0.5)
+    deadline = time.monotonic() + 60
+    while not rank_pids(job.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)  # past the outputs' check, measuring
+    folder.rmdir()
+    _, err = job.communicate(timeout=300)
+    assert job.returncode == 2, err
+    assert f"fpgacomm: error: cannot write '{folder / 'lat.json'}': No such file or directory" in err
+
+
+def test_two_outputs_on_one_path_are_refused(tmp_path):
+    run = subprocess.run(MPIRUN + FPGACOMM + ["osu", "bw", "D", "D", "--path", "staged", "-m", "8", "-i", "2",
+                                             "--json", "x.json", "--timeline", "./x.json"],
+                         capture_output=True, text=True, timeout=120, env=ENV, cwd=tmp_path)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.count("fpgacomm: error: ") == 1
+    assert "--json and --timeline name the same file (./x.json): one would overwrite the other" in run.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ options
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["osu", "latency", "-i", "99999999999999999999"],
+     "argument -i/--iterations: 99999999999999999999 is too large; the largest value accepted is 2147483647"),
+    (["osu", "latency", "-i", "2147483648"], "the largest value accepted is 2147483647"),
+    (["osu", "bw", "-W", "4294967296"], "argument -W/--window-size: 4294967296 is too large"),
+    (["osu", "reduce", "--root=-2147483649"], "the smallest value accepted is -2147483648"),
+    (["beff", "-n", "3000000000"], "argument -n/--repetitions: 3000000000 is too large"),
+    (["fabric", "traffic", "vcsn", "--rate", "1", "--packets", "1e3"], "invalid int value: '1e3'"),
+    (["osu", "latency", "--max-memory", "0"],
+     "argument --max-memory: '0': give a size above 0, or leave --max-memory out for the default"),
+    (["fabric", "bw", "vcsn", "--max-memory", "0"], "give a size above 0, or leave --max-memory out"),
+], ids=["i-huge", "i-int32", "W", "root", "beff-n", "packets", "max-memory-measured", "max-memory-simulated"])
+def test_integer_options_past_the_cores_int_are_one_usage_error(tmp_path, argv, message):
+    run = subprocess.run(MPIRUN + FPGACOMM + argv, capture_output=True, text=True, timeout=120, env=ENV,
+                         cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert message in run.stderr and run.stderr.count(": error: ") == 1, run.stderr
+    assert "internal error" not in run.stderr and run.stdout == ""
+
+
+def test_max_memory_says_its_one_meaning_in_help():
+    for argv in (["osu", "latency", "--help"], ["fabric", "bw", "--help"]):
+        run = subprocess.run(FPGACOMM + argv, capture_output=True, text=True, timeout=60, env=ENV)
+        assert "K/M/G, above 0" in " ".join(run.stdout.split())
+
+
+def test_launch_raises_the_functions_own_type_error_before_any_rank_starts():
+    from fpgacomm import launch, osu
+
+    started = time.perf_counter()
+    with pytest.raises(TypeError, match=r"^fpgacomm.benchmarks.osu.latency\(\): got an unexpected keyword argument "
+                                        r"'nosuchkw'$"):
+        launch(2, osu.latency, nosuchkw=3)
+    assert time.perf_counter() - started < 5  # no mpirun was started
+
+
+# ------------------------------------------------------------------ readers
+
+
+def _result_file(path, **changes):
+    from fpgacomm import Result
+
+    result = Result("osu_latency", {"mem": ["H", "H"]}, {}, [{"size": 1, "latency_avg": 1e-6},
+                                                            {"size": 2, "latency_avg": 2e-6}],
+                    {"size": "B", "latency_avg": "s"})
+    data = dict(result.to_dict(), **changes)
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+@pytest.mark.parametrize("command", [["fit", "{path}", "--model", "hockney"], ["plot", "{path}", "-o", "{tmp}/f.png"],
+                                     ["timeline", "{path}"]])
+def test_a_result_whose_rows_are_a_string_is_not_a_result(tmp_path, command):
+    path = _result_file(tmp_path / "bad.json", rows="oops")
+    run = subprocess.run(FPGACOMM + [word.format(path=path, tmp=tmp_path) for word in command], capture_output=True,
+                         text=True, timeout=60, env=ENV)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("fpgacomm: error: ") and run.stderr.count("\n") == 1, run.stderr
+    assert f"{path}" in run.stderr and "malformed fpgacomm.result/1 result: 'rows' is str" in run.stderr
+
+
+def test_load_refuses_a_malformed_result_with_the_reason():
+    from fpgacomm import Result
+
+    with pytest.raises(ValueError, match="'rows' holds something other than objects"):
+        Result.from_dict(dict(json.loads(json.dumps(Result("x", {}, {}, [], {}).to_dict())), rows=[1, 2]))
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"direction": "sideways"}, "row 1: direction 'sideways' (a chunk is a send or a recv)"),
+    ({"mpi_done": float("nan")}, "row 1: mpi_done nan (a finite number, 0 or more)"),
+    ({"start_to_end": -1.0}, "row 1: start_to_end -1.0 (a finite number, 0 or more)"),
+    ({"copy_done": 0.5, "copy_enqueued": 1.0}, "row 1: a copy done before it was enqueued"),
+], ids=["direction", "nan", "negative", "ends-before-enqueued"])
+def test_a_timeline_no_measurement_gives_is_refused(tmp_path, change, message):
+    from fpgacomm import Result
+    from fpgacomm.benchmarks.osu import TIMELINE_UNITS
+
+    row = {"rank": 0, "size": 8, "direction": "send", "chunk": 0, "offset": 0, "bytes": 8, "copy_enqueued": 0.0,
+           "copy_done": 2.0, "mpi_posted": 2.0, "mpi_done": 4.0, "queued_to_submit": 0.25, "submit_to_start": 0.75,
+           "start_to_end": 1.0}
+    path = tmp_path / "tl.json"
+    Result("osu_bw_timeline", {}, {}, [row, dict(row, chunk=1, **change)], TIMELINE_UNITS).write_json(path)
+    run = subprocess.run(FPGACOMM + ["timeline", str(path)], capture_output=True, text=True, timeout=60, env=ENV)
+    assert run.returncode == 2 and run.stdout == "", run.stderr
+    assert run.stderr.startswith(f"fpgacomm: error: {path}: {message}, which no measurement gives; record one with")
+    assert run.stderr.count("\n") == 1
+
+
+def test_timeline_and_plot_of_a_directory_say_it_is_one(tmp_path):
+    for argv in (["timeline", str(tmp_path)], ["plot", str(tmp_path), "-o", str(tmp_path / "f.png")]):
+        run = subprocess.run(FPGACOMM + argv, capture_output=True, text=True, timeout=60, env=ENV)
+        assert run.returncode == 2
+        assert run.stderr == f"fpgacomm: error: {tmp_path}: a directory, not a Result file; give a .json or .csv " \
+                             "file in it\n"
+
+
+@pytest.mark.parametrize("rows, why", [
+    ([], "has no rows"),
+    ([{"size": 1, "latency_avg": float("nan")}, {"size": 2, "latency_avg": float("nan")}], "has no finite value"),
+], ids=["no-rows", "all-nan"])
+def test_plot_of_nothing_is_one_message(tmp_path, rows, why):
+    path = _result_file(tmp_path / "lat.json", rows=rows)
+    run = subprocess.run(FPGACOMM + ["plot", path, "-o", str(tmp_path / "f.png")], capture_output=True, text=True,
+                         timeout=60, env=ENV)
+    assert run.returncode == 2 and not (tmp_path / "f.png").exists()
+    assert run.stderr == f"fpgacomm: error: nothing to draw: osu_latency ({why}); plot a Result that holds " \
+                         "measurements\n"

@@ -121,7 +121,9 @@ def open_device_if(needed: bool, comm, options: DeviceOptions, hosts: list[str] 
 
 
 def open_device(comm, options: DeviceOptions, hosts: list[str] | None = None):
-    """This rank's Device, opened collectively (every rank calls it)."""
+    """This rank's Device, opened collectively (every rank calls it), once
+    the options are known to be right (options_problem, agreed)."""
+    _core.agree(comm, options_problem(options), True)
     hosts = hosts if hosts is not None else _core.host_names(comm)
     rank = comm.Get_rank()
     configure_runtime(_core.node_local_rank(hosts, rank), hosts.count(hosts[rank]))

@@ -38,6 +38,8 @@ GRACE = 2.0
 # The Result of the sweep running now (marked incomplete), for a watcher
 # that ends a blocked rank: set by measuring().
 _so_far: list = []
+# The watcher's on_blocked: the one the latest install() gave.
+_on_blocked: list = []
 
 
 def install(on_blocked: Callable[[Interrupted], None] | None = None) -> None:
@@ -49,14 +51,15 @@ def install(on_blocked: Callable[[Interrupted], None] | None = None) -> None:
         signal.signal(number, _raise_once)
     _core.install_interrupt_handler()  # after Python's: it chains to them
     if on_blocked is not None:
-        read, write = os.pipe()
-        os.set_blocking(write, False)
-        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-        threading.Thread(target=_watch, args=(read, on_blocked), name="fpgacomm interrupt watcher",
-                         daemon=True).start()
+        if not _on_blocked:  # one watcher per process, however often install() runs
+            read, write = os.pipe()
+            os.set_blocking(write, False)
+            signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+            threading.Thread(target=_watch, args=(read,), name="fpgacomm interrupt watcher", daemon=True).start()
+        _on_blocked[:] = [on_blocked]
 
 
-def _watch(read: int, on_blocked) -> None:
+def _watch(read: int) -> None:
     while True:
         number = os.read(read, 1)[0]
         if number not in SIGNALS:
@@ -66,7 +69,7 @@ def _watch(read: int, on_blocked) -> None:
             stop = interrupted(number)
             if _so_far:
                 stop.result = _so_far[-1](str(stop))
-            on_blocked(stop)
+            _on_blocked[0](stop)
 
 
 @contextlib.contextmanager
