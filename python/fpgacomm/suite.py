@@ -18,7 +18,7 @@ from . import _core
 from .benchmarks import beff, gather, registry
 from .simulation import fabric, gather as gather_sim
 from .params import resolve_sizes, usage_error
-from .runtime import mpi
+from .runtime import interrupts, mpi
 from .results.report import format_text, summary_line
 from .results.result import atomic_write
 
@@ -101,7 +101,9 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     if run is not None:
         print(f"suite: writing into {folder}", flush=True)
     try:
-        results = _run_into(run, comm, beff_max_size, beff_repetitions, parameters)
+        # A rank blocked in MPI when interrupted ends on the watcher's thread: the same handling there.
+        with interrupts.on_stop(lambda stop: _stopped(run, stop) if run is not None else None):
+            results = _run_into(run, comm, beff_max_size, beff_repetitions, parameters)
     except BaseException as stop:  # an error or an interrupt: what is finished stays, marked incomplete
         if run is not None:
             _stopped(run, stop)

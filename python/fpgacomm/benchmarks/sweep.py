@@ -48,10 +48,13 @@ class Sweep:
     def interruptible(self):
         """An Interrupted leaving the block carries `result`: the sizes
         finished so far, marked incomplete (on every rank); a rank blocked
-        in MPI when the signal came gets them from the watcher (interrupts.measuring)."""
+        in MPI when the signal came gets them from the watcher (interrupts.on_stop)."""
         try:
-            with interrupts.measuring(self.so_far):
+            with interrupts.on_stop(self._carry_so_far):
                 yield self
         except Interrupted as stop:
-            stop.result = self.so_far(str(stop))
+            self._carry_so_far(stop)
             raise
+
+    def _carry_so_far(self, stop: Interrupted) -> None:
+        stop.result = self.so_far(str(stop))

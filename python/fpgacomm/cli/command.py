@@ -16,7 +16,7 @@ import traceback
 
 from .. import _core
 from ..results.result import WriteError
-from ..runtime import interrupts
+from ..runtime import interrupts, launcher
 from . import outputs
 from .live import Progress, silence_stdout
 from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit, launch_rank
@@ -53,13 +53,16 @@ def _seconds(text) -> float:
 
 
 def start_watchdog(seconds: float) -> None:
-    """Ends the process if the run outlives `seconds`; mpirun then ends the other ranks."""
+    """Ends the process if the run outlives `seconds`; mpirun then ends the
+    other ranks (or, where a host stopped answering, runtime/launcher.py
+    ends mpirun's wait)."""
     if seconds <= 0:
         return
 
     def expire():
         print(f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); aborting",
               file=sys.stderr, flush=True)
+        launcher.outlive_launcher()  # mpirun may wait for ever for a host that stopped answering
         os._exit(EXIT_TIMEOUT)
 
     timer = threading.Timer(seconds, expire)
@@ -76,6 +79,7 @@ def _abort(status: int) -> None:
 
         if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
             sys.stderr.flush()
+            launcher.outlive_launcher()
             MPI.COMM_WORLD.Abort(status)
     if threading.current_thread() is not threading.main_thread():
         sys.stdout.flush()

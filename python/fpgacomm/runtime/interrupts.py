@@ -10,7 +10,8 @@ A rank blocked inside MPI (its peer stopped, or gone with its host) reaches
 no next iteration: with `on_blocked`, install() also starts a watcher thread
 that the signal wakes (Python's wakeup file descriptor, written by the C
 handler at once); when nothing took the interrupt within GRACE seconds,
-the watcher hands it to on_blocked, which ends the process. The timed loops
+the watcher runs what the code running asked for (on_stop) and hands it to
+on_blocked, which ends the process. The timed loops
 stay as they are: nothing polls in them. The command installs it; a script
 may too. Other ranks learn of it only when the front end ends the job
 (fpgacomm's command aborts every rank), since a collective run cannot go on
@@ -31,22 +32,24 @@ from .. import _core
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 Interrupted = _core.Interrupted
 # Seconds a loop has to take an interrupt before its rank counts as blocked:
-# far above the longest iteration between two checks of the flag on a busy
-# machine, far below what a user waits before reaching for kill -9.
-GRACE = 2.0
+# above the time between two checks of the flag in most sweeps, and below
+# the second Open MPI's mpirun gives its ranks between SIGTERM and SIGKILL
+# when it is interrupted itself, so that rank 0 can still save.
+GRACE = 0.5
 
-# The Result of the sweep running now (marked incomplete), for a watcher
-# that ends a blocked rank: set by measuring().
-_so_far: list = []
+# What the code running now does when an interrupt stops it (on_stop), for
+# a watcher that ends a blocked rank; innermost last.
+_on_stop: list = []
 # The watcher's on_blocked: the one the latest install() gave.
 _on_blocked: list = []
 
 
 def install(on_blocked: Callable[[Interrupted], None] | None = None) -> None:
     """The three signals raise Interrupted from now on (main thread only).
-    on_blocked(stop): called on the watcher thread with the Interrupted
-    (its `result` the sweep's so far, where one runs) when the main thread
-    has not taken the signal within GRACE seconds; it must end the process."""
+    on_blocked(stop): called on the watcher thread with the Interrupted,
+    once the on_stop callbacks of the code running have seen it (a sweep
+    gives it its `result`), when the main thread has not taken the signal
+    within GRACE seconds; it must end the process."""
     for number in SIGNALS:
         signal.signal(number, _raise_once)
     _core.install_interrupt_handler()  # after Python's: it chains to them
@@ -67,20 +70,21 @@ def _watch(read: int) -> None:
         time.sleep(GRACE)
         if _core.claim_interrupt():  # no loop and no Python handler took it: blocked
             stop = interrupted(number)
-            if _so_far:
-                stop.result = _so_far[-1](str(stop))
+            for callback in reversed(list(_on_stop)):
+                callback(stop)
             _on_blocked[0](stop)
 
 
 @contextlib.contextmanager
-def measuring(so_far: Callable[[str], object]):
-    """Within the block, so_far(why) gives the Result measured so far, to
-    a watcher that ends a blocked rank."""
-    _so_far.append(so_far)
+def on_stop(callback: Callable[[Interrupted], None]):
+    """Within the block, callback(stop) runs when the watcher ends this
+    blocked rank, as an `except Interrupted` around the block would on the
+    main thread (innermost first): the same handling on either path."""
+    _on_stop.append(callback)
     try:
         yield
     finally:
-        _so_far.remove(so_far)
+        _on_stop.remove(callback)
 
 
 def _raise_once(number, frame) -> None:
