@@ -33,7 +33,8 @@ where their feature lives are listed with that test, not run twice.
 | 3 osu latency --json F, rank 0 under the limit (2 ranks)| 2 on every rank, F named, rows printed        | as expected |
 | 3 osu latency --json F, F's folder removed mid-run     | 2, "cannot write 'F': No such file or directory" | as expected |
 | 7 -i 99999999999999999999 / 2147483648, -W 4294967296, | 2, "the largest (smallest) value accepted is" | as expected (was: TypeError, status 1) |
-|   --root=-2147483649, beff -n 3e9, --packets 1e3       |                                            |                      |
+|   --root=-2147483649, beff -n 3e9, --packets 1e3,      |                                            |                      |
+|   gather --fabric --nodes 4,2147483648                 |                                            |                      |
 | 8 fit / plot / timeline / load of "rows": "oops"       | 2, "not an fpgacomm Result ... 'rows' is str" | as expected (was: AttributeError) |
 | 9 timeline direction "sideways"                        | 2, one message                             | as expected (was: KeyError) |
 | 10 --json x.json --timeline ./x.json                   | 2 before measuring, nothing written        | as expected (was: the Result lost) |
@@ -46,7 +47,7 @@ where their feature lives are listed with that test, not run twice.
 | 4 two hosts, link down at 6 s, --timeout 20            | ends < 30 s, status != 0, host named, nothing left | test_two_hosts.py::test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts (was: 164 s, crash) |
 | 5 the same, SIGINT to mpirun at 7 s                    | mpirun ends within seconds, sizes saved    | same test (was: 55 s, nothing saved); the rank behind the link ends at its --timeout |
 | 6 SIGSTOP rank 0 (or 1), SIGTERM the other             | 143 within seconds, rank 0 saves           | test_interrupts.py::test_sigterm_to_a_rank_whose_peer_is_stopped_ends_the_job_within_seconds (was: 124 after 40 s) |
-| 16 SIGHUP to rank 0                                    | 129, sizes saved                           | test_interrupts.py::test_sighup_ends_the_run_as_sigterm_does_and_saves_the_sizes_measured |
+| 16 SIGHUP to rank 0                                    | 129, sizes saved                           | test_interrupts.py::test_a_csv_or_sighup_saves_the_sizes_measured_too[SIGHUP] |
 | interrupted suite (rank 0 SIGINT)                      | its Results kept in its folder, marked incomplete, said where | test_interrupts.py::test_a_suite_interrupted_keeps_what_it_finished_in_its_own_folder_marked_incomplete |
 | --json nodir/bw.json, a directory, adir (no suffix),   | 2, before measuring, nothing written       | test_cli.py::test_outputs_are_checked_on_every_rank_before_anything_is_measured |
 |   --csv o.json, --json in /proc                        |                                            |                      |
@@ -381,10 +382,12 @@ def test_two_outputs_on_one_path_are_refused(tmp_path):
     (["osu", "reduce", "--root=-2147483649"], "the smallest value accepted is -2147483648"),
     (["beff", "-n", "3000000000"], "argument -n/--repetitions: 3000000000 is too large"),
     (["fabric", "traffic", "vcsn", "--rate", "1", "--packets", "1e3"], "invalid int value: '1e3'"),
+    (["gather", "--fabric", "vcsn", "--nodes", "4,2147483648"], "give node counts of 2 or more (at most 2147483647)"),
     (["osu", "latency", "--max-memory", "0"],
      "argument --max-memory: '0': give a size above 0, or leave --max-memory out for the default"),
     (["fabric", "bw", "vcsn", "--max-memory", "0"], "give a size above 0, or leave --max-memory out"),
-], ids=["i-huge", "i-int32", "W", "root", "beff-n", "packets", "max-memory-measured", "max-memory-simulated"])
+], ids=["i-huge", "i-int32", "W", "root", "beff-n", "packets", "gather-nodes", "max-memory-measured",
+        "max-memory-simulated"])
 def test_integer_options_past_the_cores_int_are_one_usage_error(tmp_path, argv, message):
     run = subprocess.run(MPIRUN + FPGACOMM + argv, capture_output=True, text=True, timeout=120, env=ENV,
                          cwd=tmp_path)

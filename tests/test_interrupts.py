@@ -12,7 +12,9 @@ temporary file left beside it.
 | SIGINT to rank 1    | rank 1    | 130             | rank 1    | none asked of rank 1 (*)       |
 | SIGTERM to mpirun   | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM", N sizes |
 | SIGINT to mpirun    | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM", N sizes |
-| suite, rank 0 SIGINT| rank 0    | 130             | rank 0    | previous folder intact, no run folder |
+| SIGHUP to rank 0    | rank 0    | 129             | rank 0    | incomplete, "SIGHUP", N sizes  |
+| SIGTERM, peer SIGSTOPped | either rank | 143         | the watcher | rank 0 signalled: incomplete, "SIGTERM" |
+| suite, rank 0 SIGINT| rank 0    | 130             | rank 0    | its run folder: finished Results, marked incomplete |
 
 Open MPI 4.1's mpirun, signalled with SIGINT or SIGTERM, sends every rank
 SIGCONT at once, SIGTERM 1 s later and SIGKILL 1 s after that
@@ -152,14 +154,17 @@ def test_sigint_to_rank_1_ends_every_rank_with_130(tmp_path):
     only_the_result_is_left(tmp_path, "bw.json")
 
 
-def test_a_csv_asked_for_is_saved_incomplete_too(tmp_path):
-    job = Job(*SWEEP, "--csv", "bw.csv", cwd=tmp_path)
+@pytest.mark.parametrize("output, number, status", [("bw.csv", signal.SIGINT, 130), ("bw.json", signal.SIGHUP, 129)],
+                         ids=["csv-SIGINT", "SIGHUP"])
+def test_a_csv_or_sighup_saves_the_sizes_measured_too(tmp_path, output, number, status):
+    """A CSV asked for is saved incomplete as JSON is; SIGHUP (a closed terminal) ends the run as SIGTERM does."""
+    job = Job(*SWEEP, f"--{output[-3:]}", output, cwd=tmp_path)
     job.wait_for(rows_coming(5))
-    ended, seconds, _ = job.signal_and_wait("rank0", signal.SIGINT)
-    assert seconds < GONE_WITHIN and ended == 130, job.stderr
-    saved = Result.read(tmp_path / "bw.csv")
-    assert saved.incomplete.startswith("interrupted by SIGINT") and len(saved.rows) >= 5
-    only_the_result_is_left(tmp_path, "bw.csv")
+    ended, seconds, _ = job.signal_and_wait("rank0", number)
+    assert seconds < GONE_WITHIN and ended == status, job.stderr
+    saved = Result.read(tmp_path / output)
+    assert saved.incomplete.startswith(f"interrupted by {signal.Signals(number).name}: ") and len(saved.rows) >= 5
+    only_the_result_is_left(tmp_path, output)
 
 
 def test_a_suite_interrupted_keeps_what_it_finished_in_its_own_folder_marked_incomplete(tmp_path):
@@ -180,16 +185,6 @@ def test_a_suite_interrupted_keeps_what_it_finished_in_its_own_folder_marked_inc
     assert [r.benchmark for r in finished[:2]] == ["osu_latency", "osu_latency"]
     if len(finished) > 2:  # the one interrupted: its sizes so far
         assert finished[2].incomplete.startswith("interrupted by SIGINT: ")
-
-
-def test_sighup_ends_the_run_as_sigterm_does_and_saves_the_sizes_measured(tmp_path):
-    job = Job(*SWEEP, "--json", "bw.json", cwd=tmp_path)
-    job.wait_for(rows_coming(5))
-    ended, seconds, _ = job.signal_and_wait("rank0", signal.SIGHUP)
-    assert seconds < GONE_WITHIN and ended == 129, job.stderr
-    saved = Result.read(tmp_path / "bw.json")
-    assert saved.incomplete.startswith("interrupted by SIGHUP: ") and len(saved.rows) >= 5
-    only_the_result_is_left(tmp_path, "bw.json")
 
 
 @pytest.mark.parametrize("stopped, signalled", [(0, 1), (1, 0)], ids=["rank0-stopped", "rank1-stopped"])

@@ -127,7 +127,11 @@ def _interrupted(stop: KeyboardInterrupt, args) -> None:
     --json or --csv asked and says so; then every rank ends, with 128 + the
     signal. Called on the main thread, or on the interrupt watcher's when
     the main thread is blocked in MPI."""
-    _ending.acquire()  # the other caller, if any, waits here until the process ends
+    with _ending:  # the other caller, if any, waits here until the process ends
+        _save_and_end(stop, args)
+
+
+def _save_and_end(stop: KeyboardInterrupt, args) -> None:
     Progress.erase()
     result = getattr(stop, "result", None)
     what = str(stop) or "interrupted by SIGINT"

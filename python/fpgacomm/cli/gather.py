@@ -7,7 +7,7 @@ import importlib
 import sys
 
 from .live import LiveText
-from .options import EXIT_VALIDATION, add_device_options, add_output_options, device_options, print_and_save
+from .options import EXIT_VALIDATION, INT_MAX, add_device_options, add_output_options, device_options, print_and_save
 from .fabric import add_limit_options, limits_of
 from ..params import byte_sizes, usage_error
 from ..benchmarks.gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
@@ -55,8 +55,9 @@ def _node_counts(text: str) -> tuple[int, ...]:
         counts = tuple(int(part) for part in text.split(","))
     except ValueError:
         counts = ()
-    if not counts or min(counts) < 2:
-        raise usage_error(f"gather: --nodes {text!r}; give node counts of 2 or more separated by commas, e.g. 4,9,16")
+    if not counts or min(counts) < 2 or max(counts) > INT_MAX:
+        raise usage_error(f"gather: --nodes {text!r}; give node counts of 2 or more (at most {INT_MAX}) separated by "
+                          "commas, e.g. 4,9,16")
     return counts
 
 

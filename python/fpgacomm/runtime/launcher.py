@@ -69,7 +69,8 @@ def _arguments(pid: int) -> list:
         return []
 
 
-def _alive(pid: int) -> bool:
+def running(pid: int) -> bool:
+    """Whether process pid still runs (a zombie has ended; only its exit status waits to be read)."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
@@ -87,7 +88,7 @@ def _children(pid: int) -> list:
 
 def _ended_within(pids: list, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
-    while any(_alive(pid) for pid in pids):
+    while any(running(pid) for pid in pids):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.1)
