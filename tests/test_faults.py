@@ -23,13 +23,15 @@ where their feature lives are listed with that test, not run twice.
 | osu latency H H --binary /nonexistent.xclbin           | 2, "cannot read device binary"             | as expected, 2.1 s (was: ignored, status 0) |
 | FPGA_MAPPING=x:y osu latency H H                       | 2, FPGA_MAPPING named                      | as expected, 1.9 s (was: ignored, status 0) |
 | two ranks of 1 KiB x 2 messages: --max-memory 6K / 1M  | refused (both ranks counted) / runs        | as expected, 3.0 s |
-| kill -9 of one rank of osu latency --json              | every rank ends, status != 0, no file      | as expected, 3.3 s |
+| kill -9 of one rank of osu latency --json              | every rank ends, status != 0; rank 0 saves | as expected: lat.json incomplete, |
+|                                                        |   the sizes measured, incomplete, or none  |   "interrupted by SIGTERM" (was: none) |
 | suite killed (kill -9 of mpirun and ranks) mid-run     | its folder "incomplete: running"; latest at the last whole run | as expected |
 | 1 suite DIR of the user's files, then suite . there    | files intact; DIR/<UTC time>/ each, marker, DIR/latest | as expected (was: files deleted, status 0) |
-| 2 suite into a mount point / `.`                       | nothing renamed: written into it              | as expected (`.` tested; was: EBUSY after every benchmark) |
+| 2 suite into a mount point (a tmpfs) / `.`             | nothing renamed: written into it              | as expected (was: EBUSY after every benchmark) |
 |   DIR/latest the user's own, or no symbolic links      | left alone / none, and said                   | as expected |
 | 3 fabric bw / gather --fabric / fit --json: disk full  | 2, "cannot write 'F': File too large" (EFBIG, | as expected (was: status 1, internal error, |
 |   (RLIMIT_FSIZE), model vcsn > /dev/full               |   as ENOSPC), text printed stands, no file    |   temporary name) |
+| 3 fabric bw --json F on a full tmpfs                   | 2, "cannot write 'F': No space left on device" | as expected |
 | 3 osu latency --json F, rank 0 under the limit (2 ranks)| 2 on every rank, F named, rows printed        | as expected |
 | 3 osu latency --json F, F's folder removed mid-run     | 2, "cannot write 'F': No such file or directory" | as expected |
 | 7 -i 99999999999999999999 / 2147483648, -W 4294967296, | 2, "the largest (smallest) value accepted is" | as expected (was: TypeError, status 1) |
@@ -76,7 +78,7 @@ import time
 
 import pytest
 
-from fpgacomm import suite
+from fpgacomm import Result, suite
 from processes import rank_pids, running
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -166,7 +168,7 @@ def _ranks(mpirun: subprocess.Popen, count: int, timeout: float = 30) -> list:
     raise AssertionError("the ranks did not start")
 
 
-def test_kill_9_of_one_rank_ends_every_rank_and_writes_nothing(tmp_path):
+def test_kill_9_of_one_rank_ends_every_rank_and_keeps_only_a_whole_incomplete_result(tmp_path):
     output = tmp_path / "lat.json"
     mpirun = subprocess.Popen(MPIRUN + FPGACOMM + ["osu", "latency", "-m", "1:64", "-i", "1000000", "--json",
                                                    str(output)],
@@ -183,7 +185,11 @@ def test_kill_9_of_one_rank_ends_every_rank_and_writes_nothing(tmp_path):
     while [pid for pid in ranks if running(pid)] and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in ranks if running(pid)]
-    assert list(tmp_path.iterdir()) == []
+    # Rank 0, waiting in MPI for the killed rank, gets mpirun's SIGTERM: it saves the sizes measured, marked
+    # incomplete, when it can within mpirun's second before SIGKILL; never a fragment.
+    assert [p.name for p in tmp_path.iterdir()] in ([], ["lat.json"])
+    if output.exists():
+        assert Result.read_json(output).incomplete.startswith("interrupted by SIGTERM: ")
 
 
 def _suite(folder, *extra, cwd=None, ranks=2):
@@ -282,6 +288,45 @@ def test_latest_is_left_alone_where_it_is_the_users_and_said_where_links_cannot_
     assert not os.path.lexists(tmp_path / "latest")
     assert "this file system has no symbolic links); this run is " in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.iterdir()) == [os.path.basename(run.folder)]
+
+
+@pytest.fixture
+def mount_point(tmp_path):
+    """A fresh tmpfs of 2 MiB mounted at tmp_path/mnt (root only), unmounted afterwards."""
+    point = tmp_path / "mnt"
+    point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(point)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (root only): {mounted.stderr.strip()}")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", "-l", str(point)], check=True)
+
+
+def test_a_suite_into_a_mount_point_writes_into_it(mount_point):
+    run = _suite(mount_point)
+    assert run.returncode == 0, run.stderr
+    [folder] = _runs(mount_point)
+    assert os.readlink(mount_point / "latest") == folder.name and suite.read_marker(folder)["complete"]
+    assert os.path.ismount(mount_point)
+
+
+def test_a_full_file_system_is_named_with_no_space_left(mount_point):
+    with open(mount_point / "filler", "wb") as filler:
+        try:
+            while True:
+                filler.write(b"\0" * 65536)
+                filler.flush()
+        except OSError:
+            pass
+    run = subprocess.run(FPGACOMM + ["fabric", "bw", "vcsn", "--json", str(mount_point / "bw.json")],
+                         capture_output=True, text=True, timeout=120, env=ENV)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr == f"fpgacomm: error: cannot write '{mount_point / 'bw.json'}': No space left on device\n"
+    assert "64 MiB" in run.stdout  # the table printed before stands
+    assert sorted(p.name for p in mount_point.iterdir()) == ["filler"]
 
 
 # ------------------------------------------------------------------ writes

@@ -158,7 +158,7 @@ def test_sigint_to_rank_1_ends_every_rank_with_130(tmp_path):
                          ids=["csv-SIGINT", "SIGHUP"])
 def test_a_csv_or_sighup_saves_the_sizes_measured_too(tmp_path, output, number, status):
     """A CSV asked for is saved incomplete as JSON is; SIGHUP (a closed terminal) ends the run as SIGTERM does."""
-    job = Job(*SWEEP, f"--{output[-3:]}", output, cwd=tmp_path)
+    job = Job(*SWEEP, f"--{output.split('.')[1]}", output, cwd=tmp_path)
     job.wait_for(rows_coming(5))
     ended, seconds, _ = job.signal_and_wait("rank0", number)
     assert seconds < GONE_WITHIN and ended == status, job.stderr
