@@ -8,7 +8,7 @@ mpirun hangs, and so does the cut-off daemon, which cannot reach mpirun
 either (it ignores SIGTERM while it tries).
 
 outlive_launcher() starts, beside the ending rank, a small detached
-process (this module run as a program) that waits WAIT seconds for the
+process (this file run as a program) that waits WAIT seconds for the
 rank's parent (mpirun on mpirun's host, orted on the others) to end by
 itself, and otherwise ends it:
 - mpirun: the daemons it still waits for are its children that launch them
@@ -47,8 +47,10 @@ def outlive_launcher() -> None:
     if _name(parent) not in MPIRUN_NAMES + DAEMON_NAMES:
         return
     try:
-        subprocess.Popen([sys.executable, "-m", __name__, str(parent), str(os.getpid())], stdin=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True)
+        # This file alone, by path, without site packages: it needs the standard library only, and starts
+        # fast on a loaded host.
+        subprocess.Popen([sys.executable, "-I", "-S", __file__, str(parent), str(os.getpid())],
+                         stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     except OSError:
         pass  # the rank ends all the same; the launcher may then wait
 
@@ -134,8 +136,10 @@ def main(parent: int, rank_pid: int) -> None:
         return
     launchers = [pid for pid in _children(parent) if pid != rank_pid and "OMPI_COMM_WORLD_RANK" not in
                  _environment(pid)]
+    if not launchers:
+        return  # a job of this host alone: mpirun waits for nobody, only its ranks, which are ending
     hosts = [launched_host(_arguments(pid)) or f"pid {pid}" for pid in launchers]
-    _say(f"mpirun still waits {WAIT:g} s after a rank ended: its daemons on {', '.join(hosts) or 'no host'} "
+    _say(f"mpirun still waits {WAIT:g} s after a rank ended: its daemons on {', '.join(hosts)} "
          "stopped answering; ending their launchers, then mpirun if it still waits")
     _end(launchers)
     if not _ended_within([parent], KILL_AFTER):
