@@ -46,8 +46,8 @@ where their feature lives are listed with that test, not run twice.
 | 14 launch(2, osu.latency, nosuchkw=3)                  | TypeError itself, before any rank starts   | as expected (was: RuntimeError of interleaved tracebacks) |
 | 15 plot of no rows / all NaN                           | 2, "nothing to draw"                       | as expected (was: an empty figure) |
 | 17 timeline DIR, plot DIR                              | 2, "a directory, not a Result file"        | as expected (was: "no such file") |
-| 4 two hosts, link down at 6 s, --timeout 20            | ends < 30 s, status != 0, host named, nothing left | test_two_hosts.py::test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts (was: 164 s, crash) |
-| 5 the same, SIGINT to mpirun at 7 s                    | mpirun ends within seconds, sizes saved    | same test (was: 55 s, nothing saved); the rank behind the link ends at its --timeout |
+| 4 two hosts, link down at 5 s, --timeout 14            | ends < 24 s, status != 0, host named, nothing left | test_two_hosts.py::test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts (was: 164 s, crash) |
+| 5 the same, SIGINT to mpirun at 6 s                    | mpirun ends within seconds, sizes saved    | same test (was: 55 s, nothing saved); the rank behind the link ends at its --timeout |
 | 6 SIGSTOP rank 0 (or 1), SIGTERM the other             | 143 within seconds, rank 0 saves           | test_interrupts.py::test_sigterm_to_a_rank_whose_peer_is_stopped_ends_the_job_within_seconds (was: 124 after 40 s) |
 | 16 SIGHUP to rank 0                                    | 129, sizes saved                           | test_interrupts.py::test_a_csv_or_sighup_saves_the_sizes_measured_too[SIGHUP] |
 | interrupted suite (rank 0 SIGINT)                      | its Results kept in its folder, marked incomplete, said where | test_interrupts.py::test_a_suite_interrupted_keeps_what_it_finished_in_its_own_folder_marked_incomplete |
