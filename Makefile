@@ -15,6 +15,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 setup:
 	scripts/setup.sh
 
+# Each run in $(RESULTS)/<UTC date-time>/; $(RESULTS)/latest links to the newest complete one.
 suite: setup
 	mpirun -np $(NP) --oversubscribe $(PYTHON) -m fpgacomm suite $(RESULTS)
 

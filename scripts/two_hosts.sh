@@ -101,12 +101,13 @@ up() {
     number=$((number + 1))
   done
   # Open MPI calls the agent as `agent HOST COMMAND...` for every remote host.
+  # It stays, as ssh does, a process whose command line names the host.
   cat > "$state/agent" <<EOF
 #!/bin/sh
 host=\$1; shift
 namespace=\$(awk -v host="\$host" '\$1 == host { print \$2 }' "$state/hosts")
 [ -n "\$namespace" ] || { echo "two_hosts agent: unknown host \$host" >&2; exit 1; }
-exec nsenter --net=/run/netns/\$namespace --uts="$state/uts-\${namespace#$name}" -- sh -c "\$*"
+nsenter --net=/run/netns/\$namespace --uts="$state/uts-\${namespace#$name}" -- sh -c "\$*"
 EOF
   chmod +x "$state/agent"
   trap - ERR

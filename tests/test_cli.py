@@ -202,14 +202,16 @@ def assert_png(path):
 
 
 def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
-    out = tmp_path / "results"
-    out.mkdir()
-    (out / "stale.json").write_text("{}")  # a previous run's: the new run replaces the folder, never mixes
-    run = fpgacomm("suite", str(out), "-m", "1:64K", "-i", "3", "-x", "1", "--beff-max-size", "6",
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "stale.json").write_text("{}")  # not fpgacomm's: left alone, never mixed with the run's files
+    run = fpgacomm("suite", str(results), "-m", "1:64K", "-i", "3", "-x", "1", "--beff-max-size", "6",
                    "--beff-repetitions", "1", ranks=2)
     assert run.returncode == 0, run.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]  # no run folder left beside it
-    names = sorted(p.name for p in out.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+    out = results / "latest"  # the run's own folder
+    assert sorted(p.name for p in results.iterdir()) == sorted(["latest", "stale.json", os.readlink(out)])
+    names = sorted(p.name for p in out.iterdir() if p.name != "fpgacomm-run.txt")
     assert "stale.json" not in names
     osu_names = ["osu_bw_D_D.json", "osu_bw_H_H.json", "osu_latency_D_D.json", "osu_latency_H_H.json"]
     collective_names = [f"osu_{test}_{mem}.json" for test in collectives.TESTS + onesided.TESTS for mem in "HD"]

@@ -12,7 +12,9 @@ temporary file left beside it.
 | SIGINT to rank 1    | rank 1    | 130             | rank 1    | none asked of rank 1 (*)       |
 | SIGTERM to mpirun   | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM", N sizes |
 | SIGINT to mpirun    | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM", N sizes |
-| suite, rank 0 SIGINT| rank 0    | 130             | rank 0    | previous folder intact, no run folder |
+| SIGHUP to rank 0    | rank 0    | 129             | rank 0    | incomplete, "SIGHUP", N sizes  |
+| SIGTERM, peer SIGSTOPped | either rank | 143         | the watcher | rank 0 signalled: incomplete, "SIGTERM" |
+| suite, rank 0 SIGINT| rank 0    | 130             | rank 0    | its run folder: finished Results, marked incomplete |
 
 Open MPI 4.1's mpirun, signalled with SIGINT or SIGTERM, sends every rank
 SIGCONT at once, SIGTERM 1 s later and SIGKILL 1 s after that
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -151,24 +154,53 @@ def test_sigint_to_rank_1_ends_every_rank_with_130(tmp_path):
     only_the_result_is_left(tmp_path, "bw.json")
 
 
-def test_a_csv_asked_for_is_saved_incomplete_too(tmp_path):
-    job = Job(*SWEEP, "--csv", "bw.csv", cwd=tmp_path)
+@pytest.mark.parametrize("output, number, status", [("bw.csv", signal.SIGINT, 130), ("bw.json", signal.SIGHUP, 129)],
+                         ids=["csv-SIGINT", "SIGHUP"])
+def test_a_csv_or_sighup_saves_the_sizes_measured_too(tmp_path, output, number, status):
+    """A CSV asked for is saved incomplete as JSON is; SIGHUP (a closed terminal) ends the run as SIGTERM does."""
+    job = Job(*SWEEP, f"--{output.split('.')[1]}", output, cwd=tmp_path)
     job.wait_for(rows_coming(5))
-    ended, seconds, _ = job.signal_and_wait("rank0", signal.SIGINT)
-    assert seconds < GONE_WITHIN and ended == 130, job.stderr
-    saved = Result.read(tmp_path / "bw.csv")
-    assert saved.incomplete.startswith("interrupted by SIGINT") and len(saved.rows) >= 5
-    only_the_result_is_left(tmp_path, "bw.csv")
+    ended, seconds, _ = job.signal_and_wait("rank0", number)
+    assert seconds < GONE_WITHIN and ended == status, job.stderr
+    saved = Result.read(tmp_path / output)
+    assert saved.incomplete.startswith(f"interrupted by {signal.Signals(number).name}: ") and len(saved.rows) >= 5
+    only_the_result_is_left(tmp_path, output)
 
 
-def test_a_suite_interrupted_leaves_the_previous_results_and_no_run_folder(tmp_path):
-    previous = tmp_path / "results"
-    previous.mkdir()
-    (previous / "summary.txt").write_text("the previous run\n")
+def test_a_suite_interrupted_keeps_what_it_finished_in_its_own_folder_marked_incomplete(tmp_path):
+    from fpgacomm import suite
+
     job = Job("suite", "results", "-m", "1:4M", "-i", "50", cwd=tmp_path)
-    job.wait_for(lambda lines: any("-> " in line for line in lines), timeout=120)  # the first Result is written
-    assert [name for name in os.listdir(tmp_path) if name.startswith(".results.run-")], "no run folder while running"
+    job.wait_for(lambda lines: sum("-> " in line for line in lines) >= 2, timeout=120)  # two Results written
     ended, seconds, _ = job.signal_and_wait("rank0", signal.SIGINT)
     assert seconds < GONE_WITHIN and ended == 130, job.stderr
-    assert sorted(os.listdir(tmp_path)) == ["results"]
-    assert os.listdir(previous) == ["summary.txt"] and (previous / "summary.txt").read_text() == "the previous run\n"
+    [folder] = [path for path in (tmp_path / "results").iterdir()]  # no latest: no run is complete
+    marker = suite.read_marker(folder)
+    assert not marker["complete"] and marker["status"].startswith("incomplete: interrupted by SIGINT")
+    assert f"the {len(marker['files'])} files it wrote are in {Path('results') / folder.name}, marked incomplete " \
+           "(fpgacomm-run.txt)" in job.stderr
+    assert sorted(marker["files"]) == sorted(p.name for p in folder.iterdir() if p.name != suite.MARKER)
+    finished = [Result.read_json(folder / name) for name in marker["files"]]
+    assert [result.incomplete for result in finished[:2]] == [None, None]  # the two it finished
+    assert [r.benchmark for r in finished[:2]] == ["osu_latency", "osu_latency"]
+    if len(finished) > 2:  # the one interrupted: its sizes so far
+        assert finished[2].incomplete.startswith("interrupted by SIGINT: ")
+
+
+@pytest.mark.parametrize("stopped, signalled", [(0, 1), (1, 0)], ids=["rank0-stopped", "rank1-stopped"])
+def test_sigterm_to_a_rank_whose_peer_is_stopped_ends_the_job_within_seconds(tmp_path, stopped, signalled):
+    """The signalled rank waits in MPI for a peer that never answers (SIGSTOP):
+    no next iteration checks the flag, so the interrupt watcher ends it
+    (interrupts.GRACE later), saving on rank 0 the sizes measured."""
+    job = Job("--timeout", "60", *SWEEP, "--json", "bw.json", cwd=tmp_path)
+    job.wait_for(rows_coming(5))
+    os.kill(job.ranks()[stopped], signal.SIGSTOP)
+    time.sleep(0.5)
+    ended, seconds, _ = job.signal_and_wait(f"rank{signalled}", signal.SIGTERM)
+    assert seconds < GONE_WITHIN + 3 and ended == 143, job.stderr  # the watcher's grace of 2 s, then the abort
+    if signalled == 0:
+        saved = Result.read(tmp_path / "bw.json")
+        assert saved.incomplete.startswith("interrupted by SIGTERM: ") and len(saved.rows) >= 5
+    else:
+        assert "rank 1: interrupted by SIGTERM; ending every rank" in job.stderr
+    assert "time limit" not in job.stderr

@@ -282,3 +282,75 @@ def test_a_bed_whose_name_gives_a_taken_subnet_takes_the_next_free_one(two_hosts
 def test_bad_names_are_refused():
     run = _bed("up", "Bad-Name")
     assert run.returncode == 2 and "NAME: a lowercase letter, then up to 7 letters or digits" in run.stderr
+
+
+def _bed_processes(name: str) -> list:
+    """Processes of any job on the bed: mpirun, its launch agents, the
+    daemons and ranks (each names the bed's agent or carries its marker)."""
+    agent = f"/run/fpgacomm-two-hosts/{name}/agent"
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().decode(errors="replace")
+            variables = (entry / "environ").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if agent in words or f"FPGACOMM_TEST_RUN={name}-link" in variables:
+            found.append(f"{entry.name}: {words.replace(chr(0), ' ')[:80]}")
+    return found
+
+
+@pytest.mark.parametrize("interrupt", [False, True], ids=["time-limit", "sigint-to-mpirun"])
+def test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts(two_hosts, tmp_path, interrupt):
+    """mpirun on the first host (as a user runs it there), rank 1 on the
+    second, the link to the second set down at 5 s. With --timeout 14 alone:
+    the time limit ends rank 0, and fpgacomm then ends what Open MPI keeps
+    waiting for, saying which host stopped answering. With SIGINT to
+    mpirun at 6 s: rank 0 (SIGTERM from mpirun, blocked in MPI) saves the
+    sizes measured, and mpirun ends within seconds. Either way, nothing of
+    the job is left on either host within --timeout + 10 s."""
+    name, options = two_hosts
+    state = Path("/run/fpgacomm-two-hosts") / name
+    first, second = [host.split(":")[0] for host in options[options.index("--host") + 1].split(",")]
+    marker = f"{name}-link"
+    limit = 14  # --timeout
+    output = tmp_path / "lat.json"
+    command = ["nsenter", f"--net=/run/netns/{name}a", f"--uts={state}/uts-a", "--", "mpirun", *options, "-np", "2",
+               "--map-by", "node", *RANK_ENV, "-x", f"FPGACOMM_TEST_RUN={marker}", *FPGACOMM, "--timeout", str(limit),
+               "osu", "latency", "-m", "1:4M", "-i", "3000", "--json", str(output)]
+    started = time.monotonic()
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=dict(ENV, FPGACOMM_TEST_RUN=marker), start_new_session=True)
+    try:
+        time.sleep(5)
+        subprocess.run(["ip", "link", "set", f"{name}hb", "down"], check=True)
+        if interrupt:
+            time.sleep(1)
+            interrupted = time.monotonic()
+            job.send_signal(signal.SIGINT)  # nsenter has become mpirun
+        job.wait(timeout=60)  # mpirun's end (its output is short: no pipe fills meanwhile)
+        ended = time.monotonic()
+        stdout, stderr = job.communicate(timeout=60)  # once every holder of its pipes (the daemons) has ended
+        # mpirun's end is the job's (below); on a loaded machine the rest may take a few seconds more.
+        while _bed_processes(name) and time.monotonic() - started < limit + 20:
+            time.sleep(0.2)
+        left = _bed_processes(name)
+    finally:
+        subprocess.run(["ip", "link", "set", f"{name}hb", "up"], check=True)
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.communicate()
+        for line in _bed_processes(name):
+            os.kill(int(line.split(":")[0]), signal.SIGKILL)
+    assert job.returncode != 0
+    assert ended - started < limit + 10, stderr
+    assert left == [], left
+    assert "Traceback" not in stderr
+    assert f"fpgacomm: mpirun still waits 3 s after a rank ended: its daemons on {second} stopped answering" in stderr
+    if interrupt:
+        assert ended - interrupted < 10, stderr
+        saved = Result.read_json(output)
+        assert saved.incomplete.startswith("interrupted by SIGTERM: ") and "saved in" in stderr
+    else:
+        assert f"rank 0: time limit of {limit} s exceeded (--timeout)" in stderr
+    assert first != second

@@ -6,18 +6,20 @@ holds; a new one joins the suite by its registration.
 
 from __future__ import annotations
 
+import errno
+import functools
 import os
-import re
 import secrets
-import shutil
 import socket
+import sys
+import time
 
 from . import _core
 from .benchmarks import beff, gather, registry
 from .benchmarks.sweep import OnProgress, check_rounds
 from .simulation import fabric, gather as gather_sim
 from .params import resolve_sizes, usage_error
-from .runtime import mpi
+from .runtime import interrupts, mpi
 from .results.report import format_text, summary_line
 from .results.result import atomic_write
 
@@ -76,43 +78,158 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     BEFF_SET up to 2^beff_max_size bytes (beff_repetitions, when given, for
     every b_eff run), GATHER_SET and a small simulated run of every fabric preset, and
     writes NAME.json per Result, the fits and figures (fit_and_draw) and
-    summary.txt into outdir (rank 0). rounds and round_seed: every measured
-    benchmark's (benchmarks.sweep); the simulated runs take one.
+    summary.txt into a run folder of its own (rank 0): run_folder. rounds
+    and round_seed: every measured benchmark's (benchmarks.sweep); the
+    simulated runs take one. on_progress: called on rank 0 with which part
+    runs and how far it is ("osu_bw_D_D (3 of 41): 12 of 23 sizes measured").
 
-    The options of every part are checked before the first measurement. The
-    run writes into a fresh hidden folder beside outdir, which replaces
-    outdir only when the run is whole: outdir never mixes two runs, and a
-    run that is stopped leaves the previous one as it was. What a killed
-    run left beside outdir is cleared at the start (_clear_stale).
-    on_progress: called on rank 0 with which part runs and how far it is
-    ("osu_bw_D_D (3 of 41): 12 of 23 sizes measured")."""
+    The options of every part are checked before the first measurement. A
+    run that stops (an error, an interrupt) leaves its folder marked
+    incomplete, with the Results it finished and the interrupted one's sizes
+    so far, and says where; outdir/latest names the newest complete run."""
     # b_eff's sizes and repetitions are its own: checked now, not after the OSU tests.
     beff.message_sizes(0, beff_max_size, 1)
     if beff_repetitions is not None and beff_repetitions < 1:
         raise usage_error(f"--beff-repetitions must be at least 1, got {beff_repetitions}")
     check_rounds(rounds, round_seed)
-    repeat = {"rounds": rounds, "round_seed": round_seed}
     comm = mpi.resolve(comm)
-    parent, name = os.path.split(os.path.abspath(outdir))
-    staging = os.path.join(parent, f".{name}.run-{comm.bcast(secrets.token_hex(4), root=0)}")
+    folder, problem = None, None
     if comm.Get_rank() == 0:
-        os.makedirs(parent, exist_ok=True)
-        _clear_stale(parent, name)
-        os.mkdir(staging)
-        with open(os.path.join(staging, _OWNER), "w") as owner:
-            owner.write(f"{socket.gethostname()} {os.getpid()}\n")
+        try:
+            folder = run_folder(outdir)
+        except OSError as error:
+            problem = f"{outdir}: cannot make a run folder in it: {error.strerror or error}"
+    folder, problem = comm.bcast((folder, problem), root=0)
+    if problem:
+        raise usage_error(problem)
+    run = RunFolder(folder) if comm.Get_rank() == 0 else None
+    if run is not None:
+        print(f"suite: writing into {folder}", flush=True)
     try:
-        return _run_into(staging, outdir, comm, beff_max_size, beff_repetitions, {**parameters, **repeat},
-                         on_progress)
-    except BaseException:  # an error or an interrupt: the run folder goes, the previous results stay
-        if comm.Get_rank() == 0:
-            shutil.rmtree(staging, ignore_errors=True)
+        # A rank blocked in MPI when interrupted ends on the watcher's thread: the same handling there.
+        with interrupts.on_stop(lambda stop: _stopped(run, stop) if run is not None else None):
+            results = _run_into(run, comm, beff_max_size, beff_repetitions, parameters,
+                                {"rounds": rounds, "round_seed": round_seed}, on_progress)
+    except BaseException as stop:  # an error or an interrupt: what is finished stays, marked incomplete
+        if run is not None:
+            _stopped(run, stop)
         raise
+    if run is not None:
+        run.close(None)
+        _point_latest(outdir, folder)
+    return results
 
 
-def _run_into(staging: str, outdir: str, comm, beff_max_size: int, beff_repetitions: int | None,
-              parameters: dict, on_progress: OnProgress | None) -> list:
-    """run's measurements, written into `staging`, which then replaces outdir."""
+# The run folder's marker: that fpgacomm wrote the folder, whether the run
+# is complete, and its files.
+MARKER = "fpgacomm-run.txt"
+
+
+def _stopped(run: "RunFolder", stop: BaseException) -> None:
+    """The run folder of a run that stopped: the interrupted benchmark's
+    Result so far kept beside the finished ones, the marker saying why, and
+    where it all is said on stderr."""
+    why = str(stop) if isinstance(stop, KeyboardInterrupt) else f"failed: {type(stop).__name__}: {stop}"
+    try:
+        partial = getattr(stop, "result", None)
+        if partial is not None and partial.rows:
+            run.keep(run.running, partial)
+        run.close(why)
+    except OSError as error:  # a full disk: what was written stands, and the marker still says incomplete
+        print(f"suite: {error}", file=sys.stderr, flush=True)
+    print(f"suite: stopped ({why}); the {len(run.files)} files it wrote are in {run.folder}, marked incomplete "
+          f"({MARKER})", file=sys.stderr, flush=True)
+
+
+def run_folder(outdir: str) -> str:
+    """A new folder outdir/<UTC date-time>/ (a suffix where two runs start
+    in the same second); outdir is created if missing, nothing in it is
+    touched."""
+    os.makedirs(outdir, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
+    for number in range(1, 1000):
+        folder = os.path.join(outdir, stamp if number == 1 else f"{stamp}-{number}")
+        try:
+            os.mkdir(folder)
+            return folder
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, f"999 run folders named {stamp} already exist")
+
+
+class RunFolder:
+    """One run's folder and its marker, rewritten (atomically) as each file lands."""
+
+    def __init__(self, folder: str):
+        self.folder, self.files = folder, []
+        self.running = ""  # the entry being measured: an interrupt's Result so far takes its name
+        self.started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self._mark("incomplete: running (a run that ends with this status was killed)")
+
+    def keep(self, name: str, result) -> None:
+        """NAME.json of the Result, listed in the marker."""
+        self.write(f"{name}.json", result.write_json)
+
+    def write(self, name: str, write) -> None:
+        """write(path) makes the file `name` in the folder, then the marker lists it."""
+        write(os.path.join(self.folder, name))
+        if name not in self.files:
+            self.files.append(name)
+        self._mark("incomplete: running (a run that ends with this status was killed)")
+
+    def close(self, why: str | None) -> None:
+        """The final marker: complete, or incomplete and why."""
+        self._mark(f"incomplete: {why}" if why else "complete")
+
+    def _mark(self, status: str) -> None:
+        lines = [f"written by fpgacomm {_core.__version__} suite on {socket.gethostname()}",
+                 f"status: {status}", f"started: {self.started}",
+                 f"updated: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}", "files:"]
+        text = "\n".join(lines + [f"  {name}" for name in self.files]) + "\n"
+        atomic_write(os.path.join(self.folder, MARKER), lambda f: f.write(text), newline=None)
+
+
+def read_marker(folder: str) -> dict | None:
+    """{"status": ..., "files": [...], ...} of a run folder, None where fpgacomm wrote no marker."""
+    try:
+        with open(os.path.join(folder, MARKER), encoding="utf-8") as marker:
+            lines = marker.read().splitlines()
+    except OSError:
+        return None
+    if not lines or not lines[0].startswith("written by fpgacomm "):
+        return None
+    fields = dict(line.split(": ", 1) for line in lines[1:] if ": " in line and not line.startswith("  "))
+    fields["files"] = [line.strip() for line in lines if line.startswith("  ")]
+    fields["complete"] = fields.get("status") == "complete"
+    return fields
+
+
+LATEST = "latest"
+
+
+def _point_latest(outdir: str, folder: str) -> None:
+    """outdir/latest, a symbolic link to the newest complete run, replaced
+    atomically. A `latest` that is not a link (the user's) is left alone;
+    where the file system has no symbolic links there is none. Either is said."""
+    latest = os.path.join(outdir, LATEST)
+    if os.path.lexists(latest) and not (os.path.islink(latest) and read_marker(latest) is not None):
+        print(f"suite: {latest} is not fpgacomm's link to a run, left as it is; this run is {folder}", flush=True)
+        return
+    link = os.path.join(outdir, f".{LATEST}.{secrets.token_hex(4)}")
+    try:
+        os.symlink(os.path.basename(folder), link)
+        os.replace(link, latest)
+    except OSError as error:
+        if os.path.lexists(link):
+            os.unlink(link)
+        print(f"suite: no {latest} link ({error.strerror or error}: this file system has no symbolic links); "
+              f"this run is {folder}", flush=True)
+
+
+def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions: int | None,
+              parameters: dict, repeat: dict, on_progress: OnProgress | None) -> list:
+    """run's measurements, each Result written into the run folder as it ends
+    (rank 0); repeat: the rounds every measured benchmark takes."""
     results = []
     parts = len(STANDARD_SET) + len(BEFF_SET) + len(GATHER_SET) + 1  # + the simulated fabrics
 
@@ -128,103 +245,37 @@ def _run_into(staging: str, outdir: str, comm, beff_max_size: int, beff_repetiti
 
     def keep(name, result):
         results.append((name, result))
-        if comm.Get_rank() == 0:
-            result.write_json(os.path.join(staging, f"{name}.json"))
+        if run is not None:
+            run.keep(name, result)
             print(f"{summary_line(result)}    -> {name}.json", flush=True)
+
+    def measure(name, benchmark, **arguments):
+        if run is not None:
+            run.running = name
+        keep(name, benchmark(comm, **arguments))
 
     for name, benchmark, arguments in STANDARD_SET:
         tell = part(name)
-        keep(name, benchmark.function(comm, **_arguments(benchmark, arguments, parameters), validate=True,
-                                      on_row=lambda so_far: tell(so_far.incomplete)))
+        measure(name, benchmark.function, **_arguments(benchmark, arguments, parameters), **repeat, validate=True,
+                on_row=lambda so_far: tell(so_far.incomplete))
     for name, arguments in BEFF_SET:
         arguments = {**arguments, "max_size": beff_max_size}
         if beff_repetitions is not None:
             arguments["repetitions"] = beff_repetitions
-        keep(name, beff.run(comm, **arguments, **_repeat(parameters), device=parameters.get("device"),
-                            on_progress=part(name)))
+        measure(name, beff.run, **arguments, **repeat, device=parameters.get("device"), on_progress=part(name))
     for name, arguments in GATHER_SET:
         tell = part(name)
-        keep(name, gather.run(comm, **arguments, **_repeat(parameters), device=parameters.get("device"),
-                              on_row=lambda so_far: tell(so_far.incomplete)))
-    if comm.Get_rank() == 0:
+        measure(name, gather.run, **arguments, **repeat, device=parameters.get("device"),
+                on_row=lambda so_far: tell(so_far.incomplete))
+    if run is not None:
         part("the simulated fabrics")
         # The simulated fabrics need no ranks: rank 0 runs them.
         for index, result in enumerate(fabric.suite_results() + [gather_sim.run(sizes=(64 << 10, 1 << 20, 16 << 20))]):
-            name = f"sim{index:02d}_{result.benchmark}_{result.params['fabric']}"
-            results.append((name, result))
-            result.write_json(os.path.join(staging, f"{name}.json"))
-            print(f"{summary_line(result)}    -> {name}.json", flush=True)
-        fits = fit_and_draw(staging, results)
+            keep(f"sim{index:02d}_{result.benchmark}_{result.params['fabric']}", result)
+        fits = fit_and_draw(run, results)
         text = summary([r for _, r in results]) + "".join(f"\n{name}: {fit}\n" for name, fit in fits.items())
-        atomic_write(os.path.join(staging, "summary.txt"), lambda f: f.write(text), newline=None)
-        os.remove(os.path.join(staging, _OWNER))
-        _replace(staging, outdir)
+        run.write("summary.txt", lambda path: atomic_write(path, lambda f: f.write(text), newline=None))
     return [result for _, result in results]
-
-
-def _repeat(parameters: dict) -> dict:
-    """The rounds of the suite's parameters, for b_eff and the gather."""
-    return {key: parameters[key] for key in ("rounds", "round_seed") if key in parameters}
-
-
-# In a run folder while it is written: the host and process of rank 0.
-_OWNER = ".owner"
-
-
-def _clear_stale(parent: str, name: str) -> None:
-    """What earlier runs into parent/name left when they were killed outright
-    (kill -9, a lost host: nothing of theirs could run): a run folder whose
-    process is gone is removed; a previous run moved aside but never
-    replaced goes back in outdir's place, and one already replaced is
-    removed. A run folder of a live process, or of another host, is left alone."""
-    pattern = re.compile(rf"\.{re.escape(name)}\.run-[0-9a-f]{{8}}(\.previous)?")
-    outdir = os.path.join(parent, name)
-    for entry in sorted(os.listdir(parent)):
-        match = pattern.fullmatch(entry)
-        path = os.path.join(parent, entry)
-        if not match or not os.path.isdir(path):
-            continue
-        if match.group(1):
-            if os.path.exists(outdir):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.rename(path, outdir)
-        elif not _owner_alive(path):
-            shutil.rmtree(path, ignore_errors=True)
-
-
-def _owner_alive(folder: str) -> bool:
-    """Whether the run writing `folder` may still be running."""
-    try:
-        with open(os.path.join(folder, _OWNER)) as owner:
-            host, pid = owner.read().split()
-    except (OSError, ValueError):
-        return False  # killed before it named itself
-    if host != socket.gethostname():
-        return True
-    try:
-        with open(f"/proc/{int(pid)}/stat") as stat:
-            # A zombie is gone too: killed, only not yet reaped by its parent.
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _replace(staging: str, outdir: str) -> None:
-    """The finished run's folder in outdir's place; the previous run, if
-    any, moved aside first and removed once the new one stands."""
-    previous = None
-    if os.path.exists(outdir):
-        previous = f"{staging}.previous"
-        os.rename(outdir, previous)
-    try:
-        os.rename(staging, outdir)
-    except BaseException:  # an interrupt between the two renames: the previous run goes back
-        if previous and not os.path.exists(outdir):
-            os.rename(previous, outdir)
-        raise
-    if previous:
-        shutil.rmtree(previous)
 
 
 # Pairs whose figures carry the Hockney fits of the OSU latency Results:
@@ -232,7 +283,7 @@ def _replace(staging: str, outdir: str) -> None:
 _HOCKNEY_FIGURES = ("osu_latency", "osu_bw")
 
 
-def fit_and_draw(outdir: str, results: list) -> dict:
+def fit_and_draw(run: RunFolder, results: list) -> dict:
     """Hockney fitted to each OSU latency Result (fit_hockney_NAME.json),
     and one figure per benchmark that plot draws and that sweeps sizes
     (BENCHMARK.png: its memory kinds, communication types or fabrics on one
@@ -249,7 +300,7 @@ def fit_and_draw(outdir: str, results: list) -> dict:
             except _core.UsageError as error:
                 print(f"Hockney fit of {name}: not drawn: {error}", flush=True)
                 continue
-            fits[name].to_result().write_json(os.path.join(outdir, f"fit_hockney_{name}.json"))
+            run.keep(f"fit_hockney_{name}", fits[name].to_result())
     by_result = {result: fits[name] for name, result in results if name in fits}
     groups = {}
     for _, result in results:
@@ -258,7 +309,7 @@ def fit_and_draw(outdir: str, results: list) -> dict:
             groups.setdefault(result.benchmark, []).append(result)
     for benchmark, group in groups.items():
         models = by_result if benchmark in _HOCKNEY_FIGURES else ()
-        plot.save(plot.figure_for(group, models=models), os.path.join(outdir, f"{benchmark}.png"))
+        run.write(f"{benchmark}.png", functools.partial(plot.save, plot.figure_for(group, models=models)))
     print(f"figures: {', '.join(f'{benchmark}.png' for benchmark in groups)}", flush=True)
     return fits
 

@@ -28,7 +28,7 @@ void bind_core(py::module_& m) {
       py::arg("name"), "Bytes of one element of a -T datatype.");
   m.def("parse_device_map", &parse_device_map, py::arg("spec"), py::arg("source"));
   m.def("install_interrupt_handler", &install_interrupt_handler,
-        "SIGINT and SIGTERM stop the core's loops (Interrupted) as well as reaching Python's handlers.");
+        "SIGINT, SIGTERM and SIGHUP stop the core's loops (Interrupted) as well as reaching Python's handlers.");
   m.def(
       "pending_interrupt", [] { return pending_interrupt.load(); },
       "The first interrupting signal's number, 0 while none came.");

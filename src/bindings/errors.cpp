@@ -26,7 +26,7 @@ void bind_errors(py::module_& m) {
   static py::exception<MpiError> mpi(m, "MpiError", api.ptr());
   // A KeyboardInterrupt, so that `except Exception` lets it pass, as Python's own.
   static py::exception<Interrupted> interrupted(m, "Interrupted", PyExc_KeyboardInterrupt);
-  interrupted.doc() = "A run stopped by SIGINT or SIGTERM; `signal` holds its number.";
+  interrupted.doc() = "A run stopped by SIGINT, SIGTERM or SIGHUP; `signal` holds its number.";
   py::register_exception_translator([](std::exception_ptr failure) {
     try {
       if (failure) std::rethrow_exception(failure);

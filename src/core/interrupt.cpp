@@ -5,14 +5,23 @@
 namespace fpgacomm {
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM};
-struct sigaction previous[2];  // the handlers installed before ours, per kSignals entry
+// SIGHUP too: a closed terminal ends a run as SIGTERM does.
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kCount = sizeof(kSignals) / sizeof(kSignals[0]);
+struct sigaction previous[kCount];  // the handlers installed before ours, per kSignals entry
 std::atomic<bool> claimed{false};
+
+int index_of(int signal) {
+  for (int i = 0; i < kCount; ++i) {
+    if (kSignals[i] == signal) return i;
+  }
+  return 0;
+}
 
 void on_signal(int signal, siginfo_t* info, void* context) {
   int none = 0;
   pending_interrupt.compare_exchange_strong(none, signal);
-  const struct sigaction& before = previous[signal == SIGINT ? 0 : 1];
+  const struct sigaction& before = previous[index_of(signal)];
   if (before.sa_flags & SA_SIGINFO) {
     if (before.sa_sigaction) before.sa_sigaction(signal, info, context);
   } else if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN && before.sa_handler) {
@@ -31,12 +40,13 @@ std::string signal_name(int signal) {
   switch (signal) {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
     default: return "signal " + std::to_string(signal);
   }
 }
 
 void install_interrupt_handler() {
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kCount; ++i) {
     struct sigaction current = {};
     sigaction(kSignals[i], nullptr, &current);
     if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == &on_signal) continue;  // ours already

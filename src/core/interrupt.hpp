@@ -1,4 +1,4 @@
-// Interrupts (SIGINT, SIGTERM) that reach the C++ loops: Python runs its
+// Interrupts (SIGINT, SIGTERM, SIGHUP) that reach the C++ loops: Python runs its
 // signal handlers only between calls into the core, so a sweep of minutes
 // would otherwise hold an interrupt until it ends. A front end installs the
 // handler once; every benchmark loop calls check_interrupt() once per
@@ -41,12 +41,12 @@ inline void check_interrupt() {
   }
 }
 
-// Installs, for SIGINT and SIGTERM, a handler that records the signal and
+// Installs, for SIGINT, SIGTERM and SIGHUP, a handler that records the signal and
 // then calls the handler installed before it (Python's, which raises in
 // Python at its next chance). Again after Python replaced it: idempotent.
 void install_interrupt_handler();
 
-// "SIGINT", "SIGTERM", or "signal N".
+// "SIGINT", "SIGTERM", "SIGHUP", or "signal N".
 std::string signal_name(int signal);
 
 }  // namespace fpgacomm

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
 import pickle
 import shutil
@@ -35,14 +36,15 @@ DEFAULT_TIMEOUT = 600.0
 def launch(ranks: int, benchmark, *, timeout: float = DEFAULT_TIMEOUT, mpirun: str = "mpirun",
            **options) -> Result:
     """`benchmark(**options)` on `ranks` MPI ranks started with `mpirun`;
-    returns rank 0's Result. A usage error of the benchmark (a bad option)
-    is raised here as the same UsageError; any other failure of the ranks
+    returns rank 0's Result. Options the function does not take raise its
+    TypeError here, before any rank starts; a usage error of the benchmark
+    (a bad option value) is raised here as the same UsageError; any other failure of the ranks
     as a RuntimeError carrying their error output. `timeout` (seconds)
     ends a run that hangs."""
     if not isinstance(ranks, int) or isinstance(ranks, bool) or ranks < 1:
         raise usage_error(f"ranks must be a whole number of at least 1, got {ranks!r}")
     function = f"{benchmark.__module__}:{benchmark.__qualname__}" if callable(benchmark) else str(benchmark)
-    _resolve(function)  # an unknown benchmark is refused before anything starts
+    _check_arguments(function, _resolve(function), options)  # refused before anything starts
     launcher = shutil.which(mpirun)
     if launcher is None:
         raise usage_error(f"cannot find the MPI launcher '{mpirun}' on PATH; install MPI or pass "
@@ -80,6 +82,15 @@ def _resolve(function: str):
     if not callable(target) or not module_name.startswith("fpgacomm."):
         raise usage_error(f"'{function}' is not a benchmark function of fpgacomm; pass one, e.g. fpgacomm.osu.latency")
     return target
+
+
+def _check_arguments(name: str, function, options: dict) -> None:
+    """The TypeError the call itself would raise on every rank (an unknown
+    or missing keyword), raised here instead."""
+    try:
+        inspect.signature(function).bind(None, **options)
+    except TypeError as error:
+        raise TypeError(f"{name.replace(':', '.')}(): {error}") from None
 
 
 @functools.lru_cache(maxsize=None)

@@ -40,7 +40,7 @@ import numpy as np
 from ..params import usage_error
 from ..results import rounds as merging
 from ..results.result import Result
-from ..runtime import environment
+from ..runtime import environment, interrupts
 from ..runtime.interrupts import Interrupted
 
 OnRow = Callable[[Result], None]
@@ -234,9 +234,14 @@ class Sweep:
     @contextlib.contextmanager
     def interruptible(self):
         """An Interrupted leaving the block carries `result`: what was
-        measured so far, marked incomplete (on every rank)."""
+        measured so far, marked incomplete (on every rank); a rank blocked
+        in MPI when the signal came gets it from the watcher (interrupts.on_stop)."""
         try:
-            yield self
+            with interrupts.on_stop(self._carry_so_far):
+                yield self
         except Interrupted as stop:
-            stop.result = self.interrupted(str(stop))
+            self._carry_so_far(stop)
             raise
+
+    def _carry_so_far(self, stop: Interrupted) -> None:
+        stop.result = self.interrupted(str(stop))

@@ -16,7 +16,8 @@ import threading
 import traceback
 
 from .. import _core
-from ..runtime import interrupts
+from ..results.result import WriteError
+from ..runtime import interrupts, launcher
 from . import outputs
 from .live import SCREEN, silence_stdout
 from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit, launch_rank
@@ -53,13 +54,16 @@ def _seconds(text) -> float:
 
 
 def start_watchdog(seconds: float) -> None:
-    """Ends the process if the run outlives `seconds`; mpirun then ends the other ranks."""
+    """Ends the process if the run outlives `seconds`; mpirun then ends the
+    other ranks (or, where a host stopped answering, runtime/launcher.py
+    ends mpirun's wait)."""
     if seconds <= 0:
         return
 
     def expire():
         print(f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); aborting",
               file=sys.stderr, flush=True)
+        launcher.outlive_launcher()  # mpirun may wait for ever for a host that stopped answering
         os._exit(EXIT_TIMEOUT)
 
     timer = threading.Timer(seconds, expire)
@@ -68,14 +72,26 @@ def start_watchdog(seconds: float) -> None:
 
 
 def _abort(status: int) -> None:
-    """Ends every rank of the job when MPI is running, else this process."""
+    """Ends every rank of the job when MPI is running, else this process
+    (from the interrupt watcher's thread too, where sys.exit would end the
+    thread alone)."""
     if "mpi4py.MPI" in sys.modules:
         from mpi4py import MPI
 
         if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
             sys.stderr.flush()
+            launcher.outlive_launcher()
             MPI.COMM_WORLD.Abort(status)
+    if threading.current_thread() is not threading.main_thread():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
     sys.exit(status)
+
+
+# One ending per process: the main thread's (an interrupt it took) or the
+# interrupt watcher's (the main thread blocked in MPI), whichever comes first.
+_ending = threading.Lock()
 
 
 def parse_arguments(argv=None) -> argparse.Namespace:
@@ -118,9 +134,16 @@ def _timeout_first(argv: list) -> list:
 
 
 def _interrupted(stop: KeyboardInterrupt, args) -> None:
-    """Ends the run after SIGINT or SIGTERM: rank 0 saves what was measured
-    (the Result the interrupt carries, marked incomplete) where --json or
-    --csv asked and says so; then every rank ends, with 128 + the signal."""
+    """Ends the run after SIGINT, SIGTERM or SIGHUP: rank 0 saves what was
+    measured (the Result the interrupt carries, marked incomplete) where
+    --json or --csv asked and says so; then every rank ends, with 128 + the
+    signal. Called on the main thread, or on the interrupt watcher's when
+    the main thread is blocked in MPI."""
+    with _ending:  # the other caller, if any, waits here until the process ends
+        _save_and_end(stop, args)
+
+
+def _save_and_end(stop: KeyboardInterrupt, args) -> None:
     SCREEN.hide()
     result = getattr(stop, "result", None)
     what = str(stop) or "interrupted by SIGINT"
@@ -142,8 +165,9 @@ def _interrupted(stop: KeyboardInterrupt, args) -> None:
 
 
 def main(argv=None) -> int:
+    outputs.check_stdout()
     args = parse_arguments(argv)
-    interrupts.install()
+    interrupts.install(on_blocked=lambda stop: _interrupted(stop, args))
     start_watchdog(args.timeout)
     try:
         if getattr(args, "thread_level", None) is not None:
@@ -154,7 +178,9 @@ def main(argv=None) -> int:
         outputs.check(args)
         # Rank 0's output goes through the one writer that keeps rows and the progress line apart.
         with SCREEN.live() if launch_rank() == 0 else contextlib.nullcontext():
-            return args.run(args)
+            status = args.run(args)
+            sys.stdout.flush()  # a full disk shows here, not at exit
+        return status
     except _core.Error as error:
         if getattr(error, "agreed", False):
             if launch_rank() == 0:
@@ -164,6 +190,12 @@ def main(argv=None) -> int:
         _abort(EXIT_USAGE if isinstance(error, _core.UsageError) else 1)
     except KeyboardInterrupt as stop:  # interrupts.Interrupted, or Python's own before install()
         _interrupted(stop, args)
+    except WriteError as error:  # a full disk, a folder removed: the text already printed stands
+        SCREEN.hide()
+        if error.filename == outputs.STDOUT:
+            silence_stdout()  # what is still buffered would fail again at exit
+        print(f"fpgacomm: error: {error}", file=sys.stderr, flush=True)
+        _abort(EXIT_USAGE)
     except BrokenPipeError:
         # The reader left (`fpgacomm ... | head -1`): end quietly, as a Unix tool does.
         silence_stdout()

@@ -7,8 +7,8 @@ import importlib
 import sys
 
 from .live import LiveText, Progress
-from .options import (EXIT_VALIDATION, add_device_options, add_output_options, add_rounds_options, device_options,
-                      print_and_save, rounds_parameters)
+from .options import (EXIT_VALIDATION, INT_MAX, add_device_options, add_output_options, add_rounds_options,
+                      device_options, print_and_save, rounds_parameters)
 from .fabric import add_limit_options, limits_of
 from ..params import byte_sizes, usage_error
 from ..benchmarks.gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
@@ -57,8 +57,9 @@ def _node_counts(text: str) -> tuple[int, ...]:
         counts = tuple(int(part) for part in text.split(","))
     except ValueError:
         counts = ()
-    if not counts or min(counts) < 2:
-        raise usage_error(f"gather: --nodes {text!r}; give node counts of 2 or more separated by commas, e.g. 4,9,16")
+    if not counts or min(counts) < 2 or max(counts) > INT_MAX:
+        raise usage_error(f"gather: --nodes {text!r}; give node counts of 2 or more (at most {INT_MAX}) separated by "
+                          "commas, e.g. 4,9,16")
     return counts
 
 

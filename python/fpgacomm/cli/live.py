@@ -78,6 +78,12 @@ def stderr_is_terminal() -> bool:
     return destination(2).startswith("terminal:")
 
 
+def _own(stream, original) -> bool:
+    """Whether stream is the process's own: the original, or outputs'
+    CheckedStream over it; not one a test took over."""
+    return stream is original or getattr(stream, "wrapped", None) is original
+
+
 def _columns(where: str) -> int:
     """The width of the terminal at `where` ("terminal:PATH"), 80 if unknown."""
     try:
@@ -112,7 +118,7 @@ class Screen:
             return
         rows, notes = destination(1), destination(2)
         self.stdout, self.stderr = sys.stdout, sys.stderr
-        if sys.stdout is not sys.__stdout__ or sys.stderr is not sys.__stderr__:
+        if not _own(sys.stdout, sys.__stdout__) or not _own(sys.stderr, sys.__stderr__):
             self.line_stream = None  # streams taken over (a test capturing them): their files are not ours
         elif notes.startswith("terminal:") and rows == notes:
             self.line_stream = self.stdout

@@ -40,12 +40,31 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, error_prog: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.error_prog = error_prog or self.prog
+        # Every type=int option (and its argument groups') takes the core's
+        # int, checked here: a value past it is a usage error, not a failed call.
+        self.register("type", int, core_int)
 
     def error(self, message):
         if launch_rank() == 0:
             self.print_usage(sys.stderr)
             print(f"{self.error_prog}: error: {message}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+
+INT_MAX = 2**31 - 1  # the core's int (iterations, windows, counts, ranks)
+
+
+def core_int(text: str) -> int:
+    """An integer the core's int holds, as argparse's type for type=int."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value > INT_MAX:
+        raise argparse.ArgumentTypeError(f"{text} is too large; the largest value accepted is {INT_MAX}")
+    if value < -INT_MAX - 1:
+        raise argparse.ArgumentTypeError(f"{text} is too small; the smallest value accepted is {-INT_MAX - 1}")
+    return value
 
 
 def size_argument(text: str) -> int:
@@ -62,10 +81,19 @@ def add_memory_option(parser: argparse.ArgumentParser) -> None:
     """--max-memory: the host memory a run may take, measured or simulated
     (one limit, checked against the core's estimate before anything is
     allocated; docs/METHODS.md, "Host memory of a run")."""
-    parser.add_argument("--max-memory", type=size_argument, default=None, metavar="SIZE",
-                        help="host memory the run may take, K/M/G: all ranks on one host together for measured "
-                             "runs (default 3/4 of the host's MemAvailable), the simulator for simulated ones "
-                             "(default 8G)")
+    parser.add_argument("--max-memory", type=memory_limit, default=None, metavar="SIZE",
+                        help="host memory the run may take, K/M/G, above 0: all ranks on one host together for "
+                             "measured runs (default 3/4 of the host's MemAvailable), the simulator for simulated "
+                             "ones (default 8G)")
+
+
+def memory_limit(text: str) -> int:
+    """--max-memory's SIZE: bytes above 0 (0 would mean the default to one
+    part of fpgacomm and nothing to another, so it means neither)."""
+    size = size_argument(text)
+    if size == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a size above 0, or leave --max-memory out for the default")
+    return size
 
 
 def apply_memory_limit(args) -> None:
@@ -75,7 +103,7 @@ def apply_memory_limit(args) -> None:
     from .. import _core
 
     if hasattr(args, "max_memory"):
-        _core.set_host_memory_limit(args.max_memory or 0)
+        _core.set_host_memory_limit(0 if args.max_memory is None else args.max_memory)
 
 
 def add_mpi_options(parser: argparse.ArgumentParser) -> None:

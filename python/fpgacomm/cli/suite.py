@@ -10,13 +10,17 @@ from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options
 def register(subparsers) -> None:
     parser = subparsers.add_parser("suite", help="run the standard benchmarks and write every Result",
                                    description="Runs the standard set of benchmarks (with validation) on "
-                                               "the selected devices and writes NAME.json per benchmark and "
-                                               "summary.txt into OUTDIR. Run under mpirun -np 2. -m bounds every "
+                                               "the selected devices and writes NAME.json per benchmark, figures, "
+                                               "fits and summary.txt into a new folder OUTDIR/<UTC date-time>/ "
+                                               "with a marker file (fpgacomm-run.txt: complete or not, and its "
+                                               "files); OUTDIR/latest links to the newest complete run, and "
+                                               "nothing else in OUTDIR is touched. A run that stops keeps what it "
+                                               "finished there, marked incomplete. Run under mpirun -np 2. -m bounds every "
                                                "OSU test: latency and bw sweep it; collectives and one-sided tests "
                                                "run those of 8 B, 64 KiB and 1 MiB within it (or its largest size). "
                                                "b_eff takes --beff-max-size; the gather and the simulated fabrics "
                                                "keep their own sizes.")
-    parser.add_argument("outdir", help="results folder (created if missing)")
+    parser.add_argument("outdir", help="results folder (created if missing); each run gets a folder of its own in it")
     add_size_option(parser)
     add_iteration_options(parser)
     add_rounds_options(parser)

@@ -72,15 +72,12 @@ def figure_format(path) -> str:
 
 def save(figure: Figure, path) -> None:
     """Writes the figure as PNG, PDF or SVG (by suffix), atomically: the
-    file holds the whole figure or is left as it was."""
+    file holds the whole figure or is left as it was (a WriteError names it)."""
     fmt = figure_format(path)
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise usage_error(f"cannot write {os.fspath(path)!r}: directory {directory!r} does not exist")
-    try:
-        atomic_write(path, lambda f: figure.savefig(f, format=fmt, dpi=150), newline=None, binary=True)
-    except OSError as error:
-        raise usage_error(f"cannot write {os.fspath(path)!r}: {error.strerror or error}") from None
+    atomic_write(path, lambda f: figure.savefig(f, format=fmt, dpi=150), newline=None, binary=True)
 
 
 # ------------------------------------------------------------------ axes
@@ -617,7 +614,20 @@ def _as_list(results) -> list:
     items = [results] if isinstance(results, (Result, Fit)) else list(results)
     if not items:
         raise usage_error("nothing to plot: give at least one Result")
+    empty = [item for item in items if not has_values(item)]
+    if empty:
+        raise usage_error(f"nothing to draw: {', '.join(_name(item) for item in empty)} "
+                          f"({'has no rows' if not empty[0].rows else 'has no finite value'}); "
+                          "plot a Result that holds measurements")
     return items
+
+
+def has_values(result) -> bool:
+    """Whether the Result holds a finite number besides its sizes (a Fit always does)."""
+    if isinstance(result, Fit):
+        return True
+    return any(isinstance(value, (int, float)) and np.isfinite(value)
+               for row in result.rows for column, value in row.items() if column != "size")
 
 
 def drawable(result) -> str | None:

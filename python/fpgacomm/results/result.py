@@ -272,6 +272,16 @@ class Result:
         missing = [k for k in ("benchmark", "params", "env", "units", "rows") if k not in d]
         if missing:
             raise ValueError(f"{SCHEMA} result lacks field(s) {missing}")
+        shapes = {"benchmark": (str,), "params": (dict,), "env": (dict,), "units": (dict,), "rows": (list,),
+                  "samples": (dict, type(None)), "incomplete": (str, type(None))}
+        wrong = [f"{key!r} is {type(d.get(key)).__name__}" for key, types in shapes.items()
+                 if not isinstance(d.get(key), types)]
+        if not wrong and not all(isinstance(row, dict) for row in d["rows"]):
+            wrong = ["'rows' holds something other than objects"]
+        if not wrong and d.get("samples") and not all(isinstance(v, list) for v in d["samples"].values()):
+            wrong = ["'samples' holds something other than lists"]
+        if wrong:
+            raise ValueError(f"malformed {SCHEMA} result: {'; '.join(wrong)}")
         return cls(d["benchmark"], d["params"], d["env"], d["rows"], d["units"],
                    d.get("samples"), d.get("incomplete"))
 
@@ -555,6 +565,15 @@ def _parse_cell(text: str) -> Any:
         return text
 
 
+class WriteError(OSError):
+    """An OSError while writing a file, naming the file the caller asked
+    for (not the temporary one written first): "cannot write 'F': No space
+    left on device". Commands turn it into a usage error (status 2)."""
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename!r}: {self.strerror}"
+
+
 def atomic_write(path, write: Callable, newline: str | None, binary: bool = False) -> None:
     """Write a file so that `path` holds either its old content or the new
     content in full, never a fragment: a crash or an exception while
@@ -568,9 +587,18 @@ def atomic_write(path, write: Callable, newline: str | None, binary: bool = Fals
     before the rename: a process killed while writing leaves nothing behind.
     Elsewhere it is created with O_EXCL. Mode 0o666, so the umask applies, as
     for any file the user writes. binary: `write` gets a byte stream
-    (figures), and newline does not apply.
+    (figures), and newline does not apply. An OSError comes out as a
+    WriteError naming `path`.
     """
     path = os.fspath(path)
+    try:
+        _write_and_replace(path, write, newline, binary)
+    except OSError as error:
+        raise WriteError(error.errno, error.strerror or str(error), path) from error
+
+
+def _write_and_replace(path: str, write: Callable, newline: str | None, binary: bool) -> None:
+    """atomic_write's work: the temporary file, filled, synced and renamed."""
     directory, name = os.path.split(os.path.abspath(path))
     tmp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
     try:

@@ -150,4 +150,28 @@ def chunks(result: Result, path: str) -> list:
         raise usage_error(f"{path}: timeline rows lack {', '.join(missing)}; {record}")
     if not result.rows:
         raise usage_error(f"{path}: holds no staged chunks; {record}")
+    for number, row in enumerate(result.rows):
+        trouble = _impossible(row)
+        if trouble:
+            raise usage_error(f"{path}: row {number}: {trouble}, which no measurement gives; {record}")
     return result.rows
+
+
+# A chunk's instants on the host clock, and its copy's durations.
+_TIMES = ("copy_enqueued", "copy_done", "mpi_posted", "mpi_done", "queued_to_submit", "submit_to_start",
+          "start_to_end")
+
+
+def _impossible(row: dict) -> str:
+    """What makes a timeline row one that no recorded transfer gives, or ""."""
+    if row["direction"] not in COPY_STAGE:
+        return f"direction {row['direction']!r} (a chunk is a {' or a '.join(COPY_STAGE)})"
+    for column in ("rank", "size", "bytes") + _TIMES:
+        value = row[column]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+            return f"{column} {value!r} (a finite number, 0 or more)"
+    if row["copy_done"] < row["copy_enqueued"]:
+        return "a copy done before it was enqueued"
+    if row["mpi_done"] < row["mpi_posted"]:
+        return "an MPI transfer done before it was posted"
+    return ""

@@ -101,9 +101,10 @@ def options_problem(options: DeviceOptions) -> str:
         mapping_spec(options)
     except _core.UsageError as error:
         return str(error)
-    if options.binary and not os.access(options.binary, os.R_OK):
-        return (f"cannot read device binary '{options.binary}' (--binary); give the vendor binary's path (.aocx, "
-                f".xclbin) or leave --binary out")
+    if options.binary and (os.path.isdir(options.binary) or not os.access(options.binary, os.R_OK)):
+        why = "a directory, not a file" if os.path.isdir(options.binary) else "no such file, or not readable"
+        return (f"cannot read device binary '{options.binary}' (--binary): {why}; give the vendor binary's path "
+                f"(.aocx, .xclbin) or leave --binary out")
     return ""
 
 
@@ -120,7 +121,9 @@ def open_device_if(needed: bool, comm, options: DeviceOptions, hosts: list[str] 
 
 
 def open_device(comm, options: DeviceOptions, hosts: list[str] | None = None):
-    """This rank's Device, opened collectively (every rank calls it)."""
+    """This rank's Device, opened collectively (every rank calls it), once
+    the options are known to be right (options_problem, agreed)."""
+    _core.agree(comm, options_problem(options), True)
     hosts = hosts if hosts is not None else _core.host_names(comm)
     rank = comm.Get_rank()
     configure_runtime(_core.node_local_rank(hosts, rank), hosts.count(hosts[rank]))
