@@ -392,7 +392,7 @@ def test_a_measured_result_that_cannot_be_written_ends_every_rank_with_status_2(
 def test_a_json_whose_folder_is_removed_mid_run_is_named(tmp_path):
     folder = tmp_path / "out"
     folder.mkdir()
-    job = subprocess.Popen(MPIRUN + FPGACOMM + ["osu", "latency", "-m", "1:64", "-i", "100000", "-x", "10",
+    job = subprocess.Popen(MPIRUN + FPGACOMM + ["osu", "latency", "-m", "1:64", "-i", "1000000", "-x", "10",
                                                 "--json", str(folder / "lat.json")],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     time.sleep(0.5)

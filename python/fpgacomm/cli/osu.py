@@ -18,7 +18,7 @@ from ..benchmarks import collectives, onesided, osu, registry
 from ..params import DATATYPES, HOST_KINDS, usage_error
 from .live import LiveText
 from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_output_options,
-                      add_rounds_options, add_size_option, add_transfer_options, device_options, launch_rank,
+                      add_rounds_options, add_size_option, add_transfer_options, core_int, device_options, launch_rank,
                       print_and_save, rounds_parameters, size_argument, transfer_parameters, validation_error)
 
 # OSU Micro-Benchmarks for FPGAs' -d: the device API of device buffers.
@@ -272,10 +272,10 @@ def _root_rank(text: str) -> int:
     if word.lower() == "rotate":
         raise argparse.ArgumentTypeError("-k rotate (OSU Micro-Benchmarks' new root every iteration) is not "
                                          "implemented; give a fixed root: -k fixed:N or --root N")
-    try:
-        return int(number if word.lower() == "fixed" else text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"give the root rank as N or fixed:N, got {text!r}") from None
+    rank = number if word.lower() == "fixed" else text
+    if not rank.strip().lstrip("+-").isdigit():
+        raise argparse.ArgumentTypeError(f"give the root rank as N or fixed:N, got {text!r}")
+    return core_int(rank)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
