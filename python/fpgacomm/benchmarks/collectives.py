@@ -14,7 +14,7 @@ from __future__ import annotations
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
-from ..runtime.devices import DeviceOptions, needs_device, open_device_if
+from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
 from .osu import measured_sizes, omb_differences
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
 from ..results.result import Result
@@ -105,6 +105,7 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
         sizes=[0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES),
         counts=iteration_counts(ITERATIONS, iterations, warmup), validation=validate, bank=device_options.bank)
     options.validate()
+    check_api(device_options, [mem])
 
     hosts = _core.host_names(comm)
     # The barrier moves no data, so it needs no device whatever mem says.

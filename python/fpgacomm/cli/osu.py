@@ -7,6 +7,8 @@ registry: the options of its family and test, and no others, so that
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import sys
 
 from ..benchmarks import onesided, registry
@@ -18,13 +20,23 @@ from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options
 
 # OSU Micro-Benchmarks for FPGAs' -d: the device API of device buffers.
 ACCELERATORS = ("opencl", "sycl")
-# What -d opencl means, per way of naming the buffers' kinds.
+# What -d means, per way of naming the buffers' kinds.
 _ACCELERATOR_HELP = {
     "kinds": "device API, as OSU Micro-Benchmarks for FPGAs takes it; the kinds SEND_KIND RECV_KIND say which "
-             "buffers are in device memory. sycl is not available",
-    "mem": "device API, as OSU Micro-Benchmarks for FPGAs takes it: opencl puts every buffer in device memory "
-           "(as --mem D). sycl is not available",
+             "buffers are in device memory (sycl: H and D only)",
+    "mem": "device API, as OSU Micro-Benchmarks for FPGAs takes it: every buffer in device memory (as --mem D); "
+           "sycl has no one-sided tests",
 }
+
+
+class _OneAccelerator(argparse.Action):
+    """-d, given once: a second -d naming another API is a contradiction, not an override."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        given = getattr(namespace, self.dest, None)
+        if given is not None and given != value:
+            parser.error(f"-d {given} and -d {value} contradict each other: choose one device API")
+        setattr(namespace, self.dest, value)
 
 
 def register(subparsers) -> None:
@@ -69,7 +81,7 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
         parser.add_argument("--mem", metavar="KIND",
                             help="the kind of every buffer: H, H!, D, B or P (default H, or D with -d opencl)")
     if "accelerator" in options:
-        parser.add_argument("-d", "--accelerator", choices=ACCELERATORS,
+        parser.add_argument("-d", "--accelerator", choices=ACCELERATORS, action=_OneAccelerator,
                             help=_ACCELERATOR_HELP["kinds" if "kinds" in options else "mem"])
     if "datatype" in options:
         parser.add_argument("-T", "--type", dest="datatype", type=str.lower, choices=DATATYPES, default=DATATYPES[0],
@@ -119,9 +131,6 @@ def _keywords(args) -> dict:
     """The test function's keyword arguments from the options its parser has."""
     options = args.benchmark.options
     keywords = transfer_parameters(args) if "transfer" in options else {}
-    if "accelerator" in options and args.accelerator == "sycl":
-        raise usage_error("-d sycl needs a SYCL runtime, and fpgacomm drives devices through OpenCL only; "
-                          "use -d opencl")
     if "kinds" in options:
         if len(args.kinds) not in (0, 2):
             raise usage_error(f"give both memory kinds (SEND_KIND RECV_KIND) or none, got {' '.join(args.kinds)}")
@@ -142,16 +151,20 @@ def _keywords(args) -> dict:
         keywords["window_creation"] = args.win_options
     if "sync" in options:
         keywords["sync"] = args.sync_option
+    device = device_options(args)
+    if "accelerator" in options and args.accelerator == "sycl":
+        device = dataclasses.replace(device, api="sycl")
     return {**keywords, "iterations": args.iterations, "warmup": args.warmup, "validate": args.validation,
-            "device": device_options(args)}
+            "device": device}
 
 
 def _one_kind(args) -> str:
     """The kind of every buffer of a collective or one-sided test: --mem,
-    or device memory with -d opencl, else host memory."""
-    if args.accelerator == "opencl":
+    or device memory with -d, else host memory."""
+    if args.accelerator:
         if args.mem in HOST_KINDS:
-            raise usage_error(f"-d opencl puts the buffers in device memory, and --mem {args.mem} is host "
-                              "memory; drop -d opencl or --mem, or give a device kind (--mem D, B or P)")
+            kinds = "--mem D" if args.accelerator == "sycl" else "--mem D, B or P"
+            raise usage_error(f"-d {args.accelerator} puts the buffers in device memory, and --mem {args.mem} is "
+                              f"host memory; drop -d {args.accelerator} or --mem, or give a device kind ({kinds})")
         return args.mem or "D"
     return args.mem or "H"
