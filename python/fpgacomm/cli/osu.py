@@ -79,7 +79,7 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
                             help=f"messages in flight per window (default {benchmark.window})")
     if "mem" in options:
         parser.add_argument("--mem", metavar="KIND",
-                            help="the kind of every buffer: H, H!, D, B or P (default H, or D with -d opencl)")
+                            help="the kind of every buffer: H, H!, D, B or P (default H, or D with -d)")
     if "accelerator" in options:
         parser.add_argument("-d", "--accelerator", choices=ACCELERATORS, action=_OneAccelerator,
                             help=_ACCELERATOR_HELP["kinds" if "kinds" in options else "mem"])

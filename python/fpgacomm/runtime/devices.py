@@ -105,6 +105,46 @@ def use_user_icd_vendors() -> None:
         os.environ["OCL_ICD_VENDORS"] = folder
 
 
+EMULATOR_LIBRARY = "libintelocl_emu.so"  # Intel's FPGA emulation platform for OpenCL
+
+
+def leave_out_unasked_emulator(options: DeviceOptions) -> None:
+    """Points the OpenCL ICD loader at the registered drivers without Intel's
+    FPGA emulator where the run cannot take it: an OpenCL run of type auto
+    (which never takes an emulator while another device is registered), cpu
+    or gpu, on no named platform. Loading it costs time and, on CPUs its
+    LLVM does not know, a line on stderr ("SYCL CPU RT Warning: Unknown host
+    CPU.", which nothing switches off). Runs that may take it (-d sycl,
+    --device-type fpga or all, --platform), `fpgacomm devices`, and a user's
+    own OCL_ICD_FILENAMES or file in OCL_ICD_VENDORS keep every driver.
+    Call it before the process's first OpenCL call, as the loader reads the
+    registry once."""
+    if options.api != "opencl" or options.type not in ("auto", "cpu", "gpu") or options.platform:
+        return
+    folder = os.environ.get("OCL_ICD_VENDORS", "/etc/OpenCL/vendors")
+    if "OCL_ICD_FILENAMES" in os.environ or not os.path.isdir(folder):
+        return
+    drivers = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".icd"):
+            with open(os.path.join(folder, name)) as registration:
+                drivers[name] = registration.read()
+    others = {name: text for name, text in drivers.items() if EMULATOR_LIBRARY not in text}
+    if len(others) == len(drivers) or not others:
+        return
+    without = os.path.join(tempfile.gettempdir(), f"fpgacomm-{os.getuid()}", "icd-without-emulator")
+    os.makedirs(without, exist_ok=True)
+    for name, text in others.items():  # ranks write the same files at once: each replaced whole
+        partial = os.path.join(without, f".{name}.{os.getpid()}")
+        with open(partial, "w") as registration:
+            registration.write(text)
+        os.replace(partial, os.path.join(without, name))
+    for name in os.listdir(without):
+        if name.endswith(".icd") and name not in others:
+            os.remove(os.path.join(without, name))
+    os.environ["OCL_ICD_VENDORS"] = without
+
+
 def configure_runtime(local_rank: int, local_ranks: int) -> None:
     """Environment the OpenCL runtime reads once, before its first call.
 
@@ -171,6 +211,7 @@ def open_device(comm, options: DeviceOptions, hosts: list[str] | None = None):
     hosts = hosts if hosts is not None else _core.host_names(comm)
     rank = comm.Get_rank()
     configure_runtime(_core.node_local_rank(hosts, rank), hosts.count(hosts[rank]))
+    leave_out_unasked_emulator(options)
     device, failure, usage = None, "", True
     try:
         api = sycl_module() if options.api == "sycl" else _core
