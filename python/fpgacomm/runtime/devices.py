@@ -53,7 +53,8 @@ def sycl_module():
     except ModuleNotFoundError:
         raise usage_error("-d sycl needs fpgacomm's SYCL module, and this build of fpgacomm has none (it was built "
                           "without Intel's SYCL runtime, or with FPGACOMM_SYCL=no); rebuild with scripts/setup.sh, "
-                          "which downloads the runtime (README.md, \"SYCL\"), or use -d opencl") from None
+                          "which downloads the runtime, or run scripts/sycl_runtime.sh and pip install again "
+                          "(README.md, \"SYCL\"); or use -d opencl") from None
     except ImportError as error:
         raise usage_error(f"fpgacomm's SYCL module cannot load Intel's SYCL runtime ({error}); run "
                           "scripts/setup.sh, which caches it again, or use -d opencl") from None
