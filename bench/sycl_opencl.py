@@ -92,7 +92,7 @@ def main() -> int:
     launches = run(args.rounds)
     table = medians(launches)
     Path(args.out).write_text(json.dumps({"rounds": args.rounds, "load_at_start": load, "medians": table,
-                                          "launches": launches}, indent=1))
+                                          "launches": launches}, separators=(",", ":")) + "\n")
     print(f"load average at start {load:.1f}, medians of {args.rounds} interleaved rounds; raw: {args.out}")
     print("| run | figure | " + " | ".join(f"-d {name} (emulation)" for name in INTERFACES) + " |")
     print("|---|---|" + "---|" * len(INTERFACES))
