@@ -183,3 +183,8 @@ def test_a_pocl_run_writes_nothing_on_stderr_that_fpgacomm_did_not_write(emulato
                            str(tmp_path / "fpga.json")], capture_output=True, text=True, env=env, timeout=300)
     assert fpga.returncode == 0, fpga.stderr
     assert Result.read_json(tmp_path / "fpga.json").env["opencl"]["emulated"] is True
+    # MPI started by fpgacomm itself (a singleton, no launcher) loads no OpenCL driver.
+    alone = subprocess.run([sys.executable, "-c", "from fpgacomm.runtime import mpi; mpi.world()"],
+                           capture_output=True, text=True, timeout=120,
+                           env={name: value for name, value in env.items() if name != "HWLOC_COMPONENTS"})
+    assert alone.returncode == 0 and alone.stderr == "", alone.stderr

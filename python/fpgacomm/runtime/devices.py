@@ -11,6 +11,7 @@ same error.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from dataclasses import dataclass
@@ -142,7 +143,8 @@ def leave_out_unasked_emulator(options: DeviceOptions) -> None:
         os.replace(partial, os.path.join(without, name))
     for name in os.listdir(without):
         if name.endswith(".icd") and name not in others:
-            os.remove(os.path.join(without, name))
+            with contextlib.suppress(FileNotFoundError):  # another rank removed it first
+                os.remove(os.path.join(without, name))
     os.environ["OCL_ICD_VENDORS"] = without
 
 
