@@ -1,5 +1,6 @@
 // Device's DeviceOps: OpenCL buffers and the copies between them and host
 // memory, as Buffer and the transfer engine use them.
+#include <algorithm>
 #include <iostream>
 #include <string>
 
