@@ -24,6 +24,7 @@
 #
 # FPGACOMM_FPGA_EMULATOR=no skips all of it.
 set -euo pipefail
+source "$(dirname "$0")/pinned_wheels.sh"
 
 if [ "${FPGACOMM_FPGA_EMULATOR:-yes}" = "no" ]; then
   echo "fpga emulator: skipped (FPGACOMM_FPGA_EMULATOR=no)"
@@ -68,14 +69,8 @@ else
   mkdir -p "$cache"
   work=$(mktemp -d "$cache/download.XXXXXX")
   trap 'rm -rf "$work"' EXIT
-  for entry in "${wheels[@]}"; do
-    read -r requirement sha <<<"$entry"
-    /usr/bin/python3 -m pip download --quiet --no-deps --only-binary=:all: \
-      --platform manylinux_2_28_x86_64 --dest "$work/wheels" "$requirement"
-    wheel=$(ls "$work/wheels"/"$(echo "${requirement%%==*}" | tr - _)"-*.whl)
-    echo "$sha  $wheel" | sha256sum --check --quiet \
-      || { echo "fpga emulator: $wheel does not have the pinned SHA-256 $sha; not installed" >&2; exit 1; }
-  done
+  download_pinned_wheels "$work/wheels" "${wheels[@]}" \
+    || { echo "fpga emulator: the pinned wheels could not be downloaded; not installed" >&2; exit 1; }
   /usr/bin/python3 - "$work/wheels" "$work/lib" "${needed[@]}" <<'EOF'
 import pathlib, sys, zipfile
 wheels, out, needed = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), set(sys.argv[3:])

@@ -14,6 +14,9 @@
 # mpi4py comes from Debian on purpose: it is built against Debian's Open MPI,
 # the same library fpgacomm._core links, which a wheel from PyPI is not.
 #
+# FPGACOMM_SYCL=no builds fpgacomm without its SYCL module (-d sycl); by
+# default scripts/sycl_runtime.sh caches Intel's SYCL runtime for it.
+#
 # FPGACOMM_PYTHON=/path/to/python uses an existing interpreter that already
 # has mpi4py, NumPy, Matplotlib, pytest, pybind11 and scikit-build-core (as on
 # machines without a package registry) and skips the system packages and
@@ -55,6 +58,9 @@ fi
 if [ -z "${FPGACOMM_PYTHON:-}" ] || [ "${FPGACOMM_FPGA_EMULATOR:-}" = "yes" ]; then
   scripts/fpga_emulator.sh
 fi
+# Intel's SYCL runtime for -d sycl; where it cannot be had, one line and a
+# build without SYCL.
+scripts/sycl_runtime.sh
 
 # --no-build-isolation: CMake must see the environment's mpi4py (its C API
 # header) and pybind11. The build tree under build/ makes a rebuild incremental.

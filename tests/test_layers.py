@@ -15,6 +15,9 @@ LAYERS = ["_core", "params", "schedules", "catalog", "runtime", "results", "mode
 # params, schedules and the catalog of benchmarks depend on nothing but the core: one floor.
 FLOOR = {layer: index for index, layer in enumerate(LAYERS)}
 FLOOR["schedules"] = FLOOR["catalog"] = FLOOR["params"]
+# The compiled modules: the core, and the SYCL devices beside it (loaded only for -d sycl).
+COMPILED = ("fpgacomm._core", "fpgacomm._sycl")
+FLOOR["_sycl"] = FLOOR["_core"]
 
 
 def modules() -> dict[str, Path]:
@@ -38,7 +41,7 @@ def imports(name: str, path: Path) -> set[str]:
             target = ".".join(base + ([node.module] if node.module else []))
             for alias in node.names:
                 candidate = f"{target}.{alias.name}"
-                found.add(candidate if candidate in known or candidate == "fpgacomm._core" else target)
+                found.add(candidate if candidate in known or candidate in COMPILED else target)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return {module for module in found if module.startswith("fpgacomm.") or module == "fpgacomm"}

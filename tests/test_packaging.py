@@ -105,3 +105,18 @@ def test_pip_install_in_a_plain_venv_runs_under_mpirun(tmp_path):
     libraries, mpi4py_file = json.loads(check.stdout.splitlines()[-1])
     assert libraries == [_linked_mpi_library()]
     assert mpi4py_file.startswith(str(venv)), "mpi4py must come from PyPI into the plain environment"
+
+
+@pytest.mark.parametrize("switch", [{"FPGACOMM_SYCL": "no"}, {}])
+def test_a_build_without_sycl_says_so_and_has_no_sycl_module(tmp_path, switch):
+    """CMake's configure alone: FPGACOMM_SYCL=no in the environment (the
+    set-up's switch) or -DFPGACOMM_SYCL=OFF (pip's -C cmake.define) leaves
+    fpgacomm._sycl out and says so in one line."""
+    define = [] if switch else ["-DFPGACOMM_SYCL=OFF"]
+    configure = subprocess.run(["cmake", "-S", str(ROOT), "-B", str(tmp_path / "build"), "-DSKBUILD=ON",
+                                "-DSKBUILD_PROJECT_VERSION=0.1.0", f"-DPython_EXECUTABLE={sys.executable}", *define],
+                               capture_output=True, text=True, timeout=300, env=dict(os.environ, **switch))
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    assert configure.stdout.count("fpgacomm: built without SYCL (FPGACOMM_SYCL off)") == 1, configure.stdout
+    assert not (tmp_path / "build" / "CMakeFiles" / "_sycl.dir").exists()
+    assert (tmp_path / "build" / "CMakeFiles" / "_core.dir").exists()

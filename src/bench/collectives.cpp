@@ -50,7 +50,7 @@ bool has_root(Op op) { return op == Op::Gather || op == Op::Scatter || op == Op:
 
 class Runner {
  public:
-  Runner(const Communicator& comm, Device* device, const CollectiveOptions& options,
+  Runner(const Communicator& comm, DeviceOps* device, const CollectiveOptions& options,
          const SizeHook<CollectiveTiming>& on_size)
       : comm_(comm), device_(device), options_(options), on_size_(on_size), op_(op_of(options.op)), ranks_(comm.size()),
         me_(comm.rank()), root_(options.root.value_or(0)) {
@@ -316,7 +316,7 @@ class Runner {
 
   const Communicator& comm_;
   const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
-  Device* device_;
+  DeviceOps* device_;
   const CollectiveOptions& options_;
   const SizeHook<CollectiveTiming>& on_size_;
   Op op_;
@@ -350,7 +350,7 @@ void CollectiveOptions::validate() const {
   if (known != Op::Barrier) require_an_element(sizes, datatype);
 }
 
-CollectiveRun run_collective(const Communicator& comm, Device* device, const CollectiveOptions& options,
+CollectiveRun run_collective(const Communicator& comm, DeviceOps* device, const CollectiveOptions& options,
                              const SizeHook<CollectiveTiming>& on_size) {
   return run_agreed<Runner>(comm, device, options, on_size);
 }

@@ -65,7 +65,7 @@ struct CollectiveRun {
 
 // Collective over `comm`; every rank gets the same CollectiveRun, and calls
 // on_size (when set) after each size with its timing.
-CollectiveRun run_collective(const Communicator& comm, Device* device, const CollectiveOptions& options,
+CollectiveRun run_collective(const Communicator& comm, DeviceOps* device, const CollectiveOptions& options,
                              const SizeHook<CollectiveTiming>& on_size = {});
 
 }  // namespace fpgacomm

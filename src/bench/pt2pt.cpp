@@ -88,7 +88,7 @@ std::uint64_t count_errors(const Buffer& buffer, std::uint64_t size, int iterati
 
 using Buffers = std::vector<std::unique_ptr<Buffer>>;
 
-Buffers allocate(Device* device, MemKind kind, std::uint64_t bytes, int count, int bank) {
+Buffers allocate(DeviceOps* device, MemKind kind, std::uint64_t bytes, int count, int bank) {
   if (count > 1 && device && is_device_kind(kind) && bytes * count > device->info().global_mem_bytes)
     throw UsageError(std::to_string(count) + " buffers of " + std::to_string(bytes) + " bytes need more than the " +
                      std::to_string(device->info().global_mem_bytes) + " bytes of global memory of " +
@@ -109,7 +109,7 @@ struct Role {
 
 class Runner {
  public:
-  Runner(const Communicator& comm, Device* device, const Pt2ptOptions& options, const SizeHook<SizeTiming>& on_size)
+  Runner(const Communicator& comm, DeviceOps* device, const Pt2ptOptions& options, const SizeHook<SizeTiming>& on_size)
       : comm_(comm), device_(device), options_(options), on_size_(on_size), spec_(spec_of(options.test)),
         transfers_(comm, device, options.transfer) {
     options.validate();
@@ -235,7 +235,7 @@ class Runner {
     }
     if (options_.touch && is_device_kind(role_.kind)) {
       for (auto* set : {&send_, &recv_})
-        for (auto& buffer : *set) device_->touch(buffer->mem());
+        for (auto& buffer : *set) device_->touch(buffer->memory());
     }
     // Untimed work on one rank must not land in the other's timed region;
     // and OMB's multi-pair tests start every iteration of all pairs together.
@@ -349,7 +349,7 @@ class Runner {
 
   const Communicator& comm_;
   const ReceiveFault* fault_ = receive_fault(comm_);  // tests only (comm/receive_fault.hpp)
-  Device* device_;
+  DeviceOps* device_;
   const Pt2ptOptions& options_;
   const SizeHook<SizeTiming>& on_size_;
   TestSpec spec_;
@@ -397,7 +397,7 @@ void Pt2ptOptions::validate() const {
   require_an_element(sizes, datatype);
 }
 
-Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options,
+Pt2ptRun run_pt2pt(const Communicator& comm, DeviceOps* device, const Pt2ptOptions& options,
                    const SizeHook<SizeTiming>& on_size) {
   return run_agreed<Runner>(comm, device, options, on_size);
 }

@@ -77,7 +77,7 @@ struct Pt2ptRun {
 
 // Collective over `comm`; every rank gets the same Pt2ptRun but for its
 // timeline, and calls on_size (when set) after each size with its timing.
-Pt2ptRun run_pt2pt(const Communicator& comm, Device* device, const Pt2ptOptions& options,
+Pt2ptRun run_pt2pt(const Communicator& comm, DeviceOps* device, const Pt2ptOptions& options,
                    const SizeHook<SizeTiming>& on_size = {});
 
 // The validation pattern: byte `index` of a message of `size` bytes sent in

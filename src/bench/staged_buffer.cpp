@@ -2,7 +2,7 @@
 
 namespace fpgacomm {
 
-StagedBuffer::StagedBuffer(Device* device, MemKind kind, std::uint64_t bytes, int bank) {
+StagedBuffer::StagedBuffer(DeviceOps* device, MemKind kind, std::uint64_t bytes, int bank) {
   buffer_ = std::make_unique<Buffer>(device, kind, bytes, bank);
   if (is_device_kind(kind)) mirror_ = std::make_unique<Buffer>(device, MemKind::PinnedHost, bytes);
 }

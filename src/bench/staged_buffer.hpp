@@ -15,7 +15,7 @@ namespace fpgacomm {
 class StagedBuffer {
  public:
   // `device` may be null for kind H (Buffer refuses other kinds without one).
-  StagedBuffer(Device* device, MemKind kind, std::uint64_t bytes, int bank);
+  StagedBuffer(DeviceOps* device, MemKind kind, std::uint64_t bytes, int bank);
 
   // The benchmark's buffer: validation fills and checks it.
   Buffer& buffer() { return *buffer_; }

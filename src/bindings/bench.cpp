@@ -73,7 +73,7 @@ void bind_bench(py::module_& m) {
   m.attr("VALIDATION_WARMUP") = kValidationWarmup;
   m.def(
       "run_pt2pt",
-      [](py::object communicator, Device* device, const Pt2ptOptions& options, const py::object& on_size) {
+      [](py::object communicator, DeviceOps* device, const Pt2ptOptions& options, const py::object& on_size) {
         const Communicator comm(mpi_comm(communicator));
         auto row = [timeline = options.timeline](const SizeTiming& t) { return size_row(t, timeline); };
         const SizeHook<SizeTiming> hook = python_size_hook<SizeTiming>(on_size, row);

@@ -42,7 +42,7 @@ void bind_collectives(py::module_& m) {
   m.def("rooted_collective_ops", &rooted_collective_ops, "The collectives with a root.");
   m.def(
       "run_collective",
-      [](py::object communicator, Device* device, const CollectiveOptions& options, const py::object& on_size) {
+      [](py::object communicator, DeviceOps* device, const CollectiveOptions& options, const py::object& on_size) {
         const Communicator comm(mpi_comm(communicator));
         const SizeHook<CollectiveTiming> hook = python_size_hook<CollectiveTiming>(on_size, &size_row);
         CollectiveRun run;

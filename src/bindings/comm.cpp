@@ -28,7 +28,7 @@ namespace {
 class PyTransfers {
  public:
   // Collective: see Transfers.
-  PyTransfers(py::object communicator, Device* device, const std::string& path, std::uint64_t chunk, int slots)
+  PyTransfers(py::object communicator, DeviceOps* device, const std::string& path, std::uint64_t chunk, int slots)
       : communicator_(communicator), comm_(mpi_comm(communicator)),
         transfers_(comm_, device, TransferOptions{parse_path(path), chunk, slots}) {}
 
@@ -73,7 +73,7 @@ void bind_comm(py::module_& m) {
       "Collective verdict: if any rank passes a failure, every rank raises the lowest failing rank's error.");
 
   py::class_<PyTransfers>(m, "Transfers")
-      .def(py::init<py::object, Device*, std::string, std::uint64_t, int>(), py::arg("comm"), py::arg("device"),
+      .def(py::init<py::object, DeviceOps*, std::string, std::uint64_t, int>(), py::arg("comm"), py::arg("device"),
            py::arg("path") = "auto", py::arg("chunk_bytes") = 0,
            py::arg("slots") = TransferOptions{}.slots, py::keep_alive<1, 3>())
       .def("send", &PyTransfers::send, py::arg("buffer"), py::arg("dest"), py::arg("tag") = 0,

@@ -7,10 +7,9 @@
 #include <vector>
 
 #include "cl/device.hpp"
+#include "cl/device_ops.hpp"
 
 namespace fpgacomm {
-
-enum class MemKind { Host, PinnedHost, Device, Hbm, Plram };
 // Every kind, host kinds first, in the order the command line lists them.
 const std::vector<MemKind>& mem_kinds();
 
@@ -18,8 +17,13 @@ const std::vector<MemKind>& mem_kinds();
 MemKind parse_mem_kind(const std::string& code);
 std::string mem_kind_code(MemKind kind);
 std::string mem_kind_name(MemKind kind);  // "device global memory (D)"
-// Device memory: reached only through OpenCL copies or mappings.
+// Device memory: reached only through the device API's copies or mappings.
 bool is_device_kind(MemKind kind);
+// Why the device cannot place `kind` (B, P) in a bank, or "" when a vendor
+// extension can (Xilinx XRT's memory banks, Intel's buffer location).
+// device: how the text names the device (a device listing, which names each
+// device itself, says "the device", so that devices alike read alike).
+std::string banked_kind_obstacle(const DeviceInfo& info, MemKind kind, const std::string& device);
 
 // Can `device` give `kind`? Decided by extension queries and a trial
 // allocation with a write and read-back, never assumed. `reason` says why not.
@@ -27,25 +31,27 @@ struct KindSupport {
   bool supported;
   std::string reason;
 };
-KindSupport probe_kind(Device& device, MemKind kind, int bank = 0);
+KindSupport probe_kind(DeviceOps& device, MemKind kind, int bank = 0);
 
 class Buffer {
  public:
-  // `device` may be null for kind H. `bank` selects the HBM/PLRAM bank (B, P).
-  // Throws UsageError when the size is out of the device's range or the kind
-  // is missing; the new buffer holds zeros.
-  Buffer(Device* device, MemKind kind, std::uint64_t bytes, int bank = 0);
+  // `device` (OpenCL or SYCL) may be null for kind H. `bank` selects the
+  // HBM/PLRAM bank (B, P). Throws UsageError when the size is out of the
+  // device's range or the kind is missing; the new buffer holds zeros.
+  Buffer(DeviceOps* device, MemKind kind, std::uint64_t bytes, int bank = 0);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   MemKind kind() const { return kind_; }
   std::uint64_t bytes() const { return bytes_; }
-  Device* device() const { return device_; }
+  DeviceOps* device() const { return device_; }
   // Host memory of H and H! buffers (no copy); null for device kinds.
   std::uint8_t* host_data() const { return host_; }
-  // The OpenCL object of H!, D, B and P buffers; null for H.
-  cl_mem mem() const { return mem_; }
+  // The device API's allocation of H!, D, B and P buffers; empty for H.
+  const DeviceMemory& memory() const { return memory_; }
+  // The OpenCL object of an OpenCL device's H!, D, B and P buffers.
+  cl_mem mem() const { return static_cast<cl_mem>(memory_.handle); }
 
   // Blocking copies between this buffer and host memory, any kind.
   void write(const void* source, std::uint64_t bytes, std::uint64_t offset = 0);
@@ -55,11 +61,11 @@ class Buffer {
  private:
   void check_range(std::uint64_t bytes, std::uint64_t offset) const;
 
-  Device* device_;
+  DeviceOps* device_;
   MemKind kind_;
   std::uint64_t bytes_;
   std::uint8_t* host_ = nullptr;
-  cl_mem mem_ = nullptr;
+  DeviceMemory memory_;
 };
 
 }  // namespace fpgacomm

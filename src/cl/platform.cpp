@@ -47,11 +47,6 @@ std::string lower(std::string text) {
   return text;
 }
 
-// Intel's emulator names itself in its platform ("Intel(R) FPGA Emulation
-// Platform for OpenCL(TM)") and older SDKs in the device ("Emulated Device").
-bool names_an_emulator(const DeviceInfo& d) {
-  return (lower(d.platform_name) + " " + lower(d.name)).find("emulat") != std::string::npos;
-}
 
 // Keeps the devices that `wanted` accepts, if any does; else leaves all.
 template <class Predicate>
@@ -79,7 +74,14 @@ bool DeviceInfo::has_extension(const std::string& extension) const {
   return padded.find(" " + extension + " ") != std::string::npos;
 }
 
+// Intel's emulator names itself in its platform ("Intel(R) FPGA Emulation
+// Platform for OpenCL(TM)") and older SDKs in the device ("Emulated Device").
+bool names_an_emulator(const DeviceInfo& d) {
+  return (lower(d.platform_name) + " " + lower(d.name)).find("emulat") != std::string::npos;
+}
+
 std::string DeviceInfo::label() const {
+  if (api == "sycl") return "SYCL device " + std::to_string(device_index) + " '" + name + "'";
   return "platform " + std::to_string(platform_index) + " device " + std::to_string(device_index) + " '" + name + "'";
 }
 

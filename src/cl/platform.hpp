@@ -22,11 +22,20 @@ struct DeviceInfo {
   // A software emulation of the device (Intel's FPGA emulation platform):
   // its kernels run on the host's cores and its timings are not the device's.
   bool emulated = false;
+  // The API that drives it: "opencl", or "sycl" (fpgacomm._sycl), whose
+  // devices also name their SYCL backend ("opencl", "level_zero", ...) and
+  // say whether they give USM device allocations (malloc_device).
+  std::string api = "opencl";
+  std::string backend;
+  bool usm_device_allocations = false;
 
   bool has_extension(const std::string& extension) const;
-  // "platform 0 device 1 'name'", for messages.
+  // "platform 0 device 1 'name'" (OpenCL), "SYCL device 1 'name'", for messages.
   std::string label() const;
 };
+
+// Intel's FPGA emulator, by the name of its platform or device.
+bool names_an_emulator(const DeviceInfo& device);
 
 // Every device of every platform, in platform then device order.
 std::vector<DeviceInfo> all_devices();

@@ -7,7 +7,6 @@
 #include <optional>
 #include <iostream>
 
-#include "cl/check.hpp"
 #include "comm/pipeline.hpp"
 #include "core/error.hpp"
 
@@ -37,7 +36,7 @@ std::string route_name(Route route) {
   return "?";
 }
 
-Route choose_route(MemKind kind, const Device* device, Path path) {
+Route choose_route(MemKind kind, const DeviceOps* device, Path path) {
   if (!is_device_kind(kind)) return Route::Direct;
   if (path == Path::Staged) return Route::Staged;
   if (path == Path::Mapped) return Route::Mapped;
@@ -55,15 +54,15 @@ Route exchange_route(const Communicator& comm, int peer, Route mine) {
   return static_cast<Route>(theirs);
 }
 
-bool copies_use_host_cores(const Device* device) {
+bool copies_use_host_cores(const DeviceOps* device) {
   return !device || device->info().type == "cpu" || device->info().emulated;
 }
 
-std::uint64_t default_chunk_bytes(const Device* device) {
+std::uint64_t default_chunk_bytes(const DeviceOps* device) {
   return copies_use_host_cores(device) ? std::uint64_t(1) << 20 : std::uint64_t(4) << 20;
 }
 
-Transfers::Transfers(const Communicator& comm, Device* device, TransferOptions options)
+Transfers::Transfers(const Communicator& comm, DeviceOps* device, TransferOptions options)
     : comm_(comm), device_(device), options_(options) {
   if (options_.chunk_bytes == 0) options_.chunk_bytes = default_chunk_bytes(device);
   if (options_.chunk_bytes > kMaxWireChunk)
@@ -80,19 +79,13 @@ Transfers::Transfers(const Communicator& comm, Device* device, TransferOptions o
 Transfers::~Transfers() {
   for (auto* steps : {&sends_, &recvs_})
     for (auto& step : *steps)
-      if (step.event) clReleaseEvent(step.event);
+      if (step.event) device_->release_copy(step.event);
 }
 
 std::uint8_t* Transfers::map(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, bool for_send) {
   for (const auto& m : mappings_)
     if (m.buffer == &buffer && m.offset == offset && m.bytes == bytes && m.for_send == for_send) return m.host;
-  cl_int status = CL_SUCCESS;
-  // A receive overwrites the region, so the runtime need not copy it in first.
-  const cl_map_flags flags = for_send ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
-  cl_command_queue queue = for_send ? device_->to_host_queue() : device_->to_device_queue();
-  auto* host = static_cast<std::uint8_t*>(
-      clEnqueueMapBuffer(queue, buffer.mem(), CL_TRUE, flags, offset, bytes ? bytes : 1, 0, nullptr, nullptr, &status));
-  cl_check(status, "clEnqueueMapBuffer", [&] { return "mapping " + std::to_string(bytes) + " bytes for MPI"; });
+  std::uint8_t* host = device_->map(buffer.memory(), offset, bytes, for_send);
   mappings_.push_back({&buffer, offset, bytes, for_send, host});
   return host;
 }
@@ -183,21 +176,11 @@ std::uint8_t* Transfers::slot_memory(std::vector<std::unique_ptr<Buffer>>& slots
   return slots[slot]->host_data();
 }
 
-bool Transfers::event_done(cl_event event, const char* what) const {
-  cl_int status = CL_QUEUED;
-  cl_check(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
-           "clGetEventInfo", what);
-  if (status < 0) throw ClError("clGetEventInfo", status, std::string(what) + " (the command failed)");
-  return status == CL_COMPLETE;
-}
-
 void Transfers::record_copy(const Step& step) {
   mark(step, &ChunkTimes::copy_done);
-  const cl_profiling_info points[] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
-                                      CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
-  cl_ulong ns[4] = {};
-  for (int i = 0; i < 4; ++i)
-    ns[i] = profiling_ns(step.event, points[i], "reading a staging copy's profiling times for the timeline");
+  const CopyProfile profile =
+      device_->copy_profile(step.event, "reading a staging copy's profiling times for the timeline");
+  const std::uint64_t ns[4] = {profile.queued, profile.submit, profile.start, profile.end};
   // Differences in integers (a double cannot hold nanoseconds since an epoch
   // exactly), signed so that a runtime stamping out of order shows as negative.
   auto seconds = [&](int from, int to) {
@@ -225,10 +208,8 @@ bool Transfers::advance_sends() {
     if (owner >= 0 && sends_[owner].state != State::Done) break;
     step.slot = slot;
     step.host = slot_memory(send_slots_, slot);
-    cl_check(clEnqueueReadBuffer(device_->to_host_queue(), step.buffer->mem(), CL_FALSE, step.offset, step.bytes,
-                                 step.host, 0, nullptr, &step.event),
-             "clEnqueueReadBuffer", "staging a chunk to the host");
-    cl_check(clFlush(device_->to_host_queue()), "clFlush");
+    step.event = device_->start_read(step.buffer->memory(), step.offset, step.host, step.bytes,
+                                     "staging a chunk to the host");
     if (step.record >= 0) mark(step, &ChunkTimes::copy_enqueued);
     send_slot_owner_[slot] = static_cast<long>(send_next_stage_);
     step.state = State::Staging;
@@ -241,9 +222,9 @@ bool Transfers::advance_sends() {
   while (send_next_wire_ < sends_.size()) {
     Step& step = sends_[send_next_wire_];
     if (step.staged) {
-      if (step.state != State::Staging || !event_done(step.event, "staging a chunk to the host")) break;
+      if (step.state != State::Staging || !device_->copy_done(step.event, "staging a chunk to the host")) break;
       if (step.record >= 0) record_copy(step);
-      clReleaseEvent(step.event);
+      device_->release_copy(step.event);
       step.event = nullptr;
       --device_copies_;
     }
@@ -296,9 +277,9 @@ bool Transfers::advance_recvs() {
       ++recv_next_unstage_;
       continue;
     }
-    if (step.state != State::Unstaging || !event_done(step.event, "copying a chunk to the device")) break;
+    if (step.state != State::Unstaging || !device_->copy_done(step.event, "copying a chunk to the device")) break;
     if (step.record >= 0) record_copy(step);
-    clReleaseEvent(step.event);
+    device_->release_copy(step.event);
     step.event = nullptr;
     step.state = State::Done;
     --device_copies_;
@@ -338,10 +319,8 @@ bool Transfers::complete_requests(bool block) {
     --on_wire_;
     const bool is_recv = &step >= recvs_.data() && &step < recvs_.data() + recvs_.size();
     if (is_recv && step.staged) {
-      cl_check(clEnqueueWriteBuffer(device_->to_device_queue(), step.buffer->mem(), CL_FALSE, step.offset,
-                                    step.bytes, step.host, 0, nullptr, &step.event),
-               "clEnqueueWriteBuffer", "copying a received chunk to the device");
-      cl_check(clFlush(device_->to_device_queue()), "clFlush");
+      step.event = device_->start_write(step.buffer->memory(), step.offset, step.host, step.bytes,
+                                        "copying a received chunk to the device");
       if (step.record >= 0) mark(step, &ChunkTimes::copy_enqueued);
       step.state = State::Unstaging;
       ++device_copies_;
@@ -420,7 +399,7 @@ void Transfers::wait_all() {
       break;
     if (copies_need_host_cores && !progressed && send_next_wire_ < sends_.size() &&
         sends_[send_next_wire_].state == State::Staging) {
-      cl_check(clWaitForEvents(1, &sends_[send_next_wire_].event), "clWaitForEvents", "waiting for a staging copy");
+      device_->wait_copy(sends_[send_next_wire_].event, "waiting for a staging copy");
       continue;
     }
     if (on_wire_ > 0) {
@@ -441,10 +420,7 @@ void Transfers::wait_all() {
 }
 
 void Transfers::finish_batch() {
-  for (const auto& m : mappings_) {
-    cl_command_queue queue = m.for_send ? device_->to_host_queue() : device_->to_device_queue();
-    cl_check(clEnqueueUnmapMemObject(queue, m.buffer->mem(), m.host, 0, nullptr, nullptr), "clEnqueueUnmapMemObject");
-  }
+  for (const auto& m : mappings_) device_->unmap(m.buffer->memory(), m.host, m.for_send);
   if (!mappings_.empty()) device_->finish();
   sends_.clear();
   recvs_.clear();

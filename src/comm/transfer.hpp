@@ -27,7 +27,7 @@ std::string route_name(Route route);
 // Host kinds go direct; device kinds are staged or mapped as `path` says,
 // where auto maps only on devices that share memory with the host
 // (CL_DEVICE_HOST_UNIFIED_MEMORY).
-Route choose_route(MemKind kind, const Device* device, Path path);
+Route choose_route(MemKind kind, const DeviceOps* device, Path path);
 
 // Both ends cut the wire into chunks when either end stages, so that the
 // receives one side posts match the sends of the other. Messages above
@@ -48,12 +48,12 @@ struct TransferOptions {
 // Whether the device's copies run on the host's cores: a CPU device's, and
 // an emulator's (Intel's FPGA emulator copies with host memcpy), so a rank
 // waiting for them must leave the cores free rather than poll.
-bool copies_use_host_cores(const Device* device);
+bool copies_use_host_cores(const DeviceOps* device);
 
 // The measured best pipelining chunk (bench/RESULTS.md): 1 MiB where the
 // copies share the host's cores, 4 MiB where an accelerator's copy engines
 // make each command's fixed cost the thing to amortise.
-std::uint64_t default_chunk_bytes(const Device* device);
+std::uint64_t default_chunk_bytes(const DeviceOps* device);
 
 // The life of each staged chunk of the batches waited for while a Timeline
 // is set (docs/METHODS.md, "Timeline of staged transfers"). Host times are
@@ -93,7 +93,7 @@ class Transfers {
  public:
   // Collective over `comm`: every rank takes the smallest chunk size any
   // rank asked for, so both ends of every transfer cut the wire alike.
-  Transfers(const Communicator& comm, Device* device, TransferOptions options);
+  Transfers(const Communicator& comm, DeviceOps* device, TransferOptions options);
   ~Transfers();
   Transfers(const Transfers&) = delete;
   Transfers& operator=(const Transfers&) = delete;
@@ -123,7 +123,7 @@ class Transfers {
     bool staged;
     std::uint8_t* host = nullptr;  // where MPI reads or writes
     int slot = -1;
-    cl_event event = nullptr;
+    CopyEvent event = nullptr;
     MPI_Request request = MPI_REQUEST_NULL;
     State state = State::Waiting;
     long record = -1;  // its row in timeline_->chunks, or -1
@@ -143,7 +143,6 @@ class Transfers {
   bool advance_sends();
   bool advance_recvs();
   bool complete_requests(bool block);
-  bool event_done(cl_event event, const char* what) const;
   void wait_direct();
   void finish_batch();
   // Timeline recording; callers test step.record >= 0 first.
@@ -151,7 +150,7 @@ class Transfers {
   void record_copy(const Step& step);
 
   const Communicator& comm_;
-  Device* device_;
+  DeviceOps* device_;
   TransferOptions options_;
   std::vector<Step> sends_, recvs_;        // the engine's steps
   std::vector<MPI_Request> direct_requests_;  // posted straight to MPI

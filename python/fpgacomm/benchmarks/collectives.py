@@ -16,7 +16,7 @@ import warnings
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
-from ..runtime.devices import DeviceOptions, needs_device, open_device_if
+from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
 from .osu import measured_sizes, omb_differences
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results.result import Result
@@ -155,6 +155,7 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
         counts=iteration_counts(ITERATIONS, iterations, warmup), validation=validate,
         validation_warmup=validation_warmup, bank=device_options.bank)
     options.validate()
+    check_api(device_options, [mem])
     size_list = list(options.sizes)
     if comm.Get_rank() == 0:
         for text in said:

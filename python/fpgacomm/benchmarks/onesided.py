@@ -19,7 +19,8 @@ from ..runtime import environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, needs_device, open_device_if
 from .osu import omb_differences
-from ..params import BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes
+from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
+                      usage_error)
 from ..results.result import Result
 from .signatures import options_of
 from .sweep import OnRow, Sweep
@@ -110,6 +111,9 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
                                     bank=device_options.bank)
     options.validate()
     size_list = list(options.sizes)
+    if device_options.api == "sycl":
+        raise usage_error("the one-sided tests have no SYCL interface: OMB-FPGA's SYCL interface covers the "
+                          "point-to-point, multi-pair and collective tests; use -d opencl")
 
     hosts = _core.host_names(comm)
     dev = open_device_if(needs_device([mem]), comm, device_options, hosts)

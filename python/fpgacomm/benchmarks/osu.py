@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import _core
 from ..runtime import environment, mpi
 from ..results import stats
-from ..runtime.devices import DeviceOptions, needs_device, open_device_if
+from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
 from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
                       usage_error)
 from ..results.result import Result
@@ -175,6 +175,13 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         raise usage_error(f"-p takes the number of pairs, at least 1, got {pairs}")
     if not print_rate and test != "mbw_mr":
         raise usage_error(f"-R (print the message rate) applies to osu mbw_mr only; drop it from osu {test}")
+    check_api(device_options, (send_kind, recv_kind))
+    if device_options.api == "sycl" and touch:
+        raise usage_error("--touch launches OMB-FPGA's placeholder kernel, and fpgacomm's SYCL path has no kernels "
+                          "(DPC++ stages every transfer without one, OMB-FPGA section 3.2.3); drop --touch")
+    if device_options.api == "sycl" and path == "mapped":
+        raise usage_error("SYCL device memory (malloc_device) cannot be mapped into host memory; with -d sycl "
+                          "device buffers are staged (--path staged or auto)")
 
     hosts = _core.host_names(comm)
     dev = open_device_if(needs_device(mem), comm, device_options, hosts)

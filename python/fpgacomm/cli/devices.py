@@ -8,7 +8,8 @@ from ..results.units import human_bytes
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("devices", help="list OpenCL platforms, devices and their memory kinds")
+    parser = subparsers.add_parser("devices", help="list OpenCL platforms, devices and their memory kinds, then the "
+                                                   "SYCL devices (where fpgacomm was built with SYCL)")
     parser.add_argument("--no-probe", action="store_true",
                         help="skip the trial allocations that find the memory kinds")
     parser.add_argument("--bank", type=int, default=0, help="memory bank to try for B and P")
@@ -24,6 +25,9 @@ def format_table(table: list[dict]) -> str:
     lines = []
     missing: dict[tuple, list] = {}  # (kind, reason) -> the devices it holds for
     for row in table:
+        if row.get("api") == "sycl":
+            lines += _sycl_lines(row)
+            continue
         lines.append(f"platform {row['platform_index']} '{row['platform']}' ({row['platform_version']})")
         lines.append(f"  device {row['device_index']}: {row['name']}")
         emulated = " (emulated: timings are not the device's)" if row["emulated"] else ""
@@ -40,6 +44,22 @@ def format_table(table: list[dict]) -> str:
     for (kind, reason), devices in missing.items():
         lines.append(f"no {kind} on {', '.join(devices)}: {reason}")
     return "\n".join(lines)
+
+
+def _sycl_lines(row: dict) -> list[str]:
+    """A SYCL device (-d sycl): its backend, USM device allocations, and whether it is emulated."""
+    emulated = " (emulated: timings are not the device's)" if row["emulated"] else ""
+    lines = [f"SYCL device {row['device_index']}: {row['name']} on '{row['platform']}'",
+             f"    type {row['type']}{emulated}, backend {row['backend']}, SYCL runtime {row['runtime_version']}, "
+             f"driver {row['driver_version']}",
+             f"    global memory {human_bytes(row['global_mem_bytes'])}, "
+             f"max allocation {human_bytes(row['max_alloc_bytes'])}, "
+             f"USM device allocations {'yes' if row['usm_device_allocations'] else 'no (not usable with -d sycl)'}"]
+    if row["kinds"] or row["unavailable"]:
+        lines.append(f"    memory kinds with -d sycl: {' '.join(row['kinds']) or 'none'}")
+        for kind, reason in row["unavailable"].items():
+            lines.append(f"      no {kind}: {reason}")
+    return lines
 
 
 def run(args) -> int:

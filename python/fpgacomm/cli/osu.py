@@ -10,6 +10,7 @@ options OSU Micro-Benchmarks 7.4 gives a test and fpgacomm does not take
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import warnings
 
@@ -23,12 +24,12 @@ from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options
 
 # OSU Micro-Benchmarks for FPGAs' -d: the device API of device buffers.
 ACCELERATORS = ("opencl", "sycl")
-# What -d opencl means, per way of naming the buffers' kinds.
+# What -d means, per way of naming the buffers' kinds.
 _ACCELERATOR_HELP = {
     "kinds": "device API, as OSU Micro-Benchmarks for FPGAs takes it; the kinds SEND_KIND RECV_KIND say which "
-             "buffers are in device memory. sycl is not available",
-    "mem": "device API, as OSU Micro-Benchmarks for FPGAs takes it: opencl puts every buffer in device memory "
-           "(as --mem D). sycl is not available",
+             "buffers are in device memory (sycl: H and D only)",
+    "mem": "device API, as OSU Micro-Benchmarks for FPGAs takes it: every buffer in device memory (as --mem D); "
+           "sycl has no one-sided tests",
 }
 
 
@@ -114,6 +115,16 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
+class _OneAccelerator(argparse.Action):
+    """-d, given once: a second -d naming another API is a contradiction, not an override."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        given = getattr(namespace, self.dest, None)
+        if given is not None and given != value:
+            parser.error(f"-d {given} and -d {value} contradict each other: choose one device API")
+        setattr(namespace, self.dest, value)
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "osu", help="OSU point-to-point, collective and one-sided tests (run under mpirun)",
@@ -158,9 +169,9 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
                             help=f"messages in flight per window (default {benchmark.window})")
     if "mem" in options:
         parser.add_argument("--mem", metavar="KIND",
-                            help="the kind of every buffer: H, H!, D, B or P (default H, or D with -d opencl)")
+                            help="the kind of every buffer: H, H!, D, B or P (default H, or D with -d)")
     if "accelerator" in options:
-        parser.add_argument("-d", "--accelerator", choices=ACCELERATORS,
+        parser.add_argument("-d", "--accelerator", choices=ACCELERATORS, action=_OneAccelerator,
                             help=_ACCELERATOR_HELP["kinds" if "kinds" in options else "mem"])
     if "datatype" in options:
         parser.add_argument("-T", "--type", dest="datatype", type=str.lower, choices=DATATYPES, default=DATATYPES[0],
@@ -293,9 +304,6 @@ def _keywords(args) -> dict:
     """The test function's keyword arguments from the options its parser has."""
     options = args.benchmark.options
     keywords = transfer_parameters(args) if "transfer" in options else {}
-    if "accelerator" in options and args.accelerator == "sycl":
-        raise usage_error("-d sycl needs a SYCL runtime, and fpgacomm drives devices through OpenCL only; "
-                          "use -d opencl")
     if "kinds" in options:
         if len(args.kinds) not in (0, 2):
             raise usage_error(f"give both memory kinds (SEND_KIND RECV_KIND) or none, got {' '.join(args.kinds)}")
@@ -313,16 +321,20 @@ def _keywords(args) -> dict:
                           "sets one; give one of them (as OSU Micro-Benchmarks: -V cannot be used with -W)")
     if "print_rate" in options:
         keywords["print_rate"] = bool(args.print_rate)
+    device = device_options(args)
+    if "accelerator" in options and args.accelerator == "sycl":
+        device = dataclasses.replace(device, api="sycl")
     return {**keywords, "iterations": args.iterations, "warmup": args.warmup, "validate": args.validation,
-            "device": device_options(args), **rounds_parameters(args)}
+            "device": device, **rounds_parameters(args)}
 
 
 def _one_kind(args) -> str:
     """The kind of every buffer of a collective or one-sided test: --mem,
-    or device memory with -d opencl, else host memory."""
-    if args.accelerator == "opencl":
+    or device memory with -d, else host memory."""
+    if args.accelerator:
         if args.mem in HOST_KINDS:
-            raise usage_error(f"-d opencl puts the buffers in device memory, and --mem {args.mem} is host "
-                              "memory; drop -d opencl or --mem, or give a device kind (--mem D, B or P)")
+            kinds = "--mem D" if args.accelerator == "sycl" else "--mem D, B or P"
+            raise usage_error(f"-d {args.accelerator} puts the buffers in device memory, and --mem {args.mem} is "
+                              f"host memory; drop -d {args.accelerator} or --mem, or give a device kind ({kinds})")
         return args.mem or "D"
     return args.mem or "H"

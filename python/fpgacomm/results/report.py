@@ -168,7 +168,8 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     validate = bool(result.params.get("validate", False))
     version = result.env.get("fpgacomm_version", "unknown")
 
-    lines = [f"# OSU MPI{operation}{'-OpenCL' if on_device else ''} {title} v{version} (fpgacomm)"]
+    api = "-SYCL" if result.params.get("device_api") == "sycl" else "-OpenCL"
+    lines = [f"# OSU MPI{operation}{api if on_device else ''} {title} v{version} (fpgacomm)"]
     if on_device:
         lines.append(f"# Send Buffer on {KIND_NAMES[send]} "
                      f"and Receive Buffer on {KIND_NAMES[recv]}")

@@ -1,5 +1,7 @@
-"""Which OpenCL device each rank uses, and what every device can give.
+"""Which device each rank uses, and what every device can give.
 
+A device is OpenCL's (fpgacomm._core) or, with api "sycl", SYCL's
+(fpgacomm._sycl, imported only then, so that other runs never load libsycl).
 Ranks map to devices by node-local rank modulo the number of matching
 devices, unless FPGA_MAPPING=2:0:3 or --device-map lists a device index per
 node-local rank (README.md, "Which device each rank uses"). Opening is
@@ -9,21 +11,26 @@ same error.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _core
-from ..params import MEMORY_KINDS
+from ..params import MEMORY_KINDS, usage_error
 
 DEVICELESS_KINDS = ("H",)  # pageable host memory: the only kind that needs no OpenCL device
+APIS = ("opencl", "sycl")
+# OMB-FPGA's SYCL interface offers host memory and device global memory only.
+SYCL_KINDS = ("H", "D")
 
 
 @dataclass(frozen=True)
 class DeviceOptions:
     """How to choose devices: platform and device by index or name substring,
-    type fpga|gpu|cpu|all, an explicit map, a vendor binary and a memory bank."""
+    type fpga|gpu|cpu|all, an explicit map, a vendor binary, a memory bank,
+    and the API that drives the devices (opencl, or sycl: OMB-FPGA's -d sycl)."""
 
     platform: str = ""
     device: str = ""
@@ -31,11 +38,51 @@ class DeviceOptions:
     device_map: str | None = None
     binary: str = ""
     bank: int = 0
+    api: str = "opencl"
 
     def params(self) -> dict:
         return {"platform": self.platform, "device": self.device, "device_type": self.type,
                 "device_map": self.device_map or os.environ.get("FPGA_MAPPING"), "binary": self.binary,
-                "bank": self.bank}
+                "bank": self.bank, "device_api": self.api}
+
+
+def sycl_module():
+    """fpgacomm._sycl, imported on first use; a usage error (the same on
+    every rank) where this build has none or its runtime cannot load."""
+    try:
+        from .. import _sycl
+    except ModuleNotFoundError:
+        raise usage_error("-d sycl needs fpgacomm's SYCL module, and this build of fpgacomm has none (it was built "
+                          "without Intel's SYCL runtime, or with FPGACOMM_SYCL=no); rebuild with scripts/setup.sh, "
+                          "which downloads the runtime, or run scripts/sycl_runtime.sh and pip install again "
+                          "(README.md, \"SYCL\"); or use -d opencl") from None
+    except ImportError as error:
+        raise usage_error(f"fpgacomm's SYCL module cannot load Intel's SYCL runtime ({error}); run "
+                          "scripts/setup.sh, which caches it again, or use -d opencl") from None
+    return _sycl
+
+
+def check_api(options: DeviceOptions, kinds, test: str = "") -> None:
+    """Refuses what the device API cannot do, before anything is opened:
+    an unknown API, and with SYCL the kinds OMB-FPGA's SYCL interface lacks
+    (B and P: it cannot choose a memory bank from the host; H! too), a
+    --binary (no kernels), and a build without SYCL."""
+    if options.api not in APIS:
+        raise usage_error(f"unknown device API '{options.api}'; choose {' or '.join(APIS)}")
+    if options.api != "sycl":
+        return
+    for kind in kinds:
+        if kind in ("B", "P"):
+            raise usage_error(f"-d sycl cannot place buffers in {_core.mem_kind_name(kind)}: the SYCL interface "
+                              "cannot choose a memory bank from the host (OMB-FPGA, section 3.3); use D, or "
+                              "-d opencl for B and P")
+        if kind not in SYCL_KINDS:
+            raise usage_error(f"-d sycl offers H (host) and D (device) memory, as OMB-FPGA's SYCL interface does, "
+                              f"not {kind}; use H or D")
+    if options.binary:
+        raise usage_error("--binary loads OpenCL kernels, and fpgacomm's SYCL path has no kernels; drop --binary "
+                          "or use -d opencl")
+    sycl_module()
 
 
 def kernel_dir() -> str:
@@ -58,6 +105,47 @@ def use_user_icd_vendors() -> None:
     folder = user_icd_vendors()
     if "OCL_ICD_VENDORS" not in os.environ and "OCL_ICD_FILENAMES" not in os.environ and os.path.isdir(folder):
         os.environ["OCL_ICD_VENDORS"] = folder
+
+
+EMULATOR_LIBRARY = "libintelocl_emu.so"  # Intel's FPGA emulation platform for OpenCL
+
+
+def leave_out_unasked_emulator(options: DeviceOptions) -> None:
+    """Points the OpenCL ICD loader at the registered drivers without Intel's
+    FPGA emulator where the run cannot take it: an OpenCL run of type auto
+    (which never takes an emulator while another device is registered), cpu
+    or gpu, on no named platform. Loading it costs time and, on CPUs its
+    LLVM does not know, a line on stderr ("SYCL CPU RT Warning: Unknown host
+    CPU.", which nothing switches off). Runs that may take it (-d sycl,
+    --device-type fpga or all, --platform), `fpgacomm devices`, and a user's
+    own OCL_ICD_FILENAMES or file in OCL_ICD_VENDORS keep every driver.
+    Call it before the process's first OpenCL call, as the loader reads the
+    registry once."""
+    if options.api != "opencl" or options.type not in ("auto", "cpu", "gpu") or options.platform:
+        return
+    folder = os.environ.get("OCL_ICD_VENDORS", "/etc/OpenCL/vendors")
+    if "OCL_ICD_FILENAMES" in os.environ or not os.path.isdir(folder):
+        return
+    drivers = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".icd"):
+            with open(os.path.join(folder, name)) as registration:
+                drivers[name] = registration.read()
+    others = {name: text for name, text in drivers.items() if EMULATOR_LIBRARY not in text}
+    if len(others) == len(drivers) or not others:
+        return
+    without = os.path.join(tempfile.gettempdir(), f"fpgacomm-{os.getuid()}", "icd-without-emulator")
+    os.makedirs(without, exist_ok=True)
+    for name, text in others.items():  # ranks write the same files at once: each replaced whole
+        partial = os.path.join(without, f".{name}.{os.getpid()}")
+        with open(partial, "w") as registration:
+            registration.write(text)
+        os.replace(partial, os.path.join(without, name))
+    for name in os.listdir(without):
+        if name.endswith(".icd") and name not in others:
+            with contextlib.suppress(FileNotFoundError):  # another rank removed it first
+                os.remove(os.path.join(without, name))
+    os.environ["OCL_ICD_VENDORS"] = without
 
 
 def configure_runtime(local_rank: int, local_ranks: int) -> None:
@@ -121,17 +209,20 @@ def open_device_if(needed: bool, comm, options: DeviceOptions, hosts: list[str] 
 
 
 def open_device(comm, options: DeviceOptions, hosts: list[str] | None = None):
-    """This rank's Device, opened collectively (every rank calls it), once
-    the options are known to be right (options_problem, agreed)."""
+    """This rank's Device (OpenCL's or SYCL's, as options.api says), opened
+    collectively (every rank calls it). With SYCL the rank's device is the
+    nth that matches, as OMB-FPGA's nth-device selector takes it."""
     _core.agree(comm, options_problem(options), True)
     hosts = hosts if hosts is not None else _core.host_names(comm)
     rank = comm.Get_rank()
     configure_runtime(_core.node_local_rank(hosts, rank), hosts.count(hosts[rank]))
+    leave_out_unasked_emulator(options)
     device, failure, usage = None, "", True
     try:
-        candidates = _core.select_devices(options.platform, options.device, options.type)
+        api = sycl_module() if options.api == "sycl" else _core
+        candidates = api.select_devices(options.platform, options.device, options.type)
         info = candidates[device_for(hosts, rank, len(candidates), options)]
-        device = _core.Device(info, kernel_dir(), options.binary)
+        device = api.Device(info) if options.api == "sycl" else _core.Device(info, kernel_dir(), options.binary)
     except _core.Error as error:
         failure, usage = str(error), isinstance(error, _core.UsageError)
     _core.agree(comm, failure, usage)
@@ -139,7 +230,8 @@ def open_device(comm, options: DeviceOptions, hosts: list[str] | None = None):
 
 
 def describe(probe: bool = True, bank: int = 0) -> list[dict]:
-    """Every platform and device, with the memory kinds each can give.
+    """Every OpenCL platform and device, with the memory kinds each can
+    give, then every SYCL device where this build has SYCL.
 
     Kinds are found by extension queries and a trial allocation (probe);
     without probe only H is known.
@@ -147,7 +239,7 @@ def describe(probe: bool = True, bank: int = 0) -> list[dict]:
     configure_runtime(0, 1)
     table = []
     for info in _core.all_devices():
-        row = {"platform_index": info.platform_index, "device_index": info.device_index,
+        row = {"api": "opencl", "platform_index": info.platform_index, "device_index": info.device_index,
                "platform": info.platform_name, "platform_version": info.platform_version,
                "name": info.name, "vendor": info.vendor, "type": info.type, "version": info.version,
                "driver_version": info.driver_version, "global_mem_bytes": info.global_mem_bytes,
@@ -161,5 +253,37 @@ def describe(probe: bool = True, bank: int = 0) -> list[dict]:
                     row["kinds"].append(kind)
                 else:
                     row["unavailable"][kind] = reason
+        table.append(row)
+    return table + describe_sycl(probe)
+
+
+def describe_sycl(probe: bool = True) -> list[dict]:
+    """Every SYCL device (none where this build has no SYCL): its backend,
+    whether it gives USM device allocations, and, probed, H and D as a trial
+    allocation with a write and read-back finds them."""
+    try:
+        sycl = sycl_module()
+    except _core.UsageError:
+        return []
+    table = []
+    for info in sycl.all_devices():
+        row = {"api": "sycl", "runtime_version": sycl.runtime_version, "backend": info.backend,
+               "device_index": info.device_index, "platform": info.platform_name,
+               "platform_version": info.platform_version, "name": info.name, "vendor": info.vendor,
+               "type": info.type, "version": info.version, "driver_version": info.driver_version,
+               "global_mem_bytes": info.global_mem_bytes, "max_alloc_bytes": info.max_alloc_bytes,
+               "usm_device_allocations": info.usm_device_allocations, "emulated": info.emulated,
+               "kinds": [], "unavailable": {}}
+        if probe and info.usm_device_allocations:
+            device = sycl.Device(info)
+            for kind in SYCL_KINDS:
+                supported, reason = device.probe_kind(kind)
+                if supported:
+                    row["kinds"].append(kind)
+                else:
+                    row["unavailable"][kind] = reason
+        elif probe:
+            row["kinds"] = ["H"]
+            row["unavailable"]["D"] = "no USM device allocations (malloc_device)"
         table.append(row)
     return table

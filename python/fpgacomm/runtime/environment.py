@@ -130,11 +130,18 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
     if any(variables != rank_variables[0] for variables in host_variables.values()):
         env["host_variables"] = host_variables
     if info is not None:
-        env["opencl"] = {"platform": info.platform_name, "platform_version": info.platform_version,
-                         "device": info.name, "device_type": info.type, "device_version": info.version,
-                         "driver_version": info.driver_version, "global_mem_bytes": info.global_mem_bytes,
-                         "max_alloc_bytes": info.max_alloc_bytes,
-                         "host_unified_memory": info.host_unified_memory, "emulated": info.emulated}
+        # The device API's key: "opencl", or "sycl" with its runtime's
+        # version and backend (OMB-FPGA's -d sycl).
+        runtime = {"runtime": info.api, "platform": info.platform_name, "platform_version": info.platform_version,
+                   "device": info.name, "device_type": info.type, "device_version": info.version,
+                   "driver_version": info.driver_version, "global_mem_bytes": info.global_mem_bytes,
+                   "max_alloc_bytes": info.max_alloc_bytes,
+                   "host_unified_memory": info.host_unified_memory, "emulated": info.emulated}
+        if info.api == "sycl":
+            from .devices import sycl_module
+
+            runtime.update(version=sycl_module().runtime_version, backend=info.backend)
         if info.emulated:
-            env["opencl"]["emulation"] = EMULATION_NOTE
+            runtime["emulation"] = EMULATION_NOTE
+        env[info.api] = runtime
     return env

@@ -36,6 +36,12 @@ def init(thread_level: str | None = None):
     if first_use:
         import mpi4py
 
+        # Open MPI's hwloc would list OpenCL devices in its topology, which
+        # fpgacomm never reads, and so load every registered OpenCL driver
+        # at MPI_Init, Intel's FPGA emulator among them, which writes a
+        # line on stderr on CPUs it does not know (docs/METHODS.md, "Intel's
+        # FPGA emulator"). The user's own choice of components stands.
+        os.environ.setdefault("HWLOC_COMPONENTS", "-opencl")
         mpi4py.rc.thread_level = thread_level or DEFAULT_THREAD_LEVEL
     from mpi4py import MPI as module
 
