@@ -2,6 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.hpp"
+#include "comm/calibration.hpp"
 #include "comm/transfer.hpp"
 #include "core/error.hpp"
 
@@ -80,6 +81,42 @@ void bind_comm(py::module_& m) {
       .def("recv", &PyTransfers::recv, py::arg("buffer"), py::arg("source"), py::arg("tag") = 0,
            py::arg("nbytes") = -1, py::call_guard<py::gil_scoped_release>())
       .def("route", &PyTransfers::route, py::arg("buffer"));
+  m.def(
+      "measure_copies",
+      [](py::object communicator, Device& device, const std::vector<std::uint64_t>& sizes, int repetitions,
+         bool wire) {
+        const Communicator comm(mpi_comm(communicator));
+        std::vector<CopySample> samples;
+        {
+          py::gil_scoped_release release;
+          samples = measure_copies(comm, device, sizes, repetitions, wire);
+        }
+        py::list out;
+        for (const CopySample& sample : samples) {
+          py::dict row;
+          row["bytes"] = sample.bytes;
+          row["to_device"] = sample.to_device;
+          row["to_host"] = sample.to_host;
+          row["wire"] = sample.wire;
+          out.append(row);
+        }
+        return out;
+      },
+      py::arg("comm"), py::arg("device"), py::arg("sizes"), py::arg("repetitions"), py::arg("wire"),
+      "Collective: this rank's median copy seconds per size, ranks taking turns on their devices, and the "
+      "one-way MPI seconds between ranks 0 and 1 (wire), as rows {bytes, to_device, to_host, wire}.");
+  m.def(
+      "measure_wire_window",
+      [](py::object communicator, Device& device, std::uint64_t bytes, const std::vector<int>& in_flight,
+         int repetitions) {
+        const Communicator comm(mpi_comm(communicator));
+        py::gil_scoped_release release;
+        return measure_wire_window(comm, device, bytes, in_flight, repetitions);
+      },
+      py::arg("comm"), py::arg("device"), py::arg("bytes"), py::arg("in_flight"), py::arg("repetitions"),
+      "Collective: bytes per second MPI moves from rank 0 to rank 1 with each count of messages in flight "
+      "from pinned buffers.");
+  m.attr("MAX_WIRE_CHUNK") = kMaxWireChunk;
   m.def("default_chunk_bytes", &default_chunk_bytes, py::arg("device"),
         "The measured default pipelining chunk for a device (None: no device).");
 }

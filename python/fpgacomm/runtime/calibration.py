@@ -1,0 +1,304 @@
+"""The staged engine's sizes chosen by measurement: the smallest fast copy in
+each direction, the pipelining chunk and the staging slots (docs/METHODS.md,
+"Copy calibration").
+
+A short calibration, collective over the run's ranks, measures each rank's
+copies with the ranks taking turns on their devices (as the two ends of a
+ping-pong do), and the wire between ranks 0 and 1. The figures and what was
+chosen from them are cached per host, device, driver and number of ranks
+sharing the device, in $XDG_CACHE_HOME/fpgacomm/calibration (default
+~/.cache/fpgacomm/calibration), with how and when they were measured. An
+entry that cannot be read, holds values out of range, comes from another
+method or is older than MAX_AGE_DAYS is measured again, never trusted.
+Devices whose copies run on the host's cores (CPU devices, emulators) keep
+the defaults without calibration: there a measurement would take the very
+cores the benchmark needs, and the defaults were measured for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import socket
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .. import _core
+
+KiB, MiB = 1 << 10, 1 << 20
+METHOD = 1  # raised whenever the measurement or the choices change: older entries are measured again
+MAX_AGE_DAYS = 7
+# Copies from 1 B to 256 KiB find the smallest fast copy; the chunk candidates and slot counts.
+SMALL_SIZES = (1, 256, KiB, 2 * KiB, 4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 128 * KiB, 256 * KiB)
+CHUNK_SIZES = (256 * KiB, 512 * KiB, MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB)
+IN_FLIGHT = (1, 2, 3, 4, 6, 8)
+REPETITIONS = 7
+# A copy is fast when it takes at most FAST_MARGIN times the fastest copy up to 256 KiB.
+FAST_MARGIN = 1.25
+# The chunk minimises the pipeline's predicted time for this message (the low end of the bandwidth sweep).
+REFERENCE_MESSAGE = 16 * MiB
+# The fewest messages in flight that reach this share of the wire's best rate.
+WIRE_SHARE = 0.95
+HOST_CORES_SLOTS = 4
+CACHE_ENV = "XDG_CACHE_HOME"
+
+
+@dataclass
+class Sizing:
+    """What the staged engine runs with, and where it came from."""
+
+    chunk_bytes: int
+    slots: int
+    fast_to_device: int = 1
+    fast_to_host: int = 1
+    source: str = "default"  # default, cache, measured
+    why: list = field(default_factory=list)
+    measured_at: str | None = None  # UTC, ISO 8601
+
+    def params(self) -> dict:
+        return asdict(self)
+
+
+def cache_folder() -> Path:
+    base = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "fpgacomm" / "calibration"
+
+
+def key_of(device, sharing: int, host: str | None = None) -> dict:
+    """What a calibration holds for: this host, device, driver, and the ranks sharing the device."""
+    info = device.info
+    return {"host": host or socket.gethostname(), "platform": info.platform_name,
+            "platform_version": info.platform_version, "device": info.name, "driver": info.driver_version,
+            "ranks_sharing_device": int(sharing), "method": METHOD}
+
+
+def cache_path(key: dict) -> Path:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return cache_folder() / f"{digest}.json"
+
+
+def copies_use_host_cores(device) -> bool:
+    return device is None or device.info.type == "cpu" or device.info.emulated
+
+
+def defaults(device) -> Sizing:
+    """The measured defaults of devices whose copies run on the host's cores (bench/RESULTS.md)."""
+    return Sizing(chunk_bytes=_core.default_chunk_bytes(device), slots=HOST_CORES_SLOTS,
+                  why=["copies run on the host's cores (CPU device or emulator): the measured defaults, no "
+                       "calibration"])
+
+
+# ------------------------------------------------------------------ choices
+
+def fastest_small(rows: list, direction: str) -> int:
+    """The smallest size from which copies take at most FAST_MARGIN times the
+    fastest small copy; 1 when even the smallest does (nothing to widen)."""
+    floor = min(row[direction] for row in rows)
+    for row in sorted(rows, key=lambda r: r["bytes"]):
+        if row[direction] <= FAST_MARGIN * floor:
+            return max(1, int(row["bytes"]))
+    return 1
+
+
+def predicted_seconds(row: dict, message: int) -> float:
+    """A staged message of `message` bytes cut into chunks of row["bytes"]:
+    the first chunk's copy to the host, then one slowest stage per chunk
+    (copy out, wire, copy in overlap), then the last chunk's copy in."""
+    stage = max(row["to_host"], row["wire"], row["to_device"])
+    return row["to_host"] + math.ceil(message / row["bytes"]) * stage + row["to_device"]
+
+
+def choose_chunk(rows: list) -> tuple[int, list]:
+    times = {row["bytes"]: predicted_seconds(row, REFERENCE_MESSAGE) for row in rows}
+    best = min(times, key=lambda c: (times[c], c))
+    why = [f"chunk {_size(c)}: copy out {row['to_host'] * 1e6:.1f} us, wire {row['wire'] * 1e6:.1f} us, copy in "
+           f"{row['to_device'] * 1e6:.1f} us; {_size(REFERENCE_MESSAGE)} predicted {times[c] * 1e6:.0f} us"
+           + ("  <- chosen" if c == best else "") for row in rows for c in [row["bytes"]]]
+    return best, why
+
+
+def choose_slots(in_flight: list, rates: list) -> tuple[int, list]:
+    """One slot per message the wire needs in flight, plus one being copied."""
+    best = max(rates)
+    needed = next(k for k, rate in zip(in_flight, rates) if rate >= WIRE_SHARE * best)
+    why = [f"{k} in flight: wire {rate / 1e9:.2f} GB/s" + ("  <- fewest within "
+           f"{WIRE_SHARE:.0%} of the best" if k == needed else "") for k, rate in zip(in_flight, rates)]
+    return min(64, needed + 1), why
+
+
+def choose(small: list, chunks: list, in_flight: list, rates: list) -> Sizing:
+    chunk, chunk_why = choose_chunk(chunks)
+    slots, slot_why = choose_slots(in_flight, rates)
+    to_device, to_host = fastest_small(small, "to_device"), fastest_small(small, "to_host")
+    why = [f"copies {_size(row['bytes'])}: to device {row['to_device'] * 1e6:.1f} us, to host "
+           f"{row['to_host'] * 1e6:.1f} us" for row in small]
+    why += [f"smallest fast copy (within {FAST_MARGIN}x of the fastest up to {_size(SMALL_SIZES[-1])}): to device "
+            f"{_size(to_device)}, to host {_size(to_host)}"]
+    return Sizing(chunk_bytes=chunk, slots=slots, fast_to_device=to_device, fast_to_host=to_host, source="measured",
+                  why=why + chunk_why + slot_why)
+
+
+def _size(n: int) -> str:
+    for suffix, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {suffix}"
+    return f"{n} B"
+
+
+# ------------------------------------------------------------------ the cache
+
+def load(key: dict, now: float | None = None) -> tuple[Sizing | None, str]:
+    """The cached Sizing for `key`, or None and why it cannot be trusted."""
+    path = cache_path(key)
+    if not path.exists():
+        return None, "no entry"
+    now = time.time() if now is None else now
+    try:
+        entry = json.loads(path.read_text())
+        if entry.get("key") != key:
+            return None, f"bad entry {path}: it was measured for another device, driver or method"
+        sizing = Sizing(**entry["sizing"])
+        measured = float(entry["measured_at_epoch"])
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        return None, f"bad entry {path}: {error}"
+    problem = _out_of_range(sizing)
+    if problem:
+        return None, f"bad entry {path}: {problem}"
+    age = now - measured
+    if age < -60:
+        return None, f"bad entry {path}: measured in the future ({sizing.measured_at})"
+    if age > MAX_AGE_DAYS * 86400:
+        return None, f"stale entry {path}: measured {age / 86400:.1f} days ago (at most {MAX_AGE_DAYS})"
+    sizing.source = "cache"
+    return sizing, f"cached {path}"
+
+
+def _out_of_range(sizing: Sizing) -> str:
+    for name in ("chunk_bytes", "fast_to_device", "fast_to_host"):
+        value = getattr(sizing, name)
+        if not isinstance(value, int) or not 1 <= value <= _core.MAX_WIRE_CHUNK:
+            return f"{name} {value!r} is not a size from 1 B to 1 GiB"
+    if not isinstance(sizing.slots, int) or not 1 <= sizing.slots <= 64:
+        return f"slots {sizing.slots!r} is not from 1 to 64"
+    return ""
+
+
+def store(key: dict, sizing: Sizing, measurements: dict) -> Path:
+    """Writes the entry atomically (a reader sees the old file or the new one)."""
+    path = cache_path(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"key": key, "sizing": sizing.params(), "measured_at_epoch": time.time(),
+             "how": {"method": METHOD, "small_sizes": list(SMALL_SIZES), "chunk_sizes": list(CHUNK_SIZES),
+                     "in_flight": list(IN_FLIGHT), "repetitions": REPETITIONS,
+                     "turns": "ranks take turns on their devices, each turn a write then a read per size",
+                     "wire": "ping-pong between pinned buffers of ranks 0 and 1; windows of messages in flight"},
+             "measurements": measurements}
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "w") as out:
+        json.dump(entry, out, indent=1)
+    os.replace(temporary, path)
+    return path
+
+
+# ------------------------------------------------------------------ collective
+
+def measure(comm, device) -> tuple[Sizing, dict]:
+    """Collective: this rank's Sizing from a fresh calibration, and the figures."""
+    small = _core.measure_copies(comm, device, list(SMALL_SIZES), REPETITIONS, False)
+    chunks = _core.measure_copies(comm, device, list(CHUNK_SIZES), REPETITIONS, True)
+    # Slots are measured at the chunk every rank will use: the smallest any rank chose.
+    chunk = comm.allreduce(choose_chunk(chunks)[0], op=_min_op())
+    rates = _core.measure_wire_window(comm, device, chunk, list(IN_FLIGHT), REPETITIONS)
+    sizing = choose(small, chunks, list(IN_FLIGHT), rates)
+    sizing.measured_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return sizing, {"small": small, "chunks": chunks, "in_flight": list(IN_FLIGHT), "wire_rates": rates}
+
+
+def _min_op():
+    from mpi4py import MPI
+
+    return MPI.MIN
+
+
+def sharing(comm, device, hosts: list) -> int:
+    """How many ranks of this run use this rank's device (same host, platform and device)."""
+    mine = (hosts[comm.Get_rank()], device.info.platform_index, device.info.device_index)
+    return sum(other == mine for other in comm.allgather(mine))
+
+
+def calibrate(comm, device, hosts: list, *, force: bool = False) -> tuple[Sizing, str]:
+    """Collective: this rank's Sizing from the cache, or measured where any
+    rank's entry is missing, bad or stale (or with force); and why."""
+    key = key_of(device, sharing(comm, device, hosts), hosts[comm.Get_rank()])
+    cached, why = (None, "asked to measure again") if force else load(key)
+    if all(comm.allgather(cached is not None)):
+        return cached, why
+    sizing, measurements = measure(comm, device)
+    # One rank per device writes its entry: the lowest of those sharing it.
+    mine = (key["host"], device.info.platform_index, device.info.device_index)
+    everyone = comm.allgather(mine)
+    if everyone.index(mine) == comm.Get_rank():
+        store(key, sizing, measurements)
+    return sizing, f"measured ({why})"
+
+
+def resolve(comm, device, hosts: list, chunk_bytes: int | None, slots: int | None, stages: bool) -> Sizing:
+    """Collective: the staged engine's sizes for a run. chunk_bytes and slots
+    None mean auto. Without staging, or where copies use the host's cores,
+    the defaults hold and nothing is measured."""
+    measured = stages and device is not None and not copies_use_host_cores(device)
+    if any(comm.allgather(measured)):
+        sizing, why = calibrate(comm, device, hosts)
+        if not measured:  # a CPU device beside accelerators keeps its defaults
+            sizing = defaults(device)
+        else:
+            sizing.why = [why] + sizing.why
+    else:
+        sizing = defaults(device) if device is not None else Sizing(chunk_bytes=0, slots=HOST_CORES_SLOTS,
+                                                                     why=["no device"])
+    if chunk_bytes is not None:
+        sizing.chunk_bytes = chunk_bytes
+        sizing.why.append(f"chunk {_size(chunk_bytes)} given (--chunk)")
+    if slots is not None:
+        sizing.slots = slots
+        sizing.why.append(f"{slots} slots given (--slots)")
+    return sizing
+
+
+def tune(comm, device, hosts: list) -> list:
+    """Collective: measures again on every rank (fpgacomm tune), stores the
+    entries, and returns every rank's report on rank 0 (None elsewhere):
+    its device, the entry's file, the sizes chosen and why."""
+    if comm.Get_size() < 2:
+        from ..params import usage_error
+
+        raise usage_error("fpgacomm tune measures the copies of ranks taking turns on their devices and the wire "
+                          "between ranks 0 and 1, and this run has 1 rank; start it as the benchmarks run, e.g. "
+                          "mpirun -np 2 fpgacomm tune --platform NAME")
+    sizing, _ = calibrate(comm, device, hosts, force=True)
+    key = key_of(device, sharing(comm, device, hosts), hosts[comm.Get_rank()])
+    note = ("runs on this device keep the defaults (chunk 1 MiB, 4 slots, nothing widened): its copies run on the "
+            "host's cores, which the benchmark itself needs" if copies_use_host_cores(device) else
+            "osu runs with --chunk auto and --slots auto (the defaults) use these figures")
+    report = {"rank": comm.Get_rank(), "key": key, "cache": str(cache_path(key)), "sizing": sizing.params(),
+              "note": note}
+    return comm.gather(report, root=0)
+
+
+def format_report(reports: list) -> str:
+    lines = []
+    for report in reports:
+        key, sizing = report["key"], report["sizing"]
+        lines.append(f"rank {report['rank']}: {key['device']} ({key['platform']}, driver {key['driver']}) on "
+                     f"{key['host']}, {key['ranks_sharing_device']} rank(s) sharing it; measured "
+                     f"{sizing['measured_at']}")
+        lines.append(f"  chose: chunk {_size(sizing['chunk_bytes'])}, {sizing['slots']} slots, smallest fast copy "
+                     f"to device {_size(sizing['fast_to_device'])}, to host {_size(sizing['fast_to_host'])}")
+        lines.append("  why:")
+        lines += [f"    {line}" for line in sizing["why"]]
+        lines.append(f"  cached in {report['cache']}; {report['note']}")
+    return "\n".join(lines)
