@@ -136,15 +136,35 @@ timeline() {
 
 cma() {
   mkdir -p "$WORK/cma"
-  stamp "single-copy MPI (CMA), if this container allows it"
-  local kinds
-  for kinds in "H H" "D D"; do
-    local name="bw_${kinds// /_}"
-    OMPI_MCA_btl_vader_single_copy_mechanism=cma launch 90 "$WORK/cma/$name.txt" "${after[@]}" osu bw $kinds \
-      -m 4M:64M -i 10 -x 2 -W 16 -b multiple --platform "$PLATFORM" --json "$WORK/cma/$name.json"
-    tail -n 5 "$WORK/cma/$name.txt"
+  stamp "single-copy MPI (CMA) against none, interleaved, if this container allows it"
+  { grep -i cap /proc/self/status; cat /proc/sys/kernel/yama/ptrace_scope 2>&1
+    env | grep -i single_copy; ompi_info --param btl vader --level 9 | grep -i single_copy; } > "$WORK/cma/probe.txt" 2>&1
+  cat "$WORK/cma/probe.txt"
+  local round mechanism kinds
+  for (( round = 1; round <= 3; round++ )); do
+    for mechanism in none cma; do
+      for kinds in "H H" "D D"; do
+        local file
+        file=$(printf '%s/cma/r%02d-bw_%s-%s' "$WORK" "$round" "${kinds// /_}" "$mechanism")
+        launch 90 "$file.txt" mpirun --mca btl_vader_single_copy_mechanism "$mechanism" -np 2 --bind-to core \
+          "$PY" -m fpgacomm osu bw $kinds -m 4M:64M -i 10 -x 2 -W 16 -b multiple --platform "$PLATFORM" \
+          --json "$file.json"
+      done
+    done
   done
-  ompi_info --param btl vader --level 9 2>/dev/null | grep -i single_copy > "$WORK/cma/ompi_info.txt"
+  grep -h -iE "cma|process_vm|error|warn" "$WORK"/cma/r*.txt | sort | uniq -c | head
+  "$PY" - "$WORK/cma" <<'PYTHON'
+import json, sys, statistics
+from pathlib import Path
+rows = {}
+for path in Path(sys.argv[1]).glob("r*-bw_*.json"):
+    name = path.stem.split("-", 1)[1]
+    for row in json.loads(path.read_text())["rows"]:
+        rows.setdefault((name, row["size"]), []).append(row["bandwidth"])
+for (name, size), values in sorted(rows.items()):
+    print(f"{name:14} {size >> 20:3d} MiB  median {statistics.median(values) / 1e9:6.2f} GB/s  "
+          f"({', '.join(f'{v / 1e9:.2f}' for v in values)})")
+PYTHON
 }
 
 omb() {

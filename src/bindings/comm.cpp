@@ -87,12 +87,12 @@ void bind_comm(py::module_& m) {
   m.def(
       "measure_copies",
       [](py::object communicator, Device& device, const std::vector<std::uint64_t>& sizes, int repetitions,
-         bool wire) {
+         bool wire, bool copies) {
         const Communicator comm(mpi_comm(communicator));
         std::vector<CopySample> samples;
         {
           py::gil_scoped_release release;
-          samples = measure_copies(comm, device, sizes, repetitions, wire);
+          samples = measure_copies(comm, device, sizes, repetitions, wire, copies);
         }
         py::list out;
         for (const CopySample& sample : samples) {
@@ -106,8 +106,10 @@ void bind_comm(py::module_& m) {
         return out;
       },
       py::arg("comm"), py::arg("device"), py::arg("sizes"), py::arg("repetitions"), py::arg("wire"),
-      "Collective: this rank's median copy seconds per size, ranks taking turns on their devices, and the "
-      "one-way MPI seconds between ranks 0 and 1 (wire), as rows {bytes, to_device, to_host, wire}.");
+      py::arg("copies") = true,
+      "Collective: this rank's median copy seconds per size, ranks taking turns on their devices (copies "
+      "False: this rank's turns copy nothing), and the one-way MPI seconds between ranks 0 and 1 (wire), as "
+      "rows {bytes, to_device, to_host, wire}.");
   m.def(
       "measure_wire_window",
       [](py::object communicator, Device& device, std::uint64_t bytes, const std::vector<int>& in_flight,

@@ -69,7 +69,8 @@ std::uint64_t largest(const std::vector<std::uint64_t>& sizes) {
 }  // namespace
 
 std::vector<CopySample> measure_copies(const Communicator& comm, Device& device,
-                                       const std::vector<std::uint64_t>& sizes, int repetitions, bool wire) {
+                                       const std::vector<std::uint64_t>& sizes, int repetitions, bool wire,
+                                       bool copies) {
   if (repetitions < 1) throw UsageError("the copy calibration needs at least one repetition");
   if (wire && comm.size() < 2) throw UsageError("measuring the wire needs at least 2 ranks");
   const std::uint64_t most = std::max<std::uint64_t>(1, largest(sizes));
@@ -84,6 +85,7 @@ std::vector<CopySample> measure_copies(const Communicator& comm, Device& device,
     // One untimed turn first: the first copy of a size pays for set-up.
     for (int rep = -1; rep < repetitions; ++rep)
       in_turn(comm, [&] {
+        if (!copies) return;
         const double w = timed_copy(device, true, on_device.mem(), pinned.host_data(), n);
         const double r = timed_copy(device, false, on_device.mem(), pinned.host_data(), n);
         if (rep >= 0) {

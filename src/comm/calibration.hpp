@@ -24,9 +24,12 @@ struct CopySample {
 // and reads them back, each copy enqueued, flushed and waited for as the
 // staged engine does, so a device shared by several ranks shows what a
 // copy costs after another process used it. With `wire`, ranks 0 and 1
-// then ping-pong `bytes` over MPI between pinned buffers.
+// then ping-pong `bytes` over MPI between pinned buffers. A rank with
+// `copies` false takes its turns without copying (it stages nothing in the
+// run being calibrated) and gets zero copy times.
 std::vector<CopySample> measure_copies(const Communicator& comm, Device& device,
-                                       const std::vector<std::uint64_t>& sizes, int repetitions, bool wire);
+                                       const std::vector<std::uint64_t>& sizes, int repetitions, bool wire,
+                                       bool copies);
 
 // Collective: the bytes per second MPI moves from rank 0 to rank 1 when
 // `in_flight` messages of `bytes` are posted at once from as many pinned

@@ -13,7 +13,7 @@ from .. import _core
 from ..runtime import calibration, environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, needs_device, open_device_if
-from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
+from ..params import (BANDWIDTH_COUNTS, HOST_KINDS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
                       usage_error)
 from ..results.result import Result
 from .signatures import options_of
@@ -131,7 +131,10 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     hosts = _core.host_names(comm)
     dev = open_device_if(needs_device(mem), comm, device_options, hosts)
     env = environment.collect(comm, dev, hosts)
-    stages = dev is not None and path != "mapped" and not (path == "auto" and dev.info.host_unified_memory)
+    # This rank's buffers: the first half of the ranks sends from mem[0], the second receives into mem[1].
+    my_kind = send_kind if comm.Get_rank() < comm.Get_size() // 2 else recv_kind
+    stages = (dev is not None and my_kind not in HOST_KINDS and path != "mapped"
+              and not (path == "auto" and dev.info.host_unified_memory))
     sizing = calibration.resolve(comm, dev, hosts, chunk_bytes, slots, stages)
     transfer.chunk_bytes, transfer.slots = sizing.chunk_bytes, sizing.slots
     transfer.fast_to_device, transfer.fast_to_host = sizing.fast_to_device, sizing.fast_to_host

@@ -69,7 +69,7 @@ def cache_folder() -> Path:
 
 
 def key_of(device, sharing: int, host: str | None = None) -> dict:
-    """What a calibration holds for: this host, device, driver, and the ranks sharing the device."""
+    """What a calibration holds for: this host, device, driver, and the ranks copying on the device."""
     info = device.info
     return {"host": host or socket.gethostname(), "platform": info.platform_name,
             "platform_version": info.platform_version, "device": info.name, "driver": info.driver_version,
@@ -206,57 +206,69 @@ def store(key: dict, sizing: Sizing, measurements: dict) -> Path:
 
 # ------------------------------------------------------------------ collective
 
-def measure(comm, device) -> tuple[Sizing, dict]:
-    """Collective: this rank's Sizing from a fresh calibration, and the figures."""
-    small = _core.measure_copies(comm, device, list(SMALL_SIZES), REPETITIONS, False)
-    chunks = _core.measure_copies(comm, device, list(CHUNK_SIZES), REPETITIONS, True)
-    # Slots are measured at the chunk every rank will use: the smallest any rank chose.
-    chunk = comm.allreduce(choose_chunk(chunks)[0], op=_min_op())
+def measure(comm, device, copies: bool = True) -> tuple[Sizing, dict]:
+    """Collective: this rank's Sizing from a fresh calibration, and the
+    figures. A rank with copies False (it stages nothing) takes its turns
+    idle, so the others' copies are measured as the run will share the
+    devices."""
+    small = _core.measure_copies(comm, device, list(SMALL_SIZES), REPETITIONS, False, copies)
+    chunks = _core.measure_copies(comm, device, list(CHUNK_SIZES), REPETITIONS, True, copies)
+    # Slots are measured at the chunk every rank will use: the smallest a copying rank chose.
+    chunk = agreed_chunk(comm, choose_chunk(chunks)[0], copies)
     rates = _core.measure_wire_window(comm, device, chunk, list(IN_FLIGHT), REPETITIONS)
     sizing = choose(small, chunks, list(IN_FLIGHT), rates)
     sizing.measured_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return sizing, {"small": small, "chunks": chunks, "in_flight": list(IN_FLIGHT), "wire_rates": rates}
 
 
-def _min_op():
+def agreed_chunk(comm, chunk: int, copies: bool) -> int:
+    """The smallest chunk any copying rank chose (both ends of a wire cut it alike); `chunk` where none copies."""
     from mpi4py import MPI
 
-    return MPI.MIN
+    agreed = comm.allreduce(chunk if copies else _core.MAX_WIRE_CHUNK, op=MPI.MIN)
+    return chunk if agreed == _core.MAX_WIRE_CHUNK else agreed
 
 
-def sharing(comm, device, hosts: list) -> int:
-    """How many ranks of this run use this rank's device (same host, platform and device)."""
-    mine = (hosts[comm.Get_rank()], device.info.platform_index, device.info.device_index)
-    return sum(other == mine for other in comm.allgather(mine))
+def device_of(comm, device, hosts: list) -> tuple:
+    return hosts[comm.Get_rank()], device.info.platform_index, device.info.device_index
 
 
-def calibrate(comm, device, hosts: list, *, force: bool = False) -> tuple[Sizing, str]:
+def sharing(comm, device, hosts: list, copies: bool = True) -> list:
+    """The ranks that copy on this rank's device in the run (same host, platform and device)."""
+    mine = device_of(comm, device, hosts)
+    return [rank for rank, (other, copying) in enumerate(comm.allgather((mine, copies))) if other == mine and copying]
+
+
+def calibrate(comm, device, hosts: list, *, copies: bool = True, force: bool = False) -> tuple[Sizing, str]:
     """Collective: this rank's Sizing from the cache, or measured where any
-    rank's entry is missing, bad or stale (or with force); and why."""
-    key = key_of(device, sharing(comm, device, hosts), hosts[comm.Get_rank()])
-    cached, why = (None, "asked to measure again") if force else load(key)
-    if all(comm.allgather(cached is not None)):
+    copying rank's entry is missing, bad or stale (or with force); and why.
+    The entry is the one for as many copying ranks on the device as the run has."""
+    copiers = sharing(comm, device, hosts, copies)
+    key = key_of(device, len(copiers), hosts[comm.Get_rank()]) if copies else None
+    cached, why = (None, "asked to measure again") if force else load(key) if copies else (None, "")
+    if all(comm.allgather(cached is not None or not copies)):
+        if not copies:
+            return defaults(device), "this rank stages nothing"
         return cached, why
-    sizing, measurements = measure(comm, device)
-    # One rank per device writes its entry: the lowest of those sharing it.
-    mine = (key["host"], device.info.platform_index, device.info.device_index)
-    everyone = comm.allgather(mine)
-    if everyone.index(mine) == comm.Get_rank():
+    sizing, measurements = measure(comm, device, copies)
+    if not copies:
+        return defaults(device), "this rank stages nothing"
+    if copiers[0] == comm.Get_rank():  # one rank per device writes its entry
         store(key, sizing, measurements)
     return sizing, f"measured ({why})"
 
 
 def resolve(comm, device, hosts: list, chunk_bytes: int | None, slots: int | None, stages: bool) -> Sizing:
     """Collective: the staged engine's sizes for a run. chunk_bytes and slots
-    None mean auto. Without staging, or where copies use the host's cores,
-    the defaults hold and nothing is measured."""
+    None mean auto. stages: this rank stages device memory. Without staging,
+    or where copies use the host's cores, the defaults hold and nothing is
+    measured; ranks that stage on an accelerator calibrate, as many taking
+    turns on each device as the run has."""
     measured = stages and device is not None and not copies_use_host_cores(device)
     if any(comm.allgather(measured)):
-        sizing, why = calibrate(comm, device, hosts)
-        if not measured:  # a CPU device beside accelerators keeps its defaults
-            sizing = defaults(device)
-        else:
-            sizing.why = [why] + sizing.why
+        sizing, why = calibrate(comm, device, hosts, copies=measured)
+        sizing.why = [why] + sizing.why
+        sizing.chunk_bytes = agreed_chunk(comm, sizing.chunk_bytes, measured)
     else:
         sizing = defaults(device) if device is not None else Sizing(chunk_bytes=0, slots=HOST_CORES_SLOTS,
                                                                      why=["no device"])
@@ -280,7 +292,7 @@ def tune(comm, device, hosts: list) -> list:
                           "between ranks 0 and 1, and this run has 1 rank; start it as the benchmarks run, e.g. "
                           "mpirun -np 2 fpgacomm tune --platform NAME")
     sizing, _ = calibrate(comm, device, hosts, force=True)
-    key = key_of(device, sharing(comm, device, hosts), hosts[comm.Get_rank()])
+    key = key_of(device, len(sharing(comm, device, hosts)), hosts[comm.Get_rank()])
     note = ("runs on this device keep the defaults (chunk 1 MiB, 4 slots, nothing widened): its copies run on the "
             "host's cores, which the benchmark itself needs" if copies_use_host_cores(device) else
             "osu runs with --chunk auto and --slots auto (the defaults) use these figures")
