@@ -11,7 +11,8 @@
 #
 #   git archive BASE -o .dev/before.tar && cp ../shared/peers/omb-7.4.tar.gz .dev/
 #   OUT=DIR OCL_ICD_FILENAMES=libnvidia-opencl.so.1 FPGACOMM_PYTHON=/opt/torch/.venv/bin/python \
-#       bench/gpu_sizing.sh [PART ...]     # parts: build check rounds timeline cma omb (default all but omb)
+#       bench/gpu_sizing.sh [PART ...]     # parts: build (build-after: this tree only) check rounds
+#                                          # timeline cma omb (default: build check rounds timeline cma)
 #
 # SIZING_ROUNDS (default 5) rounds of before/after launches, the first of
 # each pair alternating; OMB_ROUNDS (default 15); SIZING_DEADLINE seconds
@@ -59,9 +60,13 @@ launch() {
 before=(env PYTHONPATH=$BEFORE_SITE mpirun -x PYTHONPATH -np 2 --bind-to core "$PY" -m fpgacomm)
 after=(mpirun -np 2 --bind-to core "$PY" -m fpgacomm)
 
-build() {
+build_after() {
   stamp "build after"
-  launch 240 "$WORK/build-after.log" scripts/setup.sh || return 1
+  launch 240 "$WORK/build-after.log" scripts/setup.sh
+}
+
+build() {
+  build_after || return 1
   stamp "build before from $BEFORE_TAR"
   rm -rf /tmp/fpgacomm-before-src "$BEFORE_SITE" && mkdir -p /tmp/fpgacomm-before-src
   tar -xf "$BEFORE_TAR" -C /tmp/fpgacomm-before-src
@@ -182,7 +187,8 @@ stamp "sizing: ${parts[*]}; python $PY; platform $PLATFORM; rounds $ROUNDS; dead
 for part in "${parts[@]}"; do
   case $part in
     build|check|rounds|timeline|cma|omb) $part ;;
-    *) echo "unknown part '$part'; choose build, check, rounds, timeline, cma or omb" >&2; exit 2 ;;
+    build-after) build_after ;;
+    *) echo "unknown part '$part'; choose build, build-after, check, rounds, timeline, cma or omb" >&2; exit 2 ;;
   esac
 done
 "$PY" bench/sizing_summary.py "$WORK/before" "$WORK/after" > "$WORK/summary.txt" 2>&1

@@ -87,12 +87,12 @@ void bind_comm(py::module_& m) {
   m.def(
       "measure_copies",
       [](py::object communicator, Device& device, const std::vector<std::uint64_t>& sizes, int repetitions,
-         bool wire, bool copies) {
+         bool copies) {
         const Communicator comm(mpi_comm(communicator));
         std::vector<CopySample> samples;
         {
           py::gil_scoped_release release;
-          samples = measure_copies(comm, device, sizes, repetitions, wire, copies);
+          samples = measure_copies(comm, device, sizes, repetitions, copies);
         }
         py::list out;
         for (const CopySample& sample : samples) {
@@ -100,27 +100,25 @@ void bind_comm(py::module_& m) {
           row["bytes"] = sample.bytes;
           row["to_device"] = sample.to_device;
           row["to_host"] = sample.to_host;
-          row["wire"] = sample.wire;
           out.append(row);
         }
         return out;
       },
-      py::arg("comm"), py::arg("device"), py::arg("sizes"), py::arg("repetitions"), py::arg("wire"),
-      py::arg("copies") = true,
+      py::arg("comm"), py::arg("device"), py::arg("sizes"), py::arg("repetitions"), py::arg("copies") = true,
       "Collective: this rank's median copy seconds per size, ranks taking turns on their devices (copies "
-      "False: this rank's turns copy nothing), and the one-way MPI seconds between ranks 0 and 1 (wire), as "
-      "rows {bytes, to_device, to_host, wire}.");
+      "False: this rank's turns copy nothing), as rows {bytes, to_device, to_host}.");
   m.def(
-      "measure_wire_window",
-      [](py::object communicator, Device& device, std::uint64_t bytes, const std::vector<int>& in_flight,
-         int repetitions) {
+      "measure_pipeline",
+      [](py::object communicator, Device& device, std::uint64_t bytes, const std::vector<TransferOptions>& candidates,
+         int repetitions, bool stages) {
         const Communicator comm(mpi_comm(communicator));
         py::gil_scoped_release release;
-        return measure_wire_window(comm, device, bytes, in_flight, repetitions);
+        return measure_pipeline(comm, device, bytes, candidates, repetitions, stages);
       },
-      py::arg("comm"), py::arg("device"), py::arg("bytes"), py::arg("in_flight"), py::arg("repetitions"),
-      "Collective: bytes per second MPI moves from rank 0 to rank 1 with each count of messages in flight "
-      "from pinned buffers.");
+      py::arg("comm"), py::arg("device"), py::arg("bytes"), py::arg("candidates"), py::arg("repetitions"),
+      py::arg("stages") = true,
+      "Collective: median seconds of the staged engine moving `bytes` of device memory from rank 0 to rank 1 "
+      "with each candidate TransferOptions (chunk, slots), candidates taking turns in every repetition.");
   m.attr("MAX_WIRE_CHUNK") = kMaxWireChunk;
   m.def("default_chunk_bytes", &default_chunk_bytes, py::arg("device"),
         "The measured default pipelining chunk for a device (None: no device).");

@@ -69,19 +69,16 @@ std::uint64_t largest(const std::vector<std::uint64_t>& sizes) {
 }  // namespace
 
 std::vector<CopySample> measure_copies(const Communicator& comm, Device& device,
-                                       const std::vector<std::uint64_t>& sizes, int repetitions, bool wire,
-                                       bool copies) {
+                                       const std::vector<std::uint64_t>& sizes, int repetitions, bool copies) {
   if (repetitions < 1) throw UsageError("the copy calibration needs at least one repetition");
-  if (wire && comm.size() < 2) throw UsageError("measuring the wire needs at least 2 ranks");
   const std::uint64_t most = std::max<std::uint64_t>(1, largest(sizes));
   Buffer pinned(&device, MemKind::PinnedHost, most);
   Buffer on_device(&device, MemKind::Device, most);
   std::fill(pinned.host_data(), pinned.host_data() + most, std::uint8_t(0x5a));
-  const int me = comm.rank();
   std::vector<CopySample> samples;
   for (std::uint64_t bytes : sizes) {
     const std::uint64_t n = std::max<std::uint64_t>(1, bytes);
-    std::vector<double> writes, reads, wires;
+    std::vector<double> writes, reads;
     // One untimed turn first: the first copy of a size pays for set-up.
     for (int rep = -1; rep < repetitions; ++rep)
       in_turn(comm, [&] {
@@ -93,82 +90,49 @@ std::vector<CopySample> measure_copies(const Communicator& comm, Device& device,
           reads.push_back(r);
         }
       });
-    if (wire && me < 2) {
-      const int peer = 1 - me;
-      const int count = static_cast<int>(n);
-      for (int rep = -1; rep < repetitions; ++rep) {
-        const double start = MPI_Wtime();
-        if (me == 0) {
-          comm.check(MPI_Send(pinned.host_data(), count, MPI_BYTE, peer, kWireTag, comm.raw()), "MPI_Send");
-          comm.check(MPI_Recv(pinned.host_data(), count, MPI_BYTE, peer, kWireTag, comm.raw(), MPI_STATUS_IGNORE),
-                     "MPI_Recv");
-        } else {
-          comm.check(MPI_Recv(pinned.host_data(), count, MPI_BYTE, peer, kWireTag, comm.raw(), MPI_STATUS_IGNORE),
-                     "MPI_Recv");
-          comm.check(MPI_Send(pinned.host_data(), count, MPI_BYTE, peer, kWireTag, comm.raw()), "MPI_Send");
-        }
-        if (rep >= 0) wires.push_back((MPI_Wtime() - start) / 2);
-      }
-    }
-    CopySample sample;
-    sample.bytes = bytes;
-    sample.to_device = median(writes);
-    sample.to_host = median(reads);
-    sample.wire = median(wires);
-    if (wire)
-      comm.check(MPI_Bcast(&sample.wire, 1, MPI_DOUBLE, 0, comm.raw()), "MPI_Bcast",
-                 "sharing the calibration's wire time");
-    samples.push_back(sample);
+    samples.push_back({bytes, median(writes), median(reads)});
   }
   return samples;
 }
 
-std::vector<double> measure_wire_window(const Communicator& comm, Device& device, std::uint64_t bytes,
-                                        const std::vector<int>& in_flight, int repetitions) {
-  if (comm.size() < 2) throw UsageError("measuring the wire needs at least 2 ranks");
-  if (repetitions < 1) throw UsageError("the wire calibration needs at least one repetition");
-  if (bytes < 1 || bytes > (std::uint64_t(1) << 30))
-    throw UsageError("the wire calibration's message of " + std::to_string(bytes) + " bytes is out of range");
-  const int most = in_flight.empty() ? 0 : *std::max_element(in_flight.begin(), in_flight.end());
-  if (most < 1 || *std::min_element(in_flight.begin(), in_flight.end()) < 1)
-    throw UsageError("the wire calibration needs at least one message in flight");
+std::vector<double> measure_pipeline(const Communicator& comm, Device& device, std::uint64_t bytes,
+                                     const std::vector<TransferOptions>& candidates, int repetitions, bool stages) {
+  if (comm.size() < 2) throw UsageError("measuring the staged pipeline needs at least 2 ranks");
+  if (repetitions < 1) throw UsageError("the pipeline calibration needs at least one repetition");
+  if (bytes < 1 || bytes > kMaxWireChunk)
+    throw UsageError("the pipeline calibration's message of " + std::to_string(bytes) + " bytes is out of range");
   const int me = comm.rank();
-  std::vector<std::unique_ptr<Buffer>> slots;
-  if (me < 2)
-    for (int i = 0; i < most; ++i) slots.push_back(std::make_unique<Buffer>(&device, MemKind::PinnedHost, bytes));
-  std::vector<double> rates;
-  const int count = static_cast<int>(bytes);
-  // Each repetition moves the same bytes whatever the slots: 4 x most messages.
-  for (int k : in_flight) {
-    std::vector<double> times;
-    const int messages = 4 * most;
-    for (int rep = -1; rep < repetitions && me < 2; ++rep) {
-      char ack = 0;
-      const double start = MPI_Wtime();
-      std::vector<MPI_Request> requests(k, MPI_REQUEST_NULL);
-      // Up to k messages in flight, each slot reused once its message is done.
-      for (int m = 0; m < messages; ++m) {
-        const int slot = m % k;
-        if (requests[slot] != MPI_REQUEST_NULL)
-          comm.check(MPI_Wait(&requests[slot], MPI_STATUS_IGNORE), "MPI_Wait");
-        std::uint8_t* data = slots[slot]->host_data();
-        if (me == 0)
-          comm.check(MPI_Isend(data, count, MPI_BYTE, 1, kWireTag, comm.raw(), &requests[slot]), "MPI_Isend");
-        else
-          comm.check(MPI_Irecv(data, count, MPI_BYTE, 0, kWireTag, comm.raw(), &requests[slot]), "MPI_Irecv");
-      }
-      comm.check(MPI_Waitall(k, requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-      if (me == 0)
-        comm.check(MPI_Recv(&ack, 1, MPI_CHAR, 1, kWireTag + 1, comm.raw(), MPI_STATUS_IGNORE), "MPI_Recv");
-      else
-        comm.check(MPI_Send(&ack, 1, MPI_CHAR, 0, kWireTag + 1, comm.raw()), "MPI_Send");
-      if (rep >= 0) times.push_back(MPI_Wtime() - start);
-    }
-    double rate = me == 0 ? double(bytes) * messages / median(times) : 0;
-    comm.check(MPI_Bcast(&rate, 1, MPI_DOUBLE, 0, comm.raw()), "MPI_Bcast", "sharing the wire calibration");
-    rates.push_back(rate);
+  Buffer buffer(&device, stages ? MemKind::Device : MemKind::Host, bytes);
+  const Route mine = stages ? Route::Staged : Route::Direct;
+  const Route peer = me < 2 ? exchange_route(comm, 1 - me, mine) : Route::Direct;
+  std::vector<std::unique_ptr<Transfers>> engines;
+  for (TransferOptions options : candidates) {
+    options.path = Path::Staged;
+    engines.push_back(std::make_unique<Transfers>(comm, &device, options));
   }
-  return rates;
+  std::vector<std::vector<double>> times(candidates.size());
+  char ack = 0;
+  for (int rep = -1; rep < repetitions && me < 2; ++rep)
+    for (std::size_t i = 0; i < engines.size(); ++i) {
+      const double start = MPI_Wtime();
+      if (me == 0) {
+        engines[i]->post_send(buffer, 0, bytes, 1, kWireTag, peer);
+        engines[i]->wait_all();
+        comm.check(MPI_Recv(&ack, 1, MPI_CHAR, 1, kWireTag + 1, comm.raw(), MPI_STATUS_IGNORE), "MPI_Recv",
+                   "waiting for the pipeline calibration's acknowledgement");
+      } else {
+        engines[i]->post_recv(buffer, 0, bytes, 0, kWireTag, peer, bytes);
+        engines[i]->wait_all();
+        comm.check(MPI_Send(&ack, 1, MPI_CHAR, 0, kWireTag + 1, comm.raw()), "MPI_Send",
+                   "acknowledging the pipeline calibration's message");
+      }
+      if (rep >= 0) times[i].push_back(MPI_Wtime() - start);
+    }
+  std::vector<double> medians;
+  for (auto& t : times) medians.push_back(median(t));
+  comm.check(MPI_Bcast(medians.data(), static_cast<int>(medians.size()), MPI_DOUBLE, 0, comm.raw()), "MPI_Bcast",
+             "sharing the pipeline calibration");
+  return medians;
 }
 
 }  // namespace fpgacomm

@@ -4,7 +4,9 @@ each direction, the pipelining chunk and the staging slots (docs/METHODS.md,
 
 A short calibration, collective over the run's ranks, measures each rank's
 copies with the ranks taking turns on their devices (as the two ends of a
-ping-pong do), and the wire between ranks 0 and 1. The figures and what was
+ping-pong do), then the staged engine itself moving a message from rank 0
+to rank 1 with each candidate chunk, and at the fastest chunk with each
+candidate slot count. The figures and what was
 chosen from them are cached per host, device, driver and number of ranks
 sharing the device, in $XDG_CACHE_HOME/fpgacomm/calibration (default
 ~/.cache/fpgacomm/calibration), with how and when they were measured. An
@@ -34,15 +36,16 @@ METHOD = 1  # raised whenever the measurement or the choices change: older entri
 MAX_AGE_DAYS = 7
 # Copies from 1 B to 256 KiB find the smallest fast copy; the chunk candidates and slot counts.
 SMALL_SIZES = (1, 256, KiB, 2 * KiB, 4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 128 * KiB, 256 * KiB)
-CHUNK_SIZES = (256 * KiB, 512 * KiB, MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB)
-IN_FLIGHT = (1, 2, 3, 4, 6, 8)
+CHUNK_SIZES = (256 * KiB, 512 * KiB, MiB, 2 * MiB, 4 * MiB, 8 * MiB)
+SLOT_COUNTS = (2, 3, 4, 6, 8)
+CHUNK_SLOTS = 4  # the slots while chunks are compared
 REPETITIONS = 7
 # A copy is fast when it takes at most FAST_MARGIN times the fastest copy up to 256 KiB.
 FAST_MARGIN = 1.25
-# The chunk minimises the pipeline's predicted time for this message (the low end of the bandwidth sweep).
-REFERENCE_MESSAGE = 16 * MiB
-# The fewest messages in flight that reach this share of the wire's best rate.
-WIRE_SHARE = 0.95
+# The message the pipeline moves for each candidate (inside the bandwidth sweep's 16 to 64 MiB).
+PIPELINE_MESSAGE = 32 * MiB
+# The fewest slots whose pipeline reaches this share of the best slot count's rate.
+SLOT_SHARE = 0.95
 HOST_CORES_SLOTS = 4
 CACHE_ENV = "XDG_CACHE_HOME"
 
@@ -104,41 +107,35 @@ def fastest_small(rows: list, direction: str) -> int:
     return 1
 
 
-def predicted_seconds(row: dict, message: int) -> float:
-    """A staged message of `message` bytes cut into chunks of row["bytes"]:
-    the first chunk's copy to the host, then one slowest stage per chunk
-    (copy out, wire, copy in overlap), then the last chunk's copy in."""
-    stage = max(row["to_host"], row["wire"], row["to_device"])
-    return row["to_host"] + math.ceil(message / row["bytes"]) * stage + row["to_device"]
-
-
-def choose_chunk(rows: list) -> tuple[int, list]:
-    times = {row["bytes"]: predicted_seconds(row, REFERENCE_MESSAGE) for row in rows}
-    best = min(times, key=lambda c: (times[c], c))
-    why = [f"chunk {_size(c)}: copy out {row['to_host'] * 1e6:.1f} us, wire {row['wire'] * 1e6:.1f} us, copy in "
-           f"{row['to_device'] * 1e6:.1f} us; {_size(REFERENCE_MESSAGE)} predicted {times[c] * 1e6:.0f} us"
-           + ("  <- chosen" if c == best else "") for row in rows for c in [row["bytes"]]]
+def choose_chunk(seconds: dict) -> tuple[int, list]:
+    """The chunk whose pipeline moved PIPELINE_MESSAGE fastest."""
+    best = min(seconds, key=lambda chunk: (seconds[chunk], chunk))
+    why = [f"chunk {_size(chunk)} ({CHUNK_SLOTS} slots): {_size(PIPELINE_MESSAGE)} in {t * 1e6:.0f} us, "
+           f"{PIPELINE_MESSAGE / t / 1e9:.2f} GB/s" + ("  <- fastest" if chunk == best else "")
+           for chunk, t in sorted(seconds.items())]
     return best, why
 
 
-def choose_slots(in_flight: list, rates: list) -> tuple[int, list]:
-    """One slot per message the wire needs in flight, plus one being copied."""
-    best = max(rates)
-    needed = next(k for k, rate in zip(in_flight, rates) if rate >= WIRE_SHARE * best)
-    why = [f"{k} in flight: wire {rate / 1e9:.2f} GB/s" + ("  <- fewest within "
-           f"{WIRE_SHARE:.0%} of the best" if k == needed else "") for k, rate in zip(in_flight, rates)]
-    return min(64, needed + 1), why
+def choose_slots(seconds: dict, chunk: int) -> tuple[int, list]:
+    """The fewest slots within SLOT_SHARE of the fastest count (less pinned memory for the same speed)."""
+    fastest = min(seconds.values())
+    chosen = min(slots for slots, t in seconds.items() if fastest / t >= SLOT_SHARE)
+    why = [f"{slots} slots (chunk {_size(chunk)}): {PIPELINE_MESSAGE / t / 1e9:.2f} GB/s"
+           + (f"  <- fewest within {SLOT_SHARE:.0%} of the fastest" if slots == chosen else "")
+           for slots, t in sorted(seconds.items())]
+    return chosen, why
 
 
-def choose(small: list, chunks: list, in_flight: list, rates: list) -> Sizing:
-    chunk, chunk_why = choose_chunk(chunks)
-    slots, slot_why = choose_slots(in_flight, rates)
+def choose(small: list, chunks: dict, slots: dict, chunk: int) -> Sizing:
+    """small: copy rows from 1 B up; chunks: {chunk: seconds}; slots: {count: seconds} at `chunk`."""
+    _, chunk_why = choose_chunk(chunks)
+    count, slot_why = choose_slots(slots, chunk)
     to_device, to_host = fastest_small(small, "to_device"), fastest_small(small, "to_host")
     why = [f"copies {_size(row['bytes'])}: to device {row['to_device'] * 1e6:.1f} us, to host "
            f"{row['to_host'] * 1e6:.1f} us" for row in small]
     why += [f"smallest fast copy (within {FAST_MARGIN}x of the fastest up to {_size(SMALL_SIZES[-1])}): to device "
             f"{_size(to_device)}, to host {_size(to_host)}"]
-    return Sizing(chunk_bytes=chunk, slots=slots, fast_to_device=to_device, fast_to_host=to_host, source="measured",
+    return Sizing(chunk_bytes=chunk, slots=count, fast_to_device=to_device, fast_to_host=to_host, source="measured",
                   why=why + chunk_why + slot_why)
 
 
@@ -193,9 +190,11 @@ def store(key: dict, sizing: Sizing, measurements: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = {"key": key, "sizing": sizing.params(), "measured_at_epoch": time.time(),
              "how": {"method": METHOD, "small_sizes": list(SMALL_SIZES), "chunk_sizes": list(CHUNK_SIZES),
-                     "in_flight": list(IN_FLIGHT), "repetitions": REPETITIONS,
+                             "slot_counts": list(SLOT_COUNTS), "pipeline_message": PIPELINE_MESSAGE,
+                     "repetitions": REPETITIONS,
                      "turns": "ranks take turns on their devices, each turn a write then a read per size",
-                     "wire": "ping-pong between pinned buffers of ranks 0 and 1; windows of messages in flight"},
+                     "pipeline": "the staged engine moving the message from rank 0 to rank 1, candidates taking "
+                                 "turns in every repetition; median"},
              "measurements": measurements}
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     with os.fdopen(fd, "w") as out:
@@ -209,16 +208,19 @@ def store(key: dict, sizing: Sizing, measurements: dict) -> Path:
 def measure(comm, device, copies: bool = True) -> tuple[Sizing, dict]:
     """Collective: this rank's Sizing from a fresh calibration, and the
     figures. A rank with copies False (it stages nothing) takes its turns
-    idle, so the others' copies are measured as the run will share the
-    devices."""
-    small = _core.measure_copies(comm, device, list(SMALL_SIZES), REPETITIONS, False, copies)
-    chunks = _core.measure_copies(comm, device, list(CHUNK_SIZES), REPETITIONS, True, copies)
-    # Slots are measured at the chunk every rank will use: the smallest a copying rank chose.
-    chunk = agreed_chunk(comm, choose_chunk(chunks)[0], copies)
-    rates = _core.measure_wire_window(comm, device, chunk, list(IN_FLIGHT), REPETITIONS)
-    sizing = choose(small, chunks, list(IN_FLIGHT), rates)
+    idle and moves host memory in the pipeline, as the run will."""
+    small = _core.measure_copies(comm, device, list(SMALL_SIZES), REPETITIONS, copies)
+    candidates = [_core.TransferOptions(path="staged", chunk_bytes=chunk, slots=CHUNK_SLOTS) for chunk in CHUNK_SIZES]
+    chunk_seconds = dict(zip(CHUNK_SIZES, _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, candidates,
+                                                                 REPETITIONS, copies)))
+    chunk, _ = choose_chunk(chunk_seconds)  # the same on every rank: rank 0's figures
+    candidates = [_core.TransferOptions(path="staged", chunk_bytes=chunk, slots=n) for n in SLOT_COUNTS]
+    slot_seconds = dict(zip(SLOT_COUNTS, _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, candidates,
+                                                                REPETITIONS, copies)))
+    sizing = choose(small, chunk_seconds, slot_seconds, chunk)
     sizing.measured_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return sizing, {"small": small, "chunks": chunks, "in_flight": list(IN_FLIGHT), "wire_rates": rates}
+    return sizing, {"small": small, "chunk_seconds": {str(k): v for k, v in chunk_seconds.items()},
+                    "slot_seconds": {str(k): v for k, v in slot_seconds.items()}}
 
 
 def agreed_chunk(comm, chunk: int, copies: bool) -> int:
@@ -288,9 +290,9 @@ def tune(comm, device, hosts: list) -> list:
     if comm.Get_size() < 2:
         from ..params import usage_error
 
-        raise usage_error("fpgacomm tune measures the copies of ranks taking turns on their devices and the wire "
-                          "between ranks 0 and 1, and this run has 1 rank; start it as the benchmarks run, e.g. "
-                          "mpirun -np 2 fpgacomm tune --platform NAME")
+        raise usage_error("fpgacomm tune measures the copies of ranks taking turns on their devices and the staged "
+                          "pipeline from rank 0 to rank 1, and this run has 1 rank; start it as the benchmarks run, "
+                          "e.g. mpirun -np 2 fpgacomm tune --platform NAME")
     sizing, _ = calibrate(comm, device, hosts, force=True)
     key = key_of(device, len(sharing(comm, device, hosts)), hosts[comm.Get_rank()])
     note = ("runs on this device keep the defaults (chunk 1 MiB, 4 slots, nothing widened): its copies run on the "
