@@ -109,16 +109,18 @@ void bind_comm(py::module_& m) {
       "False: this rank's turns copy nothing), as rows {bytes, to_device, to_host}.");
   m.def(
       "measure_pipeline",
-      [](py::object communicator, Device& device, std::uint64_t bytes, const std::vector<TransferOptions>& candidates,
-         int repetitions, bool stages) {
+      [](py::object communicator, Device& device, std::uint64_t bytes, int messages,
+         const std::vector<TransferOptions>& candidates, int repetitions, bool stages) {
         const Communicator comm(mpi_comm(communicator));
         py::gil_scoped_release release;
-        return measure_pipeline(comm, device, bytes, candidates, repetitions, stages);
+        return measure_pipeline(comm, device, bytes, messages, candidates, repetitions, stages);
       },
-      py::arg("comm"), py::arg("device"), py::arg("bytes"), py::arg("candidates"), py::arg("repetitions"),
+      py::arg("comm"), py::arg("device"), py::arg("bytes"), py::arg("messages"), py::arg("candidates"),
+      py::arg("repetitions"),
       py::arg("stages") = true,
-      "Collective: median seconds of the staged engine moving `bytes` of device memory from rank 0 to rank 1 "
-      "with each candidate TransferOptions (chunk, slots), candidates taking turns in every repetition.");
+      "Collective: median seconds of the staged engine moving a window of `messages` messages of `bytes` from "
+      "rank 0 to rank 1 with each candidate TransferOptions (chunk, slots), candidates taking turns in every "
+      "repetition.");
   m.attr("MAX_WIRE_CHUNK") = kMaxWireChunk;
   m.def("default_chunk_bytes", &default_chunk_bytes, py::arg("device"),
         "The measured default pipelining chunk for a device (None: no device).");

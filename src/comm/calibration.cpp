@@ -95,10 +95,11 @@ std::vector<CopySample> measure_copies(const Communicator& comm, Device& device,
   return samples;
 }
 
-std::vector<double> measure_pipeline(const Communicator& comm, Device& device, std::uint64_t bytes,
+std::vector<double> measure_pipeline(const Communicator& comm, Device& device, std::uint64_t bytes, int messages,
                                      const std::vector<TransferOptions>& candidates, int repetitions, bool stages) {
   if (comm.size() < 2) throw UsageError("measuring the staged pipeline needs at least 2 ranks");
-  if (repetitions < 1) throw UsageError("the pipeline calibration needs at least one repetition");
+  if (repetitions < 1 || messages < 1)
+    throw UsageError("the pipeline calibration needs at least one repetition and one message");
   if (bytes < 1 || bytes > kMaxWireChunk)
     throw UsageError("the pipeline calibration's message of " + std::to_string(bytes) + " bytes is out of range");
   const int me = comm.rank();
@@ -116,12 +117,12 @@ std::vector<double> measure_pipeline(const Communicator& comm, Device& device, s
     for (std::size_t i = 0; i < engines.size(); ++i) {
       const double start = MPI_Wtime();
       if (me == 0) {
-        engines[i]->post_send(buffer, 0, bytes, 1, kWireTag, peer);
+        for (int m = 0; m < messages; ++m) engines[i]->post_send(buffer, 0, bytes, 1, kWireTag, peer);
         engines[i]->wait_all();
         comm.check(MPI_Recv(&ack, 1, MPI_CHAR, 1, kWireTag + 1, comm.raw(), MPI_STATUS_IGNORE), "MPI_Recv",
                    "waiting for the pipeline calibration's acknowledgement");
       } else {
-        engines[i]->post_recv(buffer, 0, bytes, 0, kWireTag, peer, bytes);
+        for (int m = 0; m < messages; ++m) engines[i]->post_recv(buffer, 0, bytes, 0, kWireTag, peer, bytes);
         engines[i]->wait_all();
         comm.check(MPI_Send(&ack, 1, MPI_CHAR, 0, kWireTag + 1, comm.raw()), "MPI_Send",
                    "acknowledging the pipeline calibration's message");

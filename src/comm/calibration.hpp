@@ -29,13 +29,14 @@ struct CopySample {
 std::vector<CopySample> measure_copies(const Communicator& comm, Device& device,
                                        const std::vector<std::uint64_t>& sizes, int repetitions, bool copies);
 
-// Collective: the median seconds the staged engine takes to move `bytes`
+// Collective: the median seconds the staged engine takes to move a window
+// of `messages` messages of `bytes` (posted at once, as osu bw's window)
 // from rank 0 to rank 1 with each of `candidates` (chunk and slots; path
 // staged), the candidates taking turns within every repetition so that
 // drift does not favour one; the same figures on every rank. Each of the
 // two ranks moves device memory where it `stages`, else host memory
 // (as in H-D); other ranks only wait.
-std::vector<double> measure_pipeline(const Communicator& comm, Device& device, std::uint64_t bytes,
+std::vector<double> measure_pipeline(const Communicator& comm, Device& device, std::uint64_t bytes, int messages,
                                      const std::vector<TransferOptions>& candidates, int repetitions, bool stages);
 
 }  // namespace fpgacomm

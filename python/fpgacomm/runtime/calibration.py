@@ -32,7 +32,7 @@ from pathlib import Path
 from .. import _core
 
 KiB, MiB = 1 << 10, 1 << 20
-METHOD = 1  # raised whenever the measurement or the choices change: older entries are measured again
+METHOD = 2  # raised whenever the measurement or the choices change: older entries are measured again
 MAX_AGE_DAYS = 7
 # Copies from 1 B to 256 KiB find the smallest fast copy; the chunk candidates and slot counts.
 SMALL_SIZES = (1, 256, KiB, 2 * KiB, 4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 128 * KiB, 256 * KiB)
@@ -42,10 +42,13 @@ CHUNK_SLOTS = 4  # the slots while chunks are compared
 REPETITIONS = 7
 # A copy is fast when it takes at most FAST_MARGIN times the fastest copy up to 256 KiB.
 FAST_MARGIN = 1.25
-# The message the pipeline moves for each candidate (inside the bandwidth sweep's 16 to 64 MiB).
+# What the pipeline moves for each candidate: a window of messages posted at once, as osu bw does,
+# of a size inside the bandwidth sweep's 16 to 64 MiB, long enough that filling the pipeline counts little.
 PIPELINE_MESSAGE = 32 * MiB
+PIPELINE_WINDOW = 4
+WINDOW_BYTES = PIPELINE_MESSAGE * PIPELINE_WINDOW
 # The fewest slots whose pipeline reaches this share of the best slot count's rate.
-SLOT_SHARE = 0.95
+SLOT_SHARE = 0.98
 HOST_CORES_SLOTS = 4
 CACHE_ENV = "XDG_CACHE_HOME"
 
@@ -110,8 +113,8 @@ def fastest_small(rows: list, direction: str) -> int:
 def choose_chunk(seconds: dict) -> tuple[int, list]:
     """The chunk whose pipeline moved PIPELINE_MESSAGE fastest."""
     best = min(seconds, key=lambda chunk: (seconds[chunk], chunk))
-    why = [f"chunk {_size(chunk)} ({CHUNK_SLOTS} slots): {_size(PIPELINE_MESSAGE)} in {t * 1e6:.0f} us, "
-           f"{PIPELINE_MESSAGE / t / 1e9:.2f} GB/s" + ("  <- fastest" if chunk == best else "")
+    why = [f"chunk {_size(chunk)} ({CHUNK_SLOTS} slots): {PIPELINE_WINDOW} x {_size(PIPELINE_MESSAGE)} in "
+           f"{t * 1e6:.0f} us, {WINDOW_BYTES / t / 1e9:.2f} GB/s" + ("  <- fastest" if chunk == best else "")
            for chunk, t in sorted(seconds.items())]
     return best, why
 
@@ -120,7 +123,7 @@ def choose_slots(seconds: dict, chunk: int) -> tuple[int, list]:
     """The fewest slots within SLOT_SHARE of the fastest count (less pinned memory for the same speed)."""
     fastest = min(seconds.values())
     chosen = min(slots for slots, t in seconds.items() if fastest / t >= SLOT_SHARE)
-    why = [f"{slots} slots (chunk {_size(chunk)}): {PIPELINE_MESSAGE / t / 1e9:.2f} GB/s"
+    why = [f"{slots} slots (chunk {_size(chunk)}): {WINDOW_BYTES / t / 1e9:.2f} GB/s"
            + (f"  <- fewest within {SLOT_SHARE:.0%} of the fastest" if slots == chosen else "")
            for slots, t in sorted(seconds.items())]
     return chosen, why
@@ -191,6 +194,7 @@ def store(key: dict, sizing: Sizing, measurements: dict) -> Path:
     entry = {"key": key, "sizing": sizing.params(), "measured_at_epoch": time.time(),
              "how": {"method": METHOD, "small_sizes": list(SMALL_SIZES), "chunk_sizes": list(CHUNK_SIZES),
                              "slot_counts": list(SLOT_COUNTS), "pipeline_message": PIPELINE_MESSAGE,
+                     "pipeline_window": PIPELINE_WINDOW,
                      "repetitions": REPETITIONS,
                      "turns": "ranks take turns on their devices, each turn a write then a read per size",
                      "pipeline": "the staged engine moving the message from rank 0 to rank 1, candidates taking "
@@ -211,11 +215,11 @@ def measure(comm, device, copies: bool = True) -> tuple[Sizing, dict]:
     idle and moves host memory in the pipeline, as the run will."""
     small = _core.measure_copies(comm, device, list(SMALL_SIZES), REPETITIONS, copies)
     candidates = [_core.TransferOptions(path="staged", chunk_bytes=chunk, slots=CHUNK_SLOTS) for chunk in CHUNK_SIZES]
-    chunk_seconds = dict(zip(CHUNK_SIZES, _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, candidates,
+    chunk_seconds = dict(zip(CHUNK_SIZES, _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, PIPELINE_WINDOW, candidates,
                                                                  REPETITIONS, copies)))
     chunk, _ = choose_chunk(chunk_seconds)  # the same on every rank: rank 0's figures
     candidates = [_core.TransferOptions(path="staged", chunk_bytes=chunk, slots=n) for n in SLOT_COUNTS]
-    slot_seconds = dict(zip(SLOT_COUNTS, _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, candidates,
+    slot_seconds = dict(zip(SLOT_COUNTS, _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, PIPELINE_WINDOW, candidates,
                                                                 REPETITIONS, copies)))
     sizing = choose(small, chunk_seconds, slot_seconds, chunk)
     sizing.measured_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
