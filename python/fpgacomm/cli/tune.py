@@ -26,13 +26,9 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from ..results.result import atomic_write
     from ..runtime import calibration, mpi
-    from ..runtime.devices import open_device
-    from .. import _core
 
     comm = mpi.world()
-    hosts = _core.host_names(comm)
-    device = open_device(comm, device_options(args), hosts)
-    reports = calibration.tune(comm, device, hosts)
+    reports = calibration.tune(comm, device_options(args))
     if comm.Get_rank() == 0:
         print(calibration.format_report(reports))
         if args.json:

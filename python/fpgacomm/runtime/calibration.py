@@ -287,16 +287,21 @@ def resolve(comm, device, hosts: list, chunk_bytes: int | None, slots: int | Non
     return sizing
 
 
-def tune(comm, device, hosts: list) -> list:
-    """Collective: measures again on every rank (fpgacomm tune), stores the
-    entries, and returns every rank's report on rank 0 (None elsewhere):
-    its device, the entry's file, the sizes chosen and why."""
+def tune(comm, options) -> list:
+    """Collective: opens each rank's device (runtime.devices.DeviceOptions),
+    measures again on every rank (fpgacomm tune), stores the entries, and
+    returns every rank's report on rank 0 (None elsewhere): its device, the
+    entry's file, the sizes chosen and why."""
+    from .devices import open_device
+
     if comm.Get_size() < 2:
         from ..params import usage_error
 
         raise usage_error("fpgacomm tune measures the copies of ranks taking turns on their devices and the staged "
                           "pipeline from rank 0 to rank 1, and this run has 1 rank; start it as the benchmarks run, "
                           "e.g. mpirun -np 2 fpgacomm tune --platform NAME")
+    hosts = _core.host_names(comm)
+    device = open_device(comm, options, hosts)
     sizing, _ = calibrate(comm, device, hosts, force=True)
     key = key_of(device, len(sharing(comm, device, hosts)), hosts[comm.Get_rank()])
     note = ("runs on this device keep the defaults (chunk 1 MiB, 4 slots, nothing widened): its copies run on the "
