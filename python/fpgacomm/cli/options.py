@@ -144,8 +144,12 @@ def add_transfer_options(parser: argparse.ArgumentParser) -> None:
 
 def transfer_parameters(args) -> dict:
     """add_transfer_options' values, as the point-to-point functions take them."""
-    return {"buffers": args.buffer_num, "touch": args.touch, "path": args.path,
-            "chunk_bytes": None if args.chunk == "auto" else parse_size(args.chunk),
+    return {"buffers": args.buffer_num, "touch": args.touch, "path": args.path, **staging_sizes(args)}
+
+
+def staging_sizes(args) -> dict:
+    """--chunk and --slots as the library takes them: None for auto."""
+    return {"chunk_bytes": None if args.chunk == "auto" else parse_size(args.chunk),
             "slots": None if args.slots == "auto" else parse_slots(args.slots)}
 
 
