@@ -4,11 +4,11 @@ each direction, the pipelining chunk and the staging slots (docs/METHODS.md,
 
 A short calibration, collective over the run's ranks, measures each rank's
 copies with the ranks taking turns on their devices (as the two ends of a
-ping-pong do), then the staged engine itself moving a message from rank 0
-to rank 1 with each candidate chunk, and at the fastest chunk with each
-candidate slot count. The figures and what was
-chosen from them are cached per host, device, driver and number of ranks
-sharing the device, in $XDG_CACHE_HOME/fpgacomm/calibration (default
+ping-pong do), then the staged engine itself moving a window of messages
+from rank 0 to rank 1 with each candidate chunk, and at the fastest chunk
+with each candidate slot count. The figures and what was chosen from them
+are cached per host, device, driver and number of ranks copying on the
+device, in $XDG_CACHE_HOME/fpgacomm/calibration (default
 ~/.cache/fpgacomm/calibration), with how and when they were measured. An
 entry that cannot be read, holds values out of range, comes from another
 method or is older than MAX_AGE_DAYS is measured again, never trusted.
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import socket
 import tempfile
