@@ -14,7 +14,7 @@
 #       bench/gpu_sizing.sh [PART ...]     # parts: build (build-after: this tree only) check rounds
 #                                          # timeline cma omb (default: build check rounds timeline cma)
 #
-# SIZING_ROUNDS (default 5) rounds of before/after launches, the first of
+# SIZING_MAPPING (default 0:0) is FPGA_MAPPING; SIZING_ROUNDS (default 5) rounds of before/after launches, the first of
 # each pair alternating; OMB_ROUNDS (default 15); SIZING_DEADLINE seconds
 # (default 540) after which no launch starts. bench/sizing_summary.py
 # prints the medians and the ratios' intervals from the folders.
@@ -30,7 +30,7 @@ DEADLINE=${SIZING_DEADLINE:-540}
 BEFORE_TAR=${BEFORE_TAR:-.dev/before.tar}
 OMB_TAR=${OMB_TAR:-.dev/omb-7.4.tar.gz}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FPGACOMM_PYTHON=$PY PYTHONUNBUFFERED=1
-export FPGA_MAPPING=0:0  # both ranks on GPU 0
+export FPGA_MAPPING=${SIZING_MAPPING:-0:0}  # default: both ranks on GPU 0; 0:1 gives each rank its own GPU
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/fpgacomm-sizing-cache}
 WORK=${SIZING_WORK:-/tmp/fpgacomm-sizing}
 BEFORE_SITE=/tmp/fpgacomm-before-site
