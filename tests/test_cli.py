@@ -352,3 +352,33 @@ def test_a_bad_progress_delay_is_one_usage_error_before_measuring():
     assert run.returncode == 2 and "Traceback" not in run.stderr and run.stdout == ""
     assert run.stderr.count("FPGACOMM_PROGRESS_AFTER='soon': give the seconds a sweep runs before its progress "
                             "line shows, 0 or more (default 2)") == 1
+
+
+def test_tune_measures_again_shows_its_choices_and_caches_them(tmp_path, monkeypatch):
+    monkeypatch.setitem(ENV, "XDG_CACHE_HOME", str(tmp_path))
+    report = tmp_path / "tune.json"
+    run = fpgacomm("tune", "--platform", "Portable", "--json", str(report), ranks=2)
+    assert run.returncode == 0, run.stderr
+    reports = json.loads(report.read_text())
+    assert [entry["rank"] for entry in reports] == [0, 1]
+    for entry in reports:
+        sizing = entry["sizing"]
+        assert sizing["source"] == "measured" and sizing["measured_at"]
+        chosen = (f"chose: chunk {sizing['chunk_bytes'] >> 20} MiB, {sizing['slots']} slots"
+                  if sizing["chunk_bytes"] % (1 << 20) == 0 else "chose: chunk ")
+        assert chosen in run.stdout
+        assert entry["key"]["ranks_sharing_device"] == 2 and entry["key"]["driver"]
+        cached = json.loads(Path(entry["cache"]).read_text())
+        assert cached["sizing"]["chunk_bytes"] == sizing["chunk_bytes"] and cached["how"]["turns"]
+        assert Path(entry["cache"]).is_relative_to(tmp_path)
+    # Why: every small copy, every chunk and slot count measured, the one chosen marked.
+    assert run.stdout.count("copies 1 KiB: to device") == 2
+    assert run.stdout.count("<- fastest") == 2 and run.stdout.count("<- fewest within") == 2
+    assert "runs on this device keep the defaults" in run.stdout  # PoCL copies on the host's cores
+
+
+def test_tune_needs_two_ranks():
+    run = fpgacomm("tune", "--platform", "Portable", ranks=1)
+    assert run.returncode == 2
+    assert run.stderr.count("this run has 1 rank; start it as the benchmarks run") == 1
+    assert "Traceback" not in run.stderr

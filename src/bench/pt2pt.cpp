@@ -127,6 +127,9 @@ class Runner {
     Pt2ptRun result;
     result.pairs = role_.pairs;
     result.chunk_bytes = transfers_.options().chunk_bytes;
+    result.slots = transfers_.options().slots;
+    result.fast_to_device = transfers_.options().fast_to_device;
+    result.fast_to_host = transfers_.options().fast_to_host;
     std::exception_ptr failure;
     try {
       my_route_ = choose_route(role_.kind, device_, options_.transfer.path);
@@ -216,7 +219,12 @@ class Runner {
     return memory;
   }
 
+  // Device buffers hold at least the smallest fast copies, so that a
+  // staged copy of a shorter message can be widened inside the run's own
+  // memory (docs/METHODS.md, "Copy calibration").
   void allocate_for(std::uint64_t bytes) {
+    if (is_device_kind(role_.kind))
+      bytes = std::max({bytes, transfers_.options().fast_to_device, transfers_.options().fast_to_host});
     if (sends()) send_ = allocate(device_, role_.kind, bytes, buffers_per_size(), options_.bank);
     if (receives()) recv_ = allocate(device_, role_.kind, bytes, buffers_per_size(), options_.bank);
   }
@@ -258,9 +266,9 @@ class Runner {
       case Shape::PingPong:
         if (role_.first_half) {
           transfers_.send(*send_[0], size, peer, kDataTag, peer_route_);
-          transfers_.recv(*recv_[0], size, peer, kDataTag, peer_route_);
+          transfers_.recv(*recv_[0], size, peer, kDataTag, peer_route_, recv_[0]->bytes());
         } else {
-          transfers_.recv(*recv_[0], size, peer, kDataTag, peer_route_);
+          transfers_.recv(*recv_[0], size, peer, kDataTag, peer_route_, recv_[0]->bytes());
           transfers_.send(*send_[0], size, peer, kDataTag, peer_route_);
         }
         break;
@@ -274,7 +282,8 @@ class Runner {
                       "waiting for the window's acknowledgement");
         } else {
           for (int j = 0; j < window_; ++j)
-            transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_);
+            transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_,
+                                 recv_[j % recv_.size()]->bytes());
           transfers_.wait_all();
           comm_.check(MPI_Send(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw()), "MPI_Send",
                       "acknowledging the window");
@@ -283,7 +292,8 @@ class Runner {
       }
       case Shape::BiWindow:
         for (int j = 0; j < window_; ++j)
-          transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_);
+          transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_,
+                               recv_[j % recv_.size()]->bytes());
         for (int j = 0; j < window_; ++j)
           transfers_.post_send(*send_[j % send_.size()], 0, size, peer, kDataTag, peer_route_);
         transfers_.wait_all();

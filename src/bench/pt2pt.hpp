@@ -73,6 +73,8 @@ struct Pt2ptRun {
   int pairs = 1;
   std::string send_route, recv_route;  // how rank 0's and rank `pairs`' buffers moved
   std::uint64_t chunk_bytes = 0;       // the pipelining chunk all ranks used
+  int slots = 0;                       // this rank's staging slots per direction
+  std::uint64_t fast_to_device = 1, fast_to_host = 1;  // this rank's smallest fast copies
 };
 
 // Collective over `comm`; every rank gets the same Pt2ptRun but for its

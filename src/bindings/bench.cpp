@@ -90,6 +90,9 @@ void bind_bench(py::module_& m) {
         out["send_route"] = run.send_route;
         out["recv_route"] = run.recv_route;
         out["chunk_bytes"] = run.chunk_bytes;
+        out["slots"] = run.slots;
+        out["fast_to_device"] = run.fast_to_device;
+        out["fast_to_host"] = run.fast_to_host;
         return out;
       },
       py::arg("comm"), py::arg("device"), py::arg("options"), py::arg("on_size") = py::none(),

@@ -29,7 +29,11 @@ void bind_options(py::module_& m) {
       m, "TransferOptions", "How device buffers reach MPI (--path) and how staged ones are pipelined.");
   text_property(transfer, "path", &TransferOptions::path, &path_name, &parse_path, "auto, staged or mapped");
   transfer.def_readwrite("chunk_bytes", &TransferOptions::chunk_bytes, "0: the device's default")
-      .def_readwrite("slots", &TransferOptions::slots, "staging buffers per direction");
+      .def_readwrite("slots", &TransferOptions::slots, "staging buffers per direction")
+      .def_readwrite("fast_to_device", &TransferOptions::fast_to_device,
+                     "smallest fast host-to-device copy: shorter staged writes are widened to it (1: none)")
+      .def_readwrite("fast_to_host", &TransferOptions::fast_to_host,
+                     "smallest fast device-to-host copy: shorter staged reads are widened to it (1: none)");
 
   m.attr("BYTES_PER_POSTED_MESSAGE") = kBytesPerPostedMessage;
   m.attr("BYTES_PER_SAMPLE") = kBytesPerSample;

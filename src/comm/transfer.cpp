@@ -70,6 +70,10 @@ Transfers::Transfers(const Communicator& comm, DeviceOps* device, TransferOption
                      std::to_string(kMaxWireChunk) + " bytes");
   if (options_.slots < 1 || options_.slots > 64)
     throw UsageError("staging slots " + std::to_string(options_.slots) + " is out of range; use 1 to 64");
+  for (const std::uint64_t fast : {options_.fast_to_device, options_.fast_to_host})
+    if (fast < 1 || fast > kMaxWireChunk)
+      throw UsageError("smallest fast copy " + std::to_string(fast) + " is out of range; use 1 to " +
+                       std::to_string(kMaxWireChunk) + " bytes");
   std::uint64_t smallest = 0;
   comm_.check(MPI_Allreduce(&options_.chunk_bytes, &smallest, 1, MPI_UINT64_T, MPI_MIN, comm_.raw()),
               "MPI_Allreduce", "agreeing on the pipelining chunk size");
@@ -91,7 +95,7 @@ std::uint8_t* Transfers::map(Buffer& buffer, std::uint64_t offset, std::uint64_t
 }
 
 void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer,
-                     int tag, Route peer_route, bool for_send) {
+                     int tag, Route peer_route, bool for_send, std::uint64_t room) {
   if (offset > buffer.bytes() || bytes > buffer.bytes() - offset)
     throw UsageError("a transfer of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
                      " does not fit a buffer of " + std::to_string(buffer.bytes()) + " bytes");
@@ -108,7 +112,7 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
       comm_.check(MPI_Irecv(buffer.host_data() + offset, count, MPI_BYTE, peer, tag, comm_.raw(), &request),
                   "MPI_Irecv",
                   [&] { return "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer); });
-    direct_requests_.push_back(request);
+    (for_send ? direct_sends_ : direct_recvs_).push_back(request);
     return;
   }
   const Route route = route_of(buffer);
@@ -119,8 +123,19 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
   std::uint8_t* base = route == Route::Direct   ? buffer.host_data() + offset
                        : route == Route::Mapped ? map(buffer, offset, bytes, for_send)
                                                 : nullptr;
-  for (const Chunk& chunk : plan_chunks(bytes, piece, chunked || bytes > kMaxWireChunk)) {
+  // Where a staged copy may be widened to the device's smallest fast copy:
+  // a read, anywhere in the buffer; a write, only past the message's end
+  // (earlier chunks' writes must not cover later ones), inside `room`.
+  const std::uint64_t room_end = std::min(buffer.bytes(), offset + std::max(room, bytes));
+  const std::vector<Chunk> chunks = plan_chunks(bytes, piece, chunked || bytes > kMaxWireChunk);
+  for (const Chunk& chunk : chunks) {
     Step step{&buffer, offset + chunk.offset, chunk.bytes, peer, tag, route == Route::Staged};
+    step.copy_bytes = chunk.bytes;
+    if (for_send && chunk.bytes < options_.fast_to_host)
+      step.copy_bytes = std::min(options_.fast_to_host, buffer.bytes() - step.offset);
+    else if (!for_send && chunk.bytes < options_.fast_to_device && &chunk == &chunks.back())
+      step.copy_bytes = std::min(options_.fast_to_device, room_end - step.offset);
+    step.copy_bytes = std::max(step.copy_bytes, chunk.bytes);
     has_staged_ |= step.staged;
     if (base) step.host = base + chunk.offset;
     if (timeline_ && step.staged) {
@@ -133,12 +148,12 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
 
 void Transfers::post_send(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
                           Route peer_route) {
-  post(sends_, buffer, offset, bytes, peer, tag, peer_route, true);
+  post(sends_, buffer, offset, bytes, peer, tag, peer_route, true, 0);
 }
 
 void Transfers::post_recv(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
-                          Route peer_route) {
-  post(recvs_, buffer, offset, bytes, peer, tag, peer_route, false);
+                          Route peer_route, std::uint64_t room) {
+  post(recvs_, buffer, offset, bytes, peer, tag, peer_route, false, room);
 }
 
 bool Transfers::is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_route) const {
@@ -158,7 +173,7 @@ void Transfers::send(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Rou
   wait_all();
 }
 
-void Transfers::recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route) {
+void Transfers::recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route, std::uint64_t room) {
   if (is_plain(buffer, bytes, peer_route)) {
     comm_.check(MPI_Recv(buffer.host_data(), static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_.raw(),
                          MPI_STATUS_IGNORE),
@@ -166,13 +181,15 @@ void Transfers::recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Rou
                 [&] { return "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer); });
     return;
   }
-  post_recv(buffer, 0, bytes, peer, tag, peer_route);
+  post_recv(buffer, 0, bytes, peer, tag, peer_route, room);
   wait_all();
 }
 
 std::uint8_t* Transfers::slot_memory(std::vector<std::unique_ptr<Buffer>>& slots, int slot) {
   if (slots.size() < static_cast<std::size_t>(options_.slots)) slots.resize(options_.slots);
-  if (!slots[slot]) slots[slot] = std::make_unique<Buffer>(device_, MemKind::PinnedHost, options_.chunk_bytes);
+  // A slot holds a chunk, or a widened copy of a shorter one.
+  const std::uint64_t bytes = std::max({options_.chunk_bytes, options_.fast_to_device, options_.fast_to_host});
+  if (!slots[slot]) slots[slot] = std::make_unique<Buffer>(device_, MemKind::PinnedHost, bytes);
   return slots[slot]->host_data();
 }
 
@@ -208,7 +225,7 @@ bool Transfers::advance_sends() {
     if (owner >= 0 && sends_[owner].state != State::Done) break;
     step.slot = slot;
     step.host = slot_memory(send_slots_, slot);
-    step.event = device_->start_read(step.buffer->memory(), step.offset, step.host, step.bytes,
+    step.event = device_->start_read(step.buffer->memory(), step.offset, step.host, step.copy_bytes,
                                      "staging a chunk to the host");
     if (step.record >= 0) mark(step, &ChunkTimes::copy_enqueued);
     send_slot_owner_[slot] = static_cast<long>(send_next_stage_);
@@ -319,7 +336,7 @@ bool Transfers::complete_requests(bool block) {
     --on_wire_;
     const bool is_recv = &step >= recvs_.data() && &step < recvs_.data() + recvs_.size();
     if (is_recv && step.staged) {
-      step.event = device_->start_write(step.buffer->memory(), step.offset, step.host, step.bytes,
+      step.event = device_->start_write(step.buffer->memory(), step.offset, step.host, step.copy_bytes,
                                         "copying a received chunk to the device");
       if (step.record >= 0) mark(step, &ChunkTimes::copy_enqueued);
       step.state = State::Unstaging;
@@ -361,9 +378,11 @@ class Backoff {
 }  // namespace
 
 void Transfers::wait_direct() {
-  if (direct_requests_.empty()) return;
-  comm_.check(MPI_Waitall(static_cast<int>(direct_requests_.size()), direct_requests_.data(), MPI_STATUSES_IGNORE),
-              "MPI_Waitall", "waiting for transfers of host memory");
+  // Sends first, then receives, each with one MPI_Waitall, as OMB's windows wait.
+  for (auto* requests : {&direct_sends_, &direct_recvs_})
+    if (!requests->empty())
+      comm_.check(MPI_Waitall(static_cast<int>(requests->size()), requests->data(), MPI_STATUSES_IGNORE),
+                  "MPI_Waitall", "waiting for transfers of host memory");
 }
 
 void Transfers::wait_all() {
@@ -424,7 +443,8 @@ void Transfers::finish_batch() {
   if (!mappings_.empty()) device_->finish();
   sends_.clear();
   recvs_.clear();
-  direct_requests_.clear();
+  direct_sends_.clear();
+  direct_recvs_.clear();
   mappings_.clear();
   on_wire_ = device_copies_ = 0;
   requests_stale_ = true;

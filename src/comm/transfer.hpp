@@ -43,6 +43,11 @@ struct TransferOptions {
   Path path = Path::Auto;
   std::uint64_t chunk_bytes = 0;  // 0: default_chunk_bytes(device)
   int slots = 4;                  // staging buffers per direction: chunks in flight
+  // The smallest fast copy in each direction (docs/METHODS.md, "Copy
+  // calibration"): a shorter staged copy is widened to it where the memory
+  // past the message is the caller's to overwrite (post_recv's room) or
+  // to read; 1 widens nothing.
+  std::uint64_t fast_to_device = 1, fast_to_host = 1;
 };
 
 // Whether the device's copies run on the host's cores: a CPU device's, and
@@ -99,11 +104,14 @@ class Transfers {
   Transfers& operator=(const Transfers&) = delete;
 
   void post_send(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag, Route peer_route);
-  void post_recv(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag, Route peer_route);
+  // room: bytes from `offset` the caller lets a staged copy overwrite,
+  // past the message too (0: the message's own); see fast_to_device.
+  void post_recv(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag, Route peer_route,
+                 std::uint64_t room = 0);
   void wait_all();
 
   void send(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route);
-  void recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route);
+  void recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route, std::uint64_t room = 0);
 
   // Records staged chunks into `timeline` from the next post on; nullptr
   // (the default) records nothing. Set it between batches.
@@ -121,6 +129,7 @@ class Transfers {
     int peer;
     int tag;
     bool staged;
+    std::uint64_t copy_bytes = 0;  // the staged copy, widened to the fast size where allowed
     std::uint8_t* host = nullptr;  // where MPI reads or writes
     int slot = -1;
     CopyEvent event = nullptr;
@@ -137,7 +146,7 @@ class Transfers {
   };
   bool is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_route) const;
   void post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
-            Route peer_route, bool for_send);
+            Route peer_route, bool for_send, std::uint64_t room);
   std::uint8_t* map(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, bool for_send);
   std::uint8_t* slot_memory(std::vector<std::unique_ptr<Buffer>>& slots, int slot);
   bool advance_sends();
@@ -153,7 +162,7 @@ class Transfers {
   DeviceOps* device_;
   TransferOptions options_;
   std::vector<Step> sends_, recvs_;        // the engine's steps
-  std::vector<MPI_Request> direct_requests_;  // posted straight to MPI
+  std::vector<MPI_Request> direct_sends_, direct_recvs_;  // posted straight to MPI
   std::size_t send_next_stage_ = 0, send_next_wire_ = 0, send_staged_ = 0;
   std::size_t recv_next_post_ = 0, recv_next_unstage_ = 0, recv_staged_ = 0;
   std::vector<std::unique_ptr<Buffer>> send_slots_, recv_slots_;

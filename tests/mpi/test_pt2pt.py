@@ -1,6 +1,8 @@
 """OSU point-to-point tests under mpirun -np 2 and -np 4, validation on."""
 
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,6 +10,7 @@ import pytest
 from fpgacomm import Result, _core, osu
 from fpgacomm.devices import DeviceOptions, open_device
 from fpgacomm.results import timeline
+from fpgacomm.runtime import calibration
 
 from conftest import assert_all, receive_fault
 
@@ -231,3 +234,102 @@ def test_rows_reach_on_row_as_each_size_ends(comm):
           and arrivals[1][0] - arrivals[0][0] >= last_size_time)
     assert_all(comm, ok, f"counts {counts}, gap {arrivals[1][0] - arrivals[0][0]:.4f} s, last size "
                           f"{last_size_time:.4f} s")
+
+
+@pytest.mark.ranks(2)
+@pytest.mark.parametrize("room", [0, 8192])
+def test_widened_copies_stay_inside_the_room_they_are_given(comm, room):
+    """Staged copies shorter than the smallest fast copy are widened: reads
+    anywhere in the buffer, writes past the message only inside `room`. The
+    bytes past a message received without room stay as they were."""
+    device = open_device(comm, DeviceOptions())
+    transfers = _core.Transfers(comm, device, path="staged", chunk_bytes=1000, fast_to_device=4096,
+                                fast_to_host=4096)
+    rng = np.random.default_rng(11)
+    ok = True
+    for size in (1, 100, 2500):
+        data = rng.integers(0, 256, size, dtype=np.uint8)
+        if comm.Get_rank() == 0:
+            buffer = _core.Buffer(device, "D", 8192)
+            buffer.write(data)
+            transfers.send(buffer, 1, tag=5, nbytes=size)
+        else:
+            buffer = _core.Buffer(device, "D", 8192)
+            buffer.write(np.full(8192, 0xEE, dtype=np.uint8))
+            transfers.recv(buffer, 0, tag=5, nbytes=size, room=room)
+            received = buffer.read(8192)
+            ok &= bool(np.array_equal(received[:size], data))
+            if room == 0:
+                ok &= bool((received[size:] == 0xEE).all())
+    assert_all(comm, ok, "a widened copy changed the message or bytes outside its room")
+
+
+@pytest.mark.ranks(2)
+@pytest.mark.parametrize("test", ["latency", "bw", "bibw"])
+@pytest.mark.parametrize("multiple", [False, True])
+def test_widened_staged_copies_deliver_intact_data(comm, test, multiple):
+    """The point-to-point tests with copies widened to 16 KiB in both
+    directions (as a GPU shared by two processes asks for writes): every
+    size validates, whole chunks and short last ones alike."""
+    options = _core.Pt2ptOptions(test=test, send_kind="D", recv_kind="D", multiple_buffers=multiple, window=4,
+                                 sizes=SIZES, validation=True,
+                                 transfer=_core.TransferOptions(path="staged", chunk_bytes=65536, slots=3,
+                                                                fast_to_device=16384, fast_to_host=16384))
+    options.counts.iterations, options.counts.warmup = 3, 1
+    options.counts.iterations_large, options.counts.warmup_large = 3, 1
+    device = open_device(comm, DeviceOptions())
+    raw = _core.run_pt2pt(comm, device, options)
+    assert [timing["errors"] for timing in raw["sizes"]] == [0] * len(SIZES)
+    assert (raw["fast_to_device"], raw["fast_to_host"], raw["slots"]) == (16384, 16384, 3)
+
+
+@pytest.fixture
+def shared_cache(comm, monkeypatch):
+    """One empty calibration cache for every rank of the run."""
+    import tempfile
+
+    folder = comm.bcast(tempfile.mkdtemp(prefix="fpgacomm-cache-") if comm.Get_rank() == 0 else None, root=0)
+    monkeypatch.setenv(calibration.CACHE_ENV, folder)
+    return folder
+
+
+@pytest.mark.ranks(2)
+def test_auto_sizes_on_a_cpu_device_are_the_defaults_without_calibration(comm, shared_cache):
+    result = osu.latency(comm, mem=("D", "D"), sizes=[1, 300000], iterations=3, warmup=1, validate=True)
+    staging = result.params["staging"]
+    assert [(row["source"], row["chunk_bytes"], row["slots"], row["fast_to_device"], row["fast_to_host"])
+            for row in staging] == [("default", 1 << 20, 4, 1, 1)] * 2
+    assert result.params["chunk_bytes"] == 1 << 20 and result.params["slots"] == 4
+    assert all(row["validation"] == "pass" for row in result.rows)
+    assert not (Path(shared_cache) / "fpgacomm").exists()
+
+
+@pytest.mark.ranks(2)
+def test_a_bad_or_stale_cache_entry_is_measured_again(comm, shared_cache):
+    """The collective calibration on a real device: a corrupt entry and then
+    a stale one are measured again and replaced; a fresh one is used."""
+    hosts = _core.host_names(comm)
+    device = open_device(comm, DeviceOptions())
+    key = calibration.key_of(device, len(calibration.sharing(comm, device, hosts)), hosts[comm.Get_rank()])
+    path = calibration.cache_path(key)
+    if comm.Get_rank() == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{corrupt")
+    comm.Barrier()
+    sizing, why = calibration.calibrate(comm, device, hosts)
+    ok = why.startswith("measured (bad entry") and sizing.source == "measured"
+    comm.Barrier()
+    fresh, cached_why = calibration.load(key)
+    ok &= fresh is not None and fresh.chunk_bytes == sizing.chunk_bytes and fresh.slots == sizing.slots
+    comm.Barrier()
+    if comm.Get_rank() == 0:
+        entry = json.loads(path.read_text())
+        entry["measured_at_epoch"] -= (calibration.MAX_AGE_DAYS + 1) * 86400
+        path.write_text(json.dumps(entry))
+    comm.Barrier()
+    _, why = calibration.calibrate(comm, device, hosts)
+    ok &= why.startswith("measured (stale entry")
+    comm.Barrier()
+    _, why = calibration.calibrate(comm, device, hosts)
+    ok &= why.startswith("cached ")
+    assert_all(comm, ok, why)

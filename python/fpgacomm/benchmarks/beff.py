@@ -18,7 +18,7 @@ import math
 
 from .. import _core
 from . import beff_iec
-from ..runtime import environment, mpi
+from ..runtime import calibration, environment, mpi
 from ..simulation import fabric
 from ..runtime.devices import DeviceOptions, open_device_if
 from ..params import usage_error
@@ -26,6 +26,7 @@ from ..results.result import Result
 from .sweep import OnProgress, Rounds, check_rounds, progress_of_round
 
 COMM_TYPES = ("cpu", "pcie", "kernel", "iec", "sim")
+STAGED_TYPES = ("pcie", "kernel")  # device buffers staged through the host every exchange
 LOOP_RULES = ("hpcc", "documented", "adaptive")
 MODELS = ("520n",)
 REDUCTIONS = ("hpcc", "rabenseifner")
@@ -122,7 +123,8 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         loop_rule: str | None = None, upper: int = UPPER, lower: int = LOWER, offset: int = OFFSET,
         decrease: int = DECREASE, channel_width: int = CHANNEL_WIDTH, target_time: float = 0.2,
         repetitions: int = 10, ring_order: str = "random", seed: int = 0, reduction: str = "hpcc",
-        random_rings: int = 3, validation_iterations: int = 4, chunk_bytes: int | None = None, slots: int = 4,
+        random_rings: int = 3, validation_iterations: int = 4, chunk_bytes: int | None = None,
+        slots: int | None = None,
         device: DeviceOptions | None = None, nodes: int | None = None, model: str | None = None,
         limits=None, rounds: int = 1, round_seed: int | None = None,
         on_progress: OnProgress | None = None) -> Result:
@@ -140,7 +142,9 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     hpcc, or rabenseifner (logavg over the natural ring and `random_rings`
     random rings). model "520n" adds the channel model's aggregated
     bandwidth for the same N beside each row. limits: what the simulator may
-    take (simulation.resources.Limits; sim only). rounds: complete
+    take (simulation.resources.Limits; sim only). chunk_bytes and slots
+    (None: auto, runtime.calibration) size the staging of pcie and kernel.
+    rounds: complete
     measurements in this job (each with its `repetitions` per size, the
     best counting, as HPCC FPGA's -n), each visiting the sizes in its own
     shuffled order from round_seed (drawn where None); with more than one,
@@ -168,7 +172,7 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
         type="cpu" if comm_type == "sim" else comm_type, sizes=sizes, target_time=target_time,
         loop_lengths=_loop_lengths(rule, exponents, upper, lower, offset, decrease, channel_width),
         max_loop_length=upper, repetitions=repetitions, validation_iterations=validation_iterations,
-        bank=device_options.bank, transfer=_core.TransferOptions(chunk_bytes=chunk_bytes or 0, slots=slots))
+        bank=device_options.bank, transfer=_core.TransferOptions(chunk_bytes=chunk_bytes or 0, slots=slots or 1))
     options.validate()
     if nodes is not None and comm_type != "sim":
         raise usage_error(f"--nodes sets the FPGAs of the simulated ring (--comm-type sim); a {comm_type} ring has "
@@ -192,6 +196,9 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     dev = open_device_if(comm_type != "cpu", comm, device_options, hosts)
     if comm_type == "iec":
         beff_iec.check_iec_device(comm, dev, hosts)
+    sizing = calibration.resolve(comm, dev, hosts, chunk_bytes, slots, stages=comm_type in STAGED_TYPES)
+    options.transfer = _core.TransferOptions(chunk_bytes=sizing.chunk_bytes, slots=sizing.slots)
+    params["staging"] = comm.allgather({key: value for key, value in sizing.params().items() if key != "why"})
     ranks = comm.Get_size()
     params.update(ranks=ranks, ring_order=ring_order if reduction == "hpcc" else "natural+random", seed=seed)
     env = environment.collect(comm, dev, hosts)

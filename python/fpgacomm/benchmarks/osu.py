@@ -10,10 +10,10 @@ region). The methods are OMB's and are stated in docs/METHODS.md.
 from __future__ import annotations
 
 from .. import _core
-from ..runtime import environment, mpi
+from ..runtime import calibration, environment, mpi
 from ..results import stats
 from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
-from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
+from ..params import (BANDWIDTH_COUNTS, HOST_KINDS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
                       usage_error)
 from ..results.result import Result
 from .signatures import options_of
@@ -121,7 +121,7 @@ def _rows(test: str, sizes: list, validate: bool, vary_window: bool = False) -> 
 def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | None = None,
         warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
         buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
-        slots: int = 4, timeline: bool = False, datatype: str = "mpi_char",
+        slots: int | None = None, timeline: bool = False, datatype: str = "mpi_char",
         validation_warmup: int = 0, pairs: int | None = None, vary_window: bool = False,
         print_rate: bool = True, device: DeviceOptions | None = None, on_row: OnRow | None = None,
         rounds: int = 1, round_seed: int | None = None) -> Result:
@@ -133,7 +133,10 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     defaults switch above 8192 bytes. buffers "multiple" allocates fresh
     buffers per size, one per window slot. touch launches the placeholder
     kernel on device buffers before each measured operation (untimed). path
-    chooses staged or mapped transfers for device memory. timeline (with a
+    chooses staged or mapped transfers for device memory. chunk_bytes and
+    slots (None: auto) size the staged pipeline; auto, and the smallest
+    fast copy in each direction, come from runtime.calibration (measured
+    and cached on accelerators, defaults on CPU devices). timeline (with a
     staging side; path "auto" then stages, where it would map on devices
     that share host memory) records every staged chunk of the last timed iteration of
     each size, a window or a round trip: the Result's attribute `timeline` is
@@ -163,12 +166,12 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         path = "staged"  # the timeline asked for is of staged chunks: auto leaves the choice to us
     # An unknown test takes latency's defaults here, and validate() refuses it.
     counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["latency"]), iterations, warmup)
+    transfer = _core.TransferOptions(path=path, chunk_bytes=chunk_bytes or 0, slots=slots or 1)
     options = _core.Pt2ptOptions(
         test=test, send_kind=send_kind, recv_kind=recv_kind, multiple_buffers=_multiple_buffers(buffers),
-        transfer=_core.TransferOptions(path=path, chunk_bytes=chunk_bytes or 0, slots=slots), window=window,
-        datatype=datatype, sizes=resolve_sizes(sizes), counts=counts, validation=validate, touch=touch,
-        bank=device_options.bank, timeline=timeline, validation_warmup=validation_warmup, pairs=pairs or 0,
-        vary_window=vary_window)
+        transfer=transfer, window=window, datatype=datatype, sizes=resolve_sizes(sizes), counts=counts,
+        validation=validate, touch=touch, bank=device_options.bank, timeline=timeline,
+        validation_warmup=validation_warmup, pairs=pairs or 0, vary_window=vary_window)
     options.validate()
     size_list = list(options.sizes)
     if pairs is not None and pairs < 1:  # the core reads 0 as every rank
@@ -186,6 +189,15 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     hosts = _core.host_names(comm)
     dev = open_device_if(needs_device(mem), comm, device_options, hosts)
     env = environment.collect(comm, dev, hosts)
+    # This rank's buffers: the first half of the ranks sends from mem[0], the second receives into mem[1].
+    my_kind = send_kind if comm.Get_rank() < comm.Get_size() // 2 else recv_kind
+    stages = (dev is not None and my_kind not in HOST_KINDS and path != "mapped"
+              and not (path == "auto" and dev.info.host_unified_memory))
+    sizing = calibration.resolve(comm, dev, hosts, chunk_bytes, slots, stages)
+    transfer.chunk_bytes, transfer.slots = sizing.chunk_bytes, sizing.slots
+    transfer.fast_to_device, transfer.fast_to_host = sizing.fast_to_device, sizing.fast_to_host
+    options.transfer = transfer
+    staging = comm.allgather({key: value for key, value in sizing.params().items() if key != "why"})
 
     def result_of(sizes: list, finished: dict) -> Result:
         """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
@@ -194,7 +206,8 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
                   "datatype": options.datatype, **counts_params(counts), "large_message": LARGE_MESSAGE,
                   "window": window, "validate": validate, "buffers": buffers, "touch": touch, "path": path,
-                  "chunk_bytes": finished.get("chunk_bytes"), "slots": slots, "send_route": routes[0],
+                  "chunk_bytes": finished.get("chunk_bytes"), "slots": sizing.slots, "staging": staging,
+                  "send_route": routes[0],
                   "recv_route": routes[1], "pairs": finished.get("pairs", pairs or comm.Get_size() // 2),
                   "validation_warmup": validation_warmup if validate else None,
                   "omb_differences": omb_differences(routes, validate, validation_warmup, pairs, comm.Get_size()),

@@ -8,7 +8,7 @@ from ..benchmarks.beff import COMM_TYPES, DECREASE, LOOP_RULES, LOWER, MODELS, O
 from .fabric import add_limit_options, limits_of
 from .live import Progress
 from .options import (EXIT_VALIDATION, add_device_options, add_output_options, add_rounds_options, device_options,
-                      print_and_save, rounds_parameters)
+                      print_and_save, rounds_parameters, staging_sizes)
 
 
 def register(subparsers) -> None:
@@ -44,8 +44,11 @@ def register(subparsers) -> None:
     parser.add_argument("--random-rings", type=int, default=3, help="random rings of the rabenseifner reduction")
     parser.add_argument("--validation-iterations", type=int, default=4,
                         help="untimed exchanges per size whose every message is checked whole")
-    parser.add_argument("--chunk", metavar="SIZE", help="pipelining chunk of staged transfers")
-    parser.add_argument("--slots", type=int, default=4, help="staging buffers per direction")
+    parser.add_argument("--chunk", metavar="SIZE|auto", default="auto",
+                        help="pipelining chunk of staged transfers (default auto: measured on accelerators, see "
+                             "fpgacomm tune)")
+    parser.add_argument("--slots", metavar="N|auto", default="auto",
+                        help="staging buffers per direction (default auto: measured on accelerators)")
     parser.add_argument("--nodes", type=int, help="simulated FPGAs (sim; default: the rank count, at least 3)")
     parser.add_argument("--model", choices=MODELS, help="print the channel model's bandwidth beside each row")
     add_limit_options(parser, memory=False)
@@ -57,7 +60,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from ..benchmarks import beff
     from ..runtime import mpi
-    from ..params import parse_size, usage_error
+    from ..params import usage_error
 
     if args.comm_type != "sim" and args.max_events is not None:
         raise usage_error("beff: --max-events limits the simulated ring (--comm-type sim); leave it out on a real run")
@@ -68,7 +71,7 @@ def run(args) -> int:
                       target_time=args.target_time, repetitions=args.repetitions, ring_order=args.ring,
                       seed=args.seed, reduction=args.reduction, random_rings=args.random_rings,
                       validation_iterations=args.validation_iterations,
-                      chunk_bytes=parse_size(args.chunk) if args.chunk else None, slots=args.slots,
+                      **staging_sizes(args),
                       device=device_options(args), nodes=args.nodes, model=args.model,
                       limits=limits_of(args) if args.comm_type == "sim" else None, on_progress=Progress("beff"),
                       **rounds_parameters(args))

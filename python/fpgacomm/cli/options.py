@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from ..params import DEFAULT_SIZES, parse_size
+from ..params import DEFAULT_SIZES, parse_size, usage_error
 
 EXIT_USAGE = 2
 EXIT_VALIDATION = 1
@@ -200,14 +200,31 @@ def add_transfer_options(parser: argparse.ArgumentParser) -> None:
                         help="launch the placeholder kernel on device buffers before each measured operation")
     parser.add_argument("--path", choices=("auto", "staged", "mapped"), default="auto",
                         help="how device memory reaches MPI (auto: mapped where the device shares host memory)")
-    parser.add_argument("--chunk", metavar="SIZE", help="pipelining chunk of staged transfers (default 1M on CPU devices, 4M on accelerators)")
-    parser.add_argument("--slots", type=int, default=4, help="staging buffers per direction")
+    parser.add_argument("--chunk", metavar="SIZE|auto", default="auto",
+                        help="pipelining chunk of staged transfers (default auto: measured on accelerators and "
+                             "cached, see fpgacomm tune; 1M on CPU devices and emulators)")
+    parser.add_argument("--slots", metavar="N|auto", default="auto",
+                        help="staging buffers per direction (default auto: measured on accelerators, 4 on CPU "
+                             "devices and emulators)")
 
 
 def transfer_parameters(args) -> dict:
     """add_transfer_options' values, as the point-to-point functions take them."""
-    return {"buffers": args.buffer_num, "touch": args.touch, "path": args.path,
-            "chunk_bytes": parse_size(args.chunk) if args.chunk else None, "slots": args.slots}
+    return {"buffers": args.buffer_num, "touch": args.touch, "path": args.path, **staging_sizes(args)}
+
+
+def staging_sizes(args) -> dict:
+    """--chunk and --slots as the library takes them: None for auto."""
+    return {"chunk_bytes": None if args.chunk == "auto" else parse_size(args.chunk),
+            "slots": None if args.slots == "auto" else parse_slots(args.slots)}
+
+
+def parse_slots(text: str) -> int:
+    """--slots N: a whole number (the core checks its range)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise usage_error(f"--slots takes a whole number or auto, got '{text}'") from None
 
 
 def validation_error(result) -> str:
