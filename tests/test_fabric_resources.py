@@ -164,6 +164,11 @@ def test_a_long_ring_is_walked_by_closed_form():
 
 
 def test_an_interrupt_ends_a_long_simulation_and_saves_the_points_done(tmp_path):
+    """As a user sees it: stderr on a terminal, where the progress line says
+    which point runs; SIGINT during the long second point ends the run
+    within seconds and saves the first."""
+    import os
+    import pty
     import signal
     import subprocess
     import sys
@@ -176,20 +181,36 @@ def test_an_interrupt_ends_a_long_simulation_and_saves_the_points_done(tmp_path)
     # The second point, every stage in full, would take minutes.
     command = [sys.executable, "-m", "fpgacomm", "gather", "--fabric", "dcn_ring", "--nodes", "4,2000", "--sizes",
                "1M", "--no-reuse", "--json", str(out)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    leader, follower = pty.openpty()
+    with open(tmp_path / "rows.txt", "w") as rows:
+        process = subprocess.Popen(command, stdout=rows, stderr=follower, env={**ENV, "FPGACOMM_PROGRESS_AFTER": "0"})
+    os.close(follower)
+    screen = b""
+
+    def read_until(text: bytes, seconds: float) -> None:
+        nonlocal screen
+        deadline = time.monotonic() + seconds
+        while text not in screen and time.monotonic() < deadline:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's last writer has gone
+                return
+            if not chunk:
+                return
+            screen += chunk
+
     try:
-        # The long point's estimate: the first point has ended (a loaded
-        # machine may report that point first).
-        announced = process.stderr.readline()
-        while announced.startswith("gather_sim: 1/2 done"):
-            announced = process.stderr.readline()
-        assert "2/2 (2000 nodes, 1048576 bytes)" in announced and "s estimated" in announced, announced
+        read_until(b"point 2 of 2 (2000 nodes, 1048576 bytes", 120)
+        assert b"point 2 of 2 (2000 nodes, 1048576 bytes, about " in screen, screen
         time.sleep(0.5)
         assert running(process.pid)
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
+        read_until(b"\x00", 60)  # to the end
+        process.wait(timeout=60)
     finally:
         process.kill()
+        os.close(leader)
+    err = screen.decode(errors="replace")
     assert process.returncode == 130, err
     assert "interrupted by SIGINT: 1 of 2 points simulated; saved in" in err
     saved = json.loads(out.read_text())
