@@ -303,3 +303,21 @@ def test_the_model_against_measurement_result_is_fit_not_compare():
 
     against = Hockney(alpha=1e-6, beta=1e9).against((np.array([8.0, 16.0]), np.array([1e-6, 1.1e-6])))
     assert against.benchmark == "fit_hockney" and not hasattr(Hockney, "compare")
+
+
+def test_a_clear_shift_with_too_few_values_for_the_corrected_test_is_undecided(tmp_path):
+    # 5 against 5 over 21 sizes: the smallest exact p, 2 / C(10, 5) = 0.0079, times 21 is 0.17, so however far
+    # apart the sides are no size can be flagged; the intervals (0.2, far from 1) say there is a difference.
+    sizes = [1 << k for k in range(21)]
+    base = rounds_file(tmp_path / "a.json", {s: [1e-6 * (1 + i / 100) for i in range(5)] for s in sizes})
+    faster = rounds_file(tmp_path / "b.json", {s: [2e-7 * (1 + i / 100) for i in range(5)] for s in sizes})
+    result = compare([base, faster])
+    assert {row["verdict"] for row in result.rows} == {"undecided"}
+    assert all(row["ratio_high"] < 0.25 and row["p_holm"] > 0.05 for row in result.rows)
+    text = format_comparison(result)
+    assert "# undecided at 21 sizes: the interval excludes 1, but corrected over the sizes the test is not " \
+           "significant: run more rounds or launches (--rounds, compare --run)" in text
+    # Two more a side decide it.
+    base = rounds_file(tmp_path / "a.json", {s: [1e-6 * (1 + i / 100) for i in range(7)] for s in sizes})
+    faster = rounds_file(tmp_path / "b.json", {s: [2e-7 * (1 + i / 100) for i in range(7)] for s in sizes})
+    assert {row["verdict"] for row in compare([base, faster]).rows} == {"faster"}

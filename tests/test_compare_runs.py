@@ -34,7 +34,9 @@ def test_one_command_against_itself_finds_no_difference(tmp_path):
     comparison, text = compare_runs(tmp_path, [command, command], 7, "--level", "99%")
     assert comparison.params["level"] == 0.99
     assert [row["size"] for row in comparison.rows] == [1 << k for k in range(13)]
-    assert {row["verdict"] for row in comparison.rows} == {"no difference"}, text
+    # No size is called different ("undecided", an interval beside 1 that the corrected test does not back, is
+    # no such claim).
+    assert {row["verdict"] for row in comparison.rows} <= {"no difference", "undecided"}, text
     assert all(row["n_base"] == row["n_candidate"] == 7 for row in comparison.rows)
 
 

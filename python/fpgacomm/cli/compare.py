@@ -15,7 +15,8 @@ def register(subparsers) -> None:
         "compare", help="compare runs size by size: ratios with 95 %% intervals, tests and verdicts",
         description="Compares each input with the first, size by size: the ratio of their values (latency, or "
                     "bandwidth) with its 95 % interval (Hodges-Lehmann), the Mann-Whitney U test corrected "
-                    "over the sizes (Holm) and a verdict: faster, slower or no difference. An input is a Result "
+                    "over the sizes (Holm) and a verdict: faster, slower, no difference, or undecided (an interval "
+                    "beside 1 that the corrected test cannot yet back: more rounds decide). An input is a Result "
                     "file (JSON, CSV, or the text of OSU Micro-Benchmarks 7.x, nccl-tests, IMB-MPI1 or HPCC "
                     "FPGA b_eff), a glob or a folder; its values of a size are pooled over its files, each "
                     "giving its rounds or its one value. --run launches commands instead, taking turns, and "

@@ -195,8 +195,10 @@ def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels
     Mann-Whitney p value, Holm's correction over the sizes of each
     comparison, and a verdict: "faster" or "slower" where the difference
     is significant and the ratio departs from 1 by more than `threshold`
-    (a fraction: 0.05 for 5 %), "no difference" otherwise, "no test" where
-    a side has one value of the size. inputs: paths, globs or folders
+    (a fraction: 0.05 for 5 %), "undecided" where the size's interval lies
+    beyond the threshold but the corrected test is not significant (too few
+    values a side), "no difference" otherwise, "no test" where a side has
+    one value of the size. inputs: paths, globs or folders
     (see read_side); labels: their names (default A, B, C, ...).
 
     run: shell commands to launch instead, `rounds` times each, taking
@@ -245,7 +247,7 @@ def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels
                    "ratio_low": result.low if result else None, "ratio_high": result.high if result else None,
                    "p": result.p if result else None, "p_holm": None if result is None else float(p_holm),
                    "verdict": _verdict(ratio, None if result is None else float(p_holm), level, threshold,
-                                       lower_is_better)}
+                                       lower_is_better, result)}
             rows.append(row)
     units = {"candidate": "", "series": "", "size": "B", "n_base": "", "n_candidate": "", "median_base": base.unit,
              "median_candidate": base.unit, "ratio": "", "ratio_low": "", "ratio_high": "", "p": "", "p_holm": "",
@@ -266,12 +268,24 @@ def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels
     return Result(NAME, params, env, rows, units)
 
 
-def _verdict(ratio: float, p_holm, level: float, threshold: float, lower_is_better: bool) -> str:
+def _verdict(ratio: float, p_holm, level: float, threshold: float, lower_is_better: bool, result=None) -> str:
     if p_holm is None:
         return "no test"
-    if p_holm >= 1 - level or abs(ratio - 1) <= threshold:
+    if abs(ratio - 1) <= threshold:
         return "no difference"
+    if p_holm >= 1 - level:
+        # The size's own interval lies beyond the threshold, but corrected over
+        # the sizes the test is not significant: with few values a side (5
+        # against 5 cannot give p below 0.008) more rounds decide, and "no
+        # difference" would claim what the data do not show.
+        beyond = result is not None and result.low is not None and (
+            result.low > 1 + threshold or result.high < 1 - threshold)
+        return UNDECIDED if beyond else "no difference"
     return "slower" if (ratio > 1) == lower_is_better else "faster"
+
+
+# The verdict where the interval says different and the corrected test cannot yet.
+UNDECIDED = "undecided"
 
 
 def regressions(result: Result) -> list:
@@ -319,6 +333,11 @@ def format_comparison(result: Result, full: bool = False) -> str:
                 f"{row['ratio']:>8.3f}", f"{interval:>19}",
                 f"{'-' if row['p_holm'] is None else format(row['p_holm'], '.2g'):>10}", f"  {row['verdict']}"]
             lines.append("".join(cells))
+        undecided = [row for row in rows if row["verdict"] == UNDECIDED]
+        if undecided:
+            lines.append(f"# undecided at {len(undecided)} size{'s' if len(undecided) > 1 else ''}: the interval "
+                         "excludes 1, but corrected over the sizes the test is not significant: run more rounds or "
+                         "launches (--rounds, compare --run)")
         untested = [row for row in rows if row["verdict"] == "no test"]
         if untested:
             lines.append(f"# one value a side at {len(untested)} size{'s' if len(untested) > 1 else ''}: ratios "
