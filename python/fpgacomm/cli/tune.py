@@ -17,7 +17,7 @@ def register(subparsers) -> None:
                     "and windows of messages in flight (the slots). Start it as the benchmarks run, ranks "
                     "sharing devices alike. Entries are cached per host, device, driver and ranks sharing the "
                     "device, in $XDG_CACHE_HOME/fpgacomm/calibration (default ~/.cache). "
-                    "Example: mpirun -np 2 fpgacomm tune --platform NVIDIA")
+                    "Example: mpirun -np 2 fpgacomm tune")
     parser.add_argument("--json", metavar="FILE", help="also write every rank's report as JSON")
     add_device_options(parser)
     parser.set_defaults(run=run)

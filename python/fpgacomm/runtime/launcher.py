@@ -49,8 +49,11 @@ def outlive_launcher() -> None:
     try:
         # This file alone, by path, without site packages: it needs the standard library only, and starts
         # fast on a loaded host.
+        # Without Open MPI's variables: the watcher is no rank of the job, and
+        # whatever finds a job's ranks by them (OMPI_COMM_WORLD_RANK) must not take it for one.
+        environment = {key: value for key, value in os.environ.items() if not key.startswith(("OMPI_", "PMIX_"))}
         subprocess.Popen([sys.executable, "-I", "-S", __file__, str(parent), str(os.getpid())],
-                         stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+                         stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True, env=environment)
     except OSError:
         pass  # the rank ends all the same; the launcher may then wait
 
