@@ -162,12 +162,15 @@ class Screen:
 
     def write(self, real, text: str) -> int:
         """`text` on the real stream `real`: the progress line erased before,
-        drawn again after a finished line. Where the line shares stdout, text
-        for stderr goes there too (the same screen), so that the two keep their order."""
+        drawn again after a finished line. Where the line shares stdout (both
+        streams on one terminal), text for stderr goes there too, from the
+        first write on: under mpirun the two reach the terminal by separate
+        channels in no fixed order, so a warning printed before the first
+        row could otherwise land inside a row or a progress line."""
         if self.draws and self.text:
             self.erase()
-            if self.line_stream is self.stdout:
-                real = self.stdout
+        if self.line_stream is not None and self.line_stream is self.stdout:
+            real = self.stdout
         try:
             real.write(text)
             real.flush()
