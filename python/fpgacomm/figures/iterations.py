@@ -16,6 +16,7 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.ticker import MaxNLocator
 
 from ..params import usage_error
+from ..results import rounds
 from ..results.result import Result, atomic_write
 from .plot import new_figure, save
 
@@ -34,17 +35,9 @@ def _series(result: Result) -> list[tuple[str, str, list, str]]:
         stem = f"{result.benchmark}-{row['size']}" + (f"-w{window}" if window else "")
         title = (f"{result.benchmark}: size {row['size']} B" + (f", window {window}" if window else "")
                  + f", average {row[value] * factor:.2f} {unit}")
-        series.append((stem, title, [sample * factor for sample in _samples(result, key)], f"{quantity} ({unit})"))
+        values = [sample * factor for sample in rounds.samples_of(result.samples, key)]
+        series.append((stem, title, values, f"{quantity} ({unit})"))
     return series
-
-
-def _samples(result: Result, key: str) -> list:
-    """A row's per-iteration values; with rounds (keys "KEY@rK") every round's, in round order."""
-    if key in result.samples:
-        return result.samples[key]
-    rounds = sorted((int(name.rsplit("@r", 1)[1]), values) for name, values in result.samples.items()
-                    if name.rsplit("@r", 1)[0] == key and "@r" in name)
-    return [value for _, values in rounds for value in values]
 
 
 def figures(result: Result) -> list:

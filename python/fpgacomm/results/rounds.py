@@ -80,9 +80,25 @@ def merge(rounds: list[Result], incomplete: str | None = None) -> Result:
         rows.append(row)
     samples = None
     if any(result.samples for result in rounds):
-        samples = {f"{key}@r{index}": values for index, result in enumerate(rounds, start=1)
+        samples = {_round_key(key, index): values for index, result in enumerate(rounds, start=1)
                    for key, values in (result.samples or {}).items()}
     return Result(first.benchmark, first.params, first.env, rows, first.units, samples, incomplete)
+
+
+def _round_key(key: str, index: int) -> str:
+    """The samples key of round `index` (from 1) in a merged Result: "KEY@rK"."""
+    return f"{key}@r{index}"
+
+
+def samples_of(samples: dict, key: str) -> list:
+    """The samples of `key`: as kept, or in a merged Result every round's
+    ("KEY@rK"), in round order."""
+    if key in samples:
+        return samples[key]
+    prefix = _round_key(key, "")
+    found = sorted((int(name[len(prefix):]), values) for name, values in samples.items()
+                   if name.startswith(prefix) and name[len(prefix):].isdigit())
+    return [value for _, values in found for value in values]
 
 
 def _merged(column: str, values: list):
