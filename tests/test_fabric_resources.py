@@ -175,6 +175,7 @@ def test_an_interrupt_ends_a_long_simulation_and_saves_the_points_done(tmp_path)
     import time
 
     from processes import running
+    from terminal import read_terminal
     from test_cli import ENV
 
     out = tmp_path / "gather.json"
@@ -185,27 +186,13 @@ def test_an_interrupt_ends_a_long_simulation_and_saves_the_points_done(tmp_path)
     with open(tmp_path / "rows.txt", "w") as rows:
         process = subprocess.Popen(command, stdout=rows, stderr=follower, env={**ENV, "FPGACOMM_PROGRESS_AFTER": "0"})
     os.close(follower)
-    screen = b""
-
-    def read_until(text: bytes, seconds: float) -> None:
-        nonlocal screen
-        deadline = time.monotonic() + seconds
-        while text not in screen and time.monotonic() < deadline:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # the terminal's last writer has gone
-                return
-            if not chunk:
-                return
-            screen += chunk
-
     try:
-        read_until(b"point 2 of 2 (2000 nodes, 1048576 bytes", 120)
+        screen = read_terminal(leader, until=b"point 2 of 2 (2000 nodes, 1048576 bytes", seconds=120)
         assert b"point 2 of 2 (2000 nodes, 1048576 bytes, about " in screen, screen
         time.sleep(0.5)
         assert running(process.pid)
         process.send_signal(signal.SIGINT)
-        read_until(b"\x00", 60)  # to the end
+        screen = read_terminal(leader, screen, seconds=60)  # to the end
         process.wait(timeout=60)
     finally:
         process.kill()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from loaded import PREFIX as LOAD_WARNING
+from terminal import read_terminal
 
 from fpgacomm import Result
 from fpgacomm.report import format_text, summary_line
@@ -52,15 +53,7 @@ def on_terminal(tmp_path: Path, *args, ranks: int = 2, stdout=None) -> tuple[lis
                                 *args], stdin=subprocess.DEVNULL, stdout=stdout or follower, stderr=follower,
                                env=env, cwd=tmp_path)
     os.close(follower)
-    written = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal's last writer has gone
-            break
-        if not chunk:
-            break
-        written += chunk
+    written = read_terminal(leader)
     os.close(leader)
     assert process.wait(timeout=300) == 0, written.decode(errors="replace")
     screen = pyte.Screen(COLUMNS, LINES)
