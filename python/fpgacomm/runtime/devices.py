@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,7 +206,26 @@ def open_device_if(needed: bool, comm, options: DeviceOptions, hosts: list[str] 
     if needed:
         return open_device(comm, options, hosts)
     _core.agree(comm, options_problem(options), True)
+    chosen = unused_choices(options)
+    if chosen and comm.Get_rank() == 0:
+        warnings.warn(f"this run opens no device (its buffers are host memory, or it moves no data), so "
+                      f"{', '.join(chosen)} changes nothing; give a device kind (D, B or P) to use a device",
+                      DeviceUnused, stacklevel=2)
     return None
+
+
+class DeviceUnused(UserWarning):
+    """Device options given to a run that opens no device."""
+
+
+def unused_choices(options: DeviceOptions) -> list[str]:
+    """The device options that differ from their defaults, as the command
+    line names them: what a run that opens no device would silently ignore."""
+    defaults = DeviceOptions()
+    names = {"platform": "--platform", "device": "--device", "type": "--device-type", "device_map": "--device-map",
+             "binary": "--binary", "bank": "--bank", "api": "-d"}
+    return [f"{flag} {getattr(options, field)}" for field, flag in names.items()
+            if getattr(options, field) != getattr(defaults, field)]
 
 
 def open_device(comm, options: DeviceOptions, hosts: list[str] | None = None):
