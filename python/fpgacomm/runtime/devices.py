@@ -152,10 +152,13 @@ def leave_out_unasked_emulator(options: DeviceOptions) -> None:
 def configure_runtime(local_rank: int, local_ranks: int) -> None:
     """Environment the OpenCL runtime reads once, before its first call.
 
-    Each rank gets its own PoCL kernel cache (ranks sharing one have crashed)
-    and, unless the user set it, an equal share of the cores for PoCL's
-    worker threads, so ranks on one node do not oversubscribe it.
+    The ICD loader's registry (use_user_icd_vendors: chosen here, where
+    fpgacomm opens OpenCL, and not at import, which must leave a user's
+    environment alone); each rank's own PoCL kernel cache (ranks sharing one
+    have crashed) and, unless the user set it, an equal share of the cores
+    for PoCL's worker threads, so ranks on one node do not oversubscribe it.
     """
+    use_user_icd_vendors()
     cache = os.path.join(tempfile.gettempdir(), f"fpgacomm-pocl-{os.getuid()}", f"rank{local_rank}")
     os.makedirs(cache, exist_ok=True)
     os.environ.setdefault("POCL_CACHE_DIR", cache)
