@@ -1,5 +1,5 @@
 """What tells one series of a table from another: the columns whose values
-name an experiment (IMB's test, its process count and -multi groups,
+name an experiment (IMB's test, its process count, -multi's groups and the group a row is of,
 IMB-EXT's mode, OMB's memory kinds, b_eff's ring pattern, gather's
 schedule and nodes). Sizes are compared, plotted and fitted within a
 series; two series are never pooled as repeats of one experiment.
@@ -11,7 +11,7 @@ plot look a row's series up here and nowhere else.
 from __future__ import annotations
 
 #: The columns of a series' identity, in the order a label names them.
-SERIES_COLUMNS = ("test", "processes", "groups", "mode", "send_kind", "recv_kind", "pattern", "schedule", "nodes")
+SERIES_COLUMNS = ("test", "processes", "groups", "group", "mode", "send_kind", "recv_kind", "pattern", "schedule", "nodes")
 
 
 def identity(row: dict) -> tuple:
