@@ -395,7 +395,7 @@ _IMB_COLUMNS = {"#bytes": ("size", 1, "B"), "#repetitions": ("repetitions", 1, "
                 # IMB-NBC: as OMB's non-blocking collectives (omb_columns.NONBLOCKING)
                 "t_ovrl[usec]": ("overall", US, "s"), "t_pure[usec]": ("pure_comm", US, "s"),
                 "t_CPU[usec]": ("compute", US, "s"), "overlap[%]": ("overlap", 100.0, "fraction")}
-_IMB_BANNER = re.compile(r"(?:Intel ?\(R\) |Intel )?MPI Benchmarks (?P<version>\d+(?:\.\d+)?(?: Update \d+)?)")
+_IMB_BANNER = re.compile(r"(?:Intel ?\(R\) |Intel )?MPI Benchmarks (?P<version>\d+(?:\.\d+)*(?: Update \d+)?)")
 # The columns of a table's series; the values of a table not yet told.
 _IMB_IDENTITY = dict.fromkeys(("test", "processes", "groups", "group", "mode"))
 
@@ -406,15 +406,15 @@ def imb_megabyte(version: str | None, pallas: bool = False) -> int:
     year-numbered versions) and where no version is told."""
     if version is None:
         return 2 ** 20 if pallas else 10 ** 6
-    major, _, minor = version.split()[0].partition(".")
-    return 2 ** 20 if (int(major), int(minor or 0)) <= (4, 1) else 10 ** 6
+    major, minor = (int(part) for part in re.match(r"(\d+)(?:\.(\d+))?", version).groups("0"))
+    return 2 ** 20 if (major, minor) <= (4, 1) else 10 ** 6
 
 
 def read_imb(text: str, source: str = "IMB text") -> dict:
     """The tables of Intel MPI Benchmarks (IMB-MPI1's PingPong, PingPing,
     Sendrecv, Exchange, Uniband, Biband and the collectives; IMB-EXT;
     IMB-NBC): a row per table, group and size, with the columns test,
-    processes, groups (-multi's number of groups, 1 without), group (the
+    processes, groups (-multi's number of groups, None without), group (the
     group a -multi 1 row is of) and mode (IMB-EXT's aggregate or
     non-aggregate), which keep the tables apart as series. latency is
     t[usec] (the point-to-point tests) or t_avg[usec] (the collectives);
@@ -428,7 +428,7 @@ def read_imb(text: str, source: str = "IMB text") -> dict:
         stripped = line.strip()
         found = re.match(r"# Benchmarking (?:Multi-)?(\S+)", stripped)
         if found:  # -multi's tables are "Multi-PingPong": the groups column says so
-            identity = {**_IMB_IDENTITY, "test": found.group(1), "groups": 1}
+            identity = {**_IMB_IDENTITY, "test": found.group(1)}
             columns = None
             continue
         found = re.match(r"# \(?\s*#processes = (\d+)", stripped)
