@@ -105,7 +105,7 @@ def check_cells(d: dict) -> None:
             where = f"row {i} column {column!r}"
             if column == "size" and value is not None:
                 files.number(where, value, minimum=0)
-            elif units.get(column) in NUMBER_UNITS:
+            elif units.get(column) in NUMBER_UNITS or isinstance(value, int):  # any whole number: 64-bit
                 files.number(where, value, finite=False, none=True)
             if isinstance(value, (str, int, float)) and not isinstance(value, bool):
                 if texts.setdefault(column, isinstance(value, str)) != isinstance(value, str):
