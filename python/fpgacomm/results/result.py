@@ -24,6 +24,7 @@ import numpy as np
 from ..runtime import files
 from ..runtime.files import ResultError
 from . import peers
+from .launches import LAUNCHES
 from .units import NUMBER_UNITS, with_unit
 
 SCHEMA = "fpgacomm.result/1"
@@ -557,17 +558,20 @@ def runs(joined: Result) -> list:
 
 
 def _expand(paths) -> list:
+    """The Result files of paths, globs and folders; a compare --run folder's
+    launches.json is its record, no Result."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    files = []
+    found = []
     for path in map(os.fspath, paths):
         if os.path.isdir(path):
-            files += sorted(glob.glob(os.path.join(path, "*.json")))
+            found += [name for name in sorted(glob.glob(os.path.join(path, "*.json")))
+                      if os.path.basename(name) != LAUNCHES]
         elif glob.has_magic(path):
-            files += sorted(glob.glob(path))
+            found += [name for name in sorted(glob.glob(path)) if os.path.basename(name) != LAUNCHES]
         else:
-            files.append(path)
-    return files
+            found.append(path)
+    return found
 
 
 _TITLE_PARAMS = ("test", "send_kind", "recv_kind", "mem", "comm_type", "fabric", "schedule", "collective",
