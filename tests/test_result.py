@@ -297,12 +297,3 @@ def test_an_incomplete_result_says_so_in_json_csv_and_load(tmp_path):
     table = fpgacomm.load([tmp_path / "stopped.json", tmp_path / "whole.json"])
     assert [row["incomplete"] for row in table.rows] == [stopped.incomplete] * 2 + [None] * 2
     assert "incomplete" not in fpgacomm.load(tmp_path / "whole.json").columns
-
-
-def test_load_of_a_campaign_folder_skips_its_launch_record(tmp_path):
-    latency_result().write_json(tmp_path / "01.json")
-    latency_result().write_json(tmp_path / "02.json")
-    (tmp_path / "launches.json").write_text('{"command": "fpgacomm osu latency", "launches": []}')
-    for given in (tmp_path, str(tmp_path / "*.json")):
-        joined = fpgacomm.load(given)
-        assert joined.params["files"] == [str(tmp_path / "01.json"), str(tmp_path / "02.json")]

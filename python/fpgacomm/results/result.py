@@ -24,7 +24,6 @@ import numpy as np
 from ..runtime import files
 from ..runtime.files import ResultError
 from . import peers
-from .launches import LAUNCHES
 from .units import NUMBER_UNITS, with_unit
 
 SCHEMA = "fpgacomm.result/1"
@@ -558,20 +557,17 @@ def runs(joined: Result) -> list:
 
 
 def _expand(paths) -> list:
-    """The Result files of paths, globs and folders; a compare --run folder's
-    launches.json is its record, no Result."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    found = []
+    files = []
     for path in map(os.fspath, paths):
         if os.path.isdir(path):
-            found += [name for name in sorted(glob.glob(os.path.join(path, "*.json")))
-                      if os.path.basename(name) != LAUNCHES]
+            files += sorted(glob.glob(os.path.join(path, "*.json")))
         elif glob.has_magic(path):
-            found += [name for name in sorted(glob.glob(path)) if os.path.basename(name) != LAUNCHES]
+            files += sorted(glob.glob(path))
         else:
-            found.append(path)
-    return found
+            files.append(path)
+    return files
 
 
 _TITLE_PARAMS = ("test", "send_kind", "recv_kind", "mem", "comm_type", "fabric", "schedule", "collective",
