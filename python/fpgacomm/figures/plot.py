@@ -671,13 +671,13 @@ def drawable(result) -> str | None:
     if isinstance(result, Fit):
         return "model"
     name = result.benchmark
+    if result.env.get("tool") in peers.FIGURE_COLUMNS:  # IMB, nccl-tests: time and bandwidth by size
+        return "peer"
     if name == LOAD_NAME:  # a joined table: what its runs are, where they agree
         kinds = {drawable(run) for _, run in runs(result)}
         return kinds.pop() if len(kinds) == 1 else None
     if name == COMPARISON:
         return "comparison"
-    if result.env.get("tool") in peers.FIGURE_COLUMNS:
-        return "peer"
     for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
         if name in names:
             return kind_name
@@ -697,8 +697,7 @@ def kind(result) -> str:
         return found
     name = result.benchmark
     raise usage_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
-                     f"(osu_latency, osu_bw, ...), Intel MPI Benchmarks, nccl-tests, b_eff, gather, fit_MODEL and "
-                     f"comparison Results")
+                     f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL and comparison Results")
 
 
 def figure_for(results, *, models=()) -> Figure:
