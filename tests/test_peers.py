@@ -325,3 +325,19 @@ def test_plot_draws_imb_and_nccl_tests_a_line_per_series(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "nccl.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_nccl_tests_datatypes_and_reductions_are_series_not_repeats():
+    # Rows as https://github.com/NVIDIA/nccl-tests/issues/167 posted them (-o all: max, then min, at
+    # the same sizes), under the header of that version (cut from the excerpt).
+    text = ("# Collective test starting: all_reduce_perf\n"
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+            "   busbw #wrong\n"
+            "      199680         49920     float     max      -1    125.8    1.59    2.98      0    125.1    1.60"
+            "    2.99      0\n"
+            "      199680         49920     float     min      -1    125.4    1.59    2.98      0    125.2    1.59"
+            "    2.99      0\n")
+    result = Result.from_dict({"schema": "fpgacomm.result/1", **peers.read_nccl(text)})
+    assert [series.label(series.identity(row)) for row in result.rows] == [
+        "test=all_reduce type=float redop=max", "test=all_reduce type=float redop=min"]
+    assert [row["time"] for row in result.rows] == [pytest.approx(125.8e-6), pytest.approx(125.4e-6)]
