@@ -20,6 +20,7 @@ from .. import _core
 from ..benchmarks import registry
 from ..params import MEMORY_KINDS
 from ..results.result import WriteError
+from ..runtime.files import ResultError
 from ..runtime import interrupts, launcher
 from . import habits, outputs
 from .live import SCREEN, silence_stdout
@@ -201,6 +202,11 @@ def main(argv=None) -> int:
             return EXIT_USAGE
         print(f"fpgacomm: error on rank {launch_rank()}: {error}", file=sys.stderr)
         _abort(EXIT_USAGE if isinstance(error, _core.UsageError) else 1)
+    except ResultError as error:  # a file read is not what it should be: every rank read the same file
+        SCREEN.hide()
+        if launch_rank() == 0:
+            print(f"fpgacomm: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt as stop:  # interrupts.Interrupted, or Python's own before install()
         _interrupted(stop, args)
     except WriteError as error:  # a full disk, a folder removed: the text already printed stands
