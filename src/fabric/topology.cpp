@@ -18,17 +18,17 @@ int Topology::add_device(DeviceRole role) {
   return static_cast<int>(roles_.size()) - 1;
 }
 
-int Topology::connect(int a, int b, bool trunk, int count) {
+int Topology::connect(int a, int b, bool trunk, int count, bool bus) {
   // Building a topology of millions of nodes takes seconds: hear interrupts.
   if (++links_made_ % 32768 == 0) check_interrupt();
   const int forward = static_cast<int>(ports_.size());
   const int backward = forward + count;
   for (int i = 0; i < count; ++i) {
-    ports_.push_back(PortInfo{a, b, backward + i, trunk});
+    ports_.push_back(PortInfo{a, b, backward + i, trunk, bus});
     device_ports_[a].push_back(forward + i);
   }
   for (int i = 0; i < count; ++i) {
-    ports_.push_back(PortInfo{b, a, forward + i, trunk});
+    ports_.push_back(PortInfo{b, a, forward + i, trunk, bus});
     device_ports_[b].push_back(backward + i);
   }
   return forward;
@@ -429,6 +429,79 @@ class HostPath : public SwitchedBase {
   int switch_ = 0;
 };
 
+// MPI ranks, per_host to a host (rank r on host r / per_host). Inside a host
+// a message goes rank -> bus_in -> bus_out -> rank: the sender's own link
+// (access_link) bounds what one rank copies, the bus (host_link) is shared
+// by all the host's copies, and the links from the bus to each rank run at
+// the bus's rate (host_link), so that a path never has a slower link after
+// a faster one (each such step would cost a frame's time). Between
+// hosts it goes rank -> NIC -> switch -> NIC -> rank over trunk links: the
+// NIC's two links to the switch, one each way, are shared by its host's
+// ranks sending and receiving.
+class Cluster : public Topology {
+ public:
+  Cluster(int nodes, int per_host)
+      : Topology(nodes), per_host_(per_host), hosts_((nodes + per_host - 1) / per_host), to_bus_(nodes),
+        from_bus_(nodes), to_nic_(nodes, -1), from_nic_(nodes, -1), bus_(hosts_), nic_up_(hosts_, -1),
+        switch_down_(hosts_, -1) {
+    std::vector<int> bus_in(hosts_), bus_out(hosts_), nic(hosts_, -1);
+    for (int h = 0; h < hosts_; ++h) {
+      bus_in[h] = add_device(DeviceRole::host);
+      bus_out[h] = add_device(DeviceRole::host);
+      bus_[h] = connect(bus_in[h], bus_out[h], false, 1, true);
+    }
+    for (int r = 0; r < nodes; ++r) {
+      to_bus_[r] = connect(r, bus_in[r / per_host], false);
+      from_bus_[r] = connect(bus_out[r / per_host], r, false, 1, true);
+    }
+    if (hosts_ > 1) {
+      switch_ = add_device(DeviceRole::switch_);
+      for (int h = 0; h < hosts_; ++h) {
+        nic[h] = add_device(DeviceRole::host);
+        nic_up_[h] = connect(nic[h], switch_, true);
+        switch_down_[h] = ports()[nic_up_[h]].reverse;
+      }
+      for (int r = 0; r < nodes; ++r) {
+        to_nic_[r] = connect(r, nic[r / per_host], true);
+        from_nic_[r] = ports()[to_nic_[r]].reverse;
+      }
+    }
+    first_bus_ = nodes;
+    first_nic_ = hosts_ > 1 ? switch_ + 1 : devices();
+  }
+  PortGroup route(int device, int dst, int plane) const override {
+    check_node(dst, "destination");
+    if (device == dst) throw UsageError("fabric: a message from node " + std::to_string(dst) + " to itself");
+    if (plane != 0) {
+      throw UsageError("fabric: physical port " + std::to_string(plane) +
+                       " does not exist; MPI ranks of a cluster have one path (port 0)");
+    }
+    const int host = dst / per_host_;
+    if (device < nodes()) return PortGroup{device / per_host_ == host ? to_bus_[device] : to_nic_[device], 1};
+    if (device == switch_) return PortGroup{switch_down_[host], 1};
+    if (device >= first_nic_) {
+      return PortGroup{device - first_nic_ == host ? from_nic_[dst] : nic_up_[device - first_nic_], 1};
+    }
+    // bus_in(h) is first_bus_ + 2h, bus_out(h) the next.
+    return PortGroup{(device - first_bus_) % 2 == 0 ? bus_[host] : from_bus_[dst], 1};
+  }
+  int levels() const override { return hosts_ > 1 ? 1 : 0; }
+  int links_between(int src, int dst, int) const override {
+    return src / per_host_ == dst / per_host_ ? kIntraLinks : kInterLinks;
+  }
+  std::string describe() const override {
+    return "cluster of " + std::to_string(nodes()) + " ranks, " + std::to_string(per_host_) + " per host on " +
+           std::to_string(hosts_) + " host(s)" + (hosts_ > 1 ? ", hosts on one network switch" : "");
+  }
+  static constexpr int kIntraLinks = 3, kInterLinks = 4;
+
+ private:
+  int per_host_, hosts_;
+  int switch_ = -1, first_bus_ = 0, first_nic_ = 0;
+  std::vector<int> to_bus_, from_bus_, to_nic_, from_nic_;  // per rank
+  std::vector<int> bus_, nic_up_, switch_down_;              // per host
+};
+
 void require(bool ok, const std::string& message) {
   if (!ok) throw UsageError("fabric: " + message);
 }
@@ -467,6 +540,10 @@ std::unique_ptr<Topology> Topology::build(const FabricSpec& spec) {
       require(spec.nodes >= 2, "a host path needs at least 2 FPGAs, not " + std::to_string(spec.nodes));
       require(spec.fpgas_per_host >= 1, "hosts need at least 1 FPGA each");
       return std::make_unique<HostPath>(spec.nodes, spec.fpgas_per_host);
+    case TopologyKind::cluster:
+      require(spec.nodes >= 2, "a cluster needs at least 2 ranks, not " + std::to_string(spec.nodes));
+      require(spec.fpgas_per_host >= 1, "hosts need at least 1 rank each");
+      return std::make_unique<Cluster>(spec.nodes, spec.fpgas_per_host);
   }
   throw UsageError("fabric: unknown topology");
 }

@@ -18,6 +18,7 @@ struct PortInfo {
   int peer = 0;     // the device at the other end of its link
   int reverse = 0;  // the port of the same link in the other direction
   bool trunk = false;  // a switch-side link (trunk_link) rather than an access link
+  bool bus = false;    // a host's memory bus (host_link, cluster only)
 };
 
 // Parallel ports towards the same next device (channels of one neighbour);
@@ -66,7 +67,7 @@ class Topology {
   int add_device(DeviceRole role);
   // Adds `count` parallel links between a and b; returns the first port
   // from a to b (the others follow it in a's and the port list).
-  int connect(int a, int b, bool trunk, int count = 1);
+  int connect(int a, int b, bool trunk, int count = 1, bool bus = false);
 
  private:
   int nodes_;
