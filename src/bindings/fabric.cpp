@@ -219,9 +219,20 @@ void bind_fabric(py::module_& m) {
         const auto topology = without_gil([&] { return Topology::build(spec); });
         return py::dict(py::arg("topology") = topology->describe(), py::arg("nodes") = topology->nodes(),
                         py::arg("devices") = topology->devices(), py::arg("levels") = topology->levels(),
-                        py::arg("planes") = topology->planes());
+                        py::arg("planes") = topology->planes(),
+                        py::arg("links") = static_cast<std::int64_t>(topology->ports().size() / 2));
       },
       py::arg("spec"));
+  f.def(
+      "shape",
+      [](const FabricSpec& spec) {
+        const TopologyShape shape = Topology::shape(spec);
+        return py::dict(py::arg("links") = shape.links, py::arg("levels") = shape.levels,
+                        py::arg("longest_path") = shape.longest_path, py::arg("mean_links") = shape.mean_links);
+      },
+      py::arg("spec"),
+      "links, switch levels, longest path and mean path length (links) of the topology the spec builds, from "
+      "its closed form, without building it");
   f.def(
       "distances",
       [](const FabricSpec& spec, int src, int port) {

@@ -79,6 +79,17 @@ namespace {
 
 int positive_mod(int a, int n) { return ((a % n) + n) % n; }
 
+// Levels of the fat tree of k-port switches over n nodes: one switch up to
+// k nodes, leaf-spine up to k^2/2, three levels up to k^3/4, and each level
+// more multiplies that by k/2.
+int fat_tree_levels(long long n, int k) {
+  if (n <= k) return 1;
+  if (n <= 1LL * k * k / 2) return 2;
+  int levels = 3;
+  for (long long capacity = 1LL * k * k * k / 4; n > capacity; capacity *= k / 2) ++levels;
+  return levels;
+}
+
 // Direct links between neighbours on a ring; ports/2 parallel links each way.
 class Ring : public Topology {
  public:
@@ -231,17 +242,8 @@ class Switched : public SwitchedBase {
 // chosen by destination (d-mod-k), which spreads distinct destinations.
 class FatTree : public SwitchedBase {
  public:
-  FatTree(int nodes, int k, int planes) : SwitchedBase(nodes), k_(k), h_(k / 2), planes_(planes) {
-    const long long n = nodes;
-    if (n <= k) {
-      levels_ = 1;
-    } else if (n <= 1LL * k * k / 2) {
-      levels_ = 2;
-    } else {
-      // Three levels up to k^3/4, and each level more multiplies that by k/2.
-      levels_ = 3;
-      for (long long capacity = 1LL * k * k * k / 4; n > capacity; capacity *= h_) ++levels_;
-    }
+  FatTree(int nodes, int k, int planes)
+      : SwitchedBase(nodes), k_(k), h_(k / 2), planes_(planes), levels_(fat_tree_levels(nodes, k)) {
     block_.assign(levels_ + 1, 1);
     for (int level = 1; level <= levels_; ++level) block_[level] = block_[level - 1] * h_;
     node_port_.assign(nodes * planes, -1);
@@ -506,44 +508,130 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw UsageError("fabric: " + message);
 }
 
-}  // namespace
-
-std::unique_ptr<Topology> Topology::build(const FabricSpec& spec) {
+// Throws UsageError for a spec build() cannot make.
+void check_buildable(const FabricSpec& spec) {
   switch (spec.topology) {
     case TopologyKind::ring:
       require(spec.nodes >= 2, "a ring needs at least 2 nodes, not " + std::to_string(spec.nodes));
       require(spec.ports_per_node >= 2 && spec.ports_per_node % 2 == 0,
               "a ring needs an even number of ports per node (half to each neighbour), not " +
                   std::to_string(spec.ports_per_node));
-      return std::make_unique<Ring>(spec.nodes, spec.ports_per_node / 2);
+      return;
     case TopologyKind::torus:
       require(spec.rows >= 1 && spec.cols >= 1,
               "a torus of " + std::to_string(spec.rows) + "x" + std::to_string(spec.cols) +
                   " has a side of zero; give rows and cols of at least 1");
       require(spec.rows * spec.cols >= 2, "a 1x1 torus has no links; give at least 2 nodes");
-      return std::make_unique<Torus>(spec.rows, spec.cols);
+      return;
     case TopologyKind::switched:
       require(spec.nodes >= 2, "a switched fabric needs at least 2 nodes, not " + std::to_string(spec.nodes));
       require(spec.ports_per_node >= 1, "nodes need at least 1 port");
       require(spec.nodes <= spec.switch_ports,
               std::to_string(spec.nodes) + " nodes do not fit one " + std::to_string(spec.switch_ports) +
                   "-port switch; use a fat tree (vcsn_fat_tree) or fewer nodes");
-      return std::make_unique<Switched>(spec.nodes, spec.ports_per_node);
+      return;
     case TopologyKind::fat_tree:
       require(spec.nodes >= 2, "a fat tree needs at least 2 nodes, not " + std::to_string(spec.nodes));
       require(spec.ports_per_node >= 1, "nodes need at least 1 port");
       require(spec.switch_ports >= 4 && spec.switch_ports % 2 == 0,
               "fat-tree switches need an even number of ports, at least 4, not " +
                   std::to_string(spec.switch_ports));
-      return std::make_unique<FatTree>(spec.nodes, spec.switch_ports, spec.ports_per_node);
+      return;
     case TopologyKind::host_path:
       require(spec.nodes >= 2, "a host path needs at least 2 FPGAs, not " + std::to_string(spec.nodes));
       require(spec.fpgas_per_host >= 1, "hosts need at least 1 FPGA each");
-      return std::make_unique<HostPath>(spec.nodes, spec.fpgas_per_host);
+      return;
     case TopologyKind::cluster:
       require(spec.nodes >= 2, "a cluster needs at least 2 ranks, not " + std::to_string(spec.nodes));
       require(spec.fpgas_per_host >= 1, "hosts need at least 1 rank each");
-      return std::make_unique<Cluster>(spec.nodes, spec.fpgas_per_host);
+      return;
+  }
+  throw UsageError("fabric: unknown topology");
+}
+
+// Links of one plane of the fat tree: the nodes' own, and per level above
+// the first, k/2 up-links from each switch of the level below.
+long long fat_tree_links(long long n, int k, int levels) {
+  const long long half = k / 2;
+  long long links = n, below = n;
+  for (int level = 1; level < levels; ++level) {
+    const long long switches = (below + half - 1) / half;
+    links += switches * half;
+    below = switches * half;
+  }
+  return links;
+}
+
+// Sum of the path lengths from one node to all others, over n - 1: pairs
+// sharing a switch of level l (and none below) are 2l links apart.
+double fat_tree_mean_links(long long n, int k, int levels) {
+  const long long half = k / 2;
+  double total = 0.0;
+  long long reach = 0, block = 1;
+  for (int level = 1; level <= levels; ++level) {
+    block = level == levels ? n : std::min(n, level > 1 ? block * half : half);
+    total += 2.0 * level * static_cast<double>(block - 1 - reach);
+    reach = block - 1;
+  }
+  return total / static_cast<double>(n - 1);
+}
+
+// Hosts of `per_host` nodes each: `near` others on a node's host at `inside`
+// links, the rest at `between`.
+double host_mean_links(long long n, long long per_host, int inside, int between) {
+  const long long near = std::min(per_host, n) - 1;
+  return (static_cast<double>(inside) * near + static_cast<double>(between) * (n - 1 - near)) /
+         static_cast<double>(n - 1);
+}
+
+}  // namespace
+
+TopologyShape Topology::shape(const FabricSpec& spec) {
+  check_buildable(spec);
+  const long long n = spec.nodes;
+  switch (spec.topology) {
+    case TopologyKind::ring:
+      return TopologyShape{n * (spec.ports_per_node / 2), 0, static_cast<int>(n / 2),
+                           static_cast<double>(n * n / 4) / static_cast<double>(n - 1)};
+    case TopologyKind::torus: {
+      const long long rows = spec.rows, cols = spec.cols, nodes = rows * cols;
+      return TopologyShape{nodes * ((cols > 1) + (rows > 1)), 0, static_cast<int>(cols / 2 + rows / 2),
+                           static_cast<double>(rows * (cols * cols / 4) + cols * (rows * rows / 4)) /
+                               static_cast<double>(nodes - 1)};
+    }
+    case TopologyKind::switched:
+      return TopologyShape{n * spec.ports_per_node, 1, 2, 2.0};
+    case TopologyKind::fat_tree: {
+      const int levels = fat_tree_levels(n, spec.switch_ports);
+      return TopologyShape{spec.ports_per_node * fat_tree_links(n, spec.switch_ports, levels), levels, 2 * levels,
+                           fat_tree_mean_links(n, spec.switch_ports, levels)};
+    }
+    case TopologyKind::host_path: {
+      const long long hosts = (n + spec.fpgas_per_host - 1) / spec.fpgas_per_host;
+      return TopologyShape{n + hosts, 1, hosts > 1 ? 4 : 2, host_mean_links(n, spec.fpgas_per_host, 2, 4)};
+    }
+    case TopologyKind::cluster: {
+      const long long hosts = (n + spec.fpgas_per_host - 1) / spec.fpgas_per_host;
+      // Per rank its links to and from the bus, per host the bus; with
+      // several hosts, per rank its link to the NIC and per host the NIC's to the switch.
+      return TopologyShape{2 * n + hosts + (hosts > 1 ? n + hosts : 0), hosts > 1 ? 1 : 0,
+                           hosts > 1 ? Cluster::kInterLinks : Cluster::kIntraLinks,
+                           host_mean_links(n, spec.fpgas_per_host, Cluster::kIntraLinks, Cluster::kInterLinks)};
+    }
+  }
+  throw UsageError("fabric: unknown topology");
+}
+
+std::unique_ptr<Topology> Topology::build(const FabricSpec& spec) {
+  check_buildable(spec);
+  switch (spec.topology) {
+    case TopologyKind::ring: return std::make_unique<Ring>(spec.nodes, spec.ports_per_node / 2);
+    case TopologyKind::torus: return std::make_unique<Torus>(spec.rows, spec.cols);
+    case TopologyKind::switched: return std::make_unique<Switched>(spec.nodes, spec.ports_per_node);
+    case TopologyKind::fat_tree:
+      return std::make_unique<FatTree>(spec.nodes, spec.switch_ports, spec.ports_per_node);
+    case TopologyKind::host_path: return std::make_unique<HostPath>(spec.nodes, spec.fpgas_per_host);
+    case TopologyKind::cluster: return std::make_unique<Cluster>(spec.nodes, spec.fpgas_per_host);
   }
   throw UsageError("fabric: unknown topology");
 }

@@ -13,6 +13,15 @@ namespace fpgacomm::fabric {
 
 enum class DeviceRole { node, switch_, host };
 
+// What Topology::build will make of a spec, from each topology's closed
+// form, known before anything is built (the resource estimates use it).
+struct TopologyShape {
+  std::int64_t links = 0;   // links (pairs of output ports), all planes
+  int levels = 0;           // switch levels a path crosses at most (0 for direct networks)
+  int longest_path = 0;     // links between the two farthest nodes
+  double mean_links = 0.0;  // links between two distinct nodes, on average over all pairs
+};
+
 struct PortInfo {
   int device = 0;   // the device this output port belongs to
   int peer = 0;     // the device at the other end of its link
@@ -33,6 +42,8 @@ class Topology {
   virtual ~Topology() = default;
   // Builds the topology the spec names; throws UsageError for impossible sizes.
   static std::unique_ptr<Topology> build(const FabricSpec& spec);
+  // The shape build() would give, in O(levels): throws UsageError as build() does.
+  static TopologyShape shape(const FabricSpec& spec);
 
   int nodes() const { return nodes_; }
   int devices() const { return static_cast<int>(roles_.size()); }

@@ -952,4 +952,5 @@ def suite_results() -> list:
         one_sided(fshmem_pair(512), op="put", size=[2048, 8192, 1 << 21]),
         one_sided(fshmem_pair(512), op="get", size=[2048, 8192, 1 << 21]),
         bandwidth("host_path", nodes=4, size=64 * MiB, hops=4),
+        latency("cluster", nodes=8, hops=4, size=[0, 1 << 20]),
     ]

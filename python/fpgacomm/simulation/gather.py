@@ -90,6 +90,11 @@ def fabric_stages(schedule: schedules.Schedule, one_path: bool = False) -> list:
               *((0, 0) if one_path else run.src_end)) for run in stage.runs] for stage in schedule.stages]
 
 
+def stages_on(schedule: schedules.Schedule, fab: fabrics.Fabric) -> list:
+    """fabric_stages for the fabric `fab`: one path per node on a cluster."""
+    return fabric_stages(schedule, one_path=fab.spec.topology == "cluster")
+
+
 def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str = "barrier",
              reuse: bool = True, fast_forward: bool = True) -> dict:
     """One schedule on one fabric: per-stage "setup", "transfer", "barrier"
@@ -116,8 +121,7 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     for key in COST_FIELDS[:-1]:
         setattr(costs, key, 0.0)
     try:
-        simulated = fabrics.run_schedule(fab, fabric_stages(schedule, fab.spec.topology == "cluster"),
-                                         reconfigure=False, reuse=reuse,
+        simulated = fabrics.run_schedule(fab, stages_on(schedule, fab), reconfigure=False, reuse=reuse,
                                          details=False, fast_forward=fast_forward)
     finally:
         for key, value in saved.items():

@@ -159,8 +159,8 @@ def platform_or_preset(text, nodes: int | None = None) -> fabrics.Fabric:
     elif is_platform_file(text):
         fab = read(text)
     else:
-        raise UsageError(f"fabric: {text!r} is neither a preset ({', '.join(fabrics.PRESETS)}) nor a platform "
-                         f"file; give one of the presets or the path of a platform file")
+        raise UsageError(f"fabric: unknown preset {text!r}, and no platform file of that name; give one of "
+                         f"{', '.join(fabrics.PRESETS)}, or the path of a platform file")
     if nodes is None or nodes == fab.nodes:
         return fab
     if not fabrics.PRESETS[fab.name].node_arguments:
