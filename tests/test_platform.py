@@ -150,8 +150,8 @@ def test_every_gather_schedule_runs_on_a_cluster_and_its_barriers_cost():
         counts = [round(b / 24e-6) for b in result.samples[f"16/{MiB}/barrier"]]
         assert result.samples[f"16/{MiB}/barrier"] == pytest.approx([24e-6 * c for c in counts], rel=1e-12)
         assert sum(counts) >= row["stages"] >= 1
-        # No rank receives faster than its NIC: the root takes 15 blocks at 10 GB/s.
-        assert row["transfer"] >= 15 * MiB / 10e9
+        # The root's NIC carries the 12 blocks of the other hosts' ranks at 10 GB/s.
+        assert row["transfer"] >= 12 * MiB / 10e9
 
 
 def test_a_cluster_of_1024_ranks_gathers_three_sizes_in_well_under_a_second():
