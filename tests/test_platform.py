@@ -14,7 +14,7 @@ import time
 import pytest
 
 from fpgacomm import _core, cli, fabric, gather_sim
-from fpgacomm.simulation import patterns, platform
+from fpgacomm.simulation import patterns
 
 UsageError = _core.UsageError
 KiB, MiB = 1 << 10, 1 << 20
@@ -203,7 +203,7 @@ def test_a_bad_platform_is_refused_with_one_message_and_status_2(change, message
     path = tmp_path / "platform.json"
     path.write_text(platform_text(**change))
     with pytest.raises(UsageError) as raised:
-        platform.read(str(path))
+        fabric.platform_or_preset(str(path))
     assert message in str(raised.value)
     assert refused(fpgacomm("fabric", "latency", str(path)), message)
 
@@ -238,3 +238,12 @@ def test_the_cluster_on_the_command_line_as_a_platform_file(tmp_path, capsys):
     assert json.loads((tmp_path / "lat.json").read_text())["rows"][0]["latency"] == pytest.approx(6e-6, rel=1e-12)
     assert cli.main(["gather", "--fabric", str(path), "--nodes", "8,16", "--sizes", "64K"]) == 0
     assert "mpi" in capsys.readouterr().out
+
+
+def test_the_b_eff_ring_runs_on_a_cluster_in_rank_order():
+    # One rank per host; each sends 1 MiB to rank + 1 (leaving at o_s + rendezvous = 8 us), then to
+    # rank - 1 (1 us later): its NIC carries the 2 MiB at 10 GB/s from 8 us on, one message after the
+    # other, and each receiving NIC gets them one after the other too: 8 + 209.7152 + 3 (switch) + 2 us.
+    row = fabric.beff_ring(fabric.cluster(4, ranks_per_host=1, **COSTS), sizes=[MiB]).rows[0]
+    assert row["time"] == pytest.approx(222.7152e-6, rel=1e-12)
+    assert row["model_pair_bandwidth"] is None

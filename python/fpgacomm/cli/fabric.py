@@ -75,9 +75,8 @@ def preset_of(args) -> str:
 def run(args) -> int:
     from ..results.units import MODEL_DIGITS
     from ..simulation import fabric
-    from ..simulation.platform import platform_or_preset
 
-    args.preset = platform_or_preset(preset_of(args), args.nodes)
+    args.preset = fabric.platform_or_preset(preset_of(args), args.nodes)
 
     if args.fabric_command == "latency":
         result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))

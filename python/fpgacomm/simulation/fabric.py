@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
+import os
 import platform
 import sys
 
@@ -29,6 +30,7 @@ from ..models.beff import BITTWARE_520N, ChannelModel
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
 from ..runtime.interrupts import Interrupted
+from . import platform as platform_files
 
 _sim = _core.fabric
 UsageError = _core.UsageError
@@ -94,19 +96,27 @@ class Fabric:
         """The fabric as a platform file (schema fpgacomm.platform/1): every
         argument of its preset with its unit and provenance, the MAC table,
         the draws; docs/FABRIC.md, "Platform files"."""
-        from .platform import to_json
-
-        return to_json(self)
+        entry = PRESETS[self.name]
+        return platform_files.dump(platform_files.Platform(
+            self.name, dict(self.arguments), dict(self.provenance), list(self.draws), self.spec.mac_table,
+            self.spec.link_scales, self.spec.seed), entry.reference, entry.units)
 
     @staticmethod
-    def from_json(text: str) -> "Fabric":
+    def from_json(text: str, where: str = "platform") -> "Fabric":
         """The fabric a platform file describes (to_json's inverse: the same
         spec, so the same simulated times to the bit). A file of another
         schema, an unknown preset or parameter, or a missing, negative or
-        non-finite value is a UsageError naming it."""
-        from .platform import from_json
-
-        return from_json(text)
+        non-finite value is a UsageError naming it (`where`: the file)."""
+        parsed = platform_files.parse(text, {name: (entry.reference, entry.units) for name, entry in PRESETS.items()},
+                                      where)
+        fab = preset(parsed.preset, **parsed.values)
+        fab.provenance, fab.draws = parsed.provenance, parsed.draws
+        for node, port, vport, destination in parsed.mac_table:
+            fab.connect((node, port, vport), destination)
+        for device, port, factor in parsed.link_scales:
+            fab.spec.scale_link(device, port, factor)
+        fab.spec.seed = parsed.seed
+        return fab
 
     def describe(self) -> dict:
         """The topology the simulator builds (its description, nodes, devices,
@@ -641,6 +651,31 @@ def resized(fabric: Fabric, nodes: int, **gather_options) -> Fabric:
     return built
 
 
+def is_platform_file(text) -> bool:
+    """A string naming a file (or a .json path) rather than a preset."""
+    return isinstance(text, str) and text not in PRESETS and (os.path.exists(text) or text.endswith(".json"))
+
+
+def platform_or_preset(text, nodes: int | None = None) -> Fabric:
+    """A Fabric from a preset's name, a platform file's path or a Fabric,
+    with `nodes` nodes where given: what `fabric`, `gather --fabric` and
+    `predict --fabric` accept."""
+    if isinstance(text, Fabric):
+        fab = text
+    elif text in PRESETS:
+        return preset(text, nodes)
+    elif is_platform_file(text):
+        fab = Fabric.from_json(platform_files.read_text(text, PRESETS), where=f"platform {text}")
+    else:
+        raise UsageError(f"fabric: unknown preset {text!r}, and no platform file of that name; give one of "
+                         f"{', '.join(PRESETS)}, or the path of a platform file")
+    if nodes is None or nodes == fab.nodes:
+        return fab
+    if not PRESETS[fab.name].node_arguments:
+        raise UsageError(f"fabric: {fab.name} has {fab.nodes} nodes, not {nodes}")
+    return resized(fab, nodes)
+
+
 def _torus_rows(nodes: int) -> int:
     if not isinstance(nodes, int) or nodes < 2:
         raise UsageError(f"fabric: a torus needs at least 2 nodes, got {nodes!r}")
@@ -655,8 +690,6 @@ def _fabric(fabric, nodes: int | None = None) -> Fabric:
         if nodes is not None and nodes != fabric.nodes:
             raise UsageError(f"fabric: {fabric.name} has {fabric.nodes} nodes, not {nodes}")
         return fabric
-    from .platform import platform_or_preset
-
     return platform_or_preset(fabric, nodes)
 
 
@@ -898,10 +931,12 @@ def virtual_streams(fabric="vcsn", transfers=(), limits=None) -> Result:
 
 
 def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limits=None) -> Result:
-    """HPCC FPGA's b_eff ring with the `sim` communication type: every FPGA
-    sends L bytes to both neighbours at once, L = 2^0 .. 2^20. Per size: the
-    slowest exchange's time, b(L) = L / time per kernel pair, the channel
-    model's b(L) for comparison, and the network's aggregate 2 * n * b(L).
+    """HPCC FPGA's b_eff ring with the `sim` communication type: every node
+    (FPGA, or rank of a cluster) sends L bytes to both neighbours in rank
+    order at once, L = 2^0 .. 2^20, on any topology of 3 nodes or more. Per
+    size: the slowest exchange's time, b(L) = L / time per kernel pair, the
+    channel model's b(L) for comparison (on beff_520n, whose board it
+    describes; None elsewhere), and the network's aggregate 2 * n * b(L).
     b_eff is the mean of the aggregate column. limits (resources.Limits): a
     run larger is refused before it starts."""
     from . import resources
@@ -919,7 +954,7 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limit
         point = _sim.beff_ring(fabric.spec, [size])[0]
         events.append(point["events"])
         return {"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"],
-                "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])),
+                "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])) if fabric.name == "beff_520n" else None,
                 "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]}
 
     return _sweep(sizes, measure, lambda rows: _result(

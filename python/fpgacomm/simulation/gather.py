@@ -48,9 +48,7 @@ UNITS = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "t
 def sized(fabric, nodes: int, ports: int = 2, virtual_ports: int = 2) -> fabrics.Fabric:
     """The fabric (a preset's name, a platform file or a Fabric) with `nodes`
     nodes and the gather's ports and virtual ports where the preset has them."""
-    from .platform import platform_or_preset
-
-    return fabrics.resized(platform_or_preset(fabric), nodes, ports=ports, virtual_ports=virtual_ports)
+    return fabrics.resized(fabrics.platform_or_preset(fabric), nodes, ports=ports, virtual_ports=virtual_ports)
 
 
 def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: str, collective: str) -> tuple:
@@ -171,15 +169,14 @@ def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABL
     estimated before anything is built, and one too large is refused.
     on_progress: called with how far the run is as each point begins and
     ends (otherwise long runs print their progress on stderr)."""
-    from .platform import is_platform_file, platform_or_preset
-
     # A preset's name is checked before anything is built; a platform file is read first.
-    template = platform_or_preset(fabric) if is_platform_file(fabric) else None
+    template = None if isinstance(fabric, str) and not fabrics.is_platform_file(fabric) else (
+        fabrics.platform_or_preset(fabric))
     fabric_name = fabric if template is None else template.name
     if schedule is None:
         schedule = OWN_SCHEDULE.get(fabric_name, "tree")
     nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
-    template = template or platform_or_preset(fabric_name)
+    template = template or fabrics.platform_or_preset(fabric_name)
     reuse_here = reuse and control != "local"
     # A preset is its spec alone: every point is estimated before any topology is built.
     estimates = {(n, d): resources.check(estimate(schedule, template, n, d, ports=ports,

@@ -272,10 +272,14 @@ def estimate_network(what: str, spec) -> Estimate:
 def estimate_beff_ring(what: str, spec, sizes: list) -> Estimate:
     """HPCC FPGA's b_eff ring (fabric.beff_ring): per size a fresh ring on
     which every node sends one message to each neighbour at once, every frame
-    over one link. Memory at the largest size: the network, and every
-    message's frames, queued at their senders together."""
+    over the path to its neighbour (one link on direct networks). Memory at
+    the largest size: the network, and every message's frames, queued at
+    their senders together."""
     nodes, chunk = spec.nodes, spec.chunk_bytes()
-    events = sum(2 * nodes * _message_events(_frames(size, chunk), 1, False, _held_back(spec))[0] for size in sizes)
+    # Neighbours in rank order are one link apart on direct networks; through switches, at most the longest path.
+    shape = _sim.shape(spec)
+    hops = shape["longest_path"] if shape["levels"] else 1
+    events = sum(2 * nodes * _message_events(_frames(size, chunk), hops, False, _held_back(spec))[0] for size in sizes)
     memory = network_memory(spec) + BYTES_PER_RUN + 2 * nodes * _frames(max(sizes, default=0), chunk) * BYTES_PER_FRAME
     return Estimate(what, events, memory, 2 * nodes * len(sizes))
 
