@@ -246,4 +246,4 @@ def test_the_b_eff_ring_runs_on_a_cluster_in_rank_order():
     # other, and each receiving NIC gets them one after the other too: 8 + 209.7152 + 3 (switch) + 2 us.
     row = fabric.beff_ring(fabric.cluster(4, ranks_per_host=1, **COSTS), sizes=[MiB]).rows[0]
     assert row["time"] == pytest.approx(222.7152e-6, rel=1e-12)
-    assert row["model_pair_bandwidth"] is None
+    assert "model_pair_bandwidth" not in row  # the 520N's channel model describes no cluster

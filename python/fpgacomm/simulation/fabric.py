@@ -936,7 +936,7 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limit
     order at once, L = 2^0 .. 2^20, on any topology of 3 nodes or more. Per
     size: the slowest exchange's time, b(L) = L / time per kernel pair, the
     channel model's b(L) for comparison (on beff_520n, whose board it
-    describes; None elsewhere), and the network's aggregate 2 * n * b(L).
+    describes), and the network's aggregate 2 * n * b(L).
     b_eff is the mean of the aggregate column. limits (resources.Limits): a
     run larger is refused before it starts."""
     from . import resources
@@ -946,20 +946,24 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limit
     estimated = _estimated(resources.check(resources.estimate_beff_ring(
         f"a b_eff ring of {fabric.nodes} nodes and messages up to {max(sizes, default=0)} bytes", fabric.spec,
         sizes), limits))
-    channel = ChannelModel.bittware_520n()
+    # The channel model describes the 520N board: beside beff_520n only.
+    channel = ChannelModel.bittware_520n() if fabric.name == "beff_520n" else None
     events = []
 
     def measure(size: int) -> dict:
         # One size per call (each on a fresh ring, as beff_ring does per size): an interrupt keeps the sizes done.
         point = _sim.beff_ring(fabric.spec, [size])[0]
         events.append(point["events"])
-        return {"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"],
-                "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])) if fabric.name == "beff_520n" else None,
-                "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]}
+        row = {"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"]}
+        if channel:
+            row["model_pair_bandwidth"] = float(channel.bandwidth(point["bytes"]))
+        return {**row, "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]}
 
+    units = {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s", "aggregate": "B/s"}
+    if not channel:
+        del units["model_pair_bandwidth"]
     return _sweep(sizes, measure, lambda rows: _result(
-        "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows,
-        {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s", "aggregate": "B/s"}))
+        "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows, units))
 
 
 # --- fpgacomm suite -------------------------------------------------------------
