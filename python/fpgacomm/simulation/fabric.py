@@ -36,6 +36,8 @@ _sim = _core.fabric
 UsageError = _core.UsageError
 
 MiB = 1 << 20
+# The simulator's eager threshold when none is set: no message is long enough.
+NEVER_RENDEZVOUS = (1 << 63) - 1
 # The VCSN paper section 4.2.2: "all the cables used in this measurement have the
 # same three meters length"; light in fibre covers 0.2 m/ns.
 CABLE_3M = 3.0 / 2.0e8
@@ -139,12 +141,17 @@ class Fabric:
             "framing": _framing_params(spec.framing),
             "trunk_framing": None if spec.trunk_framing is None else _framing_params(spec.trunk_framing),
             "hub": _device_params(spec.hub), "switch": _device_params(spec.sw), "host": _device_params(spec.host),
-            "node": {key: _number(getattr(spec.node, key)) for key in (
-                "app_latency", "dma_engines", "dma_bandwidth", "dma_latency")},
+            "node": {**{key: _number(getattr(spec.node, key)) for key in (
+                "app_latency", "dma_engines", "dma_bandwidth", "dma_latency", "send_overhead", "recv_overhead",
+                "gap", "rendezvous_latency")},
+                # No threshold (the FPGA presets): every message is eager.
+                "eager_threshold": None if spec.node.eager_threshold == NEVER_RENDEZVOUS else spec.node.eager_threshold},
             "host_costs": {key: getattr(spec.host_costs, key) for key in VCSN_HOST_COSTS},
             "virtual_ports_per_port": spec.virtual_ports_per_port,
             "mac_table": [list(entry) for entry in spec.mac_table],
             "handler_latency": self.handler_latency, "seed": spec.seed,
+            **({"host_link": _link_params(spec.host_link)} if spec.topology == "cluster" else {}),
+            "provenance": dict(self.provenance),
         }
 
 
