@@ -247,3 +247,21 @@ def test_the_b_eff_ring_runs_on_a_cluster_in_rank_order():
     row = fabric.beff_ring(fabric.cluster(4, ranks_per_host=1, **COSTS), sizes=[MiB]).rows[0]
     assert row["time"] == pytest.approx(222.7152e-6, rel=1e-12)
     assert "model_pair_bandwidth" not in row  # the 520N's channel model describes no cluster
+
+
+def test_fabric_platform_writes_a_preset_with_changes_that_reads_back(tmp_path):
+    path = tmp_path / "cluster.json"
+    run = fpgacomm("fabric", "platform", "cluster", "--nodes", "16", "--set", "ranks_per_host=8", "--set",
+                   "send_overhead=1e-6", "--json", str(path))
+    assert run.returncode == 0 and run.stdout == "", run.stderr
+    fab = fabric.platform_or_preset(str(path))
+    assert fab.arguments == {**fabric.cluster(16).arguments, "ranks_per_host": 8, "send_overhead": 1e-6}
+    assert fab.provenance == {"ranks_per_host": {"source": "given"}, "send_overhead": {"source": "given"}}
+    # Without --json the file goes to stdout, and a platform file can be changed again.
+    again = fpgacomm("fabric", "platform", str(path), "--set", "gap=2e-7")
+    assert json.loads(again.stdout)["parameters"]["gap"] == {"value": 2e-7, "unit": "s",
+                                                              "provenance": {"source": "given"}}
+    assert refused(fpgacomm("fabric", "platform", "cluster", "--set", "gap=-1"),
+                   "parameter gap is -1; give a finite number of 0 or more")
+    assert refused(fpgacomm("fabric", "platform", "cluster", "--set", "bandwidth=1e9"),
+                   "cluster has no parameter bandwidth")

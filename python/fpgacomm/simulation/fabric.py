@@ -644,6 +644,22 @@ def preset(name: str, nodes: int | None = None, **arguments) -> Fabric:
     return PRESETS[name].build(**arguments)
 
 
+def with_arguments(fabric: Fabric, provenance: dict | None = None, **changes) -> Fabric:
+    """The fabric built again by its preset with some arguments changed (a
+    draw of a platform file, a `--set`), each changed one's provenance
+    `provenance` (default {"source": "given"}); the others keep theirs, and
+    the draws are kept. A fresh build: MAC table and slowed links are not
+    carried over."""
+    for key, value in changes.items():
+        platform_files.check_value(f"fabric: {fabric.name}", key, value)
+    built = preset(fabric.name, **{**fabric.arguments, **changes})
+    mark = provenance or {"source": "given"}
+    built.provenance = {**{k: v for k, v in fabric.provenance.items() if k not in changes},
+                        **{key: dict(mark) for key in changes}}
+    built.draws = list(fabric.draws)
+    return built
+
+
 def resized(fabric: Fabric, nodes: int, **gather_options) -> Fabric:
     """The same fabric (its preset and arguments, provenance and draws) with
     `nodes` nodes, and the `gather` options (ports, virtual_ports) the

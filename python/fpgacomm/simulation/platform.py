@@ -109,7 +109,7 @@ def parse(text: str, registry: dict, where: str = "platform") -> Platform:
         if item.get("unit", unit) != unit:
             raise UsageError(f"{where}: parameter {key} in unit {item['unit']!r}; {SCHEMA} gives it in "
                              f"{unit!r}" + ("" if unit else " (a count or a name)"))
-        values[key] = _checked(where, key, item["value"])
+        values[key] = check_value(where, key, item["value"])
         if item.get("provenance", default) != default:
             provenance[key] = item["provenance"]
     draws = document.get("draws", [])
@@ -120,15 +120,15 @@ def parse(text: str, registry: dict, where: str = "platform") -> Platform:
             raise UsageError(f"{where}: draw {index} is not a set of {name}'s parameters; give objects whose "
                              f"keys are among {', '.join(units)}")
         for key, value in draw.items():
-            _checked(f"{where}: draw {index}", key, value)
+            check_value(f"{where}: draw {index}", key, value)
     link_scales = document.get("link_scales", [])
     for scale in link_scales:
-        _checked(where, "link scale factor", scale[-1] if isinstance(scale, list) and scale else None)
+        check_value(where, "link scale factor", scale[-1] if isinstance(scale, list) and scale else None)
     return Platform(name, values, provenance, [dict(draw) for draw in draws], document.get("mac_table", []),
                     link_scales, document.get("seed", 1))
 
 
-def _checked(where: str, key: str, value):
+def check_value(where: str, key: str, value):
     """Numbers finite and 0 or more; names as given (the preset checks them)."""
     if isinstance(value, str):
         return value
