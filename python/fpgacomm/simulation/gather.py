@@ -153,15 +153,16 @@ def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABL
         reuse: bool = True, fast_forward: bool = True, limits: resources.Limits | None = None,
         on_progress=None) -> Result:
     """Simulated gathers (scatters, allgathers) of `schedule` on `fabric` (a
-    preset's name, a platform file or a Fabric), one row per (nodes, size): the contract's gather columns with
-    the fat-tree levels, `model` (models.vcsn with the schedule's own
+    preset's name, a platform file or a Fabric), one row per (nodes, size):
+    the contract's gather columns with the fat-tree levels, `model`
+    (models.vcsn with the schedule's own
     stages: eq. 7's procedure with Table 5's VCSN values, or the DCN
     counterpart's on dcn_ring), `model_printed` (eq. 7 as printed, or the
     DCN counterpart, with the same barrier model) and the simulator's event
     count. Allgathers are ring allgathers: the fabrics cannot broadcast.
     schedule None: the fabric's own (ring on dcn_ring, tree on vcsn and
-    vcsn_fat_tree, mpi on host_path and cluster). reuse: simulate each distinct group
-    of independent transfers once (the same times to the bit; False: every
+    vcsn_fat_tree, mpi on host_path and cluster). reuse: simulate each
+    distinct group of independent transfers once (the same times to the bit; False: every
     stage in full; control "local" always simulates in full). fast_forward:
     jump through long streams' steady state (the same times to the bit;
     False: every frame stepped). limits:
@@ -196,7 +197,9 @@ def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABL
             fab = sized(template, n, ports, virtual_ports)
             built = fab.describe()
             levels = max(1, int(built["levels"]))  # f of eq. 7: one switch (VCSN) or one link (DCN) is 1
-            params.update(host_costs=fab.params()["host_costs"], fabric_arguments=fab.params()["fabric_arguments"])
+            described = fab.params()
+            params.update(host_costs=described["host_costs"], fabric_arguments=described["fabric_arguments"],
+                          provenance=described["provenance"])
             params["topologies"][str(n)] = built["topology"]
             for d in sizes:
                 progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])

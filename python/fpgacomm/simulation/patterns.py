@@ -53,7 +53,8 @@ def incast(fabric="cluster", *, nodes: int | None = None, senders=(1,), size=1 <
             stage = [(k, 1, 1, 0, 0, nbytes, 0, 0)]
             time = fabrics.run_schedule(fab, [stage], reconfigure=False, details=False).rows[1]["transfer"]
             rows.append({"senders": k, "size": nbytes, "time": time, "bandwidth": k * nbytes / time})
-    return fabrics._result("fabric_incast", fab, {}, rows, {"senders": "", "size": "B", "time": "s", "bandwidth": "B/s"})
+    return fabrics._result("fabric_incast", fab, {}, rows,
+                           {"senders": "", "size": "B", "time": "s", "bandwidth": "B/s"})
 
 
 def barrier(fabric="cluster", *, nodes=(2, 4, 8)):
