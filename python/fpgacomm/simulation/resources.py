@@ -227,6 +227,11 @@ def estimate_gather(name: str, spec, block_bytes: int, *, ports: int = 2, virtua
             groups, hops = 2 * 2 * levels, levels + 1
         else:
             groups = levels + 2
+        # A cluster's ranks share their host's bus: a chain's hops inside a
+        # host (both arms of the ring or tree) meet there, one group of up
+        # to 2 x ranks per host transfers.
+        if spec.topology == "cluster" and name != "vlink":
+            groups *= 2 * spec.fpgas_per_host
     per_block, block_reads = _message_events(frames, hops, fast_forward, held)
     per_chain, chain_reads = _message_events(_frames(longest * block_bytes, chunk), hops, fast_forward, held)
     # The collected directions go to the root together: one group (its
