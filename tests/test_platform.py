@@ -265,3 +265,11 @@ def test_fabric_platform_writes_a_preset_with_changes_that_reads_back(tmp_path):
                    "parameter gap is -1; give a finite number of 0 or more")
     assert refused(fpgacomm("fabric", "platform", "cluster", "--set", "bandwidth=1e9"),
                    "cluster has no parameter bandwidth")
+
+
+def test_patterns_too_large_are_refused_before_they_run():
+    fab = fabric.cluster(8)
+    with pytest.raises(UsageError, match="mbw_mr of up to 4 pairs x 1048576 messages on cluster would need about"):
+        patterns.mbw_mr(fab, pairs=[1, 4], size=16 * MiB, window=1 << 20)
+    with pytest.raises(UsageError, match="an incast of up to 7 senders on cluster would need"):
+        patterns.incast(fab, senders=7, size=1 << 44)
