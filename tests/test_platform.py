@@ -53,6 +53,25 @@ def test_every_preset_written_and_read_back_simulates_the_same_to_the_bit(name):
     assert times(back) == times(fab)
 
 
+@pytest.mark.parametrize("fab", [
+    fabric.dcn_ring(6, ports=4), fabric.vcsn(8, ports=1, virtual_ports_per_port=3),
+    fabric.vcsn_fat_tree(40, switch_ports=8, ports=1, virtual_ports_per_port=1),
+    fabric.cuscomnet_torus(3, 3, link="nominal", forwarding="store_and_forward", priorities=2),
+    fabric.beff_520n(5), fabric.fshmem_pair(256), fabric.host_path(6, pcie="theoretical"),
+    fabric.cluster(6, ranks_per_host=2, **COSTS)], ids=lambda fab: fab.name)
+def test_arguments_other_than_the_defaults_come_back(fab):
+    back = fabric.Fabric.from_json(fab.to_json())
+    assert back.arguments == fab.arguments and back.params() == fab.params()
+    assert times(back) == times(fab)
+
+
+def test_a_spec_changed_by_hand_is_not_written_as_if_it_were_the_presets():
+    fab = fabric.vcsn(4)
+    fab.spec.hub.forwarding = "store_and_forward"
+    with pytest.raises(UsageError, match=r"vcsn's spec was changed outside its preset's arguments \(hub\)"):
+        fab.to_json()
+
+
 @pytest.mark.parametrize("name", sorted(gather_sim.OWN_SCHEDULE))
 def test_a_platform_file_gathers_as_its_preset_does(name, tmp_path):
     path = tmp_path / "platform.json"

@@ -99,9 +99,18 @@ class Fabric:
         argument of its preset with its unit and provenance, the MAC table,
         the draws; docs/FABRIC.md, "Platform files"."""
         entry = PRESETS[self.name]
-        return platform_files.dump(platform_files.Platform(
+        text = platform_files.dump(platform_files.Platform(
             self.name, dict(self.arguments), dict(self.provenance), list(self.draws), self.spec.mac_table,
             self.spec.link_scales, self.spec.seed), entry.reference, entry.units)
+        # A platform file holds the preset's arguments: a spec changed by hand
+        # elsewhere would read back as another fabric.
+        written, here = Fabric.from_json(text)._spec_params(), self._spec_params()
+        changed = sorted(key for key in here if written[key] != here[key])
+        if changed:
+            raise UsageError(f"fabric: {self.name}'s spec was changed outside its preset's arguments "
+                             f"({', '.join(changed)}), which a platform file cannot hold; change the preset's "
+                             f"arguments instead (fabric.with_arguments, fabric platform --set)")
+        return text
 
     @staticmethod
     def from_json(text: str, where: str = "platform") -> "Fabric":
@@ -133,10 +142,13 @@ class Fabric:
 
     def params(self) -> dict:
         """Every parameter of the fabric, for a Result's params."""
+        return {"topology": self.describe()["topology"], **self._spec_params()}
+
+    def _spec_params(self) -> dict:
+        """params() but the topology's description (which builds it)."""
         spec = self.spec
         return {
             "fabric": self.name, "fabric_arguments": dict(self.arguments),
-            "topology": self.describe()["topology"],
             "access_link": _link_params(spec.access_link), "trunk_link": _link_params(spec.trunk_link),
             "framing": _framing_params(spec.framing),
             "trunk_framing": None if spec.trunk_framing is None else _framing_params(spec.trunk_framing),
