@@ -143,10 +143,11 @@ def test_mbw_mr_pairs_share_the_nic_and_the_gap_spaces_one_ranks_messages():
     rows = patterns.mbw_mr(fab, pairs=[1, 2], size=MiB, window=4).rows
     for row in rows:
         assert row["time"] == pytest.approx(13e-6 + 4 * row["pairs"] * 104.8576e-6, rel=1e-12)
-    # Empty messages: one rank starts one per max(o_s, g) = 1 us; the last of 8 leaves at 8 us, arrives 5 us later.
+    # Empty messages: the sender starts one per max(o_s, g) = 1 us, the first arrives at 1 + 3 us; the
+    # receiver takes one per max(o_r, g) = 2 us, each o_r = 2 us: the 8th done at 4 + 7 x 2 + 2 us.
     empty = patterns.mbw_mr(fab, pairs=1, size=0, window=8).rows[0]
-    assert empty["time"] == pytest.approx(8e-6 + 3e-6 + 2e-6, rel=1e-12)
-    assert empty["message_rate"] == pytest.approx(8 / 13e-6, rel=1e-12)
+    assert empty["time"] == pytest.approx(20e-6, rel=1e-12)
+    assert empty["message_rate"] == pytest.approx(8 / 20e-6, rel=1e-12)
 
 
 def test_the_barrier_simulated_matches_its_closed_form():

@@ -54,6 +54,7 @@ Network::Network(const FabricSpec& spec)
   read_busy_.assign(slots, 0);
   write_free_.assign(slots, 0.0);
   send_free_.assign(topology_->nodes(), 0.0);
+  receive_free_.assign(topology_->nodes(), 0.0);
   // Ports alike in everything a frame's timing depends on share a class.
   std::map<std::tuple<double, double, const Framing*, double, int, int, int>, int> classes;
   port_class_.reserve(ports_.size());
@@ -77,6 +78,7 @@ void Network::begin_stage() {
   }
   std::fill(write_free_.begin(), write_free_.end(), 0.0);
   std::fill(send_free_.begin(), send_free_.end(), 0.0);
+  std::fill(receive_free_.begin(), receive_free_.end(), 0.0);
   if (fast_forward_) enable_fast_forward(true);  // no period carries over from the stage before
   runs_.clear();
   free_runs_.clear();
@@ -185,6 +187,17 @@ double Network::injection(int src, std::int64_t bytes, double start) {
   }
   if (bytes > node.eager_threshold) start += node.rendezvous_latency;
   return start;
+}
+
+// When the receiver's software is done with a message whose last byte
+// arrived at `arrival` (LogGP): o_r per message, one message at a time, at
+// most one per max(o_r, g). Without costs, `arrival` itself.
+double Network::received(int dst, double arrival) {
+  const NodeSpec& node = spec_.node;
+  if (!node.has_message_costs()) return arrival;
+  const double begin = std::max(arrival, receive_free_[dst]);
+  receive_free_[dst] = begin + std::max(node.recv_overhead, node.gap);
+  return begin + node.recv_overhead;
 }
 
 void Network::at(double time, std::function<void()> action) {
@@ -480,7 +493,7 @@ void Network::deliver(int frame_id) {
   write_free = std::max(write_free, now() + spec_.node.app_latency) + frame.payload / spec_.node.dma_bandwidth;
   record.done = std::max(record.done, write_free);
   if (++message.frames_done == message.frames_total) {
-    record.done += spec_.node.recv_overhead;  // the receiver's software, once the last byte is in
+    record.done = received(record.dst, record.done);
     engine_.schedule_at(record.done, tag(kDone, frame.message));
   }
 }

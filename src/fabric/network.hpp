@@ -182,6 +182,7 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   }
   int submit(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done);
   double injection(int src, std::int64_t bytes, double start);
+  double received(int dst, double arrival);
   void start_reads(int node);
   void frame_ready(int message);
   void try_start(int port);
@@ -223,6 +224,7 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   std::vector<char> read_busy_;               // node * engines + engine
   std::vector<double> write_free_;            // node * engines + engine: when the write engine is idle
   std::vector<double> send_free_;             // per node: when its software may start the next message
+  std::vector<double> receive_free_;          // per node: when its software may take the next arrival
   std::vector<std::function<void()>> timers_;
   std::vector<int> free_timers_;
   std::vector<int> port_class_;

@@ -528,9 +528,10 @@ def cluster(n: int = 8, ranks_per_host: int = 4, send_overhead: float = 0.3e-6, 
     - send_overhead o_s (s): the sender's software time per message, before
       it enters the path;
     - recv_overhead o_r (s): the receiver's software time per message, after
-      its last byte arrived;
+      its last byte arrived, one message at a time;
     - gap g (s): the least time between two messages' starts from one rank
-      (it sends at most one message per max(o_s, g));
+      (it sends at most one message per max(o_s, g), and takes at most one
+      per max(o_r, g));
     - intra_latency (s), intra_bandwidth (B/s): shared memory between two
       ranks of one host: latency, and the rate at which one rank copies;
     - host_bandwidth (B/s): the memory bus of a host, shared by all its
