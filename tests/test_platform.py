@@ -245,7 +245,7 @@ def test_a_schedule_the_platform_cannot_run_names_both(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["fabric", "latency", "cluster", "--nodes", "0"], "cluster needs at least 2 nodes, got 0"),
     (["gather", "--fabric", "cluster", "--nodes", "0"], "give node counts of 2 or more"),
-    (["fabric", "bw", "no_such_platform.json"], "cannot read it (No such file or directory)")])
+    (["fabric", "bw", "no_such_platform.json"], "platform no_such_platform.json: no such file; give a platform file or a preset")])
 def test_bad_counts_and_missing_files_are_refused(argv, message):
     assert refused(fpgacomm(*argv), message)
 

@@ -28,6 +28,7 @@ import json
 import math
 
 from .. import _core
+from ..runtime import files
 
 SCHEMA = "fpgacomm.platform/1"
 UsageError = _core.UsageError
@@ -140,10 +141,10 @@ def check_value(where: str, key: str, value):
 
 
 def read_text(path: str, presets) -> str:
-    """The text of the platform file at `path`; `presets` name the alternative in the message."""
+    """The text of the platform file at `path`, through the one file
+    boundary; `presets` name the alternative in the message."""
     try:
-        with open(path, encoding="utf-8") as file:
-            return file.read()
-    except OSError as error:
-        raise UsageError(f"platform {path}: cannot read it ({error.strerror}); give a platform file or a "
-                         f"preset ({', '.join(presets)})") from None
+        return files.read_text(path)
+    except files.ResultError as error:
+        raise UsageError(f"platform {error.path}: {error.problem}; give a platform file or a preset "
+                         f"({', '.join(presets)})") from None
