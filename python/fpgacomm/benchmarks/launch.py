@@ -74,7 +74,10 @@ def _resolve(function: str):
     """The function named "module:qualified.name", or a usage error."""
     module_name, _, name = function.partition(":")
     try:
-        target = importlib.import_module(module_name)
+        try:
+            target = importlib.import_module(module_name)
+        except ModuleNotFoundError:  # a public short name of the package root: fpgacomm.osu
+            target = getattr(importlib.import_module("fpgacomm"), module_name.removeprefix("fpgacomm."))
         for part in name.split("."):
             target = getattr(target, part)
     except (ImportError, AttributeError, ValueError):

@@ -3,7 +3,6 @@ with --fabric, on the simulated fabric (fpgacomm.gather_sim, no mpirun)."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 from .live import LiveText, Progress
@@ -79,13 +78,8 @@ def simulate(args):
         options["nodes"] = _node_counts(args.nodes)
     if args.sizes:
         options["sizes"] = byte_sizes(args.sizes, "gather: size per node", smallest=1)
-    try:
-        gather_sim = importlib.import_module("fpgacomm.gather_sim")
-    except ModuleNotFoundError as error:
-        if error.name != "fpgacomm.gather_sim":
-            raise
-        raise usage_error("gather --fabric needs the simulated gathers (fpgacomm.gather_sim), which this installation "
-                     "lacks; run real ranks under mpirun without --fabric") from None
+    from ..simulation import gather as gather_sim
+
     result = gather_sim.run(**options)
     if result.params["reuse_note"]:
         print(f"gather: {result.params['reuse_note']}", file=sys.stderr)
