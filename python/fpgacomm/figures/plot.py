@@ -31,6 +31,7 @@ from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..results.compare import NAME as COMPARISON
+from ..results.validation import NAME as VALIDATION
 from ..results.result import LOAD_NAME, Result, atomic_write, runs
 from ..runtime.environment import topology
 
@@ -610,6 +611,34 @@ def comparison(result: Result, ax=None) -> Figure:
     return _finish(ax, f"{params['quantity']} against {base}, with {percent} intervals; filled: a difference")
 
 
+# The columns of a validation drawn, all times.
+_VALIDATION_TIMES = ("measured", "measured_low", "measured_high", "predicted", "predicted_low", "predicted_high")
+
+
+def validation(result: Result, ax=None) -> Figure:
+    """A validation (fpgacomm validate): per schedule and rank count, the
+    prediction against the size with its interval as a band, and the
+    measured medians with their intervals over launches as error bars."""
+    if result.benchmark != VALIDATION:
+        raise usage_error(f"plot.validation draws the Result of fpgacomm validate, got {result.benchmark}")
+    ax = _axes(ax)
+    size_axis(ax, "bytes per rank")
+    factor = _value_axis(ax, "time", "s", log=True)
+    for schedule, nodes in sorted({(row["schedule"], row["nodes"]) for row in result.rows}):
+        rows = sorted((row for row in result.rows if (row["schedule"], row["nodes"]) == (schedule, nodes)),
+                      key=lambda row: row["size"])
+        sizes = np.array([row["size"] for row in rows], dtype=float)
+        column = {key: np.array([row[key] for row in rows]) * factor for key in _VALIDATION_TIMES}
+        line, = ax.plot(sizes, column["predicted"], label=f"{schedule}, {nodes} ranks: predicted")
+        ax.fill_between(sizes, column["predicted_low"], column["predicted_high"], color=line.get_color(), alpha=0.2,
+                        linewidth=0)
+        ax.errorbar(sizes, column["measured"], yerr=[column["measured"] - column["measured_low"],
+                                                     column["measured_high"] - column["measured"]],
+                    linestyle="none", marker="o", color=line.get_color(), label=f"{schedule}, {nodes} ranks: measured")
+    claim = "" if result.params.get("claim") else " (no accuracy claimed)"
+    return _finish(ax, f"prediction with its 95 % interval against held-out launches{claim}")
+
+
 def _as_list(results) -> list:
     items = [results] if isinstance(results, (Result, Fit)) else list(results)
     if not items:
@@ -639,8 +668,8 @@ def drawable(result) -> str | None:
     if name == LOAD_NAME:  # a joined table: what its runs are, where they agree
         kinds = {drawable(run) for _, run in runs(result)}
         return kinds.pop() if len(kinds) == 1 else None
-    if name == COMPARISON:
-        return "comparison"
+    if name in (COMPARISON, VALIDATION):
+        return name
     for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
         if name in names:
             return kind_name
@@ -660,7 +689,7 @@ def kind(result) -> str:
         return found
     name = result.benchmark
     raise usage_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
-                     f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL and comparison Results")
+                     f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL, comparison and validation Results")
 
 
 def figure_for(results, *, models=()) -> Figure:
@@ -686,6 +715,10 @@ def figure_for(results, *, models=()) -> Figure:
         if len(results) != 1 or models:
             raise usage_error("a comparison is drawn alone, without model overlays")
         return comparison(results[0])
+    if figure_kind == VALIDATION:
+        if len(results) != 1 or models:
+            raise usage_error("a validation is drawn alone, without model overlays")
+        return validation(results[0])
     draw = {"latency": latency, "bandwidth": bandwidth, "beff": beff, "gather": gather}[figure_kind]
     return draw(results) if figure_kind == "gather" else draw(results, models=models)
 

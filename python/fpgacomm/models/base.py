@@ -15,7 +15,8 @@ Subclasses set:
                 where a model needs more than one column
 and implement `predict(x)`. `initial(x, y)` gives the starting point of the
 nonlinear fit; a model that is linear in its parameters overrides `_solve`
-instead (see Hockney). `fit(..., fixed={name: value})` holds parameters that
+instead, returning the Solution of `cls._linear(design, y, sigma, names)`
+(see Hockney). `fit(..., fixed={name: value})` holds parameters that
 the data cannot determine at known values (their standard error is 0).
 
 Every fit keeps the `non_negative` parameters (latencies, overheads) at or
