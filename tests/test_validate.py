@@ -183,3 +183,15 @@ def test_missing_files_are_one_clear_error(tmp_path, capsys):
         cli.main(["validate", pred])
     _, err = capsys.readouterr()
     assert stop.value.code == 2 and err.endswith("error: the following arguments are required: MEASURED\n")
+
+
+def test_measured_points_without_a_prediction_are_left_out_and_named(tmp_path, launches):
+    measured = times(launches)
+    smallest = min(measured)
+    points = {("tree", RANKS, smallest): (20 * median(measured[smallest]), 15 * median(measured[smallest]),
+                                          25 * median(measured[smallest]))}
+    result = fpgacomm.validate(prediction(tmp_path, points), with_machine(tmp_path, launches, cores=64, load=0.5))
+    assert [row["size"] for row in result.rows] == [smallest]
+    assert result.params["unpredicted"] == [f"tree at {RANKS} ranks, 128 KiB"]
+    assert f"# measured but not predicted, left out: tree at {RANKS} ranks, 128 KiB" in \
+        validation.format_validation(result)

@@ -62,13 +62,14 @@ def validate(prediction, measured) -> Result:
     launches = [(path, _read(path)) for path in _expand(measured)]
     if not launches:
         raise usage_error("validate: no measured files given; give the held-out launches' Result JSON files")
-    values, unmatched = {}, []
+    values, unmatched, unpredicted = {}, [], set()
     for path, result in launches:
         points = _launch_points(path, result)
         matched = {point: value for point, value in points.items() if point in predicted}
         if not matched:
             shown = ", ".join(_describe(point) for point in list(points)[:3])
             unmatched.append(f"{path} ({shown}{', ...' if len(points) > 3 else ''})")
+        unpredicted.update(point for point in points if point not in predicted)
         for point, value in matched.items():
             values.setdefault(point, []).append(value)
     if unmatched:
@@ -78,7 +79,8 @@ def validate(prediction, measured) -> Result:
     refusals = _refusals([result for _, result in launches], rows)
     params = {"prediction": predicted_path, "measured": [path for path, _ in launches],
               "launches_per_point": sorted({row["launches"] for row in rows}), "claim": not refusals,
-              "refusals": refusals, "summary": None if refusals else _summary(rows)}
+              "refusals": refusals, "summary": None if refusals else _summary(rows),
+              "unpredicted": [_describe(point) for point in sorted(unpredicted, key=_order)]}
     return Result(NAME, params, {}, rows, UNITS)
 
 
@@ -236,6 +238,8 @@ def format_validation(result: Result, full: bool = False) -> str:
                     {c: result.units[c] for c in shown})
     lines = [points.table(f"# fpgacomm validate: {params.get('prediction')} against {len(params.get('measured', []))} "
                           f"held-out launches ({len(result.rows)} points)")]
+    if params.get("unpredicted"):
+        lines.append(f"# measured but not predicted, left out: {'; '.join(params['unpredicted'])}")
     if params.get("claim"):
         summary = Result(NAME, {}, {}, params["summary"], SUMMARY_UNITS)
         lines.append(summary.table("# accuracy per rank count and size class: |error| = |predicted - measured| / "
