@@ -71,13 +71,13 @@ def constrained_linear(design: np.ndarray, y: np.ndarray, sigma: np.ndarray, nam
                        units: dict, order=None, unexercised: dict | None = None) -> Solution:
     """y ~ design @ values weighted by 1 / sigma, each name in `lower` kept at
     or above its bound. Columns that add nothing to the rank (taken in
-    `order`, default the names' order) are undetermined; then, while the
-    least-squares values put a bounded parameter below its bound, the one
-    furthest below (in units of its effect on the weighted residuals) is held
-    at the bound and the rest refitted. For the few parameters of a model
-    this reaches the bounded optimum that an active-set method (Lawson and
-    Hanson's NNLS) finds. The covariance, over the parameters left free, is
-    scaled by the reduced chi-square (as curve_fit does)."""
+    `order`, default the names' order) are undetermined. Then an active set
+    (Lawson and Hanson's, for NNLS): while the least-squares values put a
+    bounded parameter below its bound, the one furthest below (in units of
+    its effect on the weighted residuals) is held at the bound and the rest
+    refitted; a held one whose residual pulls it up again is released. The
+    covariance, over the parameters left free, is scaled by the reduced
+    chi-square (as curve_fit does)."""
     names = tuple(names)
     a = design / sigma[:, None]
     b = np.asarray(y, dtype=float) / sigma
@@ -89,22 +89,33 @@ def constrained_linear(design: np.ndarray, y: np.ndarray, sigma: np.ndarray, nam
         if j not in active:
             held[names[j]] = (UNDETERMINED, undetermined_reason(a[:, j], [names[k] for k in active],
                                                                 (unexercised or {}).get(names[j])))
-    while active:
-        solved, *_ = np.linalg.lstsq(a[:, active], b, rcond=None)
+    bounded = {}  # column -> the value the unbounded fit gave it when it was first held
+    target = b
+    for _ in range(4 * len(names) + 1):  # each pass holds or releases one; a few parameters settle fast
+        target = b - sum((a[:, j] * lower[names[j]] for j in bounded), np.zeros_like(b))
+        solved = np.linalg.lstsq(a[:, active], target, rcond=None)[0] if active else np.zeros(0)
         below = [(float((solved[k] - lower[names[j]]) * np.linalg.norm(a[:, j])), k, j)
                  for k, j in enumerate(active) if names[j] in lower and solved[k] < lower[names[j]]]
-        if not below:
-            values[active] = solved
-            break
-        _, k, j = min(below)
-        bound = lower[names[j]]
+        if below:
+            _, k, j = min(below)
+            bounded.setdefault(j, float(solved[k]))
+            active.remove(j)
+            continue
+        residual = target - a[:, active] @ solved
+        pulls = [(float(a[:, j] @ residual) / np.linalg.norm(a[:, j]), j) for j in bounded]
+        if pulls and max(pulls)[0] > 1e-9 * np.linalg.norm(b):
+            j = max(pulls)[1]
+            del bounded[j]
+            active = sorted(active + [j])
+            continue
+        break
+    values[active] = solved
+    for j, unbounded in bounded.items():
         unit = units.get(names[j], "")
-        held[names[j]] = (AT_BOUND, f"unbounded, the fit puts it at {with_unit(float(solved[k]), unit)}, which is "
-                                    f"not physical; held at {with_unit(float(bound), unit)}")
-        values[j] = bound
-        b = b - a[:, j] * bound
-        active.remove(j)
-    covariance = covariance_of(a[:, active], b - a[:, active] @ values[active]) if active else np.zeros((0, 0))
+        values[j] = lower[names[j]]
+        held[names[j]] = (AT_BOUND, f"unbounded, the fit puts it at {with_unit(unbounded, unit)}, which is not "
+                                    f"physical; held at {with_unit(float(lower[names[j]]), unit)}")
+    covariance = covariance_of(a[:, active], target - a[:, active] @ solved) if active else np.zeros((0, 0))
     return Solution(names, values, covariance, held)
 
 
