@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from fpgacomm import cli, models
+from fpgacomm import cli, models, plot
 from fpgacomm.models import fit as fitting
 from fpgacomm.models.beff import ChannelModel
 from fpgacomm.models.cuscomnet import CusComNet
@@ -65,6 +65,14 @@ def test_a_simulated_ring_gather_fits_with_its_undetermined_parameters_said(tmp_
     csv = tmp_path / "fit.csv"
     Result.read_json(str(out_path)).write_csv(str(csv))
     assert Result.read_csv(str(csv)).rows[0]["value"] is None
+    # The figure: per node count the measured times and the model's, from the file as from the Fit.
+    figure = tmp_path / "fit.png"
+    status, _, _ = run(capsys, ["plot", str(out_path), "-o", str(figure)])
+    assert status == 0 and figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    fitted = models.load("vcsn").fit(Result.read_json(str(ring)))
+    drawn = plot.model_against_measurement(fitted).axes[0]
+    assert [line.get_label() for line in drawn.get_lines()] == ["4 nodes: model", "4 nodes: measured",
+                                                               "9 nodes: model", "9 nodes: measured"]
 
 
 def test_the_covariance_of_a_gather_fit_is_finite_over_what_it_estimated(tmp_path, capsys):

@@ -537,6 +537,9 @@ def model_against_measurement(source, axes=None) -> Figure:
     """Measured points and the model's line (over a fine grid where the
     model itself is known, a Fit; through the compared points otherwise),
     and below them the relative error (predicted - measured) / measured."""
+    points = _gather_points(source)
+    if points is not None:
+        return _gather_fit(*points, axes)
     x, measured, predicted, model, x_name, y_name, x_unit, y_unit, title = _comparison(source)
     if axes is None:
         axes = new_figure(2, 1, height_ratios=(3, 1), sharex=True)[1]
@@ -561,6 +564,44 @@ def model_against_measurement(source, axes=None) -> Figure:
     else:
         top.plot(x, predicted * factor, color="black", label="model" if model is None else model_label(model))
     bottom.plot(x, (predicted - measured) / measured * 100, marker="o", linestyle="-")
+    bottom.axhline(0.0, color="black", linewidth=0.8)
+    bottom.set_ylabel("relative error (%)")
+    bottom.grid(True, alpha=0.3)
+    top.set_xlabel("")
+    return _finish(top, title)
+
+
+def _gather_points(source):
+    """(nodes, size, measured, predicted, title) of a gather model's fit, whose
+    points are (nodes, size) pairs: a Fit, or its file (models/fit.py saves the
+    points); None for any other source."""
+    if isinstance(source, Fit) and np.ndim(source.x) == 2:
+        return (source.x[:, 0], source.x[:, 1], source.y, source.y - source.residuals,
+                f"{source.model.name} fit (R^2 = {source.r_squared:.4f})")
+    if _saved_fit(source) and isinstance(source.params.get("points"), dict):
+        points = source.params["points"]
+        return (*(np.asarray(points[key], dtype=float) for key in ("nodes", "size", "measured", "predicted")),
+                f"{source.params['model']} fit (R^2 = {source.params['r_squared']:.4f})")
+    return None
+
+
+def _gather_fit(nodes, sizes, measured, predicted, title, axes=None) -> Figure:
+    """Per node count the measured gather times as points and the model's as
+    a line against the size, and below them the relative error."""
+    if axes is None:
+        axes = new_figure(2, 1, height_ratios=(3, 1), sharex=True)[1]
+    top, bottom = axes
+    size_axis(top)
+    size_axis(bottom, "bytes per node")
+    factor = _value_axis(top, "time", "s", log=True)
+    for count in sorted(set(nodes.tolist())):
+        pick = np.flatnonzero(nodes == count)
+        pick = pick[np.argsort(sizes[pick])]
+        line, = top.plot(sizes[pick], predicted[pick] * factor, label=f"{count:g} nodes: model")
+        top.plot(sizes[pick], measured[pick] * factor, linestyle="none", marker="o", color=line.get_color(),
+                 label=f"{count:g} nodes: measured")
+        bottom.plot(sizes[pick], (predicted[pick] - measured[pick]) / measured[pick] * 100, marker="o",
+                    color=line.get_color())
     bottom.axhline(0.0, color="black", linewidth=0.8)
     bottom.set_ylabel("relative error (%)")
     bottom.grid(True, alpha=0.3)

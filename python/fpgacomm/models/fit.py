@@ -211,4 +211,7 @@ def to_result(fitted: Fit, against: Result, paths) -> Result:
     the source files in its params."""
     result = fitted.to_result()
     result.params.update(sources=[str(p) for p in paths], against=against.to_dict())
+    if np.ndim(fitted.x) == 2:  # a gather model's points (nodes, size): its figure draws them per node count
+        result.params["points"] = {"nodes": fitted.x[:, 0].tolist(), "size": fitted.x[:, 1].tolist(),
+                                   "measured": fitted.y.tolist(), "predicted": (fitted.y - fitted.residuals).tolist()}
     return result
