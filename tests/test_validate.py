@@ -169,8 +169,16 @@ def test_measured_files_that_match_no_predicted_point_are_listed(tmp_path, capsy
     assert status == 2 and err.count("\n") == 1
     assert err.startswith("fpgacomm: error: validate: measured files that match no predicted point: ")
     for path in launches[:2]:
-        assert f"{path} (tree at {RANKS} ranks, 64 KiB, tree at {RANKS} ranks, 128 KiB)" in err
+        assert f"{path} (tree at {RANKS} ranks and 64 KiB, tree at {RANKS} ranks and 128 KiB)" in err
     assert f"the prediction {other} has ring at 16 ranks, 1 MiB to 1 MiB" in err
+
+
+def test_a_launch_given_twice_is_one_clear_error(tmp_path, capsys, launches):
+    pred = prediction(tmp_path, {("tree", RANKS, 65536): (1e-3, 9e-4, 1.1e-3)})
+    status = cli.main(["validate", pred, launches[0], launches[1], os.path.dirname(launches[0])])
+    _, err = capsys.readouterr()
+    assert status == 2 and err == (f"fpgacomm: error: validate: {launches[0]}, {launches[1]} given more than once; each "
+                                   "file is one launch, give it once\n")
 
 
 def test_missing_files_are_one_clear_error(tmp_path, capsys):
@@ -192,6 +200,6 @@ def test_measured_points_without_a_prediction_are_left_out_and_named(tmp_path, l
                                           25 * median(measured[smallest]))}
     result = fpgacomm.validate(prediction(tmp_path, points), with_machine(tmp_path, launches, cores=64, load=0.5))
     assert [row["size"] for row in result.rows] == [smallest]
-    assert result.params["unpredicted"] == [f"tree at {RANKS} ranks, 128 KiB"]
-    assert f"# measured but not predicted, left out: tree at {RANKS} ranks, 128 KiB" in \
+    assert result.params["unpredicted"] == [f"tree at {RANKS} ranks and 128 KiB"]
+    assert f"# measured but not predicted, left out: tree at {RANKS} ranks and 128 KiB" in \
         validation.format_validation(result)

@@ -59,9 +59,13 @@ def validate(prediction, measured) -> Result:
     one, a measured file that is no Result this reads, or measured files
     that match no predicted point (each named)."""
     predicted_path, predicted = _read_prediction(prediction)
-    launches = [(path, _read(path)) for path in _expand(measured)]
-    if not launches:
+    paths = _expand(measured)
+    if not paths:
         raise usage_error("validate: no measured files given; give the held-out launches' Result JSON files")
+    twice = sorted({path for path in paths if [os.path.realpath(p) for p in paths].count(os.path.realpath(path)) > 1})
+    if twice:
+        raise usage_error(f"validate: {', '.join(twice)} given more than once; each file is one launch, give it once")
+    launches = [(path, _read(path)) for path in paths]
     values, unmatched, unpredicted = {}, [], set()
     for path, result in launches:
         points = _launch_points(path, result)
@@ -137,7 +141,7 @@ def _launch_points(path: str, result: Result) -> dict:
 
 def _describe(point: tuple) -> str:
     schedule, nodes, size = point
-    return f"{schedule} at {nodes} ranks, {human_bytes(size)}"
+    return f"{schedule} at {nodes} ranks and {human_bytes(size)}"
 
 
 def _range(predicted: dict) -> str:
@@ -236,8 +240,9 @@ def format_validation(result: Result, full: bool = False) -> str:
     shown = [c for c in result.columns if params.get("claim") or c not in ("error", "covered")]
     points = Result(NAME, {}, {}, [{c: row[c] for c in shown} for row in result.rows],
                     {c: result.units[c] for c in shown})
-    lines = [points.table(f"# fpgacomm validate: {params.get('prediction')} against {len(params.get('measured', []))} "
-                          f"held-out launches ({len(result.rows)} points)")]
+    count = len(params.get("measured", []))
+    lines = [points.table(f"# fpgacomm validate: {params.get('prediction')} against {count} held-out "
+                          f"launch{'es' if count != 1 else ''} ({len(result.rows)} points)")]
     if params.get("unpredicted"):
         lines.append(f"# measured but not predicted, left out: {'; '.join(params['unpredicted'])}")
     if params.get("claim"):
