@@ -162,6 +162,16 @@ def test_a_file_that_is_not_a_prediction_is_one_clear_error(tmp_path, capsys, la
     assert "give the file of fpgacomm predict --json first" in err
 
 
+def test_a_prediction_without_a_usable_interval_is_one_clear_error(tmp_path, capsys, launches):
+    broken = prediction(tmp_path, {("tree", RANKS, 65536): (1e-3, 2e-3, 3e-3)})
+    status = cli.main(["validate", broken, *launches])
+    _, err = capsys.readouterr()
+    assert status == 2 and err == (f"fpgacomm: error: validate: {broken} is not a usable prediction: at tree at "
+                                   f"{RANKS} ranks and 64 KiB its time and interval are (0.002, 0.001, 0.003), where "
+                                   "positive times with time_low <= time <= time_high are needed; write it again with "
+                                   "fpgacomm predict\n")
+
+
 def test_measured_files_that_match_no_predicted_point_are_listed(tmp_path, capsys, launches):
     other = prediction(tmp_path, {("ring", 16, 1 << 20): (1e-3, 9e-4, 1.1e-3)})
     status = cli.main(["validate", other, *launches[:2]])

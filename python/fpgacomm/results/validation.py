@@ -96,8 +96,18 @@ def _read_prediction(prediction) -> tuple:
     if result.benchmark != PREDICTION or any(column not in result.columns for column in need):
         raise usage_error(f"validate: {name} is not a prediction: it is a {result.benchmark} Result with columns "
                           f"{', '.join(result.columns)}; give the file of fpgacomm predict --json first")
-    return name, {(row["schedule"], int(row["nodes"]), int(row["size"])): (row[PREDICTED], row[LOW], row[HIGH])
-                  for row in result.rows}
+    for row in result.rows:
+        values = (row[LOW], row[PREDICTED], row[HIGH])
+        if not all(isinstance(v, (int, float)) and 0 < v < float("inf") for v in values) or sorted(values) != list(values):
+            raise usage_error(f"validate: {name} is not a usable prediction: at {_describe(_key(row))} its time and "
+                              f"interval are {values}, where positive times with {LOW} <= {PREDICTED} <= {HIGH} are "
+                              "needed; write it again with fpgacomm predict")
+    return name, {_key(row): (row[PREDICTED], row[LOW], row[HIGH]) for row in result.rows}
+
+
+def _key(row: dict) -> tuple:
+    """A prediction row's point."""
+    return row["schedule"], int(row["nodes"]), int(row["size"])
 
 
 def _read(path: str) -> Result:
