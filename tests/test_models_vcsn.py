@@ -2,7 +2,6 @@
 correction, the Fig. 20 estimate, fitting and Table 6's comparison."""
 
 import json
-import math
 
 import numpy as np
 import pytest

@@ -4,12 +4,10 @@ size class, and the refusals: ranks crowding the cores, load, a spread
 larger than the error, one launch per point; bad input with one message."""
 
 import copy
-import json
 import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import fpgacomm
