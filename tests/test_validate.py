@@ -189,6 +189,19 @@ def test_a_launch_given_twice_is_one_clear_error(tmp_path, capsys, launches):
                                    "file is one launch, give it once\n")
 
 
+def test_a_folder_of_launches_is_read_without_its_campaign_index(tmp_path, launches):
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    for path in launches:
+        Result.read_json(path).write(str(folder / os.path.basename(path)))
+    (folder / "index.json").write_text('{"schema": "fpgacomm.calibration-index/1", "launches": []}')
+    measured = times(launches)
+    points = {("tree", RANKS, size): (median(values), 0.5 * median(values), 2 * median(values))
+              for size, values in measured.items()}
+    result = fpgacomm.validate(prediction(tmp_path, points), str(folder))
+    assert len(result.params["measured"]) == LAUNCHES and {row["launches"] for row in result.rows} == {LAUNCHES}
+
+
 def test_missing_files_are_one_clear_error(tmp_path, capsys):
     pred = prediction(tmp_path, {("tree", 4, 65536): (1e-3, 9e-4, 1.1e-3)})
     status = cli.main(["validate", pred, "missing.json"])

@@ -23,13 +23,15 @@ spread to tell). docs/VALIDATION.md has the method.
 from __future__ import annotations
 
 import glob
+import json
 import os
 
 import numpy as np
 
 from ..params import usage_error
 from ..runtime.environment import topology
-from .result import Result
+from .compare import files_of
+from .result import SCHEMA, Result
 from .stats import median, median_ci
 from .units import human_bytes, with_unit
 
@@ -120,17 +122,27 @@ def _read(path: str) -> Result:
 
 
 def _expand(measured) -> list:
-    """Paths from paths, folders (their *.json, sorted) and globs."""
+    """The launch files of paths, globs and folders (compare.files_of); in a
+    folder, files of fpgacomm that are not Results (a calibration campaign's
+    index) are passed over."""
     given = [measured] if isinstance(measured, (str, os.PathLike)) else list(measured)
     paths = []
     for item in map(os.fspath, given):
-        if os.path.isdir(item):
-            paths += sorted(glob.glob(os.path.join(item, "*.json")))
-        elif any(mark in item for mark in "*?["):
-            paths += sorted(glob.glob(item))
-        else:
-            paths.append(item)
+        if not glob.has_magic(item) and not os.path.exists(item):
+            raise usage_error(f"validate: {item}: no such file; give Result JSON files written with --json")
+        found = files_of(item)
+        paths += [path for path in found if not (os.path.isdir(item) and _other_fpgacomm_file(path))]
     return paths
+
+
+def _other_fpgacomm_file(path: str) -> bool:
+    """Whether the file is JSON of fpgacomm under a schema other than a Result's."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            schema = json.load(file).get("schema", "")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(schema, str) and schema.startswith("fpgacomm.") and schema != SCHEMA
 
 
 def _launch_points(path: str, result: Result) -> dict:
