@@ -224,3 +224,21 @@ def test_measured_points_without_a_prediction_are_left_out_and_named(tmp_path, l
     assert result.params["unpredicted"] == [f"tree at {RANKS} ranks and 128 KiB"]
     assert f"# measured but not predicted, left out: tree at {RANKS} ranks and 128 KiB" in \
         validation.format_validation(result)
+
+
+def test_a_b_eff_launch_is_read_as_its_ring_time_per_message_and_neighbour(tmp_path):
+    # fpgacomm beff's row time is its whole loop; calibrate run records b_eff per message and neighbour.
+    rows = [{"pattern": "ring", "size": s, "loop_length": 100, "time": 0.5, "bandwidth": 8e9, "pair_bandwidth": 1e9,
+             "validation": "pass", "validation_errors": 0} for s in (1 << 16, 1 << 20)]
+    units = {"pattern": "", "size": "B", "loop_length": "", "time": "s", "bandwidth": "B/s", "pair_bandwidth": "B/s",
+             "validation": "", "validation_errors": ""}
+    paths = []
+    for k in range(3):
+        path = tmp_path / f"beff-{k}.json"
+        Result("beff", {}, {"ranks": 4, "ranks_per_node": {"host": 4}, "machine": {"cores": 64, "load_before": 0.1}},
+               rows, units).write(str(path))
+        paths.append(str(path))
+    pred = prediction(tmp_path, {("beff", 4, 1 << 16): (65536 / 1e9, 6e-5, 7e-5)})
+    result = fpgacomm.validate(pred, paths)
+    assert [(row["schedule"], row["size"], row["measured"]) for row in result.rows] == [("beff", 1 << 16, 65536 / 1e9)]
+    assert result.params["unpredicted"] == ["beff at 4 ranks and 1 MiB"]

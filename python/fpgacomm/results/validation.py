@@ -147,13 +147,15 @@ def _other_fpgacomm_file(path: str) -> bool:
 
 def _launch_points(path: str, result: Result) -> dict:
     """{point: time} of one launch: a gather's rows (by schedule), a b_eff
-    ring's (pattern "ring", at the launch's rank count), or a calibration
-    launch's gather and b_eff rows."""
+    ring's (pattern "ring", at the launch's rank count, the time per message
+    and neighbour), or a calibration launch's gather and b_eff rows."""
     if result.benchmark == "gather":
         return {(row["schedule"], int(row["nodes"]), int(row["size"])): row["time"] for row in result.rows}
     if result.benchmark == "beff":
+        # The time per message and neighbour (the row's time is its whole loop), as calibrate run records b_eff.
         ranks = int(result.env.get("ranks") or 0)
-        return {(BEFF, ranks, int(row["size"])): row["time"] for row in result.rows if row["pattern"] == "ring"}
+        return {(BEFF, ranks, int(row["size"])): row["size"] / row["pair_bandwidth"] for row in result.rows
+                if row["pattern"] == "ring" and row.get("pair_bandwidth")}
     if result.benchmark == "calibration":
         return {((row.get("schedule") or BEFF) if row["family"] == "gather" else BEFF, int(row["ranks"]),
                  int(row["size"])): row["time"] for row in result.rows if row["family"] in ("gather", BEFF)}
