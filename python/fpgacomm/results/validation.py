@@ -15,7 +15,9 @@ It claims no accuracy, and says why, where the held-out launches cannot back
 one: a launch ran more ranks on a host than it has cores, or started under a
 load above its cores (both recorded in each Result's env), or the launches'
 own spread exceeds the error it would report (one launch per point has no
-spread to tell). docs/VALIDATION.md has the method.
+spread to tell); the per-point error and coverage are then left out of the
+Result itself, so that neither its text nor its file holds an accuracy it
+cannot back. docs/VALIDATION.md has the method.
 
     fpgacomm.validate("pred.json", ["heldout/"]).write("validation.json")
 """
@@ -50,6 +52,8 @@ SIZE_CLASSES = ((0, "below 64 KiB"), (64 * KiB, "64 KiB to 1 MiB"), (MiB, "1 MiB
 UNITS = {"schedule": "", "nodes": "", "size": "B", "launches": "", "measured": "s", "measured_low": "s",
          "measured_high": "s", "predicted": "s", "predicted_low": "s", "predicted_high": "s", "error": "fraction",
          "covered": ""}
+# The per-point columns that claim an accuracy: absent where none can be claimed.
+CLAIMS = ("error", "covered")
 SUMMARY_UNITS = {"nodes": "", "sizes": "", "points": "", "median_error": "fraction", "largest_error": "fraction",
                  "coverage": "fraction", "mean_half_width": "fraction"}
 
@@ -83,11 +87,13 @@ def validate(prediction, measured) -> Result:
                           f"the prediction {predicted_path} has {_range(predicted)}")
     rows = [_row(point, values[point], predicted[point]) for point in sorted(values, key=_order)]
     refusals = _refusals([result for _, result in launches], rows)
+    if refusals:  # no accuracy anywhere, printed or saved: the errors go, the times stay
+        rows = [{key: value for key, value in row.items() if key not in CLAIMS} for row in rows]
     params = {"prediction": predicted_path, "measured": [path for path, _ in launches],
               "launches_per_point": sorted({row["launches"] for row in rows}), "claim": not refusals,
               "refusals": refusals, "summary": None if refusals else _summary(rows),
               "unpredicted": [_describe(point) for point in sorted(unpredicted, key=_order)]}
-    return Result(NAME, params, {}, rows, UNITS)
+    return Result(NAME, params, {}, rows, {column: UNITS[column] for column in rows[0]})
 
 
 def _read_prediction(prediction) -> tuple:
@@ -255,17 +261,13 @@ def _summary(rows: list) -> list:
 
 
 def format_validation(result: Result, full: bool = False) -> str:
-    """Per point the measured and the predicted time with their intervals;
-    then, where the launches back a claim, the error, the coverage and the
-    summary per rank count and size class; else why no accuracy is claimed
-    (the per-point errors are left out of the text, as any summary of them
-    would claim what the launches cannot back). full: no effect."""
+    """Per point the measured and the predicted time with their intervals
+    (and, where the launches back a claim, the error and coverage); then the
+    summary per rank count and size class, or why no accuracy is claimed.
+    full: no effect."""
     params = result.params
-    shown = [c for c in result.columns if params.get("claim") or c not in ("error", "covered")]
-    points = Result(NAME, {}, {}, [{c: row[c] for c in shown} for row in result.rows],
-                    {c: result.units[c] for c in shown})
     count = len(params.get("measured", []))
-    lines = [points.table(f"# fpgacomm validate: {params.get('prediction')} against {count} held-out "
+    lines = [result.table(f"# fpgacomm validate: {params.get('prediction')} against {count} held-out "
                           f"launch{'es' if count != 1 else ''} ({len(result.rows)} points)")]
     if params.get("unpredicted"):
         lines.append(f"# measured but not predicted, left out: {'; '.join(params['unpredicted'])}")
