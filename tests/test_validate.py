@@ -129,8 +129,20 @@ def test_one_launch_per_point_claims_nothing(tmp_path, launches):
     measured = times(launches[:1])
     points = {("tree", RANKS, size): (values[0], 0.5 * values[0], 2 * values[0]) for size, values in measured.items()}
     result = fpgacomm.validate(prediction(tmp_path, points), with_machine(tmp_path, launches[:1], cores=64, load=0.1))
-    assert result.params["refusals"] == ["each point was measured in one launch: there is no spread to tell the error "
-                                         "from; measure each point in 3 launches or more"]
+    assert result.params["refusals"] == ["2 of 2 points were measured in one launch only: there is no spread to tell "
+                                         "their error from; measure each point in 3 launches or more"]
+    # One point of two measured in one launch is enough to claim nothing: the smallest size in three
+    # launches, the largest in one (two launches cut to their smallest size).
+    quiet = with_machine(tmp_path, launches, cores=64, load=0.1)
+    smallest = min(measured)
+    for path in quiet[1:]:
+        cut = Result.read_json(path)
+        Result(cut.benchmark, cut.params, cut.env, [row for row in cut.rows if row["size"] == smallest], cut.units,
+               cut.samples).write(path)
+    mixed = fpgacomm.validate(prediction(tmp_path, points), quiet)
+    assert [row["launches"] for row in mixed.rows] == [3, 1]
+    assert mixed.params["refusals"] == ["1 of 2 points were measured in one launch only: there is no spread to tell "
+                                        "their error from; measure each point in 3 launches or more"]
 
 
 def test_the_command_prints_saves_and_draws(tmp_path, capsys, launches):

@@ -211,9 +211,10 @@ def _refusals(launches: list, rows: list) -> list:
         worst = max(loaded, key=lambda r: _load(r) / _cores(r))
         reasons.append(f"{len(loaded)} of {len(launches)} held-out launches started under load (load average up to "
                        f"{_load(worst):.1f} on {_cores(worst)} cores): other work shared the machine")
-    if max(row["launches"] for row in rows) < 2:
-        reasons.append("each point was measured in one launch: there is no spread to tell the error from; measure "
-                       "each point in 3 launches or more")
+    single = sum(row["launches"] < 2 for row in rows)
+    if single:
+        reasons.append(f"{single} of {len(rows)} points were measured in one launch only: there is no spread to "
+                       "tell their error from; measure each point in 3 launches or more")
     else:
         spread = median([(row["measured_high"] - row["measured_low"]) / 2 / row["measured"] for row in rows])
         error = median([abs(row["error"]) for row in rows])
