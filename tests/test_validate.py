@@ -113,8 +113,9 @@ def test_no_accuracy_is_claimed_where_the_ranks_crowded_the_cores_or_the_machine
         "3 of 3 held-out launches ran more ranks on a host than it has cores (up to 4 ranks on 2 cores): the ranks "
         "took turns on the cores, which no prediction of the machine's network describes")
     loaded = fpgacomm.validate(pred, with_machine(tmp_path, launches, cores=64, load=80.0))
-    assert loaded.params["refusals"][0] == ("3 of 3 held-out launches started under load (load average up to 80.0 "
-                                            "on 64 cores): other work shared the machine")
+    assert loaded.params["refusals"][0] == ("3 of 3 held-out launches started under load (1-minute load average up "
+                                            "to 80.0 on 64 cores): other work, or the launch just before, still "
+                                            "occupied the machine; leave a minute between launches, on an idle host")
     # The launches as they were taken: refused exactly where their own env says so.
     as_taken = fpgacomm.validate(pred, launches)
     env = Result.read_json(launches[0]).env

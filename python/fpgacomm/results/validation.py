@@ -209,8 +209,9 @@ def _refusals(launches: list, rows: list) -> list:
     loaded = [r for r in launches if (_load(r) or 0.0) > _cores(r)]
     if loaded:
         worst = max(loaded, key=lambda r: _load(r) / _cores(r))
-        reasons.append(f"{len(loaded)} of {len(launches)} held-out launches started under load (load average up to "
-                       f"{_load(worst):.1f} on {_cores(worst)} cores): other work shared the machine")
+        reasons.append(f"{len(loaded)} of {len(launches)} held-out launches started under load (1-minute load "
+                       f"average up to {_load(worst):.1f} on {_cores(worst)} cores): other work, or the launch just "
+                       "before, still occupied the machine; leave a minute between launches, on an idle host")
     single = sum(row["launches"] < 2 for row in rows)
     if single:
         reasons.append(f"{single} of {len(rows)} points were measured in one launch only: there is no spread to "
