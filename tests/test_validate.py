@@ -49,12 +49,16 @@ def times(paths) -> dict:
 
 
 def prediction(tmp_path, points: dict, name="pred.json") -> str:
-    """A prediction file of fpgacomm predict's form: {(schedule, nodes, size): (time, low, high)}."""
-    rows = [{"schedule": s, "nodes": n, "size": d, "time": t, "time_low": low, "time_high": high}
+    """A prediction file of fpgacomm predict's form (docs/PREDICTION.md): {(schedule, nodes, size): (time,
+    low, high)} of gathers, schedule "beff" for b_eff's ring."""
+    rows = [{"experiment": "beff" if s == "beff" else "gather", "schedule": "ring" if s == "beff" else s,
+             "collective": "" if s == "beff" else "gather", "nodes": n, "size": d, "time": t, "low": low,
+             "high": high, "simulated": t, "draws": 200}
             for (s, n, d), (t, low, high) in points.items()]
     path = tmp_path / name
     Result("prediction", {"fabric": "platform.json"}, {}, rows,
-           {"schedule": "", "nodes": "", "size": "B", "time": "s", "time_low": "s", "time_high": "s"}).write(str(path))
+           {"experiment": "", "schedule": "", "collective": "", "nodes": "", "size": "B", "time": "s", "low": "s",
+            "high": "s", "simulated": "s", "draws": ""}).write(str(path))
     return str(path)
 
 
@@ -180,9 +184,9 @@ def test_a_prediction_without_a_usable_interval_is_one_clear_error(tmp_path, cap
     broken = prediction(tmp_path, {("tree", RANKS, 65536): (1e-3, 2e-3, 3e-3)})
     status = cli.main(["validate", broken, *launches])
     _, err = capsys.readouterr()
-    assert status == 2 and err == (f"fpgacomm: error: validate: {broken} is not a usable prediction: at tree at "
+    assert status == 2 and err == (f"fpgacomm: error: validate: {broken} is not a usable prediction: at tree gather at "
                                    f"{RANKS} ranks and 64 KiB its time and interval are (0.002, 0.001, 0.003), where "
-                                   "positive times with time_low <= time <= time_high are needed; write it again with "
+                                   "positive times with low <= time <= high are needed; write it again with "
                                    "fpgacomm predict\n")
 
 
@@ -193,8 +197,8 @@ def test_measured_files_that_match_no_predicted_point_are_listed(tmp_path, capsy
     assert status == 2 and err.count("\n") == 1
     assert err.startswith("fpgacomm: error: validate: measured files that match no predicted point: ")
     for path in launches[:2]:
-        assert f"{path} (tree at {RANKS} ranks and 64 KiB, tree at {RANKS} ranks and 128 KiB)" in err
-    assert f"the prediction {other} has ring at 16 ranks, 1 MiB to 1 MiB" in err
+        assert f"{path} (tree gather at {RANKS} ranks and 64 KiB, tree gather at {RANKS} ranks and 128 KiB)" in err
+    assert f"the prediction {other} has ring gather at 16 ranks, 1 MiB to 1 MiB" in err
 
 
 def test_a_launch_given_twice_is_one_clear_error(tmp_path, capsys, launches):
@@ -237,8 +241,8 @@ def test_measured_points_without_a_prediction_are_left_out_and_named(tmp_path, l
                                           25 * median(measured[smallest]))}
     result = fpgacomm.validate(prediction(tmp_path, points), with_machine(tmp_path, launches, cores=64, load=0.5))
     assert [row["size"] for row in result.rows] == [smallest]
-    assert result.params["unpredicted"] == [f"tree at {RANKS} ranks and 128 KiB"]
-    assert f"# measured but not predicted, left out: tree at {RANKS} ranks and 128 KiB" in \
+    assert result.params["unpredicted"] == [f"tree gather at {RANKS} ranks and 128 KiB"]
+    assert f"# measured but not predicted, left out: tree gather at {RANKS} ranks and 128 KiB" in \
         validation.format_validation(result)
 
 
@@ -256,5 +260,6 @@ def test_a_b_eff_launch_is_read_as_its_ring_time_per_message_and_neighbour(tmp_p
         paths.append(str(path))
     pred = prediction(tmp_path, {("beff", 4, 1 << 16): (65536 / 1e9, 6e-5, 7e-5)})
     result = fpgacomm.validate(pred, paths)
-    assert [(row["schedule"], row["size"], row["measured"]) for row in result.rows] == [("beff", 1 << 16, 65536 / 1e9)]
-    assert result.params["unpredicted"] == ["beff at 4 ranks and 1 MiB"]
+    assert [(row["experiment"], row["schedule"], row["size"], row["measured"]) for row in result.rows] == \
+        [("beff", "ring", 1 << 16, 65536 / 1e9)]
+    assert result.params["unpredicted"] == ["b_eff ring at 4 ranks and 1 MiB"]

@@ -31,7 +31,7 @@ from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..results.compare import NAME as COMPARISON
-from ..results.validation import NAME as VALIDATION
+from ..results.validation import NAME as VALIDATION, POINT as VALIDATION_POINT, what_ran
 from ..results.result import LOAD_NAME, Result, atomic_write, runs
 from ..runtime.environment import topology
 
@@ -657,7 +657,7 @@ _VALIDATION_TIMES = ("measured", "measured_low", "measured_high", "predicted", "
 
 
 def validation(result: Result, ax=None) -> Figure:
-    """A validation (fpgacomm validate): per schedule and rank count, the
+    """A validation (fpgacomm validate): per experiment and rank count, the
     prediction against the size with its interval as a band, and the
     measured medians with their intervals over launches as error bars."""
     if result.benchmark != VALIDATION:
@@ -665,17 +665,19 @@ def validation(result: Result, ax=None) -> Figure:
     ax = _axes(ax)
     size_axis(ax, "bytes per rank")
     factor = _value_axis(ax, "time", "s", log=True)
-    for schedule, nodes in sorted({(row["schedule"], row["nodes"]) for row in result.rows}):
-        rows = sorted((row for row in result.rows if (row["schedule"], row["nodes"]) == (schedule, nodes)),
+    series = sorted({tuple(row[key] for key in VALIDATION_POINT[:4]) for row in result.rows}, key=lambda s: s[::-1])
+    for kind in series:
+        rows = sorted((row for row in result.rows if tuple(row[key] for key in VALIDATION_POINT[:4]) == kind),
                       key=lambda row: row["size"])
+        name = f"{what_ran(kind)}, {kind[3]} ranks"
         sizes = np.array([row["size"] for row in rows], dtype=float)
         column = {key: np.array([row[key] for row in rows]) * factor for key in _VALIDATION_TIMES}
-        line, = ax.plot(sizes, column["predicted"], label=f"{schedule}, {nodes} ranks: predicted")
+        line, = ax.plot(sizes, column["predicted"], label=f"{name}: predicted")
         ax.fill_between(sizes, column["predicted_low"], column["predicted_high"], color=line.get_color(), alpha=0.2,
                         linewidth=0)
         ax.errorbar(sizes, column["measured"], yerr=[column["measured"] - column["measured_low"],
                                                      column["measured_high"] - column["measured"]],
-                    linestyle="none", marker="o", color=line.get_color(), label=f"{schedule}, {nodes} ranks: measured")
+                    linestyle="none", marker="o", color=line.get_color(), label=f"{name}: measured")
     claim = "" if result.params.get("claim") else " (no accuracy claimed)"
     return _finish(ax, f"prediction with its 95 % interval against held-out launches{claim}")
 

@@ -41,16 +41,16 @@ NAME = "validation"
 # The Result `fpgacomm predict --json` writes, and the keys of its rows this
 # module reads: the point, the predicted time and its interval.
 PREDICTION = "prediction"
-POINT = ("schedule", "nodes", "size")
-PREDICTED, LOW, HIGH = "time", "time_low", "time_high"
-# The name a b_eff ring takes among the points (gathers take their schedule's).
-BEFF = "beff"
+POINT = ("experiment", "schedule", "collective", "nodes", "size")
+PREDICTED, LOW, HIGH = "time", "low", "high"
+# The experiments a measured launch gives points of, and b_eff's schedule.
+GATHER, BEFF, RING = "gather", "beff", "ring"
 # Size classes of the summary: (smallest, name), each up to the next.
 KiB, MiB = 1 << 10, 1 << 20
 SIZE_CLASSES = ((0, "below 64 KiB"), (64 * KiB, "64 KiB to 1 MiB"), (MiB, "1 MiB to 16 MiB"),
                 (16 * MiB + 1, "above 16 MiB"))
-UNITS = {"schedule": "", "nodes": "", "size": "B", "launches": "", "measured": "s", "measured_low": "s",
-         "measured_high": "s", "predicted": "s", "predicted_low": "s", "predicted_high": "s", "error": "fraction",
+UNITS = {"experiment": "", "schedule": "", "collective": "", "nodes": "", "size": "B", "launches": "", "measured": "s",
+         "measured_low": "s", "measured_high": "s", "predicted": "s", "predicted_low": "s", "predicted_high": "s", "error": "fraction",
          "covered": ""}
 # The per-point columns that claim an accuracy: absent where none can be claimed.
 CLAIMS = ("error", "covered")
@@ -115,7 +115,7 @@ def _read_prediction(prediction) -> tuple:
 
 def _key(row: dict) -> tuple:
     """A prediction row's point."""
-    return row["schedule"], int(row["nodes"]), int(row["size"])
+    return row["experiment"], row["schedule"], row["collective"], int(row["nodes"]), int(row["size"])
 
 
 def _read(path: str) -> Result:
@@ -156,41 +156,52 @@ def _launch_points(path: str, result: Result) -> dict:
     ring's (pattern "ring", at the launch's rank count, the time per message
     and neighbour), or a calibration launch's gather and b_eff rows."""
     if result.benchmark == "gather":
-        return {(row["schedule"], int(row["nodes"]), int(row["size"])): row["time"] for row in result.rows}
+        collective = result.params.get("collective", GATHER)
+        return {(GATHER, row["schedule"], collective, int(row["nodes"]), int(row["size"])): row["time"]
+                for row in result.rows}
     if result.benchmark == "beff":
         # The time per message and neighbour (the row's time is its whole loop), as calibrate run records b_eff.
         ranks = int(result.env.get("ranks") or 0)
-        return {(BEFF, ranks, int(row["size"])): row["size"] / row["pair_bandwidth"] for row in result.rows
-                if row["pattern"] == "ring" and row.get("pair_bandwidth")}
+        return {(BEFF, RING, "", ranks, int(row["size"])): row["size"] / row["pair_bandwidth"] for row in result.rows
+                if row["pattern"] == RING and row.get("pair_bandwidth")}
     if result.benchmark == "calibration":
-        return {((row.get("schedule") or BEFF) if row["family"] == "gather" else BEFF, int(row["ranks"]),
-                 int(row["size"])): row["time"] for row in result.rows if row["family"] in ("gather", BEFF)}
+        return {((GATHER, row["schedule"], GATHER) if row["family"] == GATHER else (BEFF, RING, ""))
+                + (int(row["ranks"]), int(row["size"])): row["time"] for row in result.rows
+                if row["family"] in (GATHER, BEFF)}
     raise usage_error(f"validate: {path} is a {result.benchmark} Result; the measured files are launches of "
                       f"fpgacomm gather, fpgacomm beff or fpgacomm calibrate run")
 
 
+def what_ran(point: tuple) -> str:
+    """"tree gather", "b_eff ring", "mbw_mr": what a point measured."""
+    experiment, schedule, collective = point[:3]
+    if experiment == BEFF:
+        return f"b_eff {schedule}"
+    return f"{schedule} {collective}" if experiment == GATHER else experiment
+
+
 def _describe(point: tuple) -> str:
-    schedule, nodes, size = point
-    return f"{schedule} at {nodes} ranks and {human_bytes(size)}"
+    return f"{what_ran(point)} at {point[3]} ranks and {human_bytes(point[4])}"
 
 
 def _range(predicted: dict) -> str:
-    schedules = sorted({point[0] for point in predicted})
-    nodes = sorted({point[1] for point in predicted})
-    sizes = sorted({point[2] for point in predicted})
-    return (f"{', '.join(schedules)} at {', '.join(map(str, nodes))} ranks, "
+    kinds = sorted({what_ran(point) for point in predicted})
+    nodes = sorted({point[3] for point in predicted})
+    sizes = sorted({point[4] for point in predicted})
+    return (f"{', '.join(kinds)} at {', '.join(map(str, nodes))} ranks, "
             f"{human_bytes(sizes[0])} to {human_bytes(sizes[-1])}")
 
 
 def _order(point: tuple) -> tuple:
-    return point[1], point[0], point[2]
+    """Rank count first, then what ran, then the size."""
+    return point[3], point[:3], point[4]
 
 
 def _row(point: tuple, launches: list, prediction: tuple) -> dict:
     measured = median(launches)
     low, high, _ = median_ci(launches)
     predicted, predicted_low, predicted_high = prediction
-    return {"schedule": point[0], "nodes": point[1], "size": point[2], "launches": len(launches),
+    return {**dict(zip(POINT, point)), "launches": len(launches),
             "measured": measured, "measured_low": low, "measured_high": high, "predicted": predicted,
             "predicted_low": predicted_low, "predicted_high": predicted_high,
             "error": (predicted - measured) / measured, "covered": "yes" if predicted_low <= measured <= predicted_high
