@@ -17,6 +17,7 @@ import datetime
 import json
 import os
 import secrets
+import time
 
 import numpy as np
 
@@ -37,6 +38,10 @@ CONTENTION_SIZES = (4 * KiB, 64 * KiB, MiB)  # mbw_mr and the incast
 ITERATIONS = 50  # every family's timed iterations per size (the gathers': gather.ITERATIONS)
 BEFF_LARGEST = 20  # log2: HPCC FPGA's default range 2^0 .. 2^20
 BEFF_REPETITIONS = 2
+# b_eff's loop lengths: adaptive, each measurement about this long, instead of
+# HPCC FPGA's rule (65536 exchanges of the small sizes take minutes on a loaded
+# host); the held-out b_eff runs take the same rule (bench/heldout_campaign.sh).
+BEFF_TARGET_TIME = 0.02
 
 
 def rank_counts(ranks: int) -> list[int]:
@@ -109,7 +114,8 @@ def _measure(task: tuple, comm, generator: np.random.Generator, pingpong_sizes: 
         spreads = {key: np.std(values) for key, values in result.samples.items() if key.endswith("/time")}
         return [_row(family, ranks, r["size"], r["time"], spreads.get(f"{ranks}/{r['size']}/time"), r["iterations"],
                      load, schedule=detail) for r in result.rows]
-    result = beff.run(comm, max_size=BEFF_LARGEST, repetitions=BEFF_REPETITIONS,
+    result = beff.run(comm, max_size=BEFF_LARGEST, repetitions=BEFF_REPETITIONS, loop_rule="adaptive",
+                      target_time=BEFF_TARGET_TIME,
                       seed=int(generator.integers(1 << 31)))
     # Time per message and neighbour: each rank exchanges with both neighbours.
     return [_row(family, ranks, r["size"], r["size"] / r["pair_bandwidth"], None, r["loop_length"], load)
@@ -156,8 +162,9 @@ def run(directory, comm=None, *, gather_sizes=GATHER_SIZES, iterations: int = IT
     ping_sizes = drawn_sizes(generator, pingpong_sizes, PINGPONG_LARGEST)
     tasks = _tasks(ranks, list(sizes))
     order = [tasks[i] for i in generator.permutation(len(tasks))]
-    rows = []
+    rows, seconds = [], []
     for task in order:
+        began = time.perf_counter()
         inside = comm.Get_rank() < task[1]
         sub = comm.Split(0 if inside else mpi.MPI().UNDEFINED, comm.Get_rank())
         if inside:
@@ -169,12 +176,15 @@ def run(directory, comm=None, *, gather_sizes=GATHER_SIZES, iterations: int = IT
             # Keep every rank's generator in step with the measuring ranks' draws.
             _skip_draws(task, generator, ping_sizes, list(sizes))
         comm.Barrier()
+        seconds.append(round(time.perf_counter() - began, 3))
     hosts = _core.host_names(comm)
     env = environment.collect(comm, None, hosts)
     env["machine"] = environment.machine(load_before)
     params = {"ranks": ranks, "seed": seed, "order": [list(map(_plain, task)) for task in order],
+              "task_seconds": seconds,
               "pingpong_sizes": ping_sizes, "gather_sizes": list(sizes), "iterations": iterations,
               "beff_largest": BEFF_LARGEST, "beff_repetitions": BEFF_REPETITIONS,
+              "beff_loop_rule": "adaptive", "beff_target_time": BEFF_TARGET_TIME,
               "cores": os.cpu_count(), "ranks_per_host": max(hosts.count(h) for h in hosts),
               "started": started.isoformat(timespec="seconds")}
     result = Result(BENCHMARK, params, env, rows, UNITS)
