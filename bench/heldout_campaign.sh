@@ -28,14 +28,18 @@ log="$out/campaign.log"
 start=$SECONDS
 { date -u; uname -a; nproc; lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket' ; uptime; } > "$out/machine.txt"
 
-launch() {  # NAME NP ARGS...: one launch, unless past the deadline
+declare -A took  # the last wall time of each kind of launch (its name up to the first dash, and np)
+launch() {  # NAME NP ARGS...: one launch, unless it would end past the deadline
     local name=$1 np=$2; shift 2
-    if (( SECONDS - start > deadline )); then
-        echo "skipped $name: past the deadline of ${deadline} s" >> "$log"; return
+    local kind="${name%%-*}-$np"
+    if (( SECONDS - start + ${took[$kind]:-0} > deadline )); then
+        echo "skipped $name: it would end past the deadline of ${deadline} s" >> "$log"; return
     fi
     local t0=$SECONDS
     mpirun --oversubscribe --bind-to none -np "$np" "$fpgacomm" "$@" > "$out/heldout/$name.txt" 2>&1
-    echo "$name np=$np rc=$? wall=$((SECONDS - t0)) s load=$(cut -d' ' -f1 /proc/loadavg)" >> "$log"
+    local rc=$?
+    took[$kind]=$((SECONDS - t0))
+    echo "$name np=$np rc=$rc wall=${took[$kind]} s load=$(cut -d' ' -f1 /proc/loadavg)" >> "$log"
 }
 
 for round in $(seq "$first_round" $((first_round + rounds - 1))); do
