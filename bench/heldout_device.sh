@@ -7,7 +7,9 @@ rounds=${1:-3}
 deadline=${2:-470}
 first_round=${3:-1}
 out=${OUT:-/tmp/out}
-FPGACOMM_PYTHON=${FPGACOMM_PYTHON:-/opt/torch/.venv/bin/python} scripts/setup.sh > "$out/setup.log" 2>&1 \
+export FPGACOMM_PYTHON=${FPGACOMM_PYTHON:-/opt/torch/.venv/bin/python}
+export FPGACOMM=$(dirname "$FPGACOMM_PYTHON")/fpgacomm  # setup.sh installs into that Python's environment
+scripts/setup.sh > "$out/setup.log" 2>&1 \
     || { tail -40 "$out/setup.log"; exit 1; }
 echo "built after $SECONDS s"
 work=/tmp/heldout
