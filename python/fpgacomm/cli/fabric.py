@@ -29,19 +29,19 @@ def register(subparsers) -> None:
     from ..simulation.fabric import PRESETS
 
     parser = subparsers.add_parser(
-        "fabric", help="simulate a fabric of the seeds (VCSN, DCN, CusComNet, FSHMEM, b_eff)",
-        description="Simulates a preset fabric at frame level and prints its figures with their units (--json keeps "
-                    "every digit, in seconds and B/s). "
-                    "Presets: " + ", ".join(PRESETS) + ".")
+        "fabric", help="simulate a fabric of the seeds (VCSN, DCN, CusComNet, FSHMEM, b_eff) or a cluster",
+        description="Simulates a preset fabric, or the platform file of one (docs/FABRIC.md, \"Platform files\"), "
+                    "at frame level and prints its figures with their units (--json keeps every digit, in seconds "
+                    "and B/s). Presets: " + ", ".join(PRESETS) + ".")
     commands = parser.add_subparsers(dest="fabric_command", metavar="MEASUREMENT")
     commands.required = True
 
     def add(name: str, help_text: str):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         # The preset as a word, or as --preset (the spelling of `fpgacomm model`).
-        sub.add_argument("preset", nargs="?", choices=sorted(PRESETS), metavar="PRESET", help=", ".join(PRESETS))
-        sub.add_argument("--preset", dest="preset_option", choices=sorted(PRESETS), metavar="PRESET",
-                         help="the same, as an option")
+        sub.add_argument("preset", nargs="?", metavar="PRESET",
+                         help=f"{', '.join(PRESETS)}, or a platform file (PLATFORM.json)")
+        sub.add_argument("--preset", dest="preset_option", metavar="PRESET", help="the same, as an option")
         sub.add_argument("--nodes", type=int, help="number of nodes (default: the preset's)")
         sub.add_argument("--json", metavar="FILE", help="also write the Result as JSON")
         add_limit_options(sub)
@@ -75,8 +75,9 @@ def preset_of(args) -> str:
 def run(args) -> int:
     from ..results.units import MODEL_DIGITS
     from ..simulation import fabric
+    from ..simulation.platform import platform_or_preset
 
-    args.preset = preset_of(args)
+    args.preset = platform_or_preset(preset_of(args), args.nodes)
 
     if args.fabric_command == "latency":
         result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))
