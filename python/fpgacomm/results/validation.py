@@ -58,12 +58,14 @@ SUMMARY_UNITS = {"nodes": "", "sizes": "", "points": "", "median_error": "fracti
                  "coverage": "fraction", "mean_half_width": "fraction"}
 
 
-def validate(prediction, measured) -> Result:
+def validate(prediction, measured, *, ranks: int | None = None) -> Result:
     """The prediction (a path or a Result of `fpgacomm predict`) against the
-    measured launches (paths, folders of *.json or globs; one launch each).
-    A usage error, before anything is computed, for a prediction that is not
-    one, a measured file that is no Result this reads, or measured files
-    that match no predicted point (each named)."""
+    measured launches (paths, folders of *.json or globs; one launch each);
+    ranks: only the points measured at this rank count (a cross-validation's
+    held-out count: the others trained the platform). A usage error, before
+    anything is computed, for a prediction that is not one, a measured file
+    that is no Result this reads, or measured files that match no predicted
+    point (each named)."""
     predicted_path, predicted = _read_prediction(prediction)
     paths = _expand(measured)
     if not paths:
@@ -74,7 +76,8 @@ def validate(prediction, measured) -> Result:
     launches = [(path, _read(path)) for path in paths]
     values, unmatched, unpredicted = {}, [], set()
     for path, result in launches:
-        points = _launch_points(path, result)
+        points = {point: value for point, value in _launch_points(path, result).items()
+                  if ranks is None or point[3] == ranks}
         matched = {point: value for point, value in points.items() if point in predicted}
         if not matched:
             shown = ", ".join(_describe(point) for point in list(points)[:3])
@@ -98,7 +101,8 @@ def validate(prediction, measured) -> Result:
 
 def _read_prediction(prediction) -> tuple:
     """(name, {point: (time, low, high)}) of a prediction, or a usage error."""
-    name = "the prediction" if isinstance(prediction, Result) else str(prediction)
+    name = (f"the prediction of {prediction.params.get('platform', 'a platform')}" if isinstance(prediction, Result)
+            else str(prediction))
     result = prediction if isinstance(prediction, Result) else _read(str(prediction))
     need = (*POINT, PREDICTED, LOW, HIGH)
     if result.benchmark != PREDICTION or any(column not in result.columns for column in need):
