@@ -20,6 +20,7 @@ from ._core import __version__  # noqa: F401  (the build's version)
 from .benchmarks.launch import launch  # noqa: F401  (a benchmark on N ranks from a notebook)
 from .results.compare import compare  # noqa: F401  (runs against each other, size by size)
 from .results.result import Result, load  # noqa: F401  (many Result files as one table: load)
+from .results.validation import validate  # noqa: F401  (a prediction against held-out launches)
 from .runtime.devices import use_user_icd_vendors
 
 # Short public name -> module in its layer.
