@@ -549,39 +549,44 @@ void check_buildable(const FabricSpec& spec) {
   throw UsageError("fabric: unknown topology");
 }
 
-// Links of one plane of the fat tree: the nodes' own, and per level above
-// the first, k/2 up-links from each switch of the level below.
+// Links of one plane of the fat tree (as FatTree builds it): the nodes' own,
+// and for each level l >= 2 the links down into level l - 1, whose
+// ceil(n / (k/2)^(l-1)) blocks of (k/2)^(l-1) nodes each hang from
+// (k/2)^(l-1) switches of level l.
 long long fat_tree_links(long long n, int k, int levels) {
-  const long long half = k / 2;
-  long long links = n, below = n;
-  for (int level = 1; level < levels; ++level) {
-    const long long switches = (below + half - 1) / half;
-    links += switches * half;
-    below = switches * half;
+  long long links = n, block = 1;
+  for (int level = 2; level <= levels; ++level) {
+    block *= k / 2;
+    links += block * ((n + block - 1) / block);
   }
   return links;
 }
 
-// Sum of the path lengths from one node to all others, over n - 1: pairs
-// sharing a switch of level l (and none below) are 2l links apart.
-double fat_tree_mean_links(long long n, int k, int levels) {
-  const long long half = k / 2;
-  double total = 0.0;
-  long long reach = 0, block = 1;
-  for (int level = 1; level <= levels; ++level) {
-    block = level == levels ? n : std::min(n, level > 1 ? block * half : half);
-    total += 2.0 * level * static_cast<double>(block - 1 - reach);
-    reach = block - 1;
-  }
-  return total / static_cast<double>(n - 1);
+// Ordered pairs of distinct nodes inside blocks of `block` consecutive nodes.
+double pairs_within(long long n, long long block) {
+  const long long full = n / block, last = n % block;
+  return static_cast<double>(full) * block * (block - 1) + static_cast<double>(last) * (last - 1);
 }
 
-// Hosts of `per_host` nodes each: `near` others on a node's host at `inside`
-// links, the rest at `between`.
+// Mean path over all ordered pairs: pairs whose lowest common switch is of
+// level l (their block of (k/2)^l nodes, all n at the top) are 2l links apart.
+double fat_tree_mean_links(long long n, int k, int levels) {
+  double total = 0.0, below = 0.0;
+  long long block = 1;
+  for (int level = 1; level <= levels; ++level) {
+    block = level == levels ? n : block * (k / 2);
+    const double here = pairs_within(n, block);
+    total += 2.0 * level * (here - below);
+    below = here;
+  }
+  return total / pairs_within(n, n);
+}
+
+// Nodes on hosts of `per_host` (the last one may hold fewer): ordered
+// pairs on one host are `inside` links apart, the others `between`.
 double host_mean_links(long long n, long long per_host, int inside, int between) {
-  const long long near = std::min(per_host, n) - 1;
-  return (static_cast<double>(inside) * near + static_cast<double>(between) * (n - 1 - near)) /
-         static_cast<double>(n - 1);
+  const double pairs = pairs_within(n, n), near = pairs_within(n, per_host);
+  return (inside * near + between * (pairs - near)) / pairs;
 }
 
 }  // namespace

@@ -21,7 +21,6 @@ import numpy as np
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
 from ..simulation import fabric as fabrics
-from ..simulation import platform as platforms
 from .experiments import EXPERIMENTS, check, simulate
 from .fit import Z95
 
@@ -35,9 +34,9 @@ def load(platform) -> tuple[fabrics.Fabric, dict]:
     """(the platform's Fabric, its calibration record or {}): from a path, a preset's name or a Fabric."""
     if isinstance(platform, fabrics.Fabric):
         return platform, getattr(platform, "calibration", {})
-    fab = platforms.platform_or_preset(platform)
+    fab = fabrics.platform_or_preset(platform)
     record = {}
-    if platforms.is_platform_file(platform):
+    if fabrics.is_platform_file(platform):
         with open(platform, encoding="utf-8") as file:
             record = json.load(file).get("calibration", {})
     return fab, record

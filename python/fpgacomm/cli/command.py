@@ -26,7 +26,8 @@ DEFAULT_TIMEOUT = 1800.0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import beff, calibrate, compare, devbw, devices, fabric, fit, gather, model, osu, overhead, plot, suite, timeline, tune
+    from . import beff, calibrate, compare, devbw, devices, fabric, fit, gather, model, osu, overhead, plot, predict, suite, \
+        timeline, tune
     from . import validate
 
     parser = Parser(prog="fpgacomm", description="Measure and model communication between accelerators.")
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
     for module in (devices, devbw, osu, beff, suite, fabric, gather, fit, model, overhead, plot, timeline, compare,
-                   tune, calibrate, validate):
+                   tune, calibrate, predict, validate):
         module.register(subparsers)
     return parser
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
+import os
 import platform
 import sys
 
@@ -29,11 +30,14 @@ from ..models.beff import BITTWARE_520N, ChannelModel
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
 from ..runtime.interrupts import Interrupted
+from . import platform as platform_files
 
 _sim = _core.fabric
 UsageError = _core.UsageError
 
 MiB = 1 << 20
+# The simulator's eager threshold when none is set: no message is long enough.
+NEVER_RENDEZVOUS = (1 << 63) - 1
 # The VCSN paper section 4.2.2: "all the cables used in this measurement have the
 # same three meters length"; light in fibre covers 0.2 m/ns.
 CABLE_3M = 3.0 / 2.0e8
@@ -94,19 +98,27 @@ class Fabric:
         """The fabric as a platform file (schema fpgacomm.platform/1): every
         argument of its preset with its unit and provenance, the MAC table,
         the draws; docs/FABRIC.md, "Platform files"."""
-        from .platform import to_json
-
-        return to_json(self)
+        entry = PRESETS[self.name]
+        return platform_files.dump(platform_files.Platform(
+            self.name, dict(self.arguments), dict(self.provenance), list(self.draws), self.spec.mac_table,
+            self.spec.link_scales, self.spec.seed), entry.reference, entry.units)
 
     @staticmethod
-    def from_json(text: str) -> "Fabric":
+    def from_json(text: str, where: str = "platform") -> "Fabric":
         """The fabric a platform file describes (to_json's inverse: the same
         spec, so the same simulated times to the bit). A file of another
         schema, an unknown preset or parameter, or a missing, negative or
-        non-finite value is a UsageError naming it."""
-        from .platform import from_json
-
-        return from_json(text)
+        non-finite value is a UsageError naming it (`where`: the file)."""
+        parsed = platform_files.parse(text, {name: (entry.reference, entry.units) for name, entry in PRESETS.items()},
+                                      where)
+        fab = preset(parsed.preset, **parsed.values)
+        fab.provenance, fab.draws = parsed.provenance, parsed.draws
+        for node, port, vport, destination in parsed.mac_table:
+            fab.connect((node, port, vport), destination)
+        for device, port, factor in parsed.link_scales:
+            fab.spec.scale_link(device, port, factor)
+        fab.spec.seed = parsed.seed
+        return fab
 
     def describe(self) -> dict:
         """The topology the simulator builds (its description, nodes, devices,
@@ -129,12 +141,18 @@ class Fabric:
             "framing": _framing_params(spec.framing),
             "trunk_framing": None if spec.trunk_framing is None else _framing_params(spec.trunk_framing),
             "hub": _device_params(spec.hub), "switch": _device_params(spec.sw), "host": _device_params(spec.host),
-            "node": {key: _number(getattr(spec.node, key)) for key in (
-                "app_latency", "dma_engines", "dma_bandwidth", "dma_latency")},
+            "node": {**{key: _number(getattr(spec.node, key)) for key in (
+                "app_latency", "dma_engines", "dma_bandwidth", "dma_latency", "send_overhead", "recv_overhead",
+                "gap", "rendezvous_latency")},
+                # No threshold (the FPGA presets): every message is eager.
+                "eager_threshold": (None if spec.node.eager_threshold == NEVER_RENDEZVOUS
+                                    else spec.node.eager_threshold)},
             "host_costs": {key: getattr(spec.host_costs, key) for key in VCSN_HOST_COSTS},
             "virtual_ports_per_port": spec.virtual_ports_per_port,
             "mac_table": [list(entry) for entry in spec.mac_table],
             "handler_latency": self.handler_latency, "seed": spec.seed,
+            **({"host_link": _link_params(spec.host_link)} if spec.topology == "cluster" else {}),
+            "provenance": dict(self.provenance),
         }
 
 
@@ -627,6 +645,22 @@ def preset(name: str, nodes: int | None = None, **arguments) -> Fabric:
     return PRESETS[name].build(**arguments)
 
 
+def with_arguments(fabric: Fabric, provenance: dict | None = None, **changes) -> Fabric:
+    """The fabric built again by its preset with some arguments changed (a
+    draw of a platform file, a `--set`), each changed one's provenance
+    `provenance` (default {"source": "given"}); the others keep theirs, and
+    the draws are kept. A fresh build: MAC table and slowed links are not
+    carried over."""
+    for key, value in changes.items():
+        platform_files.check_value(f"fabric: {fabric.name}", key, value)
+    built = preset(fabric.name, **{**fabric.arguments, **changes})
+    mark = provenance or {"source": "given"}
+    built.provenance = {**{k: v for k, v in fabric.provenance.items() if k not in changes},
+                        **{key: dict(mark) for key in changes}}
+    built.draws = list(fabric.draws)
+    return built
+
+
 def resized(fabric: Fabric, nodes: int, **gather_options) -> Fabric:
     """The same fabric (its preset and arguments, provenance and draws) with
     `nodes` nodes, and the `gather` options (ports, virtual_ports) the
@@ -639,6 +673,31 @@ def resized(fabric: Fabric, nodes: int, **gather_options) -> Fabric:
     built = preset(fabric.name, nodes, **arguments)
     built.provenance, built.draws = dict(fabric.provenance), list(fabric.draws)
     return built
+
+
+def is_platform_file(text) -> bool:
+    """A string naming a file (or a .json path) rather than a preset."""
+    return isinstance(text, str) and text not in PRESETS and (os.path.exists(text) or text.endswith(".json"))
+
+
+def platform_or_preset(text, nodes: int | None = None) -> Fabric:
+    """A Fabric from a preset's name, a platform file's path or a Fabric,
+    with `nodes` nodes where given: what `fabric`, `gather --fabric` and
+    `predict --fabric` accept."""
+    if isinstance(text, Fabric):
+        fab = text
+    elif text in PRESETS:
+        return preset(text, nodes)
+    elif is_platform_file(text):
+        fab = Fabric.from_json(platform_files.read_text(text, PRESETS), where=f"platform {text}")
+    else:
+        raise UsageError(f"fabric: unknown preset {text!r}, and no platform file of that name; give one of "
+                         f"{', '.join(PRESETS)}, or the path of a platform file")
+    if nodes is None or nodes == fab.nodes:
+        return fab
+    if not PRESETS[fab.name].node_arguments:
+        raise UsageError(f"fabric: {fab.name} has {fab.nodes} nodes, not {nodes}")
+    return resized(fab, nodes)
 
 
 def _torus_rows(nodes: int) -> int:
@@ -655,8 +714,6 @@ def _fabric(fabric, nodes: int | None = None) -> Fabric:
         if nodes is not None and nodes != fabric.nodes:
             raise UsageError(f"fabric: {fabric.name} has {fabric.nodes} nodes, not {nodes}")
         return fabric
-    from .platform import platform_or_preset
-
     return platform_or_preset(fabric, nodes)
 
 
@@ -898,10 +955,12 @@ def virtual_streams(fabric="vcsn", transfers=(), limits=None) -> Result:
 
 
 def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limits=None) -> Result:
-    """HPCC FPGA's b_eff ring with the `sim` communication type: every FPGA
-    sends L bytes to both neighbours at once, L = 2^0 .. 2^20. Per size: the
-    slowest exchange's time, b(L) = L / time per kernel pair, the channel
-    model's b(L) for comparison, and the network's aggregate 2 * n * b(L).
+    """HPCC FPGA's b_eff ring with the `sim` communication type: every node
+    (FPGA, or rank of a cluster) sends L bytes to both neighbours in rank
+    order at once, L = 2^0 .. 2^20, on any topology of 3 nodes or more. Per
+    size: the slowest exchange's time, b(L) = L / time per kernel pair, the
+    channel model's b(L) for comparison (on beff_520n, whose board it
+    describes), and the network's aggregate 2 * n * b(L).
     b_eff is the mean of the aggregate column. limits (resources.Limits): a
     run larger is refused before it starts."""
     from . import resources
@@ -911,20 +970,24 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limit
     estimated = _estimated(resources.check(resources.estimate_beff_ring(
         f"a b_eff ring of {fabric.nodes} nodes and messages up to {max(sizes, default=0)} bytes", fabric.spec,
         sizes), limits))
-    channel = ChannelModel.bittware_520n()
+    # The channel model describes the 520N board: beside beff_520n only.
+    channel = ChannelModel.bittware_520n() if fabric.name == "beff_520n" else None
     events = []
 
     def measure(size: int) -> dict:
         # One size per call (each on a fresh ring, as beff_ring does per size): an interrupt keeps the sizes done.
         point = _sim.beff_ring(fabric.spec, [size])[0]
         events.append(point["events"])
-        return {"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"],
-                "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])),
-                "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]}
+        row = {"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"]}
+        if channel:
+            row["model_pair_bandwidth"] = float(channel.bandwidth(point["bytes"]))
+        return {**row, "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]}
 
+    units = {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s", "aggregate": "B/s"}
+    if not channel:
+        del units["model_pair_bandwidth"]
     return _sweep(sizes, measure, lambda rows: _result(
-        "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows,
-        {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s", "aggregate": "B/s"}))
+        "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows, units))
 
 
 # --- fpgacomm suite -------------------------------------------------------------
@@ -952,5 +1015,5 @@ def suite_results() -> list:
         one_sided(fshmem_pair(512), op="put", size=[2048, 8192, 1 << 21]),
         one_sided(fshmem_pair(512), op="get", size=[2048, 8192, 1 << 21]),
         bandwidth("host_path", nodes=4, size=64 * MiB, hops=4),
-        latency("cluster", nodes=8, hops=4, size=[0, 1 << 20]),
+        latency("cluster", nodes=8, hops=4),
     ]

@@ -48,9 +48,7 @@ UNITS = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "t
 def sized(fabric, nodes: int, ports: int = 2, virtual_ports: int = 2) -> fabrics.Fabric:
     """The fabric (a preset's name, a platform file or a Fabric) with `nodes`
     nodes and the gather's ports and virtual ports where the preset has them."""
-    from .platform import platform_or_preset
-
-    return fabrics.resized(platform_or_preset(fabric), nodes, ports=ports, virtual_ports=virtual_ports)
+    return fabrics.resized(fabrics.platform_or_preset(fabric), nodes, ports=ports, virtual_ports=virtual_ports)
 
 
 def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: str, collective: str) -> tuple:
@@ -155,15 +153,16 @@ def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABL
         reuse: bool = True, fast_forward: bool = True, limits: resources.Limits | None = None,
         on_progress=None) -> Result:
     """Simulated gathers (scatters, allgathers) of `schedule` on `fabric` (a
-    preset's name, a platform file or a Fabric), one row per (nodes, size): the contract's gather columns with
-    the fat-tree levels, `model` (models.vcsn with the schedule's own
+    preset's name, a platform file or a Fabric), one row per (nodes, size):
+    the contract's gather columns with the fat-tree levels, `model`
+    (models.vcsn with the schedule's own
     stages: eq. 7's procedure with Table 5's VCSN values, or the DCN
     counterpart's on dcn_ring), `model_printed` (eq. 7 as printed, or the
     DCN counterpart, with the same barrier model) and the simulator's event
     count. Allgathers are ring allgathers: the fabrics cannot broadcast.
     schedule None: the fabric's own (ring on dcn_ring, tree on vcsn and
-    vcsn_fat_tree, mpi on host_path and cluster). reuse: simulate each distinct group
-    of independent transfers once (the same times to the bit; False: every
+    vcsn_fat_tree, mpi on host_path and cluster). reuse: simulate each
+    distinct group of independent transfers once (the same times to the bit; False: every
     stage in full; control "local" always simulates in full). fast_forward:
     jump through long streams' steady state (the same times to the bit;
     False: every frame stepped). limits:
@@ -171,15 +170,14 @@ def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABL
     estimated before anything is built, and one too large is refused.
     on_progress: called with how far the run is as each point begins and
     ends (otherwise long runs print their progress on stderr)."""
-    from .platform import is_platform_file, platform_or_preset
-
     # A preset's name is checked before anything is built; a platform file is read first.
-    template = platform_or_preset(fabric) if is_platform_file(fabric) else None
+    template = None if isinstance(fabric, str) and not fabrics.is_platform_file(fabric) else (
+        fabrics.platform_or_preset(fabric))
     fabric_name = fabric if template is None else template.name
     if schedule is None:
         schedule = OWN_SCHEDULE.get(fabric_name, "tree")
     nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
-    template = template or platform_or_preset(fabric_name)
+    template = template or fabrics.platform_or_preset(fabric_name)
     reuse_here = reuse and control != "local"
     # A preset is its spec alone: every point is estimated before any topology is built.
     estimates = {(n, d): resources.check(estimate(schedule, template, n, d, ports=ports,
@@ -199,7 +197,9 @@ def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABL
             fab = sized(template, n, ports, virtual_ports)
             built = fab.describe()
             levels = max(1, int(built["levels"]))  # f of eq. 7: one switch (VCSN) or one link (DCN) is 1
-            params.update(host_costs=fab.params()["host_costs"], fabric_arguments=fab.params()["fabric_arguments"])
+            described = fab.params()
+            params.update(host_costs=described["host_costs"], fabric_arguments=described["fabric_arguments"],
+                          provenance=described["provenance"])
             params["topologies"][str(n)] = built["topology"]
             for d in sizes:
                 progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])

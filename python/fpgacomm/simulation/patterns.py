@@ -53,7 +53,8 @@ def incast(fabric="cluster", *, nodes: int | None = None, senders=(1,), size=1 <
             stage = [(k, 1, 1, 0, 0, nbytes, 0, 0)]
             time = fabrics.run_schedule(fab, [stage], reconfigure=False, details=False).rows[1]["transfer"]
             rows.append({"senders": k, "size": nbytes, "time": time, "bandwidth": k * nbytes / time})
-    return fabrics._result("fabric_incast", fab, {}, rows, {"senders": "", "size": "B", "time": "s", "bandwidth": "B/s"})
+    return fabrics._result("fabric_incast", fab, {}, rows,
+                           {"senders": "", "size": "B", "time": "s", "bandwidth": "B/s"})
 
 
 def barrier(fabric="cluster", *, nodes=(2, 4, 8)):
@@ -61,15 +62,13 @@ def barrier(fabric="cluster", *, nodes=(2, 4, 8)):
     in round r every rank sends an empty message to rank + 2^r (mod n) and
     waits for the one from rank - 2^r; the time is the sum over the rounds
     of each round's slowest message."""
-    from .platform import platform_or_preset
-
-    template = platform_or_preset(fabric)
+    template = fabrics.platform_or_preset(fabric)
     counts = [nodes] if isinstance(nodes, int) else list(nodes)
     if not counts:
         raise usage_error("fabric: barrier needs at least one rank count, e.g. nodes=(2, 4, 8)")
     rows = []
     for n in counts:
-        fab = platform_or_preset(template, _count(n, 2, 1 << 24, "barrier rank count"))
+        fab = fabrics.platform_or_preset(template, _count(n, 2, 1 << 24, "barrier rank count"))
         rounds = math.ceil(math.log2(n))
         stages = [[(n, 0, 1, 1 << r, 1, 0, 0, 0)] for r in range(rounds)]
         run = fabrics.run_schedule(fab, stages, reconfigure=False, details=False)

@@ -227,6 +227,11 @@ def estimate_gather(name: str, spec, block_bytes: int, *, ports: int = 2, virtua
             groups, hops = 2 * 2 * levels, levels + 1
         else:
             groups = levels + 2
+        # A cluster's ranks share their host's bus: a chain's hops inside a
+        # host (both arms of the ring or tree) meet there, one group of up
+        # to 2 x ranks per host transfers.
+        if spec.topology == "cluster" and name != "vlink":
+            groups *= 2 * spec.fpgas_per_host
     per_block, block_reads = _message_events(frames, hops, fast_forward, held)
     per_chain, chain_reads = _message_events(_frames(longest * block_bytes, chunk), hops, fast_forward, held)
     # The collected directions go to the root together: one group (its
@@ -272,10 +277,14 @@ def estimate_network(what: str, spec) -> Estimate:
 def estimate_beff_ring(what: str, spec, sizes: list) -> Estimate:
     """HPCC FPGA's b_eff ring (fabric.beff_ring): per size a fresh ring on
     which every node sends one message to each neighbour at once, every frame
-    over one link. Memory at the largest size: the network, and every
-    message's frames, queued at their senders together."""
+    over the path to its neighbour (one link on direct networks). Memory at
+    the largest size: the network, and every message's frames, queued at
+    their senders together."""
     nodes, chunk = spec.nodes, spec.chunk_bytes()
-    events = sum(2 * nodes * _message_events(_frames(size, chunk), 1, False, _held_back(spec))[0] for size in sizes)
+    # Neighbours in rank order are one link apart on direct networks; through switches, at most the longest path.
+    shape = _sim.shape(spec)
+    hops = shape["longest_path"] if shape["levels"] else 1
+    events = sum(2 * nodes * _message_events(_frames(size, chunk), hops, False, _held_back(spec))[0] for size in sizes)
     memory = network_memory(spec) + BYTES_PER_RUN + 2 * nodes * _frames(max(sizes, default=0), chunk) * BYTES_PER_FRAME
     return Estimate(what, events, memory, 2 * nodes * len(sizes))
 
