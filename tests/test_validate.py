@@ -98,9 +98,10 @@ def test_each_point_is_the_median_over_launches_against_the_prediction(tmp_path,
         return
     assert result.params["claim"] is True and result.params["refusals"] == []
     assert all(row["error"] == pytest.approx(0.3) and row["covered"] == "yes" for row in result.rows)
-    summary = {(row["nodes"], row["sizes"]): row for row in result.params["summary"]}
-    assert summary[(RANKS, "64 KiB to 1 MiB")]["points"] == len(measured)
-    overall = summary[("all", "all")]
+    summary = {(row["nodes"], row["what"], row["sizes"]): row for row in result.params["summary"]}
+    assert list(summary) == [(RANKS, "all", "64 KiB to 1 MiB"), (RANKS, "tree gather", "all"), ("all", "all", "all")]
+    assert summary[(RANKS, "all", "64 KiB to 1 MiB")]["points"] == len(measured)
+    overall = summary[("all", "all", "all")]
     assert overall["median_error"] == pytest.approx(0.3) and overall["largest_error"] == pytest.approx(0.3)
     assert overall["coverage"] == 1.0 and overall["mean_half_width"] == pytest.approx(0.4 / 1.3)
 
@@ -164,7 +165,7 @@ def test_the_command_prints_saves_and_draws(tmp_path, capsys, launches):
     saved = Result.read_json(str(out))
     assert [row["error"] for row in saved.rows] == pytest.approx([19.0, 19.0])
     assert [row["covered"] for row in saved.rows] == ["no", "no"]
-    assert "# accuracy per rank count and size class" in text and saved.params["summary"][-1]["coverage"] == 0.0
+    assert "# accuracy per rank count and size class, and per rank count and what ran" in text and saved.params["summary"][-1]["coverage"] == 0.0
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # The saved file draws as the Result does, and prints through fpgacomm's text reports.
     assert plot.figure_for(saved).axes[0].get_title().startswith("prediction with its 95 % interval")

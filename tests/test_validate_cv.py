@@ -51,6 +51,8 @@ def test_the_claim_follows_the_launches_own_record(checked):
         overall = result.params["summary"][-1]
         assert overall["nodes"] == "all" and overall["points"] == len(result.rows)
         assert "# accuracy per rank count and size class" in validation.format_validation(result)
+        per_schedule = {row["what"] for row in result.params["summary"] if row["sizes"] == "all"}
+        assert per_schedule == {"ring gather", "tree gather", "vlink gather", "mpi gather", "b_eff ring", "all"}
 
 
 def test_the_command_cross_validates_and_refuses_what_it_cannot(tmp_path, capsys):

@@ -54,7 +54,7 @@ UNITS = {"experiment": "", "schedule": "", "collective": "", "nodes": "", "size"
          "covered": ""}
 # The per-point columns that claim an accuracy: absent where none can be claimed.
 CLAIMS = ("error", "covered")
-SUMMARY_UNITS = {"nodes": "", "sizes": "", "points": "", "median_error": "fraction", "largest_error": "fraction",
+SUMMARY_UNITS = {"nodes": "", "what": "", "sizes": "", "points": "", "median_error": "fraction", "largest_error": "fraction",
                  "coverage": "fraction", "mean_half_width": "fraction"}
 
 
@@ -259,17 +259,20 @@ def size_class(size: int) -> str:
 
 
 def _summary(rows: list) -> list:
-    """Per rank count and size class, then over all points: the median and
-    largest |error|, the coverage and the mean half-width of the predicted
-    intervals, relative to the prediction."""
+    """Per rank count and size class, per rank count and what ran (each
+    schedule: the misses of a model differ by schedule), then over all
+    points: the median and largest |error|, the coverage and the mean
+    half-width of the predicted intervals, relative to the prediction."""
     groups = {}
     for row in rows:
-        groups.setdefault((row["nodes"], size_class(row["size"])), []).append(row)
-    groups[("all", "all")] = rows
+        groups.setdefault((row["nodes"], "all", size_class(row["size"])), []).append(row)
+    for row in rows:
+        groups.setdefault((row["nodes"], what_ran(tuple(row[key] for key in POINT)), "all"), []).append(row)
+    groups[("all", "all", "all")] = rows
     summary = []
-    for (nodes, sizes), members in groups.items():
+    for (nodes, what, sizes), members in groups.items():
         errors = np.abs([row["error"] for row in members])
-        summary.append({"nodes": nodes, "sizes": sizes, "points": len(members),
+        summary.append({"nodes": nodes, "what": what, "sizes": sizes, "points": len(members),
                         "median_error": float(np.median(errors)), "largest_error": float(np.max(errors)),
                         "coverage": sum(row["covered"] == "yes" for row in members) / len(members),
                         "mean_half_width": float(np.mean([(row["predicted_high"] - row["predicted_low"]) / 2
@@ -290,7 +293,7 @@ def format_validation(result: Result, full: bool = False) -> str:
         lines.append(f"# measured but not predicted, left out: {'; '.join(params['unpredicted'])}")
     if params.get("claim"):
         summary = Result(NAME, {}, {}, params["summary"], SUMMARY_UNITS)
-        lines.append(summary.table("# accuracy per rank count and size class: |error| = |predicted - measured| / "
+        lines.append(summary.table("# accuracy per rank count and size class, and per rank count and what ran: |error| = |predicted - measured| / "
                                    "measured; coverage: the points whose measured median lies in the 95 % "
                                    "interval; half-width relative to the prediction"))
     else:
