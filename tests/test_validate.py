@@ -265,3 +265,18 @@ def test_a_b_eff_launch_is_read_as_its_ring_time_per_message_and_neighbour(tmp_p
     assert [(row["experiment"], row["schedule"], row["size"], row["measured"]) for row in result.rows] == \
         [("beff", "ring", 1 << 16, 65536 / 1e9)]
     assert result.params["unpredicted"] == ["b_eff ring at 4 ranks and 1 MiB"]
+
+
+def test_predictions_of_several_schedules_join_and_a_point_predicted_twice_is_refused(tmp_path, capsys, launches):
+    measured = times(launches)
+    smallest, largest = min(measured), max(measured)
+    first = prediction(tmp_path, {("tree", RANKS, smallest): (2e-3, 1e-3, 4e-3)}, "tree-small.json")
+    second = prediction(tmp_path, {("tree", RANKS, largest): (2e-3, 1e-3, 4e-3)}, "tree-large.json")
+    result = fpgacomm.validate(first, [second, *launches])
+    assert [row["size"] for row in result.rows] == [smallest, largest] and result.params["unpredicted"] == []
+    assert result.params["prediction"] == f"{first}, {second}" and result.params["measured"] == launches
+    again = prediction(tmp_path, {("tree", RANKS, smallest): (3e-3, 1e-3, 4e-3)}, "again.json")
+    status = cli.main(["validate", first, again, *launches])
+    _, err = capsys.readouterr()
+    assert status == 2 and err == (f"fpgacomm: error: validate: {again} predicts tree gather at {RANKS} ranks and "
+                                   "64 KiB again; give each point's prediction once\n")

@@ -18,7 +18,8 @@ def register(subparsers) -> None:
                     "pred.json heldout/")
     parser.add_argument("prediction", nargs="?", metavar="PREDICTION.json", help="the file of fpgacomm predict --json")
     parser.add_argument("measured", nargs="*", metavar="MEASURED",
-                        help="Result files of the held-out launches, folders of them, or globs")
+                        help="Result files of the held-out launches, folders of them, or globs; further prediction "
+                             "files among them (one per schedule) join the first")
     parser.add_argument("--cv", metavar="DIR",
                         help="instead: cross-validate a calibration campaign (fpgacomm calibrate run DIR): fit the "
                              "platform on its smaller rank counts, predict its largest, validate against its own "

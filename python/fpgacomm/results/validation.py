@@ -65,9 +65,22 @@ def validate(prediction, measured, *, ranks: int | None = None) -> Result:
     held-out count: the others trained the platform). A usage error, before
     anything is computed, for a prediction that is not one, a measured file
     that is no Result this reads, or measured files that match no predicted
-    point (each named)."""
+    point (each named). Further predictions among the measured files (one
+    per schedule, as predict writes them) join the first."""
     predicted_path, predicted = _read_prediction(prediction)
-    paths = _expand(measured)
+    paths = []
+    for path in _expand(measured):
+        if _is_prediction(path):
+            more_path, more = _read_prediction(path)
+            twice = sorted(set(more) & set(predicted), key=_order)
+            if twice:
+                raise usage_error(f"validate: {more_path} predicts {_describe(twice[0])} again"
+                                  f"{f' (and {len(twice) - 1} more points)' if len(twice) > 1 else ''}; give each "
+                                  "point's prediction once")
+            predicted.update(more)
+            predicted_path = f"{predicted_path}, {more_path}"
+        else:
+            paths.append(path)
     if not paths:
         raise usage_error("validate: no measured files given; give the held-out launches' Result JSON files")
     twice = sorted({path for path in paths if [os.path.realpath(p) for p in paths].count(os.path.realpath(path)) > 1})
@@ -115,6 +128,16 @@ def _read_prediction(prediction) -> tuple:
                               f"interval are {values}, where positive times with {LOW} <= {PREDICTED} <= {HIGH} are "
                               "needed; write it again with fpgacomm predict")
     return name, {_key(row): (row[PREDICTED], row[LOW], row[HIGH]) for row in result.rows}
+
+
+def _is_prediction(path: str) -> bool:
+    """Whether a JSON file holds a prediction Result (without reading it whole into a Result)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            document = json.load(file)
+    except (OSError, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("schema") == SCHEMA and document.get("benchmark") == PREDICTION
 
 
 def _key(row: dict) -> tuple:
