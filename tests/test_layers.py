@@ -11,6 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "fpgacomm"
 
 # Bottom to top; a module's layer is its folder, or its name at the root.
 LAYERS = ["_core", "params", "schedules", "catalog", "runtime", "results", "models", "simulation", "benchmarks", "figures",
+          "calibration",
           "suite", "cli"]
 # params, schedules and the catalog of benchmarks depend on nothing but the core: one floor.
 FLOOR = {layer: index for index, layer in enumerate(LAYERS)}

@@ -110,7 +110,9 @@ def test_piecewise_hockney_finds_a_switch_between_4_and_8_mb():
     assert fit.params["switch_1"] == 8 << 20
     assert fit.extra["switch_1_between"] == "4194304 and 8388608 B"
     switch = next(row for row in fit.to_result().rows if row["parameter"] == "switch_1")
-    assert switch == {"parameter": "switch_1", "value": 8388608.0, "stderr": None, "unit": "B"}
+    assert switch == {"parameter": "switch_1", "value": 8388608.0, "stderr": None, "unit": "B",
+                      "note": "searched: the first size of range 2, chosen among the measured sizes by the criterion; "
+                              "switch_1_between brackets it"}
     within(fit, {"alpha_1": 3e-6, "beta_1": 4e9, "beta_2": 8e9})
     predicted = fit.model.predict(np.array([4 << 20, 8 << 20]))
     assert predicted == pytest.approx([eager.predict(4 << 20), rendezvous.predict(8 << 20)], rel=0.02)

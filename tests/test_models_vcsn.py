@@ -2,7 +2,6 @@
 correction, the Fig. 20 estimate, fitting and Table 6's comparison."""
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -124,11 +123,13 @@ def test_fit_of_dcn_rings_leaves_t_undetermined():
     truth = vcsn.DcnGather(**{**TRUE, "t": 0.0})
     fit = vcsn.fit(_gather_result(truth, ["ring"], [4, 9, 16, 33], SIZES, noise=0.001))
     assert fit.model.name == "dcn"
-    assert fit.extra["undetermined"] == ["t"] and math.isinf(fit.stderr["t"])
+    assert fit.undetermined == ["t"] and fit.stderr["t"] is None
+    assert fit.held["t"][1].startswith("no row's schedule writes the topology")
     assert fit.params["b"] == pytest.approx(10e9, rel=0.01)
     # Written out, the undetermined error is null: the file is strict JSON.
     rows = {row["parameter"]: row for row in fit.to_result().to_dict()["rows"]}
-    assert rows["t"]["stderr"] is None and rows["b"]["stderr"] > 0
+    assert rows["t"]["value"] is None and rows["t"]["stderr"] is None and rows["b"]["stderr"] > 0
+    assert rows["t"]["note"].startswith("undetermined: no row's schedule writes the topology")
     json.loads(json.dumps(fit.to_result().to_dict(), allow_nan=False))
 
 
@@ -137,8 +138,9 @@ def test_fit_at_one_node_count_folds_what_it_cannot_separate():
     # barrier's slope times ceil(log2 N) is a constant like the others.
     truth = vcsn.VcsnGather(**TRUE)
     fit = vcsn.VcsnGather.fit(_gather_result(truth, ["tree"], [9], SIZES))
-    assert fit.extra["undetermined"] == ["t", "barrier_round"]
-    assert fit.params["t"] == 0.0 and math.isinf(fit.stderr["t"])
+    assert fit.undetermined == ["t", "barrier_round"]
+    assert fit.params["t"] == 0.0 and fit.stderr["t"] is None
+    assert fit.held["t"][1] == "the measurements cannot separate it from c; held at 0, its share counted in them"
     assert fit.params["c"] == pytest.approx(TRUE["c"] + TRUE["t"] / 3, rel=1e-6)  # 3 stages at 9 nodes
     assert fit.params["b"] == pytest.approx(TRUE["b"], rel=1e-6)
     assert np.max(np.abs(fit.residuals / fit.y)) < 1e-9

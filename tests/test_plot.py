@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fpgacomm import _core, plot
-from fpgacomm.models.base import Model, linear_least_squares
+from fpgacomm.models.base import Model
 from fpgacomm.models.cuscomnet import CusComNet
 from fpgacomm.models.hockney import Hockney
 from fpgacomm.results.result import Result
@@ -31,7 +31,7 @@ class Linear(Model):
 
     @classmethod
     def _solve(cls, x, y, sigma, **options):
-        return linear_least_squares(np.column_stack([np.ones_like(x), x]), y, sigma)
+        return cls._linear(np.column_stack([np.ones_like(x), x]), y, sigma, cls.parameters)
 
 
 def osu(test, send, recv, alpha=2e-6, beta=10e9, noise=0.01):

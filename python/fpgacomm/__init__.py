@@ -20,6 +20,7 @@ from ._core import __version__
 from .benchmarks.launch import launch
 from .results.compare import compare
 from .results.result import Result, load
+from .results.validation import validate
 
 # Short public name -> module in its layer.
 PUBLIC_MODULES = {
@@ -32,7 +33,7 @@ PUBLIC_MODULES = {
     "overhead": "benchmarks.overhead", "plot": "figures.plot",
 }
 
-__all__ = ["__version__", "Result", "compare", "launch", "load", *PUBLIC_MODULES]
+__all__ = ["__version__", "Result", "compare", "launch", "load", "validate", *PUBLIC_MODULES]
 
 
 def __getattr__(name):

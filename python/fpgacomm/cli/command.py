@@ -30,7 +30,9 @@ DEFAULT_TIMEOUT = 1800.0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import beff, compare, devbw, devices, fabric, fit, gather, model, osu, overhead, plot, suite, timeline, tune
+    from . import beff, calibrate, compare, devbw, devices, fabric, fit, gather, model, osu, overhead, plot, predict, suite, \
+        timeline, tune
+    from . import validate
 
     parser = Parser(prog="fpgacomm", description="Measure and model communication between accelerators.")
     parser.add_argument("--version", action="version", version=f"fpgacomm {_core.__version__}")
@@ -41,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
     for module in (devices, devbw, osu, beff, suite, fabric, gather, fit, model, overhead, plot, timeline, compare,
-                   tune):
+                   tune, calibrate, predict, validate):
         module.register(subparsers)
     return parser
 

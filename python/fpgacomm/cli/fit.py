@@ -29,12 +29,11 @@ def run(args) -> int:
     if args.json and len(groups) > 1:
         raise usage_error(f"fit: --json holds one fit, and these files make {len(groups)} groups "
                           f"({'; '.join(group.label for group in groups)}); fit each group alone")
+    if args.json:  # first: the file holds the fit whatever happens to the terminal
+        fit.to_result(groups[0].fit, groups[0].against, args.results).write(args.json)
     for number, group in enumerate(groups):
         print(("\n" if number else "") + f"# {args.model} fit to {group.label}: {', '.join(group.files)}")
         print(group.fit)
         print(group.against.table(f"# measured {group.against.params['y_column']} against the fitted "
-                                  f"{args.model} model's prediction; relative error = (predicted - measured) / "
-                                  "measured"))
-    if args.json:
-        fit.to_result(groups[0].fit, groups[0].against, args.results).write(args.json)
+                                  f"{args.model} model's prediction; {group.against.params['error']}"))
     return 0

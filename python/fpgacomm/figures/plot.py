@@ -32,6 +32,7 @@ from ..params import usage_error
 from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..results import peers, series
 from ..results.compare import NAME as COMPARISON
+from ..results.validation import NAME as VALIDATION, POINT as VALIDATION_POINT, what_ran
 from ..results.result import LOAD_NAME, Result, atomic_write, runs
 from ..runtime.environment import topology
 
@@ -571,6 +572,9 @@ def model_against_measurement(source, axes=None) -> Figure:
     """Measured points and the model's line (over a fine grid where the
     model itself is known, a Fit; through the compared points otherwise),
     and below them the relative error (predicted - measured) / measured."""
+    points = _gather_points(source)
+    if points is not None:
+        return _gather_fit(*points, axes)
     x, measured, predicted, model, x_name, y_name, x_unit, y_unit, title = _comparison(source)
     if axes is None:
         axes = new_figure(2, 1, height_ratios=(3, 1), sharex=True)[1]
@@ -595,6 +599,44 @@ def model_against_measurement(source, axes=None) -> Figure:
     else:
         top.plot(x, predicted * factor, color="black", label="model" if model is None else model_label(model))
     bottom.plot(x, (predicted - measured) / measured * 100, marker="o", linestyle="-")
+    bottom.axhline(0.0, color="black", linewidth=0.8)
+    bottom.set_ylabel("relative error (%)")
+    bottom.grid(True, alpha=0.3)
+    top.set_xlabel("")
+    return _finish(top, title)
+
+
+def _gather_points(source):
+    """(nodes, size, measured, predicted, title) of a gather model's fit, whose
+    points are (nodes, size) pairs: a Fit, or its file (models/fit.py saves the
+    points); None for any other source."""
+    if isinstance(source, Fit) and np.ndim(source.x) == 2:
+        return (source.x[:, 0], source.x[:, 1], source.y, source.y - source.residuals,
+                f"{source.model.name} fit (R^2 = {source.r_squared:.4f})")
+    if _saved_fit(source) and isinstance(source.params.get("points"), dict):
+        points = source.params["points"]
+        return (*(np.asarray(points[key], dtype=float) for key in ("nodes", "size", "measured", "predicted")),
+                f"{source.params['model']} fit (R^2 = {source.params['r_squared']:.4f})")
+    return None
+
+
+def _gather_fit(nodes, sizes, measured, predicted, title, axes=None) -> Figure:
+    """Per node count the measured gather times as points and the model's as
+    a line against the size, and below them the relative error."""
+    if axes is None:
+        axes = new_figure(2, 1, height_ratios=(3, 1), sharex=True)[1]
+    top, bottom = axes
+    size_axis(top)
+    size_axis(bottom, "bytes per node")
+    factor = _value_axis(top, "time", "s", log=True)
+    for count in sorted(set(nodes.tolist())):
+        pick = np.flatnonzero(nodes == count)
+        pick = pick[np.argsort(sizes[pick])]
+        line, = top.plot(sizes[pick], predicted[pick] * factor, label=f"{count:g} nodes: model")
+        top.plot(sizes[pick], measured[pick] * factor, linestyle="none", marker="o", color=line.get_color(),
+                 label=f"{count:g} nodes: measured")
+        bottom.plot(sizes[pick], (predicted[pick] - measured[pick]) / measured[pick] * 100, marker="o",
+                    color=line.get_color())
     bottom.axhline(0.0, color="black", linewidth=0.8)
     bottom.set_ylabel("relative error (%)")
     bottom.grid(True, alpha=0.3)
@@ -645,6 +687,36 @@ def comparison(result: Result, ax=None) -> Figure:
     return _finish(ax, f"{params['quantity']} against {base}, with {percent} intervals; filled: a difference")
 
 
+# The columns of a validation drawn, all times.
+_VALIDATION_TIMES = ("measured", "measured_low", "measured_high", "predicted", "predicted_low", "predicted_high")
+
+
+def validation(result: Result, ax=None) -> Figure:
+    """A validation (fpgacomm validate): per experiment and rank count, the
+    prediction against the size with its interval as a band, and the
+    measured medians with their intervals over launches as error bars."""
+    if result.benchmark != VALIDATION:
+        raise usage_error(f"plot.validation draws the Result of fpgacomm validate, got {result.benchmark}")
+    ax = _axes(ax)
+    size_axis(ax, "bytes per rank")
+    factor = _value_axis(ax, "time", "s", log=True)
+    series = sorted({tuple(row[key] for key in VALIDATION_POINT[:4]) for row in result.rows}, key=lambda s: s[::-1])
+    for kind in series:
+        rows = sorted((row for row in result.rows if tuple(row[key] for key in VALIDATION_POINT[:4]) == kind),
+                      key=lambda row: row["size"])
+        name = f"{what_ran(kind)}, {kind[3]} ranks"
+        sizes = np.array([row["size"] for row in rows], dtype=float)
+        column = {key: np.array([row[key] for row in rows]) * factor for key in _VALIDATION_TIMES}
+        line, = ax.plot(sizes, column["predicted"], label=f"{name}: predicted")
+        ax.fill_between(sizes, column["predicted_low"], column["predicted_high"], color=line.get_color(), alpha=0.2,
+                        linewidth=0)
+        ax.errorbar(sizes, column["measured"], yerr=[column["measured"] - column["measured_low"],
+                                                     column["measured_high"] - column["measured"]],
+                    linestyle="none", marker="o", color=line.get_color(), label=f"{name}: measured")
+    claim = "" if result.params.get("claim") else " (no accuracy claimed)"
+    return _finish(ax, f"prediction with its 95 % interval against held-out launches{claim}")
+
+
 def _as_list(results) -> list:
     items = [results] if isinstance(results, (Result, Fit)) else list(results)
     if not items:
@@ -676,8 +748,8 @@ def drawable(result) -> str | None:
     if name == LOAD_NAME:  # a joined table: what its runs are, where they agree
         kinds = {drawable(run) for _, run in runs(result)}
         return kinds.pop() if len(kinds) == 1 else None
-    if name == COMPARISON:
-        return "comparison"
+    if name in (COMPARISON, VALIDATION):
+        return name
     for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
         if name in names:
             return kind_name
@@ -697,7 +769,7 @@ def kind(result) -> str:
         return found
     name = result.benchmark
     raise usage_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
-                     f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL and comparison Results")
+                     f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL, comparison and validation Results")
 
 
 def figure_for(results, *, models=()) -> Figure:
@@ -727,6 +799,10 @@ def figure_for(results, *, models=()) -> Figure:
         if len(results) != 1 or models:
             raise usage_error("a comparison is drawn alone, without model overlays")
         return comparison(results[0])
+    if figure_kind == VALIDATION:
+        if len(results) != 1 or models:
+            raise usage_error("a validation is drawn alone, without model overlays")
+        return validation(results[0])
     draw = {"latency": latency, "bandwidth": bandwidth, "beff": beff, "gather": gather}[figure_kind]
     return draw(results) if figure_kind == "gather" else draw(results, models=models)
 

@@ -15,8 +15,14 @@ Subclasses set:
                 where a model needs more than one column
 and implement `predict(x)`. `initial(x, y)` gives the starting point of the
 nonlinear fit; a model that is linear in its parameters overrides `_solve`
-instead (see Hockney). `fit(..., fixed={name: value})` holds parameters that
+instead, returning the Solution of `cls._linear(design, y, sigma, names)`
+(see Hockney). `fit(..., fixed={name: value})` holds parameters that
 the data cannot determine at known values (their standard error is 0).
+
+Every fit keeps the `non_negative` parameters (latencies, overheads) at or
+above zero by bounded least squares, refuses data that put a `positive` one
+(a bandwidth, a rate) at or below zero, and reports a parameter it cannot
+determine as undetermined, with the reason (least_squares.py).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import numpy as np
 from ..params import usage_error
 from ..results.result import Result
 from ..results.units import with_unit
+from .least_squares import UNDETERMINED, Solution, constrained_linear, levenberg_marquardt
 
 
 @dataclass
@@ -36,11 +43,15 @@ class Fit:
     """A fitted model with what the fit says about itself.
 
     stderr: one standard error per parameter, from the covariance of the
-        weighted least-squares estimate scaled by the residual variance.
+        weighted least-squares estimate scaled by the residual variance; 0
+        for a fixed parameter, None for a held one (no error exists).
     residuals: y - predict(x), in y's unit, for every point used.
     r_squared: 1 - SS_res / SS_tot, both weighted as the fit was.
-    covariance: over the fitted (not fixed) parameters, in order.
-    fixed: the parameters held at given values.
+    covariance: over `estimated` (neither fixed nor held), in order; finite.
+    fixed: the parameters held at values the caller gave.
+    held: name -> (label, why) of the parameters the fit did not estimate
+        (least_squares.py: undetermined, at bound); printed and saved with
+        their reason, never as inf or NaN.
     extra: derived figures (name: value), printed after the parameters.
     """
 
@@ -54,41 +65,78 @@ class Fit:
     weighted: bool
     extra: dict = field(default_factory=dict)
     fixed: tuple = ()
+    held: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        # The invariant every output relies on: no infinity or NaN anywhere a
+        # number is claimed.
+        count = len(self.estimated)
+        errors = [self.stderr[name] for name in self.estimated]
+        if (np.shape(self.covariance) != (count, count) or not np.all(np.isfinite(self.covariance))
+                or not all(isinstance(e, float) and math.isfinite(e) for e in errors)
+                or any(self.stderr[name] is not None for name in self.held)):
+            raise RuntimeError(f"{self.model.name} fit: covariance {np.shape(self.covariance)} over "
+                               f"{self.estimated}, errors {self.stderr}, held {list(self.held)}: a solver let an "
+                               "undetermined parameter through")
 
     @property
     def params(self) -> dict:
         return self.model.params
 
+    @property
+    def estimated(self) -> tuple:
+        """The parameters the covariance is over: neither fixed nor held."""
+        return tuple(p for p in self.model.parameters if p not in self.fixed and p not in self.held)
+
+    @property
+    def undetermined(self) -> list:
+        """The parameters the measurements cannot determine."""
+        return [name for name, (label, _) in self.held.items() if label == UNDETERMINED]
+
+    def note(self, name: str) -> str | None:
+        """Why a parameter has no standard error ("fixed", or a held one's label and reason), else None."""
+        if name in self.fixed:
+            return "fixed"
+        return f"{self.held[name][0]}: {self.held[name][1]}" if name in self.held else None
+
     def to_result(self) -> Result:
-        """The fit as a Result: one row per parameter (value, standard error
-        or None where there is none, unit) and the goodness of fit in params.
-        An undetermined parameter's infinite error is None too: JSON has no
-        Infinity, and strict readers (browsers, jq) refuse the file."""
-        rows = [{"parameter": name, "value": float(self.model.params[name]),
-                 "stderr": float(self.stderr[name]) if math.isfinite(self.stderr[name]) else None,
-                 "unit": self.model.units.get(name, "")}
+        """The fit as a Result: one row per parameter (value, standard error,
+        unit, note) and the goodness of fit in params. An undetermined
+        parameter's value and a held one's error are None, its note says
+        why: JSON has no Infinity, and a number would claim what the data do
+        not show."""
+        rows = [{"parameter": name,
+                 "value": None if name in self.undetermined else float(self.model.params[name]),
+                 "stderr": self.stderr[name], "unit": self.model.units.get(name, ""), "note": self.note(name)}
                 for name in self.model.parameters]
         params = {"model": self.model.name, "r_squared": self.r_squared, "points": int(len(self.x)),
-                  "weighted": self.weighted, "fixed": list(self.fixed), **self.extra}
+                  "weighted": self.weighted, "fixed": list(self.fixed), "undetermined": self.undetermined,
+                  **self.extra}
         return Result(f"fit_{self.model.name}", params, {}, rows,
-                      {"parameter": "", "value": "", "stderr": "", "unit": ""})
+                      {"parameter": "", "value": "", "stderr": "", "unit": "", "note": ""})
 
     def __str__(self) -> str:
         """A title line, then the parameters as a table: value and standard
-        error of each, with its unit."""
+        error of each, with its unit; then why each held one has none."""
         lines = [f"{self.model.name} fit over {len(self.x)} points (R^2 = {self.r_squared:.6f}"
                  f"{', weighted' if self.weighted else ''})"]
         rows = [("parameter", "value", "std. error")]
         for name in self.model.parameters:
             unit = self.model.units.get(name, "")
-            error = ("fixed" if name in self.fixed else "-" if math.isnan(self.stderr[name])
-                     else with_unit(float(self.stderr[name]), unit))
-            rows.append((name, with_unit(float(self.model.params[name]), unit), error))
+            value = UNDETERMINED if name in self.undetermined else with_unit(float(self.model.params[name]), unit)
+            error = ("fixed" if name in self.fixed else self.held[name][0] if name in self.held
+                     else with_unit(self.stderr[name], unit))
+            rows.append((name, value, error))
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines += ["  " + f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}" for row in rows]
+        lines += [f"  {name} {label}: {why}" for name, (label, why) in self.held.items()]
         for name, value in self.extra.items():
             lines.append(f"  {name}: {value:.6g}" if isinstance(value, float) else f"  {name}: {value}")
         return "\n".join(lines)
+
+
+# What the relative_error column of `against` holds, in the words its tables print.
+ERROR = "relative error = (predicted - measured) / measured"
 
 
 class Model:
@@ -99,9 +147,10 @@ class Model:
     units: dict = {}
     x_column = "size"
     y_column = "latency_avg"
-    # What parameters given by hand must be (checked): rates, widths and
-    # sizes above zero, times at zero or above. A fit may land a little below
-    # on noisy data and reports what it found, so __init__ does not check.
+    # What parameters must be: rates, widths and sizes above zero, times at
+    # zero or above. Checked for parameters given by hand (checked), bounds
+    # of every fit (lower_bounds, require_positive); __init__ does not check,
+    # so that a solver may try any value on its way.
     positive: tuple = ()
     non_negative: tuple = ()
 
@@ -186,13 +235,33 @@ class Model:
         weighted, sigma = uncertainties(x, y, weighted)
         # fixed goes to _solve only when given, so that a model's _solve(x, y,
         # sigma) written before fixed parameters existed still works.
-        values, covariance = cls._solve(x, y, sigma, **({"fixed": fixed} if fixed else {}), **options)
-        model = cls(**fixed, **dict(zip(free, values)))
+        solution = cls._solve(x, y, sigma, **({"fixed": fixed} if fixed else {}), **options)
+        values = dict(zip(free, map(float, solution.values)))
+        cls.require_positive(values)
+        model = cls(**fixed, **values)
         residuals = y - np.asarray(model.predict(x), dtype=float)
         stderr = {p: 0.0 for p in fixed}
-        stderr.update({p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(free)})
-        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted,
-                   fixed=tuple(p for p in cls.parameters if p in fixed))
+        stderr.update({p: None for p in solution.held})
+        stderr.update({p: math.sqrt(max(solution.covariance[i, i], 0.0)) for i, p in enumerate(solution.estimated)})
+        return Fit(model, stderr, solution.covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted,
+                   fixed=tuple(p for p in cls.parameters if p in fixed), held=solution.held)
+
+    @classmethod
+    def require_positive(cls, values: dict) -> None:
+        """A usage error where a fit puts a rate, width or size (`positive`)
+        at or below zero: no bound can hold those (a zero bandwidth is an
+        infinite time), so the data cannot be this model's."""
+        for name in cls.positive:
+            if name in values and not values[name] > 0:
+                unit = f" {cls.units[name]}" if cls.units.get(name) else ""
+                raise usage_error(f"{cls.name} model: the fit puts {name} at {values[name]:.3g}{unit}, at or below "
+                                  f"zero: the measurements do not follow the model; check the file, or measure over a "
+                                  f"wider range")
+
+    @classmethod
+    def lower_bounds(cls) -> dict:
+        """The bound of each parameter that must not go below zero."""
+        return {name: 0.0 for name in cls.non_negative}
 
     @classmethod
     def free_parameters(cls, fixed: dict) -> tuple:
@@ -204,22 +273,28 @@ class Model:
         raise NotImplementedError(f"{cls.name}: no starting point for a nonlinear fit")
 
     @classmethod
-    def _solve(cls, x, y, sigma, fixed=None, **options) -> tuple:
-        """(values, covariance) of the free parameters minimising
+    def _solve(cls, x, y, sigma, fixed=None, **options) -> Solution:
+        """The Solution over the free parameters minimising
         sum(((y - predict) / sigma)^2), from initial(x, y)."""
         fixed = fixed or {}
         start = dict(zip(cls.parameters, cls.initial(x, y)))
         return cls._nonlinear(x, y, sigma, [start[p] for p in cls.free_parameters(fixed)], fixed)
 
     @classmethod
-    def _nonlinear(cls, x, y, sigma, start, fixed: dict) -> tuple:
-        """Levenberg-Marquardt over the free parameters from `start`."""
+    def _nonlinear(cls, x, y, sigma, start, fixed: dict) -> Solution:
+        """Bounded Levenberg-Marquardt over the free parameters from `start`."""
         free = cls.free_parameters(fixed)
 
         def residual(values):
             model = cls(**fixed, **dict(zip(free, values)))
             return (y - np.asarray(model.predict(x), dtype=float)) / sigma
-        return levenberg_marquardt(residual, np.asarray(start, dtype=float))
+        return levenberg_marquardt(residual, np.asarray(start, dtype=float), free, lower=cls.lower_bounds(),
+                                   units=cls.units)
+
+    @classmethod
+    def _linear(cls, design, y, sigma, names, **options) -> Solution:
+        """Bounded linear least squares of y ~ design @ (names' values)."""
+        return constrained_linear(design, y, sigma, names, lower=cls.lower_bounds(), units=cls.units, **options)
 
     # --------------------------------------------------------------- compare
 
@@ -235,7 +310,7 @@ class Model:
         units = result.units if isinstance(result, Result) else {}
         y_unit = units.get(self.y_column, "")
         return Result(f"fit_{self.name}", {"model": self.name, "source": source, "x_column": self.x_column,
-                                           "y_column": self.y_column, **self.params}, {}, rows,
+                                           "y_column": self.y_column, "error": ERROR, **self.params}, {}, rows,
                       {"x": units.get(self.x_column, ""), "measured": y_unit, "predicted": y_unit,
                        "relative_error": "fraction"})
 
@@ -272,63 +347,8 @@ def figures(benchmark: str, params: dict, rows: list) -> Result:
                   {"figure": "", "value": "", "unit": ""})
 
 
-def linear_least_squares(design: np.ndarray, y: np.ndarray, sigma: np.ndarray) -> tuple:
-    """(values, covariance) of y ~ design @ values, weighted by 1/sigma,
-    the covariance scaled by the reduced chi-square (as curve_fit does)."""
-    a = design / sigma[:, None]
-    b = y / sigma
-    values, *_ = np.linalg.lstsq(a, b, rcond=None)
-    return values, _covariance(a, b - a @ values)
-
-
-def levenberg_marquardt(residual, start: np.ndarray, *, iterations: int = 200,
-                        tolerance: float = 1e-12) -> tuple:
-    """(values, covariance) minimising sum(residual(values)^2), with a
-    forward-difference Jacobian; parameters are scaled by their start so
-    that seconds and bytes per second sit side by side."""
-    scale = np.where(start != 0, np.abs(start), 1.0)
-
-    def scaled(u):
-        return residual(u * scale)
-
-    u = start / scale
-    r = scaled(u)
-    damping = 1e-3
-    for _ in range(iterations):
-        jacobian = _jacobian(scaled, u, r)
-        gradient = jacobian.T @ r
-        normal = jacobian.T @ jacobian
-        improved = False
-        while damping < 1e12:
-            step = np.linalg.solve(normal + damping * np.diag(np.diag(normal) + 1e-30), -gradient)
-            candidate = scaled(u + step)
-            if np.sum(candidate ** 2) < np.sum(r ** 2):
-                u, r, damping, improved = u + step, candidate, max(damping / 10, 1e-12), True
-                break
-            damping *= 10
-        if not improved or np.max(np.abs(step)) < tolerance * (1 + np.max(np.abs(u))):
-            break
-    jacobian = _jacobian(scaled, u, r)
-    return u * scale, _covariance(jacobian, r) * np.outer(scale, scale)
-
-
-def _jacobian(function, u: np.ndarray, r: np.ndarray) -> np.ndarray:
-    columns = []
-    for i in range(len(u)):
-        h = 1e-7 * max(abs(u[i]), 1.0)
-        shifted = u.copy()
-        shifted[i] += h
-        columns.append((function(shifted) - r) / h)
-    return np.column_stack(columns)
-
-
-def _covariance(jacobian: np.ndarray, residuals: np.ndarray) -> np.ndarray:
-    """(J^T J)^-1 times the residual variance; infinite where the data
-    cannot determine a parameter."""
-    points, count = jacobian.shape
-    dof = max(points - count, 1)
-    variance = float(np.sum(residuals ** 2)) / dof
-    try:
-        return np.linalg.inv(jacobian.T @ jacobian) * variance
-    except np.linalg.LinAlgError:
-        return np.full((count, count), np.inf)
+def linear_least_squares(design: np.ndarray, y: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """The values of y ~ design @ values, weighted by 1/sigma, unbounded:
+    the starting point of a nonlinear fit."""
+    values, *_ = np.linalg.lstsq(design / sigma[:, None], y / sigma, rcond=None)
+    return values

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..results.result import Result
 from .base import Model, figures, linear_least_squares, usage_error
+from .least_squares import Solution
 
 BITTWARE_520N = dict(channels=2, width_bytes=32, frequency_hz=156.25e6, latency_s=520e-9)
 PRESETS = {"520n": BITTWARE_520N}
@@ -99,19 +100,20 @@ class ChannelModel(Model):
         extra holds the peak bandwidth c w f and its standard error."""
         fit = super().fit(result, weighted=weighted, fixed={"channels": channels, "width_bytes": width_bytes})
         word = fit.model.word_bytes
+        error = fit.stderr["frequency_hz"]
         fit.extra.update(peak_bandwidth=fit.model.peak_bandwidth,
-                         peak_bandwidth_stderr=word * fit.stderr["frequency_hz"])
+                         peak_bandwidth_stderr=None if error is None else word * error)
         return fit
 
     @classmethod
-    def _solve(cls, x, y, sigma, fixed=None, **options) -> tuple:
+    def _solve(cls, x, y, sigma, fixed=None, **options) -> Solution:
         """The time per message t = L / b(L) = lat + ceil(L / (c w)) / f is
         linear in (1/f, lat): its weighted least squares starts the fit of
         b(L) itself."""
         word = fixed["channels"] * fixed["width_bytes"]
         time = x / y
         design = np.column_stack([np.ceil(x / word), np.ones_like(x)])
-        (inverse_frequency, latency), _ = linear_least_squares(design, time, time * sigma / np.abs(y))
+        inverse_frequency, latency = linear_least_squares(design, time, time * sigma / np.abs(y))
         if inverse_frequency <= 0:
             raise usage_error("b_eff channel model: the measured time per message does not grow with the size; "
                               "give b(L) over sizes beyond one channel word")

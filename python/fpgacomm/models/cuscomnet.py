@@ -25,7 +25,8 @@ import math
 import numpy as np
 
 from ..results.result import Result
-from .base import Fit, Model, figures, linear_least_squares, usage_error
+from .base import Fit, Model, figures, usage_error
+from .least_squares import Solution
 
 CUSCOMNET_PAPER = dict(link_latency=0.0, routing_latency=0.57e-6, app_latency=0.13e-6, link_bandwidth=1565e6 / 8,
                 packet_bytes=64)
@@ -131,10 +132,12 @@ class CusComNet(Model):
                                                                "packet_bytes": packet_bytes})
 
     @classmethod
-    def _solve(cls, x, y, sigma, fixed=None, **options) -> tuple:
-        """Eq. 1 is linear in (Tr, Ta) once Tl, B and p are known."""
+    def _solve(cls, x, y, sigma, fixed=None, **options) -> Solution:
+        """Eq. 1 is linear in (Tr, Ta) once Tl, B and p are known: bounded
+        least squares, both at or above 0."""
         known = x * (fixed["link_latency"] + fixed["packet_bytes"] / fixed["link_bandwidth"])
-        return linear_least_squares(np.column_stack([x, 2 * np.ones_like(x)]), y - known, sigma)
+        return cls._linear(np.column_stack([x, 2 * np.ones_like(x)]), y - known, sigma,
+                           ("routing_latency", "app_latency"))
 
 
 def torus_shape(nodes: int) -> tuple:

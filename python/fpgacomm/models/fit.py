@@ -6,7 +6,8 @@ schedule): one fit per group; a Result that records none of these (fpgacomm
 overhead's host buffers) joins every group. Within a group, Results of one
 benchmark over different points are stacked (their rows appended: e.g.
 fabric latencies at several hop counts for CusComNet), two runs over the
-same points are refused; Results of different benchmarks are joined on
+same points are refused (their samples are kept, as the fits read
+per-stage times from them); Results of different benchmarks are joined on
 their size column (e.g. osu latency, bw and overhead for LogGP), a size
 missing from one of them leaving its cells None. Every file must change the
 fit: one the model does not read is refused, by name, not dropped.
@@ -121,8 +122,23 @@ def combine(results: list) -> Result:
         return first
     if all(r.benchmark == first.benchmark and r.columns == first.columns for r in results):
         rows = [row for r in results for row in r.rows]
-        return Result(first.benchmark, {**first.params, "stacked": len(results)}, first.env, rows, first.units)
+        return Result(first.benchmark, {**first.params, "stacked": len(results)}, first.env, rows, first.units,
+                      _samples(results, [str(number) for number in range(1, len(results) + 1)]))
     return _join_on_size(results)
+
+
+def _samples(results: list, labels: list) -> dict | None:
+    """Every Result's samples in one dict (the fit reads per-stage times from
+    them): a key that one Result holds keeps its name, a key that several
+    hold is named "label.key" after each (the Result's place in a stack, or
+    its benchmark in a join, as joined columns are)."""
+    holders = {}
+    for result in results:
+        for key in result.samples or {}:
+            holders[key] = holders.get(key, 0) + 1
+    merged = {(key if holders[key] == 1 else f"{label}.{key}"): values
+              for result, label in zip(results, labels) for key, values in (result.samples or {}).items()}
+    return merged or None
 
 
 def _join_on_size(results: list) -> Result:
@@ -147,7 +163,7 @@ def _join_on_size(results: list) -> Result:
             table.setdefault(row["size"], {}).update({name[k]: row[k] for k in r.columns if k != "size"})
     rows = [{c: (size if c == "size" else cells.get(c)) for c in units} for size, cells in sorted(table.items())]
     return Result("+".join(r.benchmark for r in results), {"joined": [r.benchmark for r in results]},
-                  results[0].env, rows, units)
+                  results[0].env, rows, units, _samples(results, [r.benchmark for r in results]))
 
 
 def fit_groups(paths, model: str) -> list:
@@ -195,4 +211,7 @@ def to_result(fitted: Fit, against: Result, paths) -> Result:
     the source files in its params."""
     result = fitted.to_result()
     result.params.update(sources=[str(p) for p in paths], against=against.to_dict())
+    if np.ndim(fitted.x) == 2:  # a gather model's points (nodes, size): its figure draws them per node count
+        result.params["points"] = {"nodes": fitted.x[:, 0].tolist(), "size": fitted.x[:, 1].tolist(),
+                                   "measured": fitted.y.tolist(), "predicted": (fitted.y - fitted.residuals).tolist()}
     return result

@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 from ..results.result import Result
-from .base import Fit, Model, figures, linear_least_squares, usage_error, r_squared, uncertainties
+from .base import Fit, Model, figures, usage_error, r_squared, uncertainties
+from .least_squares import Solution
 
 # BIC's penalty, doubled: the switch sizes are searched over every size, so
 # plain BIC accepts spurious ranges (in 26 of 60 synthetic single-range sets
@@ -63,24 +64,35 @@ class Hockney(Model):
         return self.alpha * self.beta
 
     @classmethod
-    def _solve(cls, x, y, sigma, fixed=None, **options) -> tuple:
-        """T is linear in (alpha, 1/beta): weighted linear least squares, the
-        covariance of beta from that of 1/beta by the delta method."""
+    def _solve(cls, x, y, sigma, fixed=None, **options) -> Solution:
+        """T is linear in (alpha, 1/beta): bounded weighted linear least
+        squares (alpha at or above 0), the covariance of beta from that of
+        1/beta by the delta method."""
         fixed = fixed or {}
         known = fixed.get("alpha", 0.0) + (x / fixed["beta"] if "beta" in fixed else 0.0)
-        columns = [np.ones_like(x)] if "alpha" not in fixed else []
-        columns += [x] if "beta" not in fixed else []
-        values, covariance = linear_least_squares(np.column_stack(columns), y - known, sigma)
+        names = [name for name in cls.parameters if name not in fixed]
+        columns = {"alpha": np.ones_like(x), "beta": x}
+        solution = cls._linear(np.column_stack([columns[name] for name in names]), y - known, sigma, names)
         if "beta" in fixed:
-            return values, covariance
-        inverse = values[-1]
-        if inverse <= 0:
+            return solution
+        inverse = solution.values[-1]
+        if "beta" in solution.held or inverse <= 0:
             raise usage_error(f"{cls.name} model: the time does not grow with the size (slope {inverse:.3g} s/B); "
                               f"give sizes over a wider range")
-        jacobian = np.eye(len(values))
+        solution.values[-1] = 1.0 / inverse
+        # Delta method: d beta / d(1/beta) = -beta^2; beta is the last estimated parameter.
+        jacobian = np.eye(len(solution.estimated))
         jacobian[-1, -1] = -1.0 / inverse ** 2
-        values = np.array([*values[:-1], 1.0 / inverse])
-        return values, jacobian @ covariance @ jacobian.T
+        solution.covariance = jacobian @ solution.covariance @ jacobian.T
+        return solution
+
+
+class LaterRange(Hockney):
+    """A range after the first: its line holds from its switch on, where the
+    time stays positive however low its intercept (a rendezvous range's
+    alpha may fall below zero), so alpha is not bounded."""
+
+    non_negative = ()
 
 
 class PiecewiseHockney(Model):
@@ -164,22 +176,32 @@ class PiecewiseHockney(Model):
             i = best[s][j][1]
             bounds.insert(0, (i, j))
             j = i
-        fits = [Hockney.fit((x[i:j], y[i:j]), weighted=weighted) for i, j in bounds]
+        fits = [(Hockney if k == 0 else LaterRange).fit((x[i:j], y[i:j]), weighted=weighted)
+                for k, (i, j) in enumerate(bounds)]
         model = cls([f.model for f in fits], [x[i] for i, _ in bounds[1:]])
         residuals = y - model.predict(x)
-        stderr = {}
+        stderr, held, blocks = {}, {}, []
         for k, f in enumerate(fits):
-            names = model.parameters[2 * k: 2 * k + 2]
-            stderr.update({names[0]: f.stderr["alpha"], names[1]: f.stderr["beta"]})
-        stderr.update({f"switch_{k}": math.nan for k in range(1, count)})
-        covariance = np.zeros((2 * count, 2 * count))
-        for k, f in enumerate(fits):
-            covariance[2 * k:2 * k + 2, 2 * k:2 * k + 2] = f.covariance
+            names = dict(zip(("alpha", "beta"), model.parameters[2 * k: 2 * k + 2]))
+            stderr.update({names[p]: f.stderr[p] for p in names})
+            held.update({names[p]: f.held[p] for p in f.held})
+            blocks.append(f.covariance)
+        for k in range(1, count):
+            stderr[f"switch_{k}"] = None
+            held[f"switch_{k}"] = ("searched", f"the first size of range {k + 1}, chosen among the measured sizes by "
+                                               f"the criterion; switch_{k}_between brackets it")
+        # The ranges are fitted apart: no covariance between them.
+        covariance = np.zeros((sum(len(b) for b in blocks),) * 2)
+        at = 0
+        for block in blocks:
+            covariance[at:at + len(block), at:at + len(block)] = block
+            at += len(block)
         extra = {"ranges": count, "criterion": f"2 n ln(D/n) + {PENALTY:g} (3 ranges - 1) ln n",
                  "criterion_by_ranges": {str(s): value for s, value in criteria.items()}}
         for k, (i, _) in enumerate(bounds[1:], 1):
             extra[f"switch_{k}_between"] = f"{x[i - 1]:.0f} and {x[i]:.0f} B"
-        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra)
+        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra,
+                   held=held)
 
 
 def _absolute_deviation(x, y, sigma, iterations: int = 30) -> float:

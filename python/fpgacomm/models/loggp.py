@@ -26,7 +26,9 @@ import math
 import numpy as np
 
 from ..results.result import Result
-from .base import Fit, Model, figures, linear_least_squares, usage_error, r_squared
+from ..results.units import with_unit
+from .base import Fit, Model, figures, usage_error, r_squared
+from .least_squares import AT_BOUND
 
 COLUMNS = {"latency_avg": "fpgacomm osu latency", "bandwidth": "fpgacomm osu bw",
            "send_overhead": "fpgacomm overhead", "recv_overhead": "fpgacomm overhead"}
@@ -68,11 +70,11 @@ class LogGP(Model):
     @classmethod
     def fit(cls, result: Result, *, weighted: bool = True) -> Fit:
         """g and G: weighted linear least squares of t(n) = n / bandwidth(n)
-        = g + (n - 1) G. o_s and o_r: the weighted mean of the measured
-        overheads. L: the weighted mean over sizes of T(n) - o_s(n) - o_r(n)
-        - (n - 1) G, each size with its own measured overheads; its variance
-        adds the scatter and G's. Weights: relative (1 / value^2) when
-        `weighted`."""
+        = g + (n - 1) G, g at or above 0. o_s and o_r: the weighted mean of
+        the measured overheads. L: the weighted mean over sizes of T(n) -
+        o_s(n) - o_r(n) - (n - 1) G, each size with its own measured
+        overheads, held at 0 where it falls below; its variance adds the
+        scatter and G's. Weights: relative (1 / value^2) when `weighted`."""
         data = cls.columns(result)
         n = data["size"]
 
@@ -87,8 +89,10 @@ class LogGP(Model):
             raise usage_error(f"{cls.name} model: g and G need bandwidths at 3 or more sizes; got "
                               f"{len(set(n[stream]))}")
         t = n[stream] / data["bandwidth"][stream]
-        (g, big_g), gap_covariance = linear_least_squares(
-            np.column_stack([np.ones_like(t), n[stream] - 1]), t, t if weighted else np.ones_like(t))
+        gaps = cls._linear(np.column_stack([np.ones_like(t), n[stream] - 1]), t,
+                           t if weighted else np.ones_like(t), ("g", "G"))
+        g, big_g = map(float, gaps.values)
+        cls.require_positive({"G": big_g if "G" not in gaps.held else 0.0})
         o_s, var_s = _mean(data["send_overhead"][usable("send_overhead")], weighted)
         o_r, var_r = _mean(data["recv_overhead"][usable("recv_overhead")], weighted)
         one_way = usable("latency_avg", "send_overhead", "recv_overhead")
@@ -99,29 +103,48 @@ class LogGP(Model):
         wire = data["latency_avg"][one_way] - data["send_overhead"][one_way] - data["recv_overhead"][one_way]
         latency, var_l = _mean(wire - excess * big_g, weighted, reference=data["latency_avg"][one_way])
         weights = 1 / data["latency_avg"][one_way] ** 2 if weighted else np.ones(np.count_nonzero(one_way))
-        var_l += (np.sum(weights * excess) / np.sum(weights)) ** 2 * gap_covariance[1, 1]
+        var_g = gaps.covariance[-1, -1] if "G" in gaps.estimated else 0.0
+        if var_l is not None:
+            var_l += (np.sum(weights * excess) / np.sum(weights)) ** 2 * var_g
+        held = {name: ("no scatter", "measured at one size only: no scatter to take its error from")
+                for name, variance in (("L", var_l), ("o_s", var_s), ("o_r", var_r)) if variance is None}
+        if latency < 0:
+            held["L"] = (AT_BOUND, f"the one-way time less the overheads averages {with_unit(latency, 's')}, which "
+                                   "is not physical; held at 0 s (the overheads measured apart exceed the one-way "
+                                   "time)")
+            latency = 0.0
+        held.update(gaps.held)
         model = cls(L=latency, o_s=o_s, o_r=o_r, g=g, G=big_g)
-        covariance = np.diag([var_l, var_s, var_r, gap_covariance[0, 0], gap_covariance[1, 1]])
-        covariance[3:, 3:] = gap_covariance
+        variances = {"L": var_l, "o_s": var_s, "o_r": var_r}
+        estimated = [p for p in cls.parameters if p not in held]
+        covariance = np.zeros((len(estimated), len(estimated)))
+        for i, name in enumerate(estimated):
+            if name in variances:
+                covariance[i, i] = variances[name]
+        for a, first in enumerate(gaps.estimated):
+            for b, second in enumerate(gaps.estimated):
+                covariance[estimated.index(first), estimated.index(second)] = gaps.covariance[a, b]
         x, y = n[one_way], data["latency_avg"][one_way]
         residuals = y - model.predict(x)
         sigma = y if weighted else np.ones_like(y)
-        stderr = {p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(cls.parameters)}
+        stderr = {p: None for p in held}
+        stderr.update({p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(estimated)})
         extra = {"stream_points": int(np.count_nonzero(stream)),
                  "overhead_points": int(np.count_nonzero(usable("send_overhead")))}
-        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra)
+        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra,
+                   held={p: held[p] for p in cls.parameters if p in held})
 
 
 def _mean(values: np.ndarray, weighted: bool, reference: np.ndarray | None = None) -> tuple:
-    """(weighted mean, variance of the mean); weights 1 / reference^2
-    (reference: the values themselves) when weighted."""
+    """(weighted mean, variance of the mean, None from one value); weights
+    1 / reference^2 (reference: the values themselves) when weighted."""
     if len(values) == 0:
         raise usage_error("loggp model: no measured overheads in the Result")
     reference = values if reference is None else reference
     weights = 1 / reference ** 2 if weighted else np.ones_like(values)
     mean = float(np.sum(weights * values) / np.sum(weights))
     if len(values) < 2:
-        return mean, math.inf
+        return mean, None
     scatter = float(np.sum(weights * (values - mean) ** 2) / (len(values) - 1))
     return mean, scatter / float(np.sum(weights))
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..results.result import Result
 from .base import Fit, Model, figures, linear_least_squares, usage_error
+from .least_squares import Solution
 
 # The FSHMEM paper, section IV-C (Fig. 5): peak PUT/GET bandwidth per packet size.
 FSHMEM_PEAKS = {128: 2621e6, 256: 3419e6, 512: 3813e6, 1024: 3813e6}
@@ -61,7 +62,7 @@ class PacketModel(Model):
         return self.saturation_size(packet, 0.5, latency)
 
     @classmethod
-    def _solve(cls, x, y, sigma, fixed=None, **options) -> tuple:
+    def _solve(cls, x, y, sigma, fixed=None, **options) -> Solution:
         """Start: the ceiling at the largest peak; below it 1 / peak = 1/R +
         (h/R) / p is linear in 1/p (weighted least squares on the packets
         more than 1 % under the ceiling). Then Levenberg-Marquardt on all."""
@@ -72,9 +73,9 @@ class PacketModel(Model):
             raise usage_error(f"{cls.name} model: needs at least two packet sizes whose peak stays under the "
                               f"ceiling, to separate header and line rate; got {np.count_nonzero(below)}")
         design = np.column_stack([np.ones(np.count_nonzero(below)), 1.0 / x[below]])
-        (inverse_rate, header_over_rate), _ = linear_least_squares(design, 1.0 / y[below],
-                                                                  sigma[below] / y[below] ** 2)
-        start = {"header": header_over_rate / inverse_rate, "line_rate": 1.0 / inverse_rate, "ceiling": ceiling}
+        inverse_rate, header_over_rate = linear_least_squares(design, 1.0 / y[below], sigma[below] / y[below] ** 2)
+        start = {"header": max(header_over_rate / inverse_rate, 0.0), "line_rate": 1.0 / inverse_rate,
+                 "ceiling": ceiling}
         return cls._nonlinear(x, y, sigma, [start[p] for p in cls.free_parameters(fixed)], fixed)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from .. import _core, schedules
 from ..params import parse_size
 from ..results.result import Result
-from .base import Fit, Model, linear_least_squares, usage_error
+from .base import Fit, Model, usage_error
 
 # --- protocol efficiency (section 4.2.2) ------------------------------------
 LANE_RATE = 25.78125e9  # baud per lane, QSFP28
@@ -262,46 +262,49 @@ class GatherModel(Model):
         stages, setup, transfer, barrier): each is linear in the parameters
         once each stage's schedule is known, so t, c come from the set-ups,
         l, 1/b from the transfers and the barrier coefficients from the
-        barriers, all relative (sizes span decades). A parameter the data
-        cannot determine (t without a topology step, t apart from c or the
-        barrier's slope at one node count, barriers under local control) is
-        held at 0 with an infinite standard error and listed in
-        fit.extra["undetermined"]."""
+        barriers, all relative (sizes span decades), each by bounded least
+        squares (no parameter below 0). A parameter the data cannot
+        determine (t without a topology step, t apart from c or the
+        barrier's slope at one node count, barrier_long where no barrier
+        closes more than 500 us of work) is held at 0, undetermined, with
+        the reason (Fit.held)."""
         rows, design, target = _fit_rows(cls, result)
         if len(rows) < 3:
             raise usage_error(f"{cls.name} model: fitting needs at least 3 gather rows, got {len(rows)}")
         # Unknowns t, c (set-ups), l, 1/b (transfers), barrier_round,
-        # barrier_short, barrier_long (barriers): three independent linear
-        # problems, each with its own residual variance. Within each, the
+        # barrier_short, barrier_long (barriers): three separate linear
+        # problems on separately measured columns, each with its own residual
+        # variance (so no covariance between them). Within each, the
         # parameters are taken in the order given while they add to the
         # design's rank; one that does not (never exercised, or collinear
         # with those before it, as t with c at one node count) is held at 0,
-        # its share folded into the others, with an infinite error.
-        solution = [0.0] * len(cls.parameters)
-        spread = np.full(len(solution), np.inf)
-        full = np.full((len(solution), len(solution)), np.inf)
+        # its share folded into the others.
+        values, held, blocks = [0.0] * len(cls.parameters), {}, {}
         for equation, order in enumerate(((1, 0), (3, 2), (5, 6, 4))):
+            columns = sorted(order)
+            names = [cls.parameters[j] for j in columns]
             y = target[equation::3]
             sigma = np.where(np.abs(y) > 0, np.abs(y), np.max(np.abs(y)) or 1.0)
-            used = _independent(design[equation::3] / sigma[:, None], order)
-            if not used:
-                continue
-            values, covariance = linear_least_squares(design[equation::3][:, used], y, sigma)
-            for k, j in enumerate(used):
-                solution[j] = values[k]
-                spread[j] = math.sqrt(max(covariance[k, k], 0.0))
-            full[np.ix_(used, used)] = covariance
-        if solution[3] <= 0:
+            part = cls._linear(design[equation::3][:, columns], y, sigma, names,
+                               order=[columns.index(j) for j in order], unexercised=UNEXERCISED)
+            for name, value in zip(names, part.values):
+                values[cls.parameters.index(name)] = float(value)
+            held.update(part.held)
+            blocks.update({(a, b): part.covariance[i, k] for i, a in enumerate(part.estimated)
+                           for k, b in enumerate(part.estimated)})
+        inverse_b = values[3]
+        if "b" in held or inverse_b <= 0:
             raise usage_error(f"{cls.name} model: the transfers do not grow with the data size; "
                               f"fit a sweep of sizes")
-        inverse_b = solution[3]
-        solution[3] = 1 / inverse_b
+        values[3] = 1 / inverse_b
+        estimated = [p for p in cls.parameters if p not in held]
         # Delta method for b = 1 / (1/b): d b / d(1/b) = -b^2.
-        spread[3] = spread[3] / inverse_b ** 2
-        with np.errstate(invalid="ignore"):
-            full[3, :] *= -1 / inverse_b ** 2
-            full[:, 3] *= -1 / inverse_b ** 2
-        model = cls(**dict(zip(cls.parameters, solution)))
+        factor = {p: -1 / inverse_b ** 2 if p == "b" else 1.0 for p in estimated}
+        covariance = np.array([[blocks.get((a, b), 0.0) * factor[a] * factor[b] for b in estimated]
+                               for a in estimated]).reshape(len(estimated), len(estimated))
+        stderr = {p: None for p in held}
+        stderr.update({p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(estimated)})
+        model = cls(**dict(zip(cls.parameters, values)))
         x, y = cls.data(result)
         x, y = x[rows], y[rows]
         residuals = y - np.array([model._row_time(result, i) for i in rows])
@@ -309,9 +312,8 @@ class GatherModel(Model):
         mean = np.sum(weights * y) / np.sum(weights)
         total = float(np.sum(weights * (y - mean) ** 2))
         r_squared = 1 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
-        return Fit(model, dict(zip(cls.parameters, map(float, spread))), full, r_squared, x, y, residuals, True,
-                   {"source": result.benchmark,
-                    "undetermined": [p for p, e in zip(cls.parameters, spread) if math.isinf(e)]})
+        return Fit(model, stderr, covariance, r_squared, x, y, residuals, True, {"source": result.benchmark},
+                   held={p: held[p] for p in cls.parameters if p in held})
 
     def _row_time(self, result: Result, index: int) -> float:
         row = result.rows[index]
@@ -352,7 +354,8 @@ class GatherModel(Model):
                     units[f"{label}_{n}"] = ""
             rows.append(row)
         return Result(f"fit_{self.name}", {"model": self.name, "source": result.benchmark, "stages": stages,
-                                               "nodes": nodes, **self.params}, {}, rows, units)
+                                               "nodes": nodes, "y_column": "time", "error": TABLE_6_ERROR,
+                                               **self.params}, {}, rows, units)
 
 
 class VcsnGather(GatherModel):
@@ -386,6 +389,19 @@ class DcnGather(GatherModel):
 
 
 MODELS = {"vcsn": VcsnGather, "dcn": DcnGather}
+# What the cells of `against` hold (Table 6's layout).
+TABLE_6_ERROR = ("each cell |model - measured| / measured at the column's node count, the model with section 6.3's "
+                 "barrier correction (corrected) and without it (original)")
+# Why a parameter's column is empty in a gather fit: what the rows never did.
+UNEXERCISED = {
+    "t": "no row's schedule writes the topology (a ring's never does)",
+    "c": "no row's schedule configures a crossbar",
+    "l": "no row's stages cross a link",
+    "barrier_round": "every row synchronises one server, where eq. 6 has no per-round term",
+    "barrier_short": f"every barrier closes more than {LONG_WORK * 1e6:.0f} us of work",
+    "barrier_long": f"no barrier closes more than {LONG_WORK * 1e6:.0f} us of work, the correction section 6.3 "
+                    "measured for longer work",
+}
 
 
 def _row_schedule(result: Result, row: dict) -> tuple:
@@ -409,17 +425,6 @@ def _row_schedule(result: Result, row: dict) -> tuple:
         long = [transfers[s] + (setups_measured[s + 1] if s + 1 < len(transfers) else 0.0) > LONG_WORK
                 for s in range(len(transfers))]
     return stage_bytes(schedule), [stage.setup for stage in schedule.stages], levels, long
-
-
-def _independent(design: np.ndarray, order: tuple) -> list:
-    """The columns of `design`, taken in `order`, that each raise its rank."""
-    scale = np.max(np.abs(design), axis=0)
-    normalised = design / np.where(scale > 0, scale, 1.0)
-    kept = []
-    for j in order:
-        if scale[j] > 0 and np.linalg.matrix_rank(normalised[:, kept + [j]], tol=1e-9) == len(kept) + 1:
-            kept.append(j)
-    return sorted(kept)
 
 
 def _fit_rows(cls, result: Result) -> tuple:

@@ -18,6 +18,7 @@ from ..params import HOST_KINDS
 from ..runtime.environment import topology
 from . import stats
 from .compare import NAME as COMPARISON, format_comparison
+from .validation import NAME as VALIDATION, format_validation
 from .omb_columns import (BANDWIDTH_FULL, BANDWIDTH_MAIN, COLLECTIVE_FULL, LATENCY_FULL, LATENCY_MAIN, MB, MBW_MR_MAIN,
                           STAGING, US)
 from .result import ROUNDS, Result
@@ -474,6 +475,7 @@ FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
     **{benchmark.name: _formatter(benchmark) for benchmark in BENCHMARKS},
     "gather_sim": format_gather,
     COMPARISON: format_comparison,
+    VALIDATION: format_validation,
 }
 
 

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The held-out benchmark of docs/PREDICTION.md: calibration launches at K
+# ranks (fpgacomm calibrate run: its gathers and b_eff at 2, 4 and K ranks) and,
+# in separate launches interleaved with them, the held-out points: the four
+# gather schedules and b_eff's ring at each held-out rank count, one launch per
+# point and round. Launches stop being started past the deadline, so what is
+# measured always comes back; each launch's wall time goes to the log.
+#
+#   bench/heldout_campaign.sh OUT_DIR [ROUNDS] [DEADLINE_S] [FIRST_ROUND]
+# Environment: CAL_RANKS (default 8), HELDOUT_RANKS (default "16 32"),
+# SIZES (held-out gathers, bytes per node, MIN:MAX doubling: default 64K:16M), CAL_SIZES (the
+# calibration's gathers, default 64K,256K,1M,4M,16M), BEFF_M (b_eff's largest log2,
+# default 20), FPGACOMM (the command, default .venv/bin/fpgacomm).
+set -u
+out=${1:?give the output folder}
+rounds=${2:-3}
+deadline=${3:-480}
+first_round=${4:-1}
+cal_ranks=${CAL_RANKS:-8}
+heldout_ranks=${HELDOUT_RANKS:-"16 32"}
+sizes=${SIZES:-64K:16M}
+cal_sizes=${CAL_SIZES:-64K,256K,1M,4M,16M}
+beff_m=${BEFF_M:-20}
+fpgacomm=${FPGACOMM:-.venv/bin/fpgacomm}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mkdir -p "$out/calibration" "$out/heldout"
+log="$out/campaign.log"
+start=$SECONDS
+{ date -u; uname -a; nproc; lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket' ; uptime; } > "$out/machine.txt"
+
+declare -A took  # the last wall time of each kind of launch (its name up to the first dash, and np)
+launch() {  # NAME NP ARGS...: one launch, unless it would end past the deadline
+    local name=$1 np=$2; shift 2
+    local kind="${name%%-*}-$np"
+    if (( SECONDS - start + ${took[$kind]:-0} > deadline )); then
+        echo "skipped $name: it would end past the deadline of ${deadline} s" >> "$log"; return
+    fi
+    local t0=$SECONDS
+    mpirun --oversubscribe --bind-to none -np "$np" "$fpgacomm" "$@" > "$out/heldout/$name.txt" 2>&1
+    local rc=$?
+    took[$kind]=$((SECONDS - t0))
+    echo "$name np=$np rc=$rc wall=${took[$kind]} s load=$(cut -d' ' -f1 /proc/loadavg)" >> "$log"
+}
+
+for round in $(seq "$first_round" $((first_round + rounds - 1))); do
+    launch "calibrate-r$round" "$cal_ranks" calibrate run "$out/calibration" --sizes "$cal_sizes"
+    for n in $heldout_ranks; do
+        for schedule in ring tree vlink mpi; do
+            launch "gather-$schedule-n$n-r$round" "$n" gather --schedule "$schedule" --mem H --sizes "$sizes" \
+                --json "$out/heldout/gather-$schedule-n$n-r$round.json"
+        done
+        launch "beff-n$n-r$round" "$n" beff -m "$beff_m" -n 2 --loop-rule adaptive --target-time 0.02 --json "$out/heldout/beff-n$n-r$round.json"
+    done
+done
+echo "done after $((SECONDS - start)) s" >> "$log"

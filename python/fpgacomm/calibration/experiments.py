@@ -1,0 +1,47 @@
+"""The experiments a platform predicts, each run on the simulator with a
+cluster's arguments: the gather schedules (simulation.gather), b_eff's ring
+and osu mbw_mr (simulation.patterns). One home for how each is simulated, so
+that the fit's discrepancy and the prediction take the same times."""
+
+from __future__ import annotations
+
+from ..params import usage_error
+from ..schedules import COLLECTIVES, NAMES as SCHEDULES
+from ..simulation import fabric as fabrics
+from ..simulation import gather as gather_sim
+from ..simulation import patterns
+
+EXPERIMENTS = ("gather", "beff", "mbw_mr")
+WINDOW = 64  # osu mbw_mr's messages in flight (OMB's -W default)
+
+
+def check(experiment: str, schedule: str, collective: str = "gather") -> None:
+    if experiment not in EXPERIMENTS:
+        raise usage_error(f"predict: experiment {experiment!r}; choose {', '.join(EXPERIMENTS)}")
+    if experiment == "gather" and schedule not in SCHEDULES:
+        raise usage_error(f"predict: schedule {schedule!r}; choose {', '.join(SCHEDULES)}")
+    if experiment == "gather" and collective not in COLLECTIVES:
+        raise usage_error(f"predict: collective {collective!r}; choose {', '.join(COLLECTIVES)}")
+
+
+def one_way(fab: fabrics.Fabric, sizes: list) -> list[float]:
+    """A ping-pong's one-way time from rank 0 to rank 1, per size."""
+    return [fabrics.run_schedule(fab, [[(0, 1, size)]], reconfigure=False, details=False).rows[1]["transfer"]
+            for size in sizes]
+
+
+def simulate(arguments: dict, experiment: str, schedule: str, ranks: int, sizes: list, collective: str = "gather",
+             name: str = "cluster") -> list[float]:
+    """The simulated time of each size: a gather's time; b_eff's time per
+    message and neighbour (every rank sends to its right neighbour at once);
+    mbw_mr's time per message and pair (ranks/2 pairs, WINDOW messages each)."""
+    fab = fabrics.preset(name, ranks, **arguments)
+    if experiment == "gather":
+        result = gather_sim.run(schedule, fab, nodes=[ranks], sizes=sizes, collective=collective,
+                                on_progress=lambda *_: None)
+        return [row["time"] for row in result.rows]
+    if experiment == "beff":
+        return [fabrics.run_schedule(fab, [[(ranks, 0, 1, 1, 1, size, 0, 0)]], reconfigure=False,
+                                     details=False).rows[1]["transfer"] for size in sizes]
+    rows = patterns.mbw_mr(fab, pairs=ranks // 2, size=sizes, window=WINDOW).rows
+    return [row["time"] / WINDOW for row in rows]

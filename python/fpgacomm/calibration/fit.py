@@ -1,0 +1,354 @@
+"""`fpgacomm calibrate fit`: the cluster platform fitted to a campaign's
+launches, with physical constraints (no negative time, no bandwidth at or
+below 0), its uncertainty from a bootstrap over launches, and the residuals
+per measurement family. docs/PREDICTION.md has the method.
+
+What one host's measurements determine (the cluster preset's parameters,
+docs/FABRIC.md): the send and receive overheads (their own family), the
+shared-memory latency and bandwidth and the rendezvous (the ping-pong,
+piecewise at the eager threshold), the gap (one pair's stream of small
+messages), the host's shared bandwidth (mbw_mr's most pairs). The gathers and
+b_eff are not fitted parameter by parameter: their measured/simulated ratio at
+the calibrated rank counts is the model's discrepancy factor, and
+cross-validation over rank counts (fit on the smaller, check the largest) gives
+the model-form term of the prediction's interval.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+
+import numpy as np
+
+from ..params import usage_error
+from ..results.result import Result
+from ..simulation import fabric as fabrics
+from ..simulation import patterns
+from .experiments import WINDOW, one_way, simulate
+from .families import BENCHMARK, FAMILIES
+
+# What the fit cannot do without (the others refine the check).
+NEEDED = ("pingpong", "send_overhead", "recv_overhead", "bandwidth", "mbw_mr", "gather")
+# Parameters a one-host campaign determines; the others keep the preset's values.
+FITTED = ("send_overhead", "recv_overhead", "gap", "intra_latency", "intra_bandwidth", "host_bandwidth",
+          "eager_threshold", "rendezvous_latency")
+BOOTSTRAP = 200
+SMALL = 4096  # the overheads are taken at and below this size (a message sure to go eagerly)
+Z95 = 1.959963984540054
+
+
+def launches(directory) -> list[Result]:
+    """The launches of a campaign folder, oldest first; a folder without any is a usage error."""
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        raise usage_error(f"calibrate fit: no folder {directory!r}; give the folder of mpirun -np K fpgacomm "
+                          f"calibrate run DIR")
+    paths = sorted(glob.glob(os.path.join(directory, "launch-*.json")))
+    if not paths:
+        raise usage_error(f"calibrate fit: {directory!r} holds no launch (launch-*.json); add one with mpirun -np K "
+                          f"fpgacomm calibrate run {directory}")
+    found = []
+    for path in paths:
+        result = Result.read(path)
+        if result.benchmark != BENCHMARK:
+            raise usage_error(f"calibrate fit: {path} is a {result.benchmark!r} Result, not a calibration launch; "
+                              f"take it out of {directory!r}")
+        found.append(result)
+    return found
+
+
+def check_families(rows: list, where: str) -> None:
+    present = {row["family"] for row in rows}
+    missing = [family for family in NEEDED if family not in present]
+    if missing:
+        named = "; ".join(f"{family} ({FAMILIES[family]})" for family in missing)
+        raise usage_error(f"calibrate fit: {where} has no {named}; measure it with mpirun -np K fpgacomm calibrate "
+                          f"run (K = 2 or more, 8 for three rank counts)")
+
+
+def _of(rows: list, family: str, **match) -> list:
+    return [row for row in rows if row["family"] == family and all(row.get(k) == v for k, v in match.items())]
+
+
+def _nonnegative_lstsq(design: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """min |design x - target| with x >= 0: every subset of the columns
+    solved unconstrained, the best whose solution is feasible (few columns)."""
+    columns = design.shape[1]
+    best, best_cost = np.zeros(columns), float(np.sum(target ** 2))
+    for mask in range(1, 1 << columns):
+        chosen = [c for c in range(columns) if mask >> c & 1]
+        solution, *_ = np.linalg.lstsq(design[:, chosen], target, rcond=None)
+        if np.any(solution < 0):
+            continue
+        x = np.zeros(columns)
+        x[chosen] = solution
+        cost = float(np.sum((design @ x - target) ** 2))
+        if cost < best_cost:
+            best, best_cost = x, cost
+    return best
+
+
+def _pingpong(rows: list, overheads: float) -> dict:
+    """intra_latency, 1/bandwidth, eager_threshold and rendezvous_latency of
+    the one-way times: t - (o_s + o_r) = L + s/B + R [s > E], relative
+    residuals, E the drawn size after which the fit is best."""
+    pts = sorted((row["size"], row["time"]) for row in _of(rows, "pingpong"))
+    sizes = np.array([p[0] for p in pts], float)
+    times = np.array([p[1] for p in pts], float)
+    weight = 1.0 / times
+    best = None
+    for cut in range(len(sizes)):  # E = sizes[cut]; the last cut: no rendezvous seen
+        above = (sizes > sizes[cut]).astype(float)
+        design = np.column_stack([np.ones_like(sizes), sizes, above]) * weight[:, None]
+        x = _nonnegative_lstsq(design, (times - overheads) * weight)
+        cost = float(np.sum((design @ x - (times - overheads) * weight) ** 2))
+        if best is None or cost < best[0] - 1e-12:
+            best = (cost, cut, x)
+    _, cut, (latency, inverse_bandwidth, rendezvous) = best
+    seen = rendezvous > 0 and cut < len(sizes) - 1
+    upper = sizes[cut + 1] if cut + 1 < len(sizes) else sizes[cut]
+    return {"intra_latency": latency, "inverse_bandwidth": inverse_bandwidth,
+            "eager_threshold": int(sizes[cut]) if seen else int(sizes[-1]),
+            "eager_threshold_upper": int(upper) - 1 if seen else None,
+            "rendezvous_latency": rendezvous if seen else 0.0}
+
+
+def _gap(rows: list, base: dict) -> float:
+    """g: the one-pair stream of the smallest messages (osu bw at and below
+    SMALL * 4), by the simulator itself, searched on a log grid then refined."""
+    points = [(row["size"], row["time"]) for row in _of(rows, "bandwidth") if row["size"] <= 4 * SMALL]
+    if not points:
+        points = sorted((row["size"], row["time"]) for row in _of(rows, "bandwidth"))[:3]
+
+    def cost(gap: float) -> float:
+        fab = fabrics.cluster(2, **{**base, "gap": gap})
+        simulated = patterns.mbw_mr(fab, pairs=1, size=[s for s, _ in points], window=WINDOW).rows
+        return sum(math.log(row["time"] / WINDOW / t) ** 2 for row, (_, t) in zip(simulated, points))
+
+    grid = np.geomspace(1e-9, 1e-4, 31)
+    costs = [cost(g) for g in grid]
+    best = int(np.argmin(costs))
+    low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+    for _ in range(20):  # golden-section on log g
+        a, b = math.log(low), math.log(high)
+        m1, m2 = a + (b - a) * 0.382, a + (b - a) * 0.618
+        if cost(math.exp(m1)) <= cost(math.exp(m2)):
+            high = math.exp(m2)
+        else:
+            low = math.exp(m1)
+    gap = math.sqrt(low * high)
+    # Where even no gap explains the stream as well, the data say g <= o_s: keep the least.
+    return 0.0 if cost(0.0) <= cost(gap) * (1 + 1e-9) else gap
+
+
+def parameters(rows: list) -> dict:
+    """The fitted parameters of one set of rows (a launch, or the pooled
+    launches of one bootstrap draw)."""
+    small = lambda family: [row["time"] for row in _of(rows, family) if row["size"] <= SMALL]  # noqa: E731
+    send = float(np.median(small("send_overhead")))
+    receive = float(np.median(small("recv_overhead")))
+    ping = _pingpong(rows, send + receive)
+    intra_bandwidth = 1.0 / ping["inverse_bandwidth"] if ping["inverse_bandwidth"] > 0 else float("inf")
+    largest = max(row["size"] for row in _of(rows, "mbw_mr"))
+    aggregate = max(row["pairs"] * row["size"] / row["time"] for row in _of(rows, "mbw_mr", size=largest))
+    if not math.isfinite(intra_bandwidth):
+        intra_bandwidth = aggregate
+    found = {"send_overhead": send, "recv_overhead": receive, "intra_latency": ping["intra_latency"],
+             "intra_bandwidth": intra_bandwidth, "host_bandwidth": max(aggregate, intra_bandwidth),
+             "eager_threshold": ping["eager_threshold"], "rendezvous_latency": ping["rendezvous_latency"]}
+    found["gap"] = _gap(rows, found)
+    found["eager_threshold_upper"] = ping["eager_threshold_upper"]
+    return found
+
+
+def platform_arguments(found: dict, ranks_per_host: int) -> dict:
+    """The cluster preset's arguments from fitted parameters (the others its defaults)."""
+    return {"ranks_per_host": ranks_per_host, **{key: found[key] for key in FITTED}}
+
+
+def simulated_rows(arguments: dict, rows: list) -> dict:
+    """The simulator's time of each gather and b_eff row (by the row's key), with `arguments`."""
+    wanted = {}
+    for row in rows:
+        if row["family"] in ("gather", "beff"):
+            experiment = "gather" if row["family"] == "gather" else "beff"
+            wanted.setdefault((experiment, row["schedule"] or "ring", row["ranks"]), set()).add(row["size"])
+    times = {}
+    for (experiment, schedule, ranks), sizes in wanted.items():
+        sizes = sorted(sizes)
+        for size, time in zip(sizes, simulate(arguments, experiment, schedule, ranks, sizes)):
+            times[(experiment, schedule, ranks, size)] = time
+    return times
+
+
+def _experiment_of(row: dict) -> tuple:
+    experiment = "gather" if row["family"] == "gather" else "beff"
+    return experiment, row["schedule"] or "ring"
+
+
+def discrepancy(arguments: dict, rows: list, counts=None) -> dict:
+    """Per (experiment, schedule): the median of log(measured / simulated)
+    over the gather and b_eff rows (at the rank counts `counts`, or all),
+    and the residuals left (log) after it."""
+    times = simulated_rows(arguments, [r for r in rows if counts is None or r["ranks"] in counts])
+    logs = {}
+    for row in rows:
+        if row["family"] not in ("gather", "beff") or (counts is not None and row["ranks"] not in counts):
+            continue
+        experiment, schedule = _experiment_of(row)
+        simulated = times[(experiment, schedule, row["ranks"], row["size"])]
+        logs.setdefault((experiment, schedule), []).append(math.log(row["time"] / simulated))
+    return {key: {"log_factor": float(np.median(values)),
+                  "residuals": [v - float(np.median(values)) for v in values]} for key, values in logs.items()}
+
+
+def cross_validation(arguments: dict, rows: list) -> dict:
+    """Per (experiment, schedule): fit the discrepancy on the smaller rank
+    counts, predict the largest: the log errors there."""
+    counts = sorted({row["ranks"] for row in rows if row["family"] in ("gather", "beff")})
+    if len(counts) < 2:
+        return {}
+    trained = discrepancy(arguments, rows, set(counts[:-1]))
+    held = simulated_rows(arguments, [r for r in rows if r["ranks"] == counts[-1]])
+    errors = {}
+    for row in rows:
+        if row["family"] not in ("gather", "beff") or row["ranks"] != counts[-1]:
+            continue
+        key = _experiment_of(row)
+        if key not in trained:
+            continue
+        predicted = held[(*key, counts[-1], row["size"])] * math.exp(trained[key]["log_factor"])
+        errors.setdefault(key, []).append(math.log(row["time"] / predicted))
+    return {"trained_on": counts[:-1], "checked_on": counts[-1], "log_errors": errors}
+
+
+def pooled(results: list[Result]) -> list:
+    """The rows of several launches, repeated points averaged (median) so
+    that every point weighs once."""
+    from .families import key
+
+    groups = {}
+    for result in results:
+        for row in result.rows:
+            groups.setdefault(key(row), []).append(row)
+    return [{**rows[0], "time": float(np.median([r["time"] for r in rows]))} for rows in groups.values()]
+
+
+def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabrics.Fabric, dict, list[str]]:
+    """(the fitted platform with its draws, the calibration record, the
+    lines that say what the fit did). The record holds the discrepancy
+    factors, the residual scatter and the model-form term per experiment
+    and schedule, and the residuals per family."""
+    found_launches = launches(directory)
+    rows_all = [row for result in found_launches for row in result.rows]
+    check_families(rows_all, repr(os.fspath(directory)))
+    said = []
+    ranks = max(result.params["ranks"] for result in found_launches)
+    hosts = {h for result in found_launches for h in result.env.get("hosts", [])}
+    cores = max(result.params.get("cores") or ranks for result in found_launches)
+    ranks_per_host = max(max(result.params.get("ranks_per_host") or ranks for result in found_launches), cores)
+    if len(hosts) > 1:
+        said.append(f"the campaign spans {len(hosts)} hosts, and its ping-pong pairs ranks 0 and 1 of one: the "
+                    f"inter-host latency and bandwidth keep the cluster preset's defaults")
+    else:
+        said.append(f"one host ({cores} cores): a host holds up to {ranks_per_host} ranks in the predictions; the "
+                    f"inter-host latency and bandwidth are not measured and keep the cluster preset's defaults")
+    rows = pooled(found_launches)
+    central = parameters(rows)
+    arguments = platform_arguments(central, ranks_per_host)
+
+    generator = np.random.default_rng(seed)
+    draws = []
+    count = len(found_launches)
+    if count >= 2:
+        said.append(f"uncertainty: {bootstrap} bootstrap draws over the {count} launches")
+        for _ in range(bootstrap):
+            chosen = [found_launches[i] for i in generator.integers(count, size=count)]
+            draws.append(parameters(pooled(chosen)))
+    else:
+        said.append(f"too few launches to bootstrap ({count}): the draws resample the points within the launch, "
+                    f"which misses the spread between launches; run calibrate run again for more")
+        for _ in range(bootstrap):
+            chosen = [rows[i] for i in generator.integers(len(rows), size=len(rows))]
+            try:
+                check_families(chosen, "a draw")
+                draws.append(parameters(chosen))
+            except Exception:  # a resample that lost a family: draw again
+                continue
+    draw_arguments = [{key: d[key] for key in FITTED} for d in draws]
+
+    factors = discrepancy(arguments, rows)
+    cv = cross_validation(arguments, rows)
+    record = {"directory": os.fspath(directory), "launches": [r.params.get("started") for r in found_launches],
+              "ranks": ranks, "cores": cores, "hosts": len(hosts) or 1,
+              "eager_threshold_between": [central["eager_threshold"], central["eager_threshold_upper"]],
+              "experiments": {}}
+    for (experiment, schedule), item in factors.items():
+        residuals = item["residuals"]
+        scatter = float(np.sqrt(np.mean(np.square(residuals)))) if residuals else 0.0
+        errors = cv.get("log_errors", {}).get((experiment, schedule), [])
+        model_form = float(np.sqrt(np.mean(np.square(errors)))) if errors else None
+        record["experiments"][f"{experiment}/{schedule}"] = {
+            "factor": math.exp(item["log_factor"]), "scatter": scatter, "model_form": model_form,
+            "cv_trained_on": cv.get("trained_on"), "cv_checked_on": cv.get("checked_on"),
+            "cv_median_error": float(np.median(np.abs(np.expm1(errors)))) if errors else None}
+    record["residuals"] = family_residuals(arguments, rows)
+
+    fab = fabrics.cluster(ranks, **arguments)
+    provenance = {"source": "fit", "calibration": os.fspath(directory)}
+    fab.provenance = {key: provenance for key in FITTED}
+    fab.provenance["ranks_per_host"] = {"source": "fit", "calibration": os.fspath(directory),
+                                        "note": "the cores of the calibrated host"}
+    fab.draws = draw_arguments
+    return fab, record, said
+
+
+def family_residuals(arguments: dict, rows: list) -> dict:
+    """Per family: the median and largest relative residual (simulated -
+    measured) / measured of the fitted platform."""
+    fab2 = fabrics.cluster(2, **arguments)
+    residuals = {}
+
+    def add(family, measured, simulated):
+        residuals.setdefault(family, []).append((simulated - measured) / measured)
+
+    ping = _of(rows, "pingpong")
+    sizes = sorted({r["size"] for r in ping})
+    by_size = dict(zip(sizes, one_way(fab2, sizes)))
+    for row in ping:
+        add("pingpong", row["time"], by_size[row["size"]])
+    for side in ("send", "recv"):
+        for row in _of(rows, f"{side}_overhead"):
+            if row["size"] <= SMALL:
+                add(f"{side}_overhead", row["time"], arguments[f"{side}_overhead"])
+    for row in _of(rows, "mbw_mr") + _of(rows, "bandwidth"):
+        fab = fabrics.cluster(max(2, row["ranks"]), **arguments)
+        time = patterns.mbw_mr(fab, pairs=row["pairs"] or 1, size=row["size"], window=WINDOW).rows[0]["time"]
+        add(row["family"], row["time"], time / WINDOW)
+    for row in _of(rows, "barrier"):
+        fab = fabrics.cluster(row["ranks"], **arguments)
+        add("barrier", row["time"], patterns.barrier(fab, nodes=row["ranks"]).rows[0]["time"])
+    for row in _of(rows, "incast"):
+        fab = fabrics.cluster(row["ranks"], **arguments)
+        add("incast", row["time"], patterns.incast(fab, senders=row["ranks"] - 1, size=row["size"]).rows[0]["time"])
+    times = simulated_rows(arguments, rows)
+    for row in rows:
+        if row["family"] in ("gather", "beff"):
+            experiment, schedule = _experiment_of(row)
+            add(f"{row['family']} {schedule}" if row["family"] == "gather" else "beff", row["time"],
+                times[(experiment, schedule, row["ranks"], row["size"])])
+    return {family: {"points": len(values), "median": float(np.median(values)),
+                     "largest": float(max(values, key=abs))} for family, values in residuals.items()}
+
+
+def write(fab: fabrics.Fabric, record: dict, path) -> None:
+    """The platform file with the calibration record beside the platform's keys."""
+    from ..results.result import atomic_write
+
+    document = json.loads(fab.to_json())
+    document["calibration"] = record
+    atomic_write(os.fspath(path), lambda f: f.write(json.dumps(document, indent=1, allow_nan=False) + "\n"),
+                 newline="\n")

@@ -1,0 +1,92 @@
+"""Synthetic truth: launches "measured" by the simulator from a known cluster
+platform, with 1 % noise, at 2-8 ranks; calibrate fit must find the
+parameters within 5 % and predict 32 and 64 ranks within 5 % of the
+simulated truth, inside the 95 % intervals."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fpgacomm.calibration import campaign, fit, predict
+from fpgacomm.calibration.experiments import WINDOW, one_way, simulate
+from fpgacomm.calibration.families import BENCHMARK, UNITS
+from fpgacomm.results.result import Result
+from fpgacomm.simulation import fabric as fabrics
+from fpgacomm.simulation import patterns
+
+TRUTH = {"ranks_per_host": 64, "send_overhead": 0.3e-6, "recv_overhead": 0.4e-6, "gap": 0.6e-6,
+         "intra_latency": 0.25e-6, "intra_bandwidth": 8e9, "host_bandwidth": 20e9, "eager_threshold": 8192,
+         "rendezvous_latency": 1.5e-6}
+NOISE = 0.01
+RANKS = 8
+GATHER_SIZES = [64 << 10, 1 << 20, 4 << 20]
+
+
+def _row(family, ranks, size, time, schedule="", pairs=0):
+    return {"family": family, "ranks": ranks, "schedule": schedule, "pairs": pairs, "size": size, "time": time,
+            "spread": None, "iterations": 1, "load": 0.0}
+
+
+def _launch(generator) -> Result:
+    noisy = lambda t: t * math.exp(generator.normal(0.0, NOISE))  # noqa: E731
+    rows = []
+    sizes = campaign.drawn_sizes(generator, 40, campaign.PINGPONG_LARGEST)
+    pair = fabrics.cluster(2, **TRUTH)
+    rows += [_row("pingpong", 2, s, noisy(t)) for s, t in zip(sizes, one_way(pair, sizes))]
+    for side in ("send", "recv"):
+        rows += [_row(f"{side}_overhead", 2, s, noisy(TRUTH[f"{side}_overhead"])) for s in sizes if s <= 4096]
+    streamed = [s for s in sizes if s >= 1024]
+    rows += [_row("bandwidth", 2, r["size"], noisy(r["time"] / WINDOW), pairs=1)
+             for r in patterns.mbw_mr(pair, pairs=1, size=streamed, window=WINDOW).rows]
+    for pairs in range(1, RANKS // 2 + 1):
+        fab = fabrics.cluster(2 * pairs, **TRUTH)
+        rows += [_row("mbw_mr", 2 * pairs, r["size"], noisy(r["time"] / WINDOW), pairs=pairs)
+                 for r in patterns.mbw_mr(fab, pairs=pairs, size=list(campaign.CONTENTION_SIZES),
+                                          window=WINDOW).rows]
+    for n in campaign.rank_counts(RANKS):
+        for schedule in ("ring", "tree", "vlink", "mpi"):
+            times = simulate(TRUTH, "gather", schedule, n, GATHER_SIZES)
+            rows += [_row("gather", n, s, noisy(t), schedule) for s, t in zip(GATHER_SIZES, times)]
+        rows += [_row("beff", n, s, noisy(t)) for s, t in zip([1024, 65536], simulate(TRUTH, "beff", "", n,
+                                                                                        [1024, 65536]))]
+    params = {"ranks": RANKS, "cores": 64, "ranks_per_host": RANKS, "started": "synthetic"}
+    return Result(BENCHMARK, params, {"hosts": ["synthetic"] * RANKS}, rows, UNITS)
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("campaign")
+    generator = np.random.default_rng(36)
+    for index in range(3):
+        _launch(generator).write_json(folder / f"launch-synthetic-{index}.json")
+    fab, record, said = fit.fit(folder, bootstrap=30)
+    path = folder / "platform.json"
+    fit.write(fab, record, path)
+    return fab, record, said, str(path)
+
+
+@pytest.mark.parametrize("key", ["send_overhead", "recv_overhead", "gap", "intra_latency", "intra_bandwidth",
+                                 "host_bandwidth", "rendezvous_latency"])
+def test_parameters_within_five_percent_of_the_truth(fitted, key):
+    fab = fitted[0]
+    assert fab.arguments[key] == pytest.approx(TRUTH[key], rel=0.05)
+
+
+def test_eager_threshold_between_the_drawn_sizes_either_side(fitted):
+    low, high = fitted[1]["eager_threshold_between"]
+    assert low <= TRUTH["eager_threshold"] <= high
+
+
+def test_bootstrap_over_launches_is_said(fitted):
+    assert "uncertainty: 30 bootstrap draws over the 3 launches" in fitted[2]
+
+
+@pytest.mark.parametrize("schedule", ["ring", "tree", "vlink", "mpi"])
+def test_predictions_at_32_and_64_ranks_within_five_percent_and_covered(fitted, schedule):
+    sizes = [64 << 10, 1 << 20]
+    predicted = predict.predict(fitted[3], "gather", schedule, [32, 64], sizes, draws=30, say=lambda _: None)
+    for row in predicted.rows:
+        truth = simulate(TRUTH, "gather", schedule, row["nodes"], [row["size"]])[0]
+        assert row["time"] == pytest.approx(truth, rel=0.05), row
+        assert row["low"] <= truth <= row["high"], row
