@@ -68,9 +68,9 @@ def test_nccl_tests_out_of_place_and_in_place_columns(tmp_path):
     assert last["time"] == pytest.approx(40.10e-6) and last["busbw"] == pytest.approx(45.76e9)
     assert last["algbw_in_place"] == pytest.approx(26.35e9) and last["wrong_in_place"] is None
     assert result.units["time"] == "s" and result.units["busbw_in_place"] == "B/s"
-    # compare reads it by busbw; the sizes of 0.00 GB/s (nccl-tests's two decimals) have no ratio
+    # compare reads its most precise column, the time (busbw prints 0.00 GB/s at 8 B): every size has a ratio
     comparison = compare([str(tmp_path / "out.txt"), str(tmp_path / "out.txt")])
-    assert comparison.params["column"] == "busbw" and [row["size"] for row in comparison.rows] == [1048576]
+    assert comparison.params["column"] == "time" and [row["size"] for row in comparison.rows] == [8, 1048576]
 
 
 def test_imb_tables_with_their_test_and_process_count(tmp_path):

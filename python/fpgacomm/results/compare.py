@@ -176,7 +176,9 @@ def _launches_under_load(given: str, record: dict) -> list:
 
 def _range(keys) -> str:
     sizes = sorted(size for _, size in keys)
-    return f"{human_bytes(sizes[0])} to {human_bytes(sizes[-1])}" if sizes else "no sizes"
+    if not sizes:
+        return "no sizes"
+    return human_bytes(sizes[0]) if sizes[0] == sizes[-1] else f"{human_bytes(sizes[0])} to {human_bytes(sizes[-1])}"
 
 
 def threshold_of(value) -> float:
