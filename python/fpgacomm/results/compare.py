@@ -23,7 +23,7 @@ from ..catalog import BY_NAME
 from ..params import usage_error
 from . import launches, peers
 from .compare_stats import LEVEL, holm, launches_to_decide, shift
-from .inputs import files_of
+from .inputs import expand
 from .result import SCHEMA, Result
 from .units import human_bytes, with_unit
 
@@ -103,9 +103,7 @@ def quantity_of(result: Result) -> tuple:
 def read_side(given: str, label: str) -> Side:
     """An input's values per (series, size) and launch: each file is one
     launch (a job), giving its rounds or its one value."""
-    files = files_of(os.fspath(given))
-    if not files:
-        raise usage_error(f"{label}: {given} holds no Result files")
+    files = expand(given)
     record = launches.record(given) if os.path.isdir(given) else None
     side = None
     for path in files:
