@@ -17,6 +17,7 @@ import traceback
 
 from .. import _core
 from ..results.result import WriteError
+from ..runtime.files import ResultError
 from ..runtime import interrupts, launcher
 from . import outputs
 from .live import SCREEN, silence_stdout
@@ -189,6 +190,11 @@ def main(argv=None) -> int:
             return EXIT_USAGE
         print(f"fpgacomm: error on rank {launch_rank()}: {error}", file=sys.stderr)
         _abort(EXIT_USAGE if isinstance(error, _core.UsageError) else 1)
+    except ResultError as error:  # a file read is not what it should be: every rank read the same file
+        SCREEN.hide()
+        if launch_rank() == 0:
+            print(f"fpgacomm: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt as stop:  # interrupts.Interrupted, or Python's own before install()
         _interrupted(stop, args)
     except WriteError as error:  # a full disk, a folder removed: the text already printed stands

@@ -2,16 +2,16 @@
 Result named "comparison" (`fpgacomm compare`, `fpgacomm.compare`).
 
 An input is a side: a Result file (JSON, CSV, or a peer's text that
-results/peers.py reads), a glob, or a folder of them (the rounds of runs, or
-the launches `fpgacomm compare --run` keeps). A side's values of a size are
-pooled over its files: each file gives its rounds (row["rounds"]) or,
-without rounds, its one value. The statistics are compare_stats.py's; the
-methods are in docs/METHODS.md, "Comparing runs".
+results/peers.py reads), a glob, or a folder of them (results/inputs.py; a
+`fpgacomm compare --run` folder gives its launches). Each file is one launch
+(a job): its rounds (row["rounds"]) or its one value, per series (the
+identity results/series.py names) and size. Launches are the unit of the
+test; rounds only compare two single jobs. The statistics are
+compare_stats.py's; the methods are in docs/METHODS.md, "Comparing runs".
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -21,7 +21,8 @@ import numpy as np
 
 from ..catalog import BY_NAME
 from ..params import usage_error
-from . import launches, peers
+from ..runtime import files
+from . import launches, peers, series
 from .compare_stats import LEVEL, holm, launches_to_decide, shift
 from .inputs import expand
 from .result import SCHEMA, Result
@@ -34,9 +35,6 @@ NAME = "comparison"
 #: of the ratio of bandwidths, and the direction follows the quantity).
 HEADLINES = (("latency_avg", "latency"), ("latency", "latency"), ("bandwidth", "bandwidth"), ("time", "latency"),
              ("busbw", "bandwidth"))
-# Columns that split one table into series (b_eff's ring patterns, IMB's
-# tests, gather's schedules): sizes are compared within a series.
-SERIES_COLUMNS = ("pattern", "test", "processes", "schedule", "nodes")
 # Launches a compare --run campaign makes of each command unless told.
 DEFAULT_ROUNDS = 7
 
@@ -66,18 +64,15 @@ def read_with_rounds(path: str) -> tuple:
     from the file's own dict, so that files with rounds read whatever the
     Result class accepts."""
     if path.lower().endswith(".json"):
-        with open(path, encoding="utf-8") as file:
-            try:
-                data = json.load(file)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}: not valid JSON: {error}") from None
+        data = files.read_json(path)
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ValueError(f"{path}: not an fpgacomm Result (no schema {SCHEMA!r}); fpgacomm reads Result JSON "
                              f"and CSV files and the text output of {', '.join(peers.FORMATS)}")
-        rows = [dict(row) for row in data.get("rows", [])]
-        rounds = [row.pop("rounds", None) for row in rows]
-        units = {key: unit for key, unit in data.get("units", {}).items() if key != "rounds"}
-        result = Result.from_dict({**data, "rows": rows, "units": units})
+        units = data.get("units")
+        if isinstance(units, dict):  # a "rounds" unit of older files: the rounds cell is no column
+            data = {**data, "units": {key: unit for key, unit in units.items() if key != "rounds"}}
+        result = Result.from_file(path, data)  # every cell checked, the rounds cells too
+        rounds = [row.pop("rounds", None) for row in result.rows]
         return result, rounds
     result = Result.read(path)  # CSV: its reader gives each row's rounds cell back, as JSON's
     rounds = [row.get("rounds") if isinstance(row.get("rounds"), dict) else None for row in result.rows]
@@ -118,14 +113,13 @@ def read_side(given: str, label: str) -> Side:
         elif quantity != side.quantity:
             raise usage_error(f"{label}: {path} measures {quantity} and {side.files[0]} {side.quantity}; "
                              "an input holds runs of one benchmark")
-        series = [key for key in SERIES_COLUMNS if key in result.columns]
         launch = {}
         for row, row_rounds in zip(result.rows, rounds):
             if not isinstance(row.get("size"), (int, float)):
                 continue
             values = row_rounds.get(column) if isinstance(row_rounds, dict) else None
             values = [row[column]] if values is None else values
-            key = (" ".join(f"{name}={row[name]}" for name in series), int(row["size"]))
+            key = (series.label(series.identity(row)), int(row["size"]))  # sizes are matched within a series
             numbers = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
             if numbers and not any(v > 0 for v in numbers):
                 side.zeros.setdefault(key, []).append(path)
@@ -395,11 +389,11 @@ def format_comparison(result: Result, full: bool = False) -> str:
                      f"{params['files'][label]} launch{'es' if params['files'][label] != 1 else ''})"
                      + (f": {command}" if command else ""))
     unit = result.units.get("median_base", "")
-    series = "series" in result.columns
-    width = max([len(row["series"]) for row in result.rows] + [6]) + 2 if series else 0
+    has_series = "series" in result.columns
+    width = max([len(row["series"]) for row in result.rows] + [6]) + 2 if has_series else 0
     for label in labels[1:]:
         rows = [row for row in result.rows if row["candidate"] == label]
-        header = ([f"{'series':<{width}}"] if series else []) + [
+        header = ([f"{'series':<{width}}"] if has_series else []) + [
             f"{'Size':<10}", f"{base + ' median':>14}", f"{label + ' median':>14}", f"{'launches':>10}",
             f"{label + '/' + base:>8}", f"{'interval':>26}", f"{'p (Holm)':>10}", "  verdict"]
         lines += ["", f"# {label} against {base}", "".join(header)]
@@ -409,7 +403,7 @@ def format_comparison(result: Result, full: bool = False) -> str:
                 interval = f"{row['ratio_low']:.3f} .. {row['ratio_high']:.3f} ({row['coverage'] * 100:.3g} %)"
             verdict = row["verdict"] + (f" ({row['launches_needed']} launches a side would decide)"
                                         if row.get("launches_needed") else "")
-            cells = ([f"{row['series']:<{width}}"] if series else []) + [
+            cells = ([f"{row['series']:<{width}}"] if has_series else []) + [
                 f"{human_bytes(row['size']):<10}", f"{with_unit(row['median_base'], unit):>14}",
                 f"{with_unit(row['median_candidate'], unit):>14}",
                 f"{str(row['n_base']) + '/' + str(row['n_candidate']):>10}",

@@ -14,20 +14,24 @@ from __future__ import annotations
 import glob
 import os
 
-from ..params import usage_error
+from ..runtime.files import ResultError
 from . import launches
 
 
 def files_of(given) -> list:
     """The Result files one input stands for (a list, possibly empty for a
-    folder or a glob that holds none); a UsageError where a plain path does
+    folder or a glob that holds none); a ResultError where a plain path does
     not exist."""
     given = os.fspath(given)
     if os.path.isdir(given):
-        record = _record(given)
+        record = launches.record(given)  # a ResultError where it is not the record compare --run writes
         if record is not None:
             return [os.path.join(given, launch["output"]) for launch in record["launches"] if launch["status"] == 0]
-        paths = [path for path in _plain_files(os.path.join(given, name) for name in sorted(os.listdir(given)))
+        try:
+            names = sorted(os.listdir(given))
+        except OSError as error:
+            raise ResultError(given, f"cannot list the folder: {error.strerror or error}") from None
+        paths = [path for path in _plain_files(os.path.join(given, name) for name in names)
                  if os.path.basename(path) != launches.LAUNCHES]
         for suffix in (".json", ".csv"):
             chosen = [path for path in paths if path.lower().endswith(suffix)]
@@ -38,38 +42,22 @@ def files_of(given) -> list:
         return [path for path in _plain_files(sorted(glob.glob(given)))
                 if os.path.basename(path) != launches.LAUNCHES]
     if not os.path.lexists(given):
-        raise usage_error(f"{given}: no such file or folder")
+        raise ResultError(given, "no such file or folder")
     return [given]
 
 
 def expand(inputs) -> list:
     """Every file of one input or a list of them, in the order given; a
-    UsageError naming an input (a folder or glob) that holds no Result file."""
+    ResultError naming an input (a folder or glob) that holds no Result file."""
     inputs = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     files = []
     for given in inputs:
         found = files_of(given)
         if not found:
-            raise usage_error(f"{os.fspath(given)}: holds no Result files (JSON or CSV files written by fpgacomm, "
-                              "or a peer's text output)")
+            raise ResultError(given, "holds no Result files (JSON or CSV files written by fpgacomm, or a peer's "
+                                     "text output)")
         files += found
     return files
-
-
-def _record(folder: str) -> dict | None:
-    """The folder's launch record, or None; a UsageError where it is not one."""
-    path = os.path.join(folder, launches.LAUNCHES)
-    try:
-        record = launches.record(folder)
-        if record is not None and not all(isinstance(launch["output"], str) and isinstance(launch["status"], int)
-                                          for launch in record["launches"]):
-            raise TypeError("a launch without its output name or status")
-    except (ValueError, KeyError, TypeError) as error:
-        raise usage_error(f"{path}: not the launch record fpgacomm compare --run writes ({error}); move it out of "
-                          "the folder to read the folder's files") from None
-    except OSError as error:
-        raise usage_error(f"cannot read {path}: {error.strerror or error}") from None
-    return record
 
 
 def _plain_files(paths) -> list:

@@ -93,6 +93,9 @@ def human_fraction(fraction: float, digits: int = 3) -> str:
 # "fraction" is a ratio (a relative error), written as a percentage.
 _SCALED = {"s": (human_seconds, 1e-9), "B/s": (human_bandwidth, 1.0), "B": (human_bytes, 1.0),
            "msg/s": (human_rate, 1.0), "s/B": (human_time_per_byte, 0.0), "fraction": (human_fraction, 0.0)}
+#: The units of numbers: a column in one of them holds numbers (or None, a
+#: value not measured) and never text; readers refuse a file where it does.
+NUMBER_UNITS = frozenset(_SCALED) | {"1/s", "Hz"}
 # Measured values carry three significant digits; model and simulator
 # figures, exact for their inputs, carry MODEL_DIGITS (the papers' 12.02
 # against 12.44 GB/s, 1.157 us).
