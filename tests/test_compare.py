@@ -79,6 +79,30 @@ def test_the_interval_is_two_order_statistics_of_the_pairwise_log_ratios():
     assert found.p == pytest.approx(2 / math.comb(14, 7))  # completely apart: the smallest p there is
 
 
+def test_out_of_the_levels_reach_the_interval_is_the_widest_with_its_own_coverage():
+    found = compare_stats.shift([1.0, 2.0], [3.0, 4.0])  # 2 against 2: no interval reaches 95 %
+    assert (found.low, found.high) == pytest.approx((1.5, 4.0))  # the smallest and largest pairwise ratio
+    assert found.coverage == pytest.approx(1 - 2 / math.comb(4, 2))
+    rng = np.random.default_rng(11)
+    seven = compare_stats.shift(spread(rng, 1.0, 7), spread(rng, 1.0, 7))
+    assert seven.coverage == pytest.approx(1 - 2 * compare_stats.u_distribution(7, 7)[:9].sum())  # 96.2 %
+    assert compare_stats.shift(spread(rng, 1.0, 7), spread(rng, 1.0, 7), level=0.999999).coverage < 0.999999
+
+
+def test_the_launches_that_would_decide_grow_with_the_spread_and_the_sizes():
+    rng = np.random.default_rng(12)
+    a, b = np.log(spread(rng, 1.0, 5, 0.05)), np.log(spread(rng, 1.1, 5, 0.05))
+    one_size = compare_stats.launches_to_decide(a, b, 0.0, 0.05)
+    assert compare_stats.launches_to_decide(a, b, 0.0, 0.05 / 23) > one_size >= 6  # 5 a side are not enough
+    wider = [np.median(x) + 4 * (x - np.median(x)) for x in (a, b)]  # the same shift, four times the spread
+    assert compare_stats.launches_to_decide(*wider, 0.0, 0.05) > one_size
+    # Estimates of exactly 1 and no band to show equivalence in: nothing decides.
+    assert compare_stats.launches_to_decide([0.0, 0.1], [0.0, 0.1], 0.0, 0.05) is None
+    # The count also reaches what the exact test needs: 2 / C(2n, n) below alpha.
+    n = compare_stats.launches_to_decide([0.0, 0.0, 0.0], [5.0, 5.0, 5.0], 0.0, 0.05 / 23)
+    assert compare_stats.smallest_p(n, n) < 0.05 / 23 <= compare_stats.smallest_p(n - 1, n - 1)
+
+
 def test_large_sets_use_the_normal_approximation_and_keep_the_exact_order_statistics():
     rng = np.random.default_rng(2)
     a, b = spread(rng, 1.0, 300), spread(rng, 1.01, 280)
