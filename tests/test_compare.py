@@ -340,6 +340,18 @@ def test_bad_inputs_exit_2_with_one_message(tmp_path):
     assert not any(path.name.startswith("compare-") for path in tmp_path.iterdir())  # nothing launched
 
 
+def test_an_input_holds_launches_of_one_experiment_never_pooled_with_another(tmp_path):
+    (tmp_path / "mixed").mkdir()
+    for name, kinds in (("hh.json", "H"), ("dd.json", "D")):
+        Result("osu_latency", {"send_kind": kinds, "recv_kind": kinds}, {}, [{"size": 8, "latency_avg": 1e-6}],
+               {"size": "B", "latency_avg": "s"}).write(tmp_path / "mixed" / name)
+    run = cli("compare", "mixed", "mixed/hh.json", cwd=tmp_path)
+    assert run.returncode == 2 and run.stderr.count("error") == 1
+    assert "A: mixed/dd.json (osu_latency send_kind=D recv_kind=D) and mixed/hh.json (osu_latency send_kind=H " \
+           "recv_kind=H) are different experiments, and the files of an input are launches of one; give them as " \
+           "separate inputs" in run.stderr
+
+
 def test_a_failing_run_stops_with_its_status_and_last_line_keeping_what_ran(tmp_path):
     good = f"{sys.executable} -c 'print(\"# OSU MPI Latency Test v7.4\\n# Size       Avg Latency(us)\\n8  1.5\")'"
     bad = f"{sys.executable} -c 'import sys; print(\"warming up\", file=sys.stderr); sys.exit(\"no device\")'"

@@ -56,6 +56,7 @@ class Side:
     loaded: list = field(default_factory=list)  # rounds or launches taken under load
     zeros: dict = field(default_factory=dict)  # (series, size) -> launches whose value printed as 0
     command: str | None = None  # the command a `compare --run` folder's launches ran
+    experiment: tuple = ()  # what its launches measured: the benchmark and series identity (_experiment)
 
 
 def read_with_rounds(path: str) -> tuple:
@@ -109,10 +110,11 @@ def read_side(given: str, label: str) -> Side:
             raise usage_error(f"{label}: {error}") from None
         if side is None:
             side = Side(label, os.fspath(given), files, result.benchmark, quantity, column,
-                        result.units.get(column, ""))
-        elif quantity != side.quantity:
-            raise usage_error(f"{label}: {path} measures {quantity} and {side.files[0]} {side.quantity}; "
-                             "an input holds runs of one benchmark")
+                        result.units.get(column, ""), experiment=_experiment(result))
+        elif _experiment(result) != side.experiment:
+            raise usage_error(f"{label}: {side.files[0]} ({_experiment_text(side.experiment)}) and {path} "
+                             f"({_experiment_text(_experiment(result))}) are different experiments, and the files "
+                             "of an input are launches of one; give them as separate inputs")
         launch = {}
         for row, row_rounds in zip(result.rows, rounds):
             if not isinstance(row.get("size"), (int, float)):
@@ -132,6 +134,16 @@ def read_side(given: str, label: str) -> Side:
         side.command = record.get("command")
         side.loaded += _launches_under_load(given, record)
     return side
+
+
+def _experiment(result: Result) -> tuple:
+    """What a file measured, which its launches share: the benchmark and
+    the series' identity its parameters give (memory kinds, test, ...)."""
+    return (result.benchmark,) + series.identity(result.params)
+
+
+def _experiment_text(experiment: tuple) -> str:
+    return " ".join([experiment[0], series.label(experiment[1:])]).strip()
 
 
 def _under_load(path: str, result: Result, whole_run: bool) -> list:
