@@ -82,9 +82,9 @@ def run(args) -> int:
     modules = {name: load(name) for name in args.model}
     files = expand(args.results)
     results = [read_result(path) for path in files]
-    labels = args.label if args.label else plot.legend_labels(results, fallback=_file_names(files))
-    if plot.drawable(results[0]) in ("gather", "model", "comparison") and not args.label:
-        labels = None  # these figures name their own lines
+    labels = args.label
+    if labels is None and plot.drawable(results[0]) in ("latency", "bandwidth", "beff"):  # lines per Result
+        labels = plot.legend_labels(results, fallback=_file_names(files))
     plot.save(plot.figure_for(results, models=fits(modules, results), labels=labels), args.output)
     print(f"fpgacomm plot: {len(results)} Result(s) -> {args.output}")
     return 0
