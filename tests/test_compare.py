@@ -282,6 +282,20 @@ def test_what_matched_nothing_and_values_printed_as_zero_are_named(tmp_path):
     text = format_comparison(result)
     assert "# matched nothing: A only: 1 size, 32 B\n# matched nothing: B only: 3 sizes, 16 B to 128 B" in text
     assert "# A: values printed as 0, below the printed precision, left out of the ratios at 16 B" in text
+    # A peer's text says its printed step: OMB's MB/s with two decimals.
+    (tmp_path / "bw.txt").write_text("# OSU MPI Bandwidth Test v7.4\n# Size      Bandwidth (MB/s)\n"
+                                     "1                       0.00\n2                       1.50\n")
+    text = format_comparison(compare([str(tmp_path / "bw.txt")] * 2))
+    assert "# B: values printed as 0, below the printed precision (10.0 kB/s), left out of the ratios at 1 B" in text
+
+
+def test_nccl_tests_are_compared_by_their_time_the_most_precise_column_and_say_so():
+    posted = os.path.join(os.path.dirname(__file__), "data", "peers", "rccl_tests_all_reduce.txt")
+    result = compare([posted, posted])
+    assert result.params["column"] == "time" and result.params["lower_is_better"]
+    assert all(row["median_base"] > 0 for row in result.rows)  # busbw prints 0.00 at small sizes; time never does
+    assert format_comparison(result).startswith("# fpgacomm compare: time, the most precise of time and busbw "
+                                                "(latency, lower is better)")
 
 
 def test_rounds_and_runs_under_load_are_named(tmp_path):

@@ -55,8 +55,10 @@ class Side:
     launches: dict = field(default_factory=dict)
     loaded: list = field(default_factory=list)  # rounds or launches taken under load
     zeros: dict = field(default_factory=dict)  # (series, size) -> launches whose value printed as 0
+    resolution: float | None = None  # the printed step of the column, where a peer's text gives it
     command: str | None = None  # the command a `compare --run` folder's launches ran
     experiment: tuple = ()  # what its launches measured: the benchmark and series identity (_experiment)
+    headlines: list = field(default_factory=list)  # the headline columns it has, the one compared first
 
 
 def read_with_rounds(path: str) -> tuple:
@@ -110,7 +112,8 @@ def read_side(given: str, label: str) -> Side:
             raise usage_error(f"{label}: {error}") from None
         if side is None:
             side = Side(label, os.fspath(given), files, result.benchmark, quantity, column,
-                        result.units.get(column, ""), experiment=_experiment(result))
+                        result.units.get(column, ""), experiment=_experiment(result),
+                        headlines=[name for name, _ in HEADLINES if name in result.columns])
         elif _experiment(result) != side.experiment:
             raise usage_error(f"{label}: {side.files[0]} ({_experiment_text(side.experiment)}) and {path} "
                              f"({_experiment_text(_experiment(result))}) are different experiments, and the files "
@@ -125,6 +128,7 @@ def read_side(given: str, label: str) -> Side:
             numbers = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
             if numbers and not any(v > 0 for v in numbers):
                 side.zeros.setdefault(key, []).append(path)
+                side.resolution = _resolution(result, column)
             launch.setdefault(key, []).extend(v for v in numbers if v > 0)
         for key, values in launch.items():
             if values:
@@ -134,6 +138,13 @@ def read_side(given: str, label: str) -> Side:
         side.command = record.get("command")
         side.loaded += _launches_under_load(given, record)
     return side
+
+
+def _resolution(result: Result, column: str) -> float | None:
+    """The step of the column's last printed digit (peers' text records it)."""
+    steps = result.params.get("resolution")
+    step = steps.get(column) if isinstance(steps, dict) else None
+    return step if isinstance(step, (int, float)) else None
 
 
 def _experiment(result: Result) -> tuple:
@@ -282,6 +293,7 @@ def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels
               "benchmarks": {side.label: side.benchmark for side in sides},
               "files": {side.label: len(side.files) for side in sides},
               "quantity": base.quantity, "column": base.column, "lower_is_better": lower_is_better,
+              "headline_columns": base.headlines,
               "level": level, "threshold": threshold,
               "unit": "the launch: each file's median per size; with one launch a side, the rounds of the two jobs",
               "interval": "Hodges-Lehmann estimate of the ratio, distribution-free interval from U's distribution",
@@ -290,7 +302,8 @@ def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels
               "equivalence": "no difference where the interval lies inside [1 - threshold, 1 + threshold]",
               "unmatched": {label: found for label, found in unmatched.items() if found},
               "printed_as_zero": {side.label: sorted(f"{name + ' ' if name else ''}{human_bytes(size)}"
-                                                     for name, size in side.zeros) for side in sides if side.zeros}}
+                                                     for name, size in side.zeros) for side in sides if side.zeros},
+              "printed_step": {side.label: side.resolution for side in sides if side.resolution}}
     env = {"under_load": {side.label: side.loaded for side in sides if side.loaded}}
     return Result(NAME, params, env, rows, units)
 
@@ -389,7 +402,9 @@ def format_comparison(result: Result, full: bool = False) -> str:
     better = "lower" if params["lower_is_better"] else "higher"
     level = params["level"]
     percent = f"{level * 100:g} %"
-    lines = [f"# fpgacomm compare: {params['column']} ({params['quantity']}, {better} is better), each input against "
+    choices = params.get("headline_columns", [])
+    column = params["column"] + (f", the most precise of {' and '.join(choices)}" if len(choices) > 1 else "")
+    lines = [f"# fpgacomm compare: {column} ({params['quantity']}, {better} is better), each input against "
              f"{base}; each launch (file) reduced to its median per size; ratio "
              f"{labels[-1] if len(labels) == 2 else 'X'}/{base} of the launches with its {percent} interval "
              "(Hodges-Lehmann), Mann-Whitney U, Holm over the sizes"]
@@ -425,8 +440,9 @@ def format_comparison(result: Result, full: bool = False) -> str:
         lines += _notes(rows, params)
         lines += [f"# matched nothing: {found}" for found in params.get("unmatched", {}).get(label, [])]
     for label, where in params.get("printed_as_zero", {}).items():
-        lines.append(f"# {label}: values printed as 0, below the printed precision, left out of the ratios at "
-                     f"{', '.join(where)}")
+        step = params.get("printed_step", {}).get(label)
+        lines.append(f"# {label}: values printed as 0, below the printed precision"
+                     + (f" ({with_unit(step, unit)})" if step else "") + f", left out of the ratios at {', '.join(where)}")
     loaded = result.env.get("under_load") or {}
     for label, names in loaded.items():
         lines.append(f"# {label}: taken while the load exceeded the cores: {'; '.join(names)}")
