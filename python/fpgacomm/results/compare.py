@@ -441,8 +441,9 @@ def format_comparison(result: Result, full: bool = False) -> str:
         lines += [f"# matched nothing: {found}" for found in params.get("unmatched", {}).get(label, [])]
     for label, where in params.get("printed_as_zero", {}).items():
         step = params.get("printed_step", {}).get(label)
-        lines.append(f"# {label}: values printed as 0, below the printed precision"
-                     + (f" ({with_unit(step, unit)})" if step else "") + f", left out of the ratios at {', '.join(where)}")
+        precision = f" ({with_unit(step, unit)})" if step else ""
+        lines.append(f"# {label}: values printed as 0, below the printed precision{precision}, left out of the "
+                     f"ratios at {', '.join(where)}")
     loaded = result.env.get("under_load") or {}
     for label, names in loaded.items():
         lines.append(f"# {label}: taken while the load exceeded the cores: {'; '.join(names)}")
