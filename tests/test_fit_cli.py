@@ -256,7 +256,8 @@ def test_model_refuses_an_unknown_option(capsys):
 @pytest.mark.parametrize("latencies, message", [
     ([-1.0] * 21, "hockney model: osu_latency's latency_avg holds values at or below zero (21 of 21), which no "
                   "measurement gives; check the file"),
-    (["fast"] * 21, "osu_latency's column 'latency_avg' holds text, not numbers; check the file"),
+    # refused where the file is read (runtime/files.py): a column in seconds holds numbers
+    (["fast"] * 21, "odd.json: row 0 column 'latency_avg': str 'fast' is not a number"),
 ])
 def test_a_fit_refuses_data_no_measurement_gives(tmp_path, capsys, latencies, message):
     path = tmp_path / "odd.json"

@@ -67,7 +67,7 @@ def read_with_rounds(path: str) -> tuple:
     from the file's own dict, so that files with rounds read whatever the
     Result class accepts."""
     if path.lower().endswith(".json"):
-        data = files.read_json(path)
+        data = files.read_json(path, what="an fpgacomm Result")
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ValueError(f"{path}: not an fpgacomm Result (no schema {SCHEMA!r}); fpgacomm reads Result JSON "
                              f"and CSV files and the text output of {', '.join(peers.FORMATS)}")

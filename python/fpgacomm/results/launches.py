@@ -121,7 +121,7 @@ def record(folder) -> dict | None:
     path = os.path.join(os.fspath(folder), LAUNCHES)
     if not os.path.lexists(path):
         return None
-    data = files.read_json(path)
+    data = files.read_json(path, what="the record fpgacomm compare --run writes")
     try:
         _check_record(data)
     except ValueError as error:

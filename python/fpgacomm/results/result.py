@@ -97,6 +97,7 @@ def check_cells(d: dict) -> None:
                 raise ValueError(f"the unit of {column!r} is {type(unit).__name__} {unit!r}, not a unit's name")
     units = units if isinstance(units, dict) else {}
     rows = d.get("rows")
+    texts = {}  # column -> whether its first value was text: a column is text or numbers, never both
     for i, row in enumerate(rows if isinstance(rows, list) else []):
         if not isinstance(row, dict):
             continue
@@ -104,8 +105,11 @@ def check_cells(d: dict) -> None:
             where = f"row {i} column {column!r}"
             if column == "size" and value is not None:
                 files.number(where, value, minimum=0)
-            elif units.get(column) in NUMBER_UNITS:
+            elif units.get(column) in NUMBER_UNITS or isinstance(value, int):  # any whole number: 64-bit
                 files.number(where, value, finite=False, none=True)
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                if texts.setdefault(column, isinstance(value, str)) != isinstance(value, str):
+                    raise ValueError(f"{where}: {value!r} mixes text and numbers in one column")
     samples = d.get("samples")
     if isinstance(samples, dict):
         for size, values in samples.items():
@@ -329,7 +333,7 @@ class Result:
     def read_json(cls, path) -> "Result":
         """Read a file written by write_json; a ResultError naming the file
         and what is wrong with it otherwise (runtime/files.py)."""
-        return cls.from_file(path, files.read_json(path))
+        return cls.from_file(path, files.read_json(path, what="an fpgacomm Result"))
 
     @classmethod
     def from_file(cls, path, d) -> "Result":

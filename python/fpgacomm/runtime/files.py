@@ -83,21 +83,25 @@ def read_text(path, limit: int = MAX_BYTES) -> str:
                                 "a binary file, or text in another encoding (convert it with iconv)") from None
 
 
-def read_json(path, limit: int = MAX_BYTES):
+def read_json(path, limit: int = MAX_BYTES, what: str | None = None):
     """A regular file's JSON value. NaN and Infinity are accepted as the
     json module writes them (a Result's missing spread); whether a cell may
-    hold one is its reader's question."""
+    hold one is its reader's question. `what` names what the file should
+    be ("an fpgacomm Result"), for the message where it is no JSON."""
     text = read_text(path, limit)
+    expected = f"not {what}: " if what else ""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ResultError(path, f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        raise ResultError(path, f"{expected}not valid JSON: {error.msg} at line {error.lineno} column "
+                                f"{error.colno}") from None
     except RecursionError:
-        raise ResultError(path, "JSON nested too deeply to be a file fpgacomm writes") from None
+        raise ResultError(path, f"{expected}JSON nested too deeply to be a file fpgacomm writes") from None
     except ValueError as error:  # an integer of more digits than Python converts
-        raise ResultError(path, f"not JSON fpgacomm reads: {error}") from None
+        raise ResultError(path, f"{expected}{error}") from None
     if _depth(value) > _MAX_DEPTH:
-        raise ResultError(path, f"JSON nested deeper than {_MAX_DEPTH} levels, which no file fpgacomm writes is")
+        raise ResultError(path, f"{expected}JSON nested deeper than {_MAX_DEPTH} levels, which no file fpgacomm "
+                                "writes is")
     return value
 
 
