@@ -186,7 +186,7 @@ def test_three_launches_a_side_with_b_twice_a_are_undecided_and_fail_with_3(tmp_
     run = cli("compare", base, slower, "--fail-on-regression")
     assert run.returncode == 3, run.stderr
     assert "# undecided at 23 sizes: neither a difference (the test, corrected over the sizes) nor its absence " \
-           "(the interval inside the threshold band) is shown; about 6 launches a side would decide every one" in \
+           "(the interval inside the threshold band) is shown; about 6 launches a side would decide" in \
            run.stdout and "1.800" not in run.stdout and "(90 %)" in run.stdout
     # Faster and undecided is no regression: exit 0.
     assert cli("compare", slower, base, "--fail-on-regression").returncode == 0

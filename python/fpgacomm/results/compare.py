@@ -450,6 +450,11 @@ def format_comparison(result: Result, full: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _span(counts: list) -> str:
+    low, high = min(counts), max(counts)
+    return f"about {low}" if low == high else f"from about {low} to {high}"
+
+
 def _notes(rows: list, params: dict) -> list:
     """What the verdicts of one comparison rest on, where it is not plain."""
     notes = []
@@ -468,7 +473,8 @@ def _notes(rows: list, params: dict) -> list:
         needed = [row["launches_needed"] for row in undecided if row["launches_needed"]]
         notes.append(f"# undecided at {sizes(len(undecided))}: neither a difference (the test, corrected over the "
                      "sizes) nor its absence (the interval inside the threshold band) is shown"
-                     + (f"; about {max(needed)} launches a side would decide every one" if needed else "")
+                     + (f"; {_span(needed)} launches a side would decide (each size's count beside its verdict)"
+                        if needed else "")
                      + ("" if params["threshold"] else "; without --threshold no difference can never be shown "
                         "(give the difference that does not matter, e.g. --threshold 5%)"))
     return notes
