@@ -192,6 +192,20 @@ def test_three_launches_a_side_with_b_twice_a_are_undecided_and_fail_with_3(tmp_
     assert cli("compare", slower, base, "--fail-on-regression").returncode == 0
 
 
+def test_undecided_on_the_slower_side_follows_the_quantitys_direction(tmp_path):
+    from fpgacomm.results.compare import exit_status
+
+    rng = np.random.default_rng(13)
+    options = {"benchmark": "osu_bw", "column": "bandwidth", "unit": "B/s", "sizes": [8, 16]}
+    base = launches(tmp_path / "a", 3, lambda s: 1e9, rng, **options)
+    half = launches(tmp_path / "b", 3, lambda s: 0.5e9, rng, **options)
+    double = launches(tmp_path / "c", 3, lambda s: 2e9, rng, **options)
+    assert exit_status(compare([base, half])) == 3  # half the bandwidth: undecided, on the slower side
+    assert exit_status(compare([base, double])) == 0
+    # Within the threshold band the interval points at no regression worth failing for.
+    assert exit_status(compare([base, half], threshold=0.6)) == 0
+
+
 def test_one_job_a_side_compares_the_two_jobs_rounds_with_no_verdict_on_the_set_ups(tmp_path):
     rng = np.random.default_rng(6)
     base = rounds_file(tmp_path / "a.json", {s: spread(rng, latency_of(s), 1000) for s in SIZES})
