@@ -5,6 +5,8 @@ documented layout where no post was found (said at each test; OMB's own
 text: tests/test_omb_side.py builds OMB and reads it); and fpgacomm's own
 OMB-style and HPCC-style text read back column for column."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -299,3 +301,43 @@ def test_b_eff_headers_time_transfer_and_time_in_seconds(tmp_path):
     seconds = read(tmp_path, "   MSize   looplength   time [s]   B/s\n   1   16384   5.46779e-02   5.99292e+05\n")
     assert seconds.rows == [{"pattern": "ring", "size": 1, "loop_length": 16384, "time": 5.46779e-2,
                              "bandwidth": 5.99292e5}]
+
+
+def test_plot_draws_imb_and_nccl_tests_a_line_per_series(tmp_path):
+    from fpgacomm import plot
+
+    imb = [posted("imb_2019u6_uniband_npmin.txt"), posted("imb_ext_unidir_put_aggregate.txt")]
+    left, right = plot.figure_for(imb).axes
+    assert [line.get_label() for line in right.get_lines()] == [
+        "imb_2019u6_uniband_npmin.txt test=Uniband processes=2", "imb_2019u6_uniband_npmin.txt test=Uniband "
+        "processes=4", "imb_ext_unidir_put_aggregate.txt test=Unidir_Put processes=2 mode=aggregate"]
+    sizes, gigabytes = right.get_lines()[1].get_data()
+    assert sizes[-1] == 4194304 and gigabytes[-1] == pytest.approx(by_size(imb[0], processes=4)[4194304][
+        "bandwidth"] / 1e9)
+    assert [line.get_label() for line in left.get_lines()] == [  # Uniband prints no time
+        "imb_ext_unidir_put_aggregate.txt test=Unidir_Put processes=2 mode=aggregate"]
+    nccl = plot.figure_for([posted("rccl_tests_all_reduce.txt")])
+    times = nccl.axes[0].get_lines()[0].get_data()[1]
+    assert times[-1] == pytest.approx(12463)  # us on the axis
+    assert nccl.axes[1].get_lines()[0].get_data()[1][-1] == pytest.approx(10.77)  # busbw, GB/s
+    run = subprocess.run([sys.executable, "-m", "fpgacomm", "plot", str(DATA / "nccl_tests_tagged_error_column.txt"),
+                          str(DATA / "rccl_tests_all_reduce.txt"), "-o", str(tmp_path / "nccl.png")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "nccl.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_nccl_tests_datatypes_and_reductions_are_series_not_repeats():
+    # Rows as https://github.com/NVIDIA/nccl-tests/issues/167 posted them (-o all: max, then min, at
+    # the same sizes), under the header of that version (cut from the excerpt).
+    text = ("# Collective test starting: all_reduce_perf\n"
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+            "   busbw #wrong\n"
+            "      199680         49920     float     max      -1    125.8    1.59    2.98      0    125.1    1.60"
+            "    2.99      0\n"
+            "      199680         49920     float     min      -1    125.4    1.59    2.98      0    125.2    1.59"
+            "    2.99      0\n")
+    result = Result.from_dict({"schema": "fpgacomm.result/1", **peers.read_nccl(text)})
+    assert [series.label(series.identity(row)) for row in result.rows] == [
+        "test=all_reduce type=float redop=max", "test=all_reduce type=float redop=min"]
+    assert [row["time"] for row in result.rows] == [pytest.approx(125.8e-6), pytest.approx(125.4e-6)]

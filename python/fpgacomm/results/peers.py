@@ -37,6 +37,13 @@ from .omb_columns import BY_HEADER, MB, US
 FORMATS = ("OSU Micro-Benchmarks 5.x to 7.x", "nccl-tests and rccl-tests", "Intel MPI Benchmarks (IMB)",
            "HPCC FPGA b_eff")
 
+# The tools as a Result's env["tool"] names them.
+NCCL_TESTS, IMB = "nccl-tests", "Intel MPI Benchmarks"
+#: The columns the figure of a tool's Results draws against size: (time,
+#: bandwidth); nccl-tests's bus bandwidth, which compares across collectives
+#: and rank counts.
+FIGURE_COLUMNS = {NCCL_TESTS: ("time", "busbw"), IMB: ("latency", "bandwidth")}
+
 # Each table's factor is from the SI value to the printed number (omb_columns.py's way).
 _GB = 1e-9  # B/s -> GB/s (nccl-tests)
 
@@ -340,7 +347,7 @@ def read_nccl(text: str, source: str = "nccl-tests text") -> dict:
     params["resolution"] = _resolutions([(_aligned(columns, fields), fields)
                                          for _, columns, table_rows in tables for _, fields in table_rows])
     name = f"nccl_{tests[0]}" if len(tests) == 1 and tests[0] else "nccl_tests"
-    return _result(name, params, {"source": source, "tool": "nccl-tests"}, rows, units)
+    return _result(name, params, {"source": source, "tool": NCCL_TESTS}, rows, units)
 
 
 def _nccl_columns(words: list) -> list:
@@ -463,7 +470,7 @@ def read_imb(text: str, source: str = "IMB text") -> dict:
     params = {"tests": tests, "imb_version": version, "megabyte": megabyte,
               "resolution": _resolutions([(columns, words) for _, table_rows, columns in tables
                                           for _, words in table_rows])}
-    return _result(name, params, {"source": source, "tool": "Intel MPI Benchmarks"}, rows, units)
+    return _result(name, params, {"source": source, "tool": IMB}, rows, units)
 
 
 # ----------------------------------------------------------------- b_eff

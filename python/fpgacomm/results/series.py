@@ -1,7 +1,8 @@
 """What tells one series of a table from another: the columns whose values
 name an experiment (IMB's test, its process count, -multi's groups and the group a row is of,
-IMB-EXT's mode, OMB's memory kinds, b_eff's ring pattern, gather's
-schedule and nodes). Sizes are compared, plotted and fitted within a
+IMB-EXT's mode, OMB's memory kinds, nccl-tests's datatype and reduction
+(-d all, -o all print a row of each at every size), b_eff's ring pattern,
+gather's schedule and nodes). Sizes are compared, plotted and fitted within a
 series; two series are never pooled as repeats of one experiment.
 
 The readers (peers.py, result.load) write these columns; compare and
@@ -11,7 +12,8 @@ plot look a row's series up here and nowhere else.
 from __future__ import annotations
 
 #: The columns of a series' identity, in the order a label names them.
-SERIES_COLUMNS = ("test", "processes", "groups", "group", "mode", "send_kind", "recv_kind", "pattern", "schedule", "nodes")
+SERIES_COLUMNS = ("test", "processes", "groups", "group", "mode", "send_kind", "recv_kind", "type", "redop", "pattern",
+                  "schedule", "nodes")
 
 
 def identity(row: dict) -> tuple:
