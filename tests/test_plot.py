@@ -438,3 +438,13 @@ def test_runs_of_one_kind_are_named_by_label_or_file_never_by_their_round_seed(t
         svg = (tmp_path / "runs.svg").read_text()
         assert all(f">{name}<" in svg or f"<!-- {name} -->" in svg for name in expected)
         assert "round_seed" not in svg
+
+
+def test_peer_results_take_their_labels_too(tmp_path):
+    posted = os.path.join(os.path.dirname(__file__), "data", "peers")
+    drawn = fpgacomm_plot(os.path.join(posted, "rccl_tests_all_reduce.txt"),
+                          os.path.join(posted, "nccl_tests_tagged_error_column.txt"), "-o", "peers.svg",
+                          "--label", "rccl", "--label", "nccl", cwd=tmp_path)
+    assert drawn.returncode == 0, drawn.stderr
+    svg = (tmp_path / "peers.svg").read_text()
+    assert "<!-- rccl test=all_reduce type=float redop=sum -->" in svg and "<!-- nccl type=float" in svg

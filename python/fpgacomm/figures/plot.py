@@ -433,18 +433,19 @@ def memory_kinds(results, axes=None, *, models=(), labels=None) -> Figure:
 # ------------------------------------------------------- IMB, nccl-tests
 
 
-def peer_sweeps(results, axes=None) -> Figure:
+def peer_sweeps(results, axes=None, *, labels=None) -> Figure:
     """Intel MPI Benchmarks and nccl-tests Results: time (left) and
     bandwidth (right; nccl-tests's bus bandwidth) against message size, a
     line per series of each Result (results/series.py: IMB's tests, process
     counts, groups and modes, nccl-tests's collectives), named by the
-    Result's file (where there are several) and the series. Sizes of 0
-    bytes and values printed as 0 have no place on log axes."""
+    Result's file (where there are several) or its label (`labels`, one per
+    Result) and the series. Sizes of 0 bytes and values printed as 0 have
+    no place on log axes."""
     results = _as_list(results)
     if axes is None:
         axes = new_figure(1, 2)[1]
     names = [os.path.basename(str(result.env.get("source", result.benchmark))) if len(results) > 1 else ""
-             for result in results]
+             for result in results] if labels is None else legend_labels(results, labels)
     for ax, index, quantity, unit in ((axes[0], 0, "latency", "s"), (axes[1], 1, "bandwidth", "B/s")):
         size_axis(ax)
         factor = _value_axis(ax, quantity, unit)
@@ -768,7 +769,7 @@ def figure_for(results, *, models=(), labels=None) -> Figure:
     if figure_kind == "peer":
         if models:
             raise usage_error("model overlays apply to fpgacomm's latency, bandwidth and b_eff figures")
-        return peer_sweeps(results)
+        return peer_sweeps(results, labels=labels)
     if figure_kind == "comparison":
         if len(results) != 1 or models:
             raise usage_error("a comparison is drawn alone, without model overlays")
