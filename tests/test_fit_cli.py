@@ -9,7 +9,7 @@ import pytest
 
 from fpgacomm import cli, fabric, models
 from fpgacomm.models.hockney import Hockney
-from fpgacomm.result import Result
+from fpgacomm.results.result import Result
 
 SIZES = [1 << m for m in range(21)]
 
@@ -131,7 +131,7 @@ def test_fit_joins_results_of_different_benchmarks_on_size(tmp_path, capsys):
     assert status == 0, out
     values = {row["parameter"]: row["value"] for row in Result.read_json(str(tmp_path / "loggp.json")).rows}
     assert values == pytest.approx({"L": 1.5e-6, "o_s": 0.4e-6, "o_r": 0.6e-6, "g": 0.9e-6, "G": 1 / 8e9}, rel=1e-6)
-    from fpgacomm.fit import read
+    from fpgacomm.models.fit import read
 
     joined = read(paths)
     assert joined.columns == ["size", "latency_avg", "osu_latency.iterations", "bandwidth", "osu_bw.iterations",
