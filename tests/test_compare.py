@@ -368,6 +368,18 @@ def test_bad_inputs_exit_2_with_one_message(tmp_path):
     assert not any(path.name.startswith("compare-") for path in tmp_path.iterdir())  # nothing launched
 
 
+def test_inputs_of_different_series_name_them_rather_than_their_sizes(tmp_path):
+    rows = [{"test": "PingPong", "processes": 2, "size": size, "time": 1e-6} for size in (0, 4 << 20)]
+    Result("imb_mpi1", {}, {}, rows, {"test": "", "processes": "", "size": "B", "time": "s"}).write(tmp_path / "i.json")
+    other = [{**row, "test": "PingPing"} for row in rows]
+    Result("imb_mpi1", {}, {}, other, {"test": "", "processes": "", "size": "B", "time": "s"}).write(tmp_path / "j.json")
+    run = cli("compare", "i.json", "j.json", cwd=tmp_path)
+    assert run.returncode == 2 and "do not overlap" not in run.stderr
+    assert "no series of A (i.json) is one of B (j.json); sizes are compared within a series (test, processes" in \
+        run.stderr and "A only: test=PingPong processes=2, 2 sizes, 0 B to 4 MiB; B only: test=PingPing " \
+        "processes=2, 2 sizes, 0 B to 4 MiB" in run.stderr
+
+
 def test_an_input_holds_launches_of_one_experiment_never_pooled_with_another(tmp_path):
     (tmp_path / "mixed").mkdir()
     for name, kinds in (("hh.json", "H"), ("dd.json", "D")):

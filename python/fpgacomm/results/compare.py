@@ -257,8 +257,13 @@ def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels
                              f"{base.label} ({base.given}, {base.benchmark}) {base.quantity}; compare runs of one "
                              "quantity (latency with latency, bandwidth with bandwidth)")
         if not set(side.launches) & set(base.launches):
-            raise usage_error(f"the sizes of {base.label} and {side.label} do not overlap: {base.label} ({base.given}) "
-                             f"has {_range(base.launches)}, {side.label} ({side.given}) has {_range(side.launches)}")
+            if {name for name, _ in side.launches} == {name for name, _ in base.launches}:
+                raise usage_error(f"the sizes of {base.label} and {side.label} do not overlap: {base.label} "
+                                  f"({base.given}) has {_range(base.launches)}, {side.label} ({side.given}) has "
+                                  f"{_range(side.launches)}")
+            raise usage_error(f"no series of {base.label} ({base.given}) is one of {side.label} ({side.given}); "
+                              f"sizes are compared within a series ({', '.join(series.SERIES_COLUMNS)}): "
+                              f"{'; '.join(_unmatched(base, side))}")
     lower_is_better = base.quantity == "latency"
     unmatched = {side.label: _unmatched(base, side) for side in sides[1:]}
     rows = []
@@ -363,7 +368,7 @@ def _unmatched(base: Side, side: Side) -> list:
         alone = [key for key in own if key not in other]
         for name in sorted({name for name, _ in alone}):
             keys = [key for key in alone if key[0] == name]
-            found.append(f"{owner} only: {name + ' ' if name else ''}{len(keys)} size{'s' if len(keys) > 1 else ''}, "
+            found.append(f"{owner} only: {name + ', ' if name else ''}{len(keys)} size{'s' if len(keys) > 1 else ''}, "
                          f"{_range(keys)}")
     return found
 
