@@ -81,7 +81,7 @@ def gather_point(schedule: str, preset: str, nodes: int, size: int, fast_forward
     fabric_resources.check(estimate)
     cpu = cpu_seconds()
     start = time.perf_counter()
-    fab = gather_sim._preset(preset, nodes, 2, 2)
+    fab = gather_sim.sized(preset, nodes, 2, 2)
     plan = schedules.schedule(schedule, nodes, size, broadcast=False)
     parts = gather_sim.simulate(plan, fab, fast_forward=fast_forward)
     wall = time.perf_counter() - start
@@ -120,7 +120,7 @@ def scale() -> None:
         points.append(json.loads(child.stdout.splitlines()[-1]))
     print_points(points)
     for schedule, preset in (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree")):
-        fab = gather_sim._preset(preset, 11664, 2, 2)
+        fab = gather_sim.sized(preset, 11664, 2, 2)
         stages = gather_sim.fabric_stages(schedules.schedule(schedule, 11664, 64 << 10))
         walls = []
         results = []

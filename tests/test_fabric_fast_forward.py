@@ -53,11 +53,11 @@ def test_odd_sizes_leave_a_short_last_frame():
         assert_identical(fab, [[(0, 63, nbytes, 0, 0), (1, 62, nbytes // 3, 1, 1)]], jumps=True)
 
 
-@pytest.mark.parametrize("preset, nodes", [("vcsn", 8), ("vcsn_fat_tree", 64), ("dcn_ring", 8),
-                                           ("cuscomnet_torus", None), ("host_path", 4), ("beff_520n", 4),
-                                           ("fshmem_pair", None)])
-def test_every_fabric_near_and_far(preset, nodes):
-    fab = fabric.preset(preset, nodes) if nodes else fabric.preset(preset)
+@pytest.mark.parametrize("preset", sorted(fabric.PRESETS))
+def test_every_fabric_near_and_far(preset):
+    # Every preset of the registry: 8 nodes (64 for two levels of fat tree) where it has a node count.
+    nodes = (64 if preset == "vcsn_fat_tree" else 8) if fabric.PRESETS[preset].node_arguments else None
+    fab = fabric.preset(preset, nodes)
     far = max(range(fab.nodes), key=lambda node: (fabric._sim.distances(fab.spec, 0)[node], -node))
     for dst in sorted({1, far}):
         assert_identical(fab, [[(0, dst, frames_of(fab, 3000))], [(dst, 0, frames_of(fab, 700))]])
@@ -67,13 +67,22 @@ def test_the_tree_gather_of_long_blocks_jumps_and_stays_exact():
     # 1 MiB blocks: chains of up to 16 blocks, the last stage two streams of
     # about 1800 frames into the root, on different planes.
     plan = schedules.schedule("tree", 64, MiB, broadcast=False)
-    assert_identical(gather_sim._preset("vcsn_fat_tree", 64, 2, 2), gather_sim.fabric_stages(plan), jumps=True)
+    assert_identical(gather_sim.sized("vcsn_fat_tree", 64, 2, 2), gather_sim.fabric_stages(plan), jumps=True)
+
+
+def test_gathers_on_a_cluster_with_host_costs_jump_and_stay_exact():
+    # Overheads, gap and rendezvous before each message; ranks sharing the bus and the NICs.
+    # Blocks of 64 MiB: chains of up to 3 blocks, 1024 to 3072 segments of 64 KiB a message.
+    fab = fabric.cluster(16, ranks_per_host=4)
+    for schedule, size, jumps in (("tree", 64 * MiB, True), ("mpi", 4 * MiB, None)):
+        plan = schedules.schedule(schedule, 16, size, broadcast=False)
+        assert_identical(fab, gather_sim.stages_on(plan, fab), jumps=jumps)
 
 
 def test_the_ring_gather_on_bounded_buffers():
     # DCN's credit buffers hold the reader back: one clock for the whole stream.
     plan = schedules.schedule("ring", 16, 2 * MiB, broadcast=False)
-    assert_identical(gather_sim._preset("dcn_ring", 16, 2, 2), gather_sim.fabric_stages(plan), jumps=True)
+    assert_identical(gather_sim.sized("dcn_ring", 16, 2, 2), gather_sim.fabric_stages(plan), jumps=True)
 
 
 @pytest.mark.parametrize("preset, device, port", [("vcsn", 0, 0), ("vcsn", 4, 1), ("dcn_ring", 1, 0),

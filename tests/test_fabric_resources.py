@@ -222,3 +222,30 @@ def test_an_interrupted_size_sweep_keeps_the_sizes_done(monkeypatch):
         fabric.bandwidth("vcsn", nodes=4, size=[1024, MiB, 4 * MiB, 16 * MiB])
     assert [row["size"] for row in stop.value.result.rows] == [1024, MiB]
     assert stop.value.result.incomplete == "interrupted by SIGTERM: 2 of 4 sizes simulated"
+
+
+@pytest.mark.parametrize("name", sorted(fabric.PRESETS))
+def test_every_topologys_closed_form_is_what_it_builds(name):
+    # Links, levels, the longest and the mean path, from Topology::shape before anything is built,
+    # against the topology built and its path lengths walked from every node.
+    entry = fabric.PRESETS[name]
+    # Partial hosts, blocks and pods; fat trees of 8-port switches up to 3 levels, of 4-port ones up to 6.
+    variants = {"cluster": [{"ranks_per_host": 3}], "vcsn_fat_tree": [{"switch_ports": 8}, {"switch_ports": 4}]}
+    for nodes, extra in [(n, x) for n in ((3, 8, 13, 40, 97) if entry.node_arguments else (None,))
+                         for x in variants.get(name, [{}])]:
+        if name == "vcsn" and nodes and nodes > 16:
+            continue  # one 16-port switch
+        fab = fabric.preset(name, nodes, **extra)
+        shape, built = fabric._sim.shape(fab.spec), fab.describe()
+        assert (shape["links"], shape["levels"]) == (built["links"], built["levels"]), (name, nodes)
+        lengths = [links for src in range(fab.nodes) for dst, links in enumerate(fabric._sim.distances(fab.spec, src))
+                   if dst != src]
+        assert shape["longest_path"] == max(lengths), (name, nodes)
+        assert shape["mean_links"] == pytest.approx(sum(lengths) / len(lengths), rel=1e-12), (name, nodes)
+        assert fabric_resources.mean_links(fab.spec) == shape["mean_links"]
+
+
+def test_a_topology_the_estimates_do_not_know_is_an_error():
+    spec = fabric.vcsn(4).spec
+    with pytest.raises(fabric.UsageError, match="unknown topology 'dragonfly'"):
+        spec.topology = "dragonfly"

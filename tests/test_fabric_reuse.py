@@ -39,8 +39,8 @@ def test_reuse_is_bit_identical_on_every_schedule_and_fabric(schedule, preset):
     reused_somewhere = False
     for n in sizes_for(preset):
         plan = schedules.schedule(schedule, n, BLOCK, broadcast=False)
-        fab = gather_sim._preset(preset, n, 2, 2)
-        reused, full = both(fab, gather_sim.fabric_stages(plan))
+        fab = gather_sim.sized(preset, n, 2, 2)
+        reused, full = both(fab, gather_sim.stages_on(plan, fab))
         assert_identical(reused, full)
         reused_somewhere |= reused.params["distinct_groups"] < reused.params["groups"]
         assert reused.params["events_simulated"] <= full.params["events_simulated"]
@@ -54,7 +54,7 @@ def test_reuse_is_bit_identical_on_every_schedule_and_fabric(schedule, preset):
 def test_reuse_is_bit_identical_for_scatter_and_allgather(collective, schedule, preset):
     for n in (2, 3, 5, 9, 16):
         plan = schedules.schedule(schedule, n, BLOCK, collective=collective, broadcast=False)
-        reused, full = both(gather_sim._preset(preset, n, 2, 2), gather_sim.fabric_stages(plan))
+        reused, full = both(gather_sim.sized(preset, n, 2, 2), gather_sim.fabric_stages(plan))
         assert_identical(reused, full)
 
 
@@ -63,11 +63,11 @@ def test_reuse_is_bit_identical_for_scatter_and_allgather(collective, schedule, 
 def test_a_slowed_link_is_reused_only_where_it_is(schedule, preset, device, port):
     for n in (9, 16, 64) if preset == "vcsn_fat_tree" else (9, 16):
         plan = schedules.schedule(schedule, n, BLOCK)
-        slow = gather_sim._preset(preset, n, 2, 2)
+        slow = gather_sim.sized(preset, n, 2, 2)
         slow.spec.scale_link(device % n, port, 0.5)
         reused, full = both(slow, gather_sim.fabric_stages(plan))
         assert_identical(reused, full)
-        plain = fabric.run_schedule(gather_sim._preset(preset, n, 2, 2), gather_sim.fabric_stages(plan))
+        plain = fabric.run_schedule(gather_sim.sized(preset, n, 2, 2), gather_sim.fabric_stages(plan))
         # The slowed link shows: some transfer took longer than on the plain fabric.
         assert any(a > b for stage in plain.samples for a, b in zip(reused.samples[stage], plain.samples[stage]))
 
@@ -171,7 +171,7 @@ def test_stages_that_only_drain_chains_reuse_the_groups_of_the_stage_before():
                 continue
             plan = schedules.schedule(schedule, n, 3 * BLOCK, ports=ports, virtual_ports=vports,
                                       collective=collective, broadcast=False)
-            fab = gather_sim._preset(preset, n, ports, vports)
+            fab = gather_sim.sized(preset, n, ports, vports)
             stages = gather_sim.fabric_stages(plan)
             grouped = fabric.run_schedule(fab, stages, details=True)
             carried = fabric.run_schedule(fab, stages, details=False)

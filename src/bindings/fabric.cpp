@@ -25,7 +25,9 @@ TopologyKind parse_topology(const std::string& name) {
   if (name == "switched") return TopologyKind::switched;
   if (name == "fat_tree") return TopologyKind::fat_tree;
   if (name == "host_path") return TopologyKind::host_path;
-  throw UsageError("fabric: unknown topology '" + name + "'; use ring, torus, switched, fat_tree or host_path");
+  if (name == "cluster") return TopologyKind::cluster;
+  throw UsageError("fabric: unknown topology '" + name +
+                   "'; use ring, torus, switched, fat_tree, host_path or cluster");
 }
 
 std::string topology_name(TopologyKind kind) {
@@ -35,8 +37,9 @@ std::string topology_name(TopologyKind kind) {
     case TopologyKind::switched: return "switched";
     case TopologyKind::fat_tree: return "fat_tree";
     case TopologyKind::host_path: return "host_path";
+    case TopologyKind::cluster: return "cluster";
   }
-  return "ring";
+  throw Error("fabric: a topology without a name");
 }
 
 // Each item of a stage is one transfer, (src, dst, bytes[, port[, lane]]),
@@ -124,7 +127,13 @@ void bind_fabric(py::module_& m) {
       .def_readwrite("app_latency", &NodeSpec::app_latency)
       .def_readwrite("dma_engines", &NodeSpec::dma_engines)
       .def_readwrite("dma_bandwidth", &NodeSpec::dma_bandwidth)
-      .def_readwrite("dma_latency", &NodeSpec::dma_latency);
+      .def_readwrite("dma_latency", &NodeSpec::dma_latency)
+      .def_readwrite("send_overhead", &NodeSpec::send_overhead, "seconds of the sender's software per message")
+      .def_readwrite("recv_overhead", &NodeSpec::recv_overhead, "seconds of the receiver's software per message")
+      .def_readwrite("gap", &NodeSpec::gap, "least seconds between two messages' starts from one node")
+      .def_readwrite("eager_threshold", &NodeSpec::eager_threshold, "bytes; longer messages go by rendezvous")
+      .def_readwrite("rendezvous_latency", &NodeSpec::rendezvous_latency,
+                     "seconds added to a rendezvous message's start");
 
   py::class_<HostCosts>(f, "HostCosts")
       .def(py::init<>())
@@ -153,6 +162,7 @@ void bind_fabric(py::module_& m) {
       .def_readwrite("fpgas_per_host", &FabricSpec::fpgas_per_host)
       .def_readwrite("access_link", &FabricSpec::access_link)
       .def_readwrite("trunk_link", &FabricSpec::trunk_link)
+      .def_readwrite("host_link", &FabricSpec::host_link, "a host's memory bus (cluster only)")
       .def_readwrite("framing", &FabricSpec::framing, "framing of the access links")
       .def_readwrite("trunk_framing", &FabricSpec::trunk_framing,
                      "framing of the trunk links; None: the same as framing")
@@ -186,6 +196,14 @@ void bind_fabric(py::module_& m) {
             return entries;
           },
           "(node, port, vport, destination MAC) per entry")
+      .def_property_readonly(
+          "link_scales",
+          [](const FabricSpec& s) {
+            py::list scales;
+            for (const LinkScale& l : s.link_scales) scales.append(py::make_tuple(l.device, l.port, l.factor));
+            return scales;
+          },
+          "(device, port, factor) per slowed link")
       .def("chunk_bytes", &FabricSpec::chunk_bytes, "payload bytes the simulator moves as one frame")
       .def("validate", &FabricSpec::validate);
 
@@ -201,9 +219,20 @@ void bind_fabric(py::module_& m) {
         const auto topology = without_gil([&] { return Topology::build(spec); });
         return py::dict(py::arg("topology") = topology->describe(), py::arg("nodes") = topology->nodes(),
                         py::arg("devices") = topology->devices(), py::arg("levels") = topology->levels(),
-                        py::arg("planes") = topology->planes());
+                        py::arg("planes") = topology->planes(),
+                        py::arg("links") = static_cast<std::int64_t>(topology->ports().size() / 2));
       },
       py::arg("spec"));
+  f.def(
+      "shape",
+      [](const FabricSpec& spec) {
+        const TopologyShape shape = Topology::shape(spec);
+        return py::dict(py::arg("links") = shape.links, py::arg("levels") = shape.levels,
+                        py::arg("longest_path") = shape.longest_path, py::arg("mean_links") = shape.mean_links);
+      },
+      py::arg("spec"),
+      "links, switch levels, longest path and mean path length (links) of the topology the spec builds, from "
+      "its closed form, without building it");
   f.def(
       "distances",
       [](const FabricSpec& spec, int src, int port) {

@@ -53,6 +53,19 @@ void NodeSpec::validate() const {
     throw UsageError("fabric: DMA bandwidth " + std::to_string(dma_bandwidth) +
                      " B/s; give a positive bandwidth (zero bandwidth moves no data)");
   }
+  const std::pair<const char*, double> costs[] = {{"send_overhead", send_overhead},
+                                                  {"recv_overhead", recv_overhead},
+                                                  {"gap", gap},
+                                                  {"rendezvous_latency", rendezvous_latency}};
+  for (const auto& [name, value] : costs) {
+    if (!(value >= 0.0) || !std::isfinite(value)) {
+      throw UsageError(std::string("fabric: ") + name + " " + std::to_string(value) +
+                       " s; give a finite time of 0 or more");
+    }
+  }
+  if (eager_threshold < 0) {
+    throw UsageError("fabric: eager_threshold " + std::to_string(eager_threshold) + " B; give 0 or more bytes");
+  }
 }
 
 }  // namespace fpgacomm::fabric

@@ -1,6 +1,7 @@
 // Parameters of the things that hold and forward frames: the router (hub)
 // inside each node, switches, hosts, and the node's own data movers.
 #pragma once
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -39,6 +40,17 @@ struct NodeSpec {
   int dma_engines = 1;       // read/write pairs working independently
   double dma_bandwidth = std::numeric_limits<double>::infinity();  // bytes/s per engine
   double dma_latency = 0.0;  // from a read request to its first data
+  // A host's MPI software costs per message (LogGP's o and g; the cluster
+  // preset): the sender's overhead before the message leaves, the
+  // receiver's after its last byte arrived, the least time between two
+  // messages' starts (and two receptions' ends) at one node, and the
+  // rendezvous of long messages.
+  double send_overhead = 0.0;
+  double recv_overhead = 0.0;
+  double gap = 0.0;
+  std::int64_t eager_threshold = std::numeric_limits<std::int64_t>::max();  // bytes; longer: rendezvous
+  double rendezvous_latency = 0.0;  // added to a rendezvous message's start
+  bool has_message_costs() const { return send_overhead > 0.0 || recv_overhead > 0.0 || gap > 0.0; }
 
   void validate() const;
 };

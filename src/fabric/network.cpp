@@ -26,7 +26,7 @@ Network::Network(const FabricSpec& spec)
     Port& port = ports_[i];
     port.device = infos[i].device;
     port.peer = infos[i].peer;
-    const Link& link = infos[i].trunk ? spec_.trunk_link : spec_.access_link;
+    const Link& link = infos[i].bus ? spec_.host_link : infos[i].trunk ? spec_.trunk_link : spec_.access_link;
     port.rate = link.data_rate();
     port.latency = link.latency;
     port.framing = &spec_.segment_framing(infos[i].trunk);
@@ -53,6 +53,8 @@ Network::Network(const FabricSpec& spec)
   read_queue_.resize(topology_->nodes());
   read_busy_.assign(slots, 0);
   write_free_.assign(slots, 0.0);
+  send_free_.assign(topology_->nodes(), 0.0);
+  receive_free_.assign(topology_->nodes(), 0.0);
   // Ports alike in everything a frame's timing depends on share a class.
   std::map<std::tuple<double, double, const Framing*, double, int, int, int>, int> classes;
   port_class_.reserve(ports_.size());
@@ -75,6 +77,8 @@ void Network::begin_stage() {
     for (Lane& lane : port.lanes) lane.last_input = -1;
   }
   std::fill(write_free_.begin(), write_free_.end(), 0.0);
+  std::fill(send_free_.begin(), send_free_.end(), 0.0);
+  std::fill(receive_free_.begin(), receive_free_.end(), 0.0);
   if (fast_forward_) enable_fast_forward(true);  // no period carries over from the stage before
   runs_.clear();
   free_runs_.clear();
@@ -146,9 +150,11 @@ int Network::submit(int src, int dst, std::int64_t bytes, double start, int port
   if (start < now()) start = now();
   // Routing first, so that an impossible destination fails here, in the caller.
   const PortGroup group = topology_->route(src, dst, port);
+  const double asked = start;
+  start = injection(src, bytes, start);
   const int id = new_message();
   Message& message = messages_[id];
-  message.record = MessageRecord{src, dst, bytes, start, std::numeric_limits<double>::infinity(), start};
+  message.record = MessageRecord{src, dst, bytes, asked, std::numeric_limits<double>::infinity(), start};
   message.lane = lane;
   message.plane = port;
   message.group = group;
@@ -166,6 +172,32 @@ int Network::submit(int src, int dst, std::int64_t bytes, double start, int port
   if (message.frames_total == 0) message.frames_total = 1;  // an empty message is one empty frame
   engine_.schedule_at(start, tag(kStart, id));
   return id;
+}
+
+// When a message asked for at `start` leaves its sender, after the host's
+// costs (LogGP): the sender's software is busy o_s per message and starts
+// at most one message per max(o_s, g); a message past the eager threshold
+// waits for the rendezvous first. Without costs, `start` itself.
+double Network::injection(int src, std::int64_t bytes, double start) {
+  const NodeSpec& node = spec_.node;
+  if (node.has_message_costs()) {
+    const double begin = std::max(start, send_free_[src]);
+    send_free_[src] = begin + std::max(node.send_overhead, node.gap);
+    start = begin + node.send_overhead;
+  }
+  if (bytes > node.eager_threshold) start += node.rendezvous_latency;
+  return start;
+}
+
+// When the receiver's software is done with a message whose last byte
+// arrived at `arrival` (LogGP): o_r per message, one message at a time, at
+// most one per max(o_r, g). Without costs, `arrival` itself.
+double Network::received(int dst, double arrival) {
+  const NodeSpec& node = spec_.node;
+  if (!node.has_message_costs()) return arrival;
+  const double begin = std::max(arrival, receive_free_[dst]);
+  receive_free_[dst] = begin + std::max(node.recv_overhead, node.gap);
+  return begin + node.recv_overhead;
 }
 
 void Network::at(double time, std::function<void()> action) {
@@ -461,6 +493,7 @@ void Network::deliver(int frame_id) {
   write_free = std::max(write_free, now() + spec_.node.app_latency) + frame.payload / spec_.node.dma_bandwidth;
   record.done = std::max(record.done, write_free);
   if (++message.frames_done == message.frames_total) {
+    record.done = received(record.dst, record.done);
     engine_.schedule_at(record.done, tag(kDone, frame.message));
   }
 }

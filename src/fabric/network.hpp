@@ -181,6 +181,8 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
     return payload == chunk_ ? port.chunk_wire : static_cast<double>(port.framing->chunk_wire_bytes(payload));
   }
   int submit(int src, int dst, std::int64_t bytes, double start, int port, int lane, Completion done);
+  double injection(int src, std::int64_t bytes, double start);
+  double received(int dst, double arrival);
   void start_reads(int node);
   void frame_ready(int message);
   void try_start(int port);
@@ -221,6 +223,8 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   std::vector<std::deque<int>> read_queue_;   // per node: messages waiting for a read engine
   std::vector<char> read_busy_;               // node * engines + engine
   std::vector<double> write_free_;            // node * engines + engine: when the write engine is idle
+  std::vector<double> send_free_;             // per node: when its software may start the next message
+  std::vector<double> receive_free_;          // per node: when its software may take the next arrival
   std::vector<std::function<void()>> timers_;
   std::vector<int> free_timers_;
   std::vector<int> port_class_;

@@ -13,6 +13,7 @@ void FabricSpec::validate() const {
   if (trunk_framing) trunk_framing->validate();
   access_link.validate("the access link");
   trunk_link.validate("the trunk link");
+  if (topology == TopologyKind::cluster) host_link.validate("the host link (memory bus)");
   // A buffer holds at least one chunk, on whichever segment frames it longest.
   const double largest_frame = static_cast<double>(
       std::max(framing.chunk_wire_bytes(chunk_bytes()), segment_framing(true).chunk_wire_bytes(chunk_bytes())));

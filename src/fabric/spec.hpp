@@ -20,6 +20,7 @@ enum class TopologyKind {
   switched,   // one switch per node port: 1 port = one switch, 2 = VCSN's dual plane
   fat_tree,   // a fat tree of k-port switches per node port
   host_path,  // FPGA -> PCIe -> host -> network switch -> host -> PCIe -> FPGA
+  cluster,    // MPI ranks on hosts: shared memory inside a host, NICs and a switch between hosts
 };
 
 // One link made slower (or faster), in both directions: the link that
@@ -45,10 +46,11 @@ struct FabricSpec {
   int ports_per_node = 1;         // physical network ports of a node
   int switch_ports = 0;           // switched and fat_tree: ports of one switch
   int virtual_ports_per_port = 1; // VCSN: virtual ports multiplexed on one physical port
-  int fpgas_per_host = 2;         // host_path only
+  int fpgas_per_host = 2;         // host_path and cluster: nodes (FPGAs, ranks) per host
 
-  Link access_link;  // node <-> its neighbour or first switch (PCIe on host_path)
-  Link trunk_link;   // switch <-> switch, host <-> network switch
+  Link access_link;  // node <-> its neighbour or first switch (PCIe on host_path, shared memory on cluster)
+  Link trunk_link;   // switch <-> switch, host <-> network switch (cluster: rank <-> NIC <-> switch)
+  Link host_link;    // cluster only: a host's memory bus, shared by its ranks' shared-memory copies
   // Each segment frames its own way: `framing` on access links (PCIe on
   // host_path), `trunk_framing` on trunk links, the same as `framing` when
   // unset. Messages move as chunks of the largest maximum payload of the

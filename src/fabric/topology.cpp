@@ -18,17 +18,17 @@ int Topology::add_device(DeviceRole role) {
   return static_cast<int>(roles_.size()) - 1;
 }
 
-int Topology::connect(int a, int b, bool trunk, int count) {
+int Topology::connect(int a, int b, bool trunk, int count, bool bus) {
   // Building a topology of millions of nodes takes seconds: hear interrupts.
   if (++links_made_ % 32768 == 0) check_interrupt();
   const int forward = static_cast<int>(ports_.size());
   const int backward = forward + count;
   for (int i = 0; i < count; ++i) {
-    ports_.push_back(PortInfo{a, b, backward + i, trunk});
+    ports_.push_back(PortInfo{a, b, backward + i, trunk, bus});
     device_ports_[a].push_back(forward + i);
   }
   for (int i = 0; i < count; ++i) {
-    ports_.push_back(PortInfo{b, a, forward + i, trunk});
+    ports_.push_back(PortInfo{b, a, forward + i, trunk, bus});
     device_ports_[b].push_back(backward + i);
   }
   return forward;
@@ -78,6 +78,17 @@ int Topology::node_at(int src, int links, int plane) const {
 namespace {
 
 int positive_mod(int a, int n) { return ((a % n) + n) % n; }
+
+// Levels of the fat tree of k-port switches over n nodes: one switch up to
+// k nodes, leaf-spine up to k^2/2, three levels up to k^3/4, and each level
+// more multiplies that by k/2.
+int fat_tree_levels(long long n, int k) {
+  if (n <= k) return 1;
+  if (n <= 1LL * k * k / 2) return 2;
+  int levels = 3;
+  for (long long capacity = 1LL * k * k * k / 4; n > capacity; capacity *= k / 2) ++levels;
+  return levels;
+}
 
 // Direct links between neighbours on a ring; ports/2 parallel links each way.
 class Ring : public Topology {
@@ -231,17 +242,8 @@ class Switched : public SwitchedBase {
 // chosen by destination (d-mod-k), which spreads distinct destinations.
 class FatTree : public SwitchedBase {
  public:
-  FatTree(int nodes, int k, int planes) : SwitchedBase(nodes), k_(k), h_(k / 2), planes_(planes) {
-    const long long n = nodes;
-    if (n <= k) {
-      levels_ = 1;
-    } else if (n <= 1LL * k * k / 2) {
-      levels_ = 2;
-    } else {
-      // Three levels up to k^3/4, and each level more multiplies that by k/2.
-      levels_ = 3;
-      for (long long capacity = 1LL * k * k * k / 4; n > capacity; capacity *= h_) ++levels_;
-    }
+  FatTree(int nodes, int k, int planes)
+      : SwitchedBase(nodes), k_(k), h_(k / 2), planes_(planes), levels_(fat_tree_levels(nodes, k)) {
     block_.assign(levels_ + 1, 1);
     for (int level = 1; level <= levels_; ++level) block_[level] = block_[level - 1] * h_;
     node_port_.assign(nodes * planes, -1);
@@ -429,44 +431,212 @@ class HostPath : public SwitchedBase {
   int switch_ = 0;
 };
 
+// MPI ranks, per_host to a host (rank r on host r / per_host). Inside a host
+// a message goes rank -> bus_in -> bus_out -> rank: the sender's own link
+// (access_link) bounds what one rank copies, the bus (host_link) is shared
+// by all the host's copies, and the links from the bus to each rank run at
+// the bus's rate (host_link), so that a path never has a slower link after
+// a faster one (each such step would cost a frame's time). Between
+// hosts it goes rank -> NIC -> switch -> NIC -> rank over trunk links: the
+// NIC's two links to the switch, one each way, are shared by its host's
+// ranks sending and receiving.
+class Cluster : public Topology {
+ public:
+  Cluster(int nodes, int per_host)
+      : Topology(nodes), per_host_(per_host), hosts_((nodes + per_host - 1) / per_host), to_bus_(nodes),
+        from_bus_(nodes), to_nic_(nodes, -1), from_nic_(nodes, -1), bus_(hosts_), nic_up_(hosts_, -1),
+        switch_down_(hosts_, -1) {
+    std::vector<int> bus_in(hosts_), bus_out(hosts_), nic(hosts_, -1);
+    for (int h = 0; h < hosts_; ++h) {
+      bus_in[h] = add_device(DeviceRole::host);
+      bus_out[h] = add_device(DeviceRole::host);
+      bus_[h] = connect(bus_in[h], bus_out[h], false, 1, true);
+    }
+    for (int r = 0; r < nodes; ++r) {
+      to_bus_[r] = connect(r, bus_in[r / per_host], false);
+      from_bus_[r] = connect(bus_out[r / per_host], r, false, 1, true);
+    }
+    if (hosts_ > 1) {
+      switch_ = add_device(DeviceRole::switch_);
+      for (int h = 0; h < hosts_; ++h) {
+        nic[h] = add_device(DeviceRole::host);
+        nic_up_[h] = connect(nic[h], switch_, true);
+        switch_down_[h] = ports()[nic_up_[h]].reverse;
+      }
+      for (int r = 0; r < nodes; ++r) {
+        to_nic_[r] = connect(r, nic[r / per_host], true);
+        from_nic_[r] = ports()[to_nic_[r]].reverse;
+      }
+    }
+    first_bus_ = nodes;
+    first_nic_ = hosts_ > 1 ? switch_ + 1 : devices();
+  }
+  PortGroup route(int device, int dst, int plane) const override {
+    check_node(dst, "destination");
+    if (device == dst) throw UsageError("fabric: a message from node " + std::to_string(dst) + " to itself");
+    if (plane != 0) {
+      throw UsageError("fabric: physical port " + std::to_string(plane) +
+                       " does not exist; MPI ranks of a cluster have one path (port 0)");
+    }
+    const int host = dst / per_host_;
+    if (device < nodes()) return PortGroup{device / per_host_ == host ? to_bus_[device] : to_nic_[device], 1};
+    if (device == switch_) return PortGroup{switch_down_[host], 1};
+    if (device >= first_nic_) {
+      return PortGroup{device - first_nic_ == host ? from_nic_[dst] : nic_up_[device - first_nic_], 1};
+    }
+    // bus_in(h) is first_bus_ + 2h, bus_out(h) the next.
+    return PortGroup{(device - first_bus_) % 2 == 0 ? bus_[host] : from_bus_[dst], 1};
+  }
+  int levels() const override { return hosts_ > 1 ? 1 : 0; }
+  int links_between(int src, int dst, int) const override {
+    return src / per_host_ == dst / per_host_ ? kIntraLinks : kInterLinks;
+  }
+  std::string describe() const override {
+    return "cluster of " + std::to_string(nodes()) + " ranks, " + std::to_string(per_host_) + " per host on " +
+           std::to_string(hosts_) + " host(s)" + (hosts_ > 1 ? ", hosts on one network switch" : "");
+  }
+  static constexpr int kIntraLinks = 3, kInterLinks = 4;
+
+ private:
+  int per_host_, hosts_;
+  int switch_ = -1, first_bus_ = 0, first_nic_ = 0;
+  std::vector<int> to_bus_, from_bus_, to_nic_, from_nic_;  // per rank
+  std::vector<int> bus_, nic_up_, switch_down_;              // per host
+};
+
 void require(bool ok, const std::string& message) {
   if (!ok) throw UsageError("fabric: " + message);
 }
 
-}  // namespace
-
-std::unique_ptr<Topology> Topology::build(const FabricSpec& spec) {
+// Throws UsageError for a spec build() cannot make.
+void check_buildable(const FabricSpec& spec) {
   switch (spec.topology) {
     case TopologyKind::ring:
       require(spec.nodes >= 2, "a ring needs at least 2 nodes, not " + std::to_string(spec.nodes));
       require(spec.ports_per_node >= 2 && spec.ports_per_node % 2 == 0,
               "a ring needs an even number of ports per node (half to each neighbour), not " +
                   std::to_string(spec.ports_per_node));
-      return std::make_unique<Ring>(spec.nodes, spec.ports_per_node / 2);
+      return;
     case TopologyKind::torus:
       require(spec.rows >= 1 && spec.cols >= 1,
               "a torus of " + std::to_string(spec.rows) + "x" + std::to_string(spec.cols) +
                   " has a side of zero; give rows and cols of at least 1");
       require(spec.rows * spec.cols >= 2, "a 1x1 torus has no links; give at least 2 nodes");
-      return std::make_unique<Torus>(spec.rows, spec.cols);
+      return;
     case TopologyKind::switched:
       require(spec.nodes >= 2, "a switched fabric needs at least 2 nodes, not " + std::to_string(spec.nodes));
       require(spec.ports_per_node >= 1, "nodes need at least 1 port");
       require(spec.nodes <= spec.switch_ports,
               std::to_string(spec.nodes) + " nodes do not fit one " + std::to_string(spec.switch_ports) +
                   "-port switch; use a fat tree (vcsn_fat_tree) or fewer nodes");
-      return std::make_unique<Switched>(spec.nodes, spec.ports_per_node);
+      return;
     case TopologyKind::fat_tree:
       require(spec.nodes >= 2, "a fat tree needs at least 2 nodes, not " + std::to_string(spec.nodes));
       require(spec.ports_per_node >= 1, "nodes need at least 1 port");
       require(spec.switch_ports >= 4 && spec.switch_ports % 2 == 0,
               "fat-tree switches need an even number of ports, at least 4, not " +
                   std::to_string(spec.switch_ports));
-      return std::make_unique<FatTree>(spec.nodes, spec.switch_ports, spec.ports_per_node);
+      return;
     case TopologyKind::host_path:
       require(spec.nodes >= 2, "a host path needs at least 2 FPGAs, not " + std::to_string(spec.nodes));
       require(spec.fpgas_per_host >= 1, "hosts need at least 1 FPGA each");
-      return std::make_unique<HostPath>(spec.nodes, spec.fpgas_per_host);
+      return;
+    case TopologyKind::cluster:
+      require(spec.nodes >= 2, "a cluster needs at least 2 ranks, not " + std::to_string(spec.nodes));
+      require(spec.fpgas_per_host >= 1, "hosts need at least 1 rank each");
+      return;
+  }
+  throw UsageError("fabric: unknown topology");
+}
+
+// Links of one plane of the fat tree (as FatTree builds it): the nodes' own,
+// and for each level l >= 2 the links down into level l - 1, whose
+// ceil(n / (k/2)^(l-1)) blocks of (k/2)^(l-1) nodes each hang from
+// (k/2)^(l-1) switches of level l.
+long long fat_tree_links(long long n, int k, int levels) {
+  long long links = n, block = 1;
+  for (int level = 2; level <= levels; ++level) {
+    block *= k / 2;
+    links += block * ((n + block - 1) / block);
+  }
+  return links;
+}
+
+// Ordered pairs of distinct nodes inside blocks of `block` consecutive nodes.
+double pairs_within(long long n, long long block) {
+  const long long full = n / block, last = n % block;
+  return static_cast<double>(full) * block * (block - 1) + static_cast<double>(last) * (last - 1);
+}
+
+// Mean path over all ordered pairs: pairs whose lowest common switch is of
+// level l (their block of (k/2)^l nodes, all n at the top) are 2l links apart.
+double fat_tree_mean_links(long long n, int k, int levels) {
+  double total = 0.0, below = 0.0;
+  long long block = 1;
+  for (int level = 1; level <= levels; ++level) {
+    block = level == levels ? n : block * (k / 2);
+    const double here = pairs_within(n, block);
+    total += 2.0 * level * (here - below);
+    below = here;
+  }
+  return total / pairs_within(n, n);
+}
+
+// Nodes on hosts of `per_host` (the last one may hold fewer): ordered
+// pairs on one host are `inside` links apart, the others `between`.
+double host_mean_links(long long n, long long per_host, int inside, int between) {
+  const double pairs = pairs_within(n, n), near = pairs_within(n, per_host);
+  return (inside * near + between * (pairs - near)) / pairs;
+}
+
+}  // namespace
+
+TopologyShape Topology::shape(const FabricSpec& spec) {
+  check_buildable(spec);
+  const long long n = spec.nodes;
+  switch (spec.topology) {
+    case TopologyKind::ring:
+      return TopologyShape{n * (spec.ports_per_node / 2), 0, static_cast<int>(n / 2),
+                           static_cast<double>(n * n / 4) / static_cast<double>(n - 1)};
+    case TopologyKind::torus: {
+      const long long rows = spec.rows, cols = spec.cols, nodes = rows * cols;
+      return TopologyShape{nodes * ((cols > 1) + (rows > 1)), 0, static_cast<int>(cols / 2 + rows / 2),
+                           static_cast<double>(rows * (cols * cols / 4) + cols * (rows * rows / 4)) /
+                               static_cast<double>(nodes - 1)};
+    }
+    case TopologyKind::switched:
+      return TopologyShape{n * spec.ports_per_node, 1, 2, 2.0};
+    case TopologyKind::fat_tree: {
+      const int levels = fat_tree_levels(n, spec.switch_ports);
+      return TopologyShape{spec.ports_per_node * fat_tree_links(n, spec.switch_ports, levels), levels, 2 * levels,
+                           fat_tree_mean_links(n, spec.switch_ports, levels)};
+    }
+    case TopologyKind::host_path: {
+      const long long hosts = (n + spec.fpgas_per_host - 1) / spec.fpgas_per_host;
+      return TopologyShape{n + hosts, 1, hosts > 1 ? 4 : 2, host_mean_links(n, spec.fpgas_per_host, 2, 4)};
+    }
+    case TopologyKind::cluster: {
+      const long long hosts = (n + spec.fpgas_per_host - 1) / spec.fpgas_per_host;
+      // Per rank its links to and from the bus, per host the bus; with
+      // several hosts, per rank its link to the NIC and per host the NIC's to the switch.
+      return TopologyShape{2 * n + hosts + (hosts > 1 ? n + hosts : 0), hosts > 1 ? 1 : 0,
+                           hosts > 1 ? Cluster::kInterLinks : Cluster::kIntraLinks,
+                           host_mean_links(n, spec.fpgas_per_host, Cluster::kIntraLinks, Cluster::kInterLinks)};
+    }
+  }
+  throw UsageError("fabric: unknown topology");
+}
+
+std::unique_ptr<Topology> Topology::build(const FabricSpec& spec) {
+  check_buildable(spec);
+  switch (spec.topology) {
+    case TopologyKind::ring: return std::make_unique<Ring>(spec.nodes, spec.ports_per_node / 2);
+    case TopologyKind::torus: return std::make_unique<Torus>(spec.rows, spec.cols);
+    case TopologyKind::switched: return std::make_unique<Switched>(spec.nodes, spec.ports_per_node);
+    case TopologyKind::fat_tree:
+      return std::make_unique<FatTree>(spec.nodes, spec.switch_ports, spec.ports_per_node);
+    case TopologyKind::host_path: return std::make_unique<HostPath>(spec.nodes, spec.fpgas_per_host);
+    case TopologyKind::cluster: return std::make_unique<Cluster>(spec.nodes, spec.fpgas_per_host);
   }
   throw UsageError("fabric: unknown topology");
 }

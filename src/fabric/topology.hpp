@@ -13,11 +13,21 @@ namespace fpgacomm::fabric {
 
 enum class DeviceRole { node, switch_, host };
 
+// What Topology::build will make of a spec, from each topology's closed
+// form, known before anything is built (the resource estimates use it).
+struct TopologyShape {
+  std::int64_t links = 0;   // links (pairs of output ports), all planes
+  int levels = 0;           // switch levels a path crosses at most (0 for direct networks)
+  int longest_path = 0;     // links between the two farthest nodes
+  double mean_links = 0.0;  // links between two distinct nodes, on average over all pairs
+};
+
 struct PortInfo {
   int device = 0;   // the device this output port belongs to
   int peer = 0;     // the device at the other end of its link
   int reverse = 0;  // the port of the same link in the other direction
   bool trunk = false;  // a switch-side link (trunk_link) rather than an access link
+  bool bus = false;    // a host's memory bus (host_link, cluster only)
 };
 
 // Parallel ports towards the same next device (channels of one neighbour);
@@ -32,6 +42,8 @@ class Topology {
   virtual ~Topology() = default;
   // Builds the topology the spec names; throws UsageError for impossible sizes.
   static std::unique_ptr<Topology> build(const FabricSpec& spec);
+  // The shape build() would give, in O(levels): throws UsageError as build() does.
+  static TopologyShape shape(const FabricSpec& spec);
 
   int nodes() const { return nodes_; }
   int devices() const { return static_cast<int>(roles_.size()); }
@@ -66,7 +78,7 @@ class Topology {
   int add_device(DeviceRole role);
   // Adds `count` parallel links between a and b; returns the first port
   // from a to b (the others follow it in a's and the port list).
-  int connect(int a, int b, bool trunk, int count = 1);
+  int connect(int a, int b, bool trunk, int count = 1, bool bus = false);
 
  private:
   int nodes_;

@@ -119,6 +119,7 @@ FabricSpec plain(TopologyKind kind, int nodes) {
   spec.switch_ports = 36;
   spec.access_link = Link{8e9, 1, LineCoding::none, 1e-7};
   spec.trunk_link = spec.access_link;
+  spec.host_link = spec.access_link;
   spec.framing = Framing{"plain", 0, 0, 0, 1000, 1, 0, 0.0};
   return spec;
 }
@@ -183,8 +184,16 @@ void test_path_lengths_match_the_routes() {
   hosts.fpgas_per_host = 2;
   specs.push_back(hosts);
   specs.push_back(plain(TopologyKind::switched, 5));
+  FabricSpec cluster = plain(TopologyKind::cluster, 7);
+  for (int per_host : {1, 3, 7, 9}) {  // one rank per host, a partial last host, one host
+    cluster.fpgas_per_host = per_host;
+    specs.push_back(cluster);
+  }
   for (const FabricSpec& spec : specs) {
     const auto topology = Topology::build(spec);
+    const TopologyShape shape = Topology::shape(spec);
+    CHECK(shape.links == static_cast<std::int64_t>(topology->ports().size() / 2));
+    CHECK(shape.levels == topology->levels());
     for (int plane = 0; plane < topology->planes(); ++plane) {
       for (int src = 0; src < topology->nodes(); ++src) {
         const std::vector<int> from = topology->distances(src, plane);
@@ -251,6 +260,32 @@ void test_stream_is_serialisation_plus_latency() {
   CHECK(std::abs(result.time - expected) < 1e-15);
 }
 
+// A host's MPI costs: the sender's overhead before the message, the
+// receiver's after it, the gap between one node's messages, and the
+// rendezvous past the eager threshold.
+void test_message_costs() {
+  FabricSpec spec = plain(TopologyKind::cluster, 4);
+  spec.fpgas_per_host = 2;
+  spec.node.send_overhead = 1e-6;
+  spec.node.recv_overhead = 2e-6;
+  spec.node.gap = 3e-6;
+  spec.node.eager_threshold = 1000;
+  spec.node.rendezvous_latency = 5e-6;
+  // Between hosts: 4 links of 1e-7 s, 1000 bytes at 1 GB/s.
+  PingPongResult r = ping_pong(spec, 0, 2, 1000, 1);
+  CHECK(std::abs(r.one_way - (1e-6 + 4e-7 + 1e-6 + 2e-6)) < 1e-15);
+  r = ping_pong(spec, 0, 2, 1001, 1);
+  CHECK(std::abs(r.one_way - (1e-6 + 5e-6 + 4e-7 + 1.001e-6 + 2e-6)) < 1e-15);
+  // The second empty message of node 0 starts max(o_s, g) = 3 us after the first.
+  Network network(spec);
+  std::vector<double> done;
+  for (int dst : {1, 1}) network.send(0, dst, 0, 0.0, 0, 0, [&](const MessageRecord& m) { done.push_back(m.done); });
+  network.run();
+  CHECK(done.size() == 2 && std::abs(done[1] - done[0] - 3e-6) < 1e-15);
+  spec.node.gap = -1.0;
+  CHECK_THROWS(UsageError, Network{spec}, "gap");
+}
+
 // Bounded buffers hold the sender back instead of losing frames; the
 // stream still arrives whole and no faster.
 void test_bounded_buffers_apply_backpressure() {
@@ -301,6 +336,7 @@ int main() {
   test_errors_for_impossible_input();
   test_stream_is_serialisation_plus_latency();
   test_bounded_buffers_apply_backpressure();
+  test_message_costs();
   test_stage_groups_split_and_key();
   return check::failures;
 }

@@ -29,19 +29,19 @@ def register(subparsers) -> None:
     from ..simulation.fabric import PRESETS
 
     parser = subparsers.add_parser(
-        "fabric", help="simulate a fabric of the seeds (VCSN, DCN, CusComNet, FSHMEM, b_eff)",
-        description="Simulates a preset fabric at frame level and prints its figures with their units (--json keeps "
-                    "every digit, in seconds and B/s). "
-                    "Presets: " + ", ".join(PRESETS) + ".")
+        "fabric", help="simulate a fabric of the seeds (VCSN, DCN, CusComNet, FSHMEM, b_eff) or a cluster",
+        description="Simulates a preset fabric, or the platform file of one (docs/FABRIC.md, \"Platform files\"), "
+                    "at frame level and prints its figures with their units (--json keeps every digit, in seconds "
+                    "and B/s). Presets: " + ", ".join(PRESETS) + ".")
     commands = parser.add_subparsers(dest="fabric_command", metavar="MEASUREMENT")
     commands.required = True
 
     def add(name: str, help_text: str):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         # The preset as a word, or as --preset (the spelling of `fpgacomm model`).
-        sub.add_argument("preset", nargs="?", choices=sorted(PRESETS), metavar="PRESET", help=", ".join(PRESETS))
-        sub.add_argument("--preset", dest="preset_option", choices=sorted(PRESETS), metavar="PRESET",
-                         help="the same, as an option")
+        sub.add_argument("preset", nargs="?", metavar="PRESET",
+                         help=f"{', '.join(PRESETS)}, or a platform file (PLATFORM.json)")
+        sub.add_argument("--preset", dest="preset_option", metavar="PRESET", help="the same, as an option")
         sub.add_argument("--nodes", type=int, help="number of nodes (default: the preset's)")
         sub.add_argument("--json", metavar="FILE", help="also write the Result as JSON")
         add_limit_options(sub)
@@ -59,6 +59,19 @@ def register(subparsers) -> None:
     traffic.add_argument("--rate", type=float, required=True, metavar="LAMBDA", help="packets per second per node")
     traffic.add_argument("--packets", type=int, default=2000, help="packets per node (default 2000)")
     traffic.add_argument("--size", type=size_argument, help="packet payload in bytes (default: the largest)")
+    platform = commands.add_parser(
+        "platform", help="write a preset (or a platform file, changed) as a platform file",
+        description="Writes the preset's platform file (schema fpgacomm.platform/1: every parameter with its unit "
+                    "and provenance; docs/FABRIC.md, \"Platform files\") on stdout, or to --json FILE. "
+                    "Example: fpgacomm fabric platform cluster --nodes 16 --set ranks_per_host=8 --json cluster.json")
+    platform.add_argument("preset", nargs="?", metavar="PRESET", help=f"{', '.join(PRESETS)}, or a platform file")
+    platform.add_argument("--preset", dest="preset_option", metavar="PRESET", help="the same, as an option")
+    platform.add_argument("--nodes", type=int, help="number of nodes (default: the preset's)")
+    platform.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                          help="change a parameter, in SI units (s, B/s, B), e.g. --set send_overhead=1e-6; repeat "
+                               "for more")
+    platform.add_argument("--json", metavar="FILE", help="write the platform file here instead of stdout")
+    platform.set_defaults(run=run)
 
 
 def preset_of(args) -> str:
@@ -72,12 +85,44 @@ def preset_of(args) -> str:
     return given[0]
 
 
+def parameter_changes(settings: list) -> dict:
+    """--set NAME=VALUE, each value a whole number, a number or a name."""
+    from ..params import usage_error
+
+    changes = {}
+    for setting in settings:
+        name, equals, text = setting.partition("=")
+        if not equals or not name:
+            raise usage_error(f"fabric platform: --set {setting!r}; give NAME=VALUE, e.g. --set send_overhead=1e-6")
+        for kind in (int, float, str):
+            try:
+                changes[name] = kind(text)
+                break
+            except ValueError:
+                continue
+    return changes
+
+
+def write_platform(fab, path: str | None) -> int:
+    from ..results.result import atomic_write
+
+    text = fab.to_json()
+    if path:
+        atomic_write(path, lambda file: file.write(text), newline="\n")
+    else:
+        print(text, end="")
+    return 0
+
+
 def run(args) -> int:
     from ..results.units import MODEL_DIGITS
     from ..simulation import fabric
 
-    args.preset = preset_of(args)
+    args.preset = fabric.platform_or_preset(preset_of(args), args.nodes)
 
+    if args.fabric_command == "platform":
+        return write_platform(fabric.with_arguments(args.preset, **parameter_changes(args.set)) if args.set
+                              else args.preset, args.json)
     if args.fabric_command == "latency":
         result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))
     elif args.fabric_command == "bw":

@@ -13,8 +13,6 @@ from .fabric import add_limit_options, limits_of
 from ..params import byte_sizes, usage_error
 from ..benchmarks.gather import COLLECTIVES, CONTROLS, DEFAULT_SIZES, NAMES, PORTS, VIRTUAL_PORTS
 
-FABRICS = ("dcn_ring", "vcsn", "vcsn_fat_tree", "host_path")
-
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -41,7 +39,9 @@ def register(subparsers) -> None:
                         help="check every block at the end of every iteration (the default)")
     parser.add_argument("--no-validation", dest="validation", action="store_false", help="do not check the blocks")
     add_rounds_options(parser)
-    parser.add_argument("--fabric", choices=FABRICS, help="simulate on this fabric preset instead (no mpirun)")
+    parser.add_argument("--fabric", metavar="PLATFORM",
+                        help="simulate on this fabric preset or platform file (PLATFORM.json) instead (no mpirun); "
+                             "a schedule the platform cannot run is refused with the pairs that can")
     parser.add_argument("--nodes", metavar="N,N,...", help="simulated node counts (with --fabric; default 4,9,16)")
     parser.add_argument("--no-reuse", dest="reuse", action="store_false", default=True,
                         help="with --fabric: simulate every stage in full instead of each distinct group of "

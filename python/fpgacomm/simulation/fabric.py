@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
+import os
 import platform
 import sys
 
@@ -29,11 +30,14 @@ from ..models.beff import BITTWARE_520N, ChannelModel
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
 from ..runtime.interrupts import Interrupted
+from . import platform as platform_files
 
 _sim = _core.fabric
 UsageError = _core.UsageError
 
 MiB = 1 << 20
+# The simulator's eager threshold when none is set: no message is long enough.
+NEVER_RENDEZVOUS = (1 << 63) - 1
 # The VCSN paper section 4.2.2: "all the cables used in this measurement have the
 # same three meters length"; light in fibre covers 0.2 m/ns.
 CABLE_3M = 3.0 / 2.0e8
@@ -69,6 +73,11 @@ class Fabric:
     virtual_topology: bool = False
     # FSHMEM: the target's handler turn-round before a GET reply.
     handler_latency: float = 0.0
+    # Where each argument came from, where not from the preset's defaults
+    # and paper: {"source": "fit", "calibration": DIR} (platform.py).
+    provenance: dict = dataclasses.field(default_factory=dict)
+    # Parameter sets (the arguments' keys) drawn for a prediction's uncertainty.
+    draws: list = dataclasses.field(default_factory=list)
     _described: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     @property
@@ -85,6 +94,41 @@ class Fabric:
         node, port, vport = _virtual_port(source, "source")
         self.spec.add_mac_entry(node, port, vport, _mac(destination))
 
+    def to_json(self) -> str:
+        """The fabric as a platform file (schema fpgacomm.platform/1): every
+        argument of its preset with its unit and provenance, the MAC table,
+        the draws; docs/FABRIC.md, "Platform files"."""
+        entry = PRESETS[self.name]
+        text = platform_files.dump(platform_files.Platform(
+            self.name, dict(self.arguments), dict(self.provenance), list(self.draws), self.spec.mac_table,
+            self.spec.link_scales, self.spec.seed), entry.reference, entry.units)
+        # A platform file holds the preset's arguments: a spec changed by hand
+        # elsewhere would read back as another fabric.
+        written, here = Fabric.from_json(text)._spec_params(), self._spec_params()
+        changed = sorted(key for key in here if written[key] != here[key])
+        if changed:
+            raise UsageError(f"fabric: {self.name}'s spec was changed outside its preset's arguments "
+                             f"({', '.join(changed)}), which a platform file cannot hold; change the preset's "
+                             f"arguments instead (fabric.with_arguments, fabric platform --set)")
+        return text
+
+    @staticmethod
+    def from_json(text: str, where: str = "platform") -> "Fabric":
+        """The fabric a platform file describes (to_json's inverse: the same
+        spec, so the same simulated times to the bit). A file of another
+        schema, an unknown preset or parameter, or a missing, negative or
+        non-finite value is a UsageError naming it (`where`: the file)."""
+        parsed = platform_files.parse(text, {name: (entry.reference, entry.units) for name, entry in PRESETS.items()},
+                                      where)
+        fab = preset(parsed.preset, **parsed.values)
+        fab.provenance, fab.draws = parsed.provenance, parsed.draws
+        for node, port, vport, destination in parsed.mac_table:
+            fab.connect((node, port, vport), destination)
+        for device, port, factor in parsed.link_scales:
+            fab.spec.scale_link(device, port, factor)
+        fab.spec.seed = parsed.seed
+        return fab
+
     def describe(self) -> dict:
         """The topology the simulator builds (its description, nodes, devices,
         levels and planes), built once per shape: at a hundred thousand
@@ -98,20 +142,29 @@ class Fabric:
 
     def params(self) -> dict:
         """Every parameter of the fabric, for a Result's params."""
+        return {"topology": self.describe()["topology"], **self._spec_params()}
+
+    def _spec_params(self) -> dict:
+        """params() but the topology's description (which builds it)."""
         spec = self.spec
         return {
             "fabric": self.name, "fabric_arguments": dict(self.arguments),
-            "topology": self.describe()["topology"],
             "access_link": _link_params(spec.access_link), "trunk_link": _link_params(spec.trunk_link),
             "framing": _framing_params(spec.framing),
             "trunk_framing": None if spec.trunk_framing is None else _framing_params(spec.trunk_framing),
             "hub": _device_params(spec.hub), "switch": _device_params(spec.sw), "host": _device_params(spec.host),
-            "node": {key: _number(getattr(spec.node, key)) for key in (
-                "app_latency", "dma_engines", "dma_bandwidth", "dma_latency")},
+            "node": {**{key: _number(getattr(spec.node, key)) for key in (
+                "app_latency", "dma_engines", "dma_bandwidth", "dma_latency", "send_overhead", "recv_overhead",
+                "gap", "rendezvous_latency")},
+                # No threshold (the FPGA presets): every message is eager.
+                "eager_threshold": (None if spec.node.eager_threshold == NEVER_RENDEZVOUS
+                                    else spec.node.eager_threshold)},
             "host_costs": {key: getattr(spec.host_costs, key) for key in VCSN_HOST_COSTS},
             "virtual_ports_per_port": spec.virtual_ports_per_port,
             "mac_table": [list(entry) for entry in spec.mac_table],
             "handler_latency": self.handler_latency, "seed": spec.seed,
+            **({"host_link": _link_params(spec.host_link)} if spec.topology == "cluster" else {}),
+            "provenance": dict(self.provenance),
         }
 
 
@@ -456,14 +509,137 @@ def host_path(n: int = 4, pcie: str = "measured") -> Fabric:
     return Fabric("host_path", {"n": n, "pcie": pcie}, spec)
 
 
-PRESETS = {"dcn_ring": dcn_ring, "vcsn": vcsn, "vcsn_fat_tree": vcsn_fat_tree,
-           "cuscomnet_torus": cuscomnet_torus, "beff_520n": beff_520n, "fshmem_pair": fshmem_pair,
-           "host_path": host_path}
+# Ours: an MPI library moves a long message in segments, and the simulator
+# moves a segment as one frame; 64 KiB is Open MPI's and MPICH's usual
+# pipelining unit, fine enough for ranks sharing a link to take turns.
+CLUSTER_SEGMENT = 64 * 1024
+
+
+def cluster(n: int = 8, ranks_per_host: int = 4, send_overhead: float = 0.3e-6, recv_overhead: float = 0.3e-6,
+            gap: float = 0.1e-6, intra_latency: float = 0.2e-6, intra_bandwidth: float = 10e9,
+            host_bandwidth: float = 40e9, inter_latency: float = 1.5e-6, inter_bandwidth: float = 12.0e9,
+            eager_threshold: int = 8192, rendezvous_latency: float | None = None) -> Fabric:
+    """A commodity cluster of n MPI ranks, ranks_per_host to a host (rank r
+    on host r // ranks_per_host), hosts joined by one network switch. Each
+    message pays LogGP's host costs (Alexandrov et al., LogGP: Incorporating
+    Long Messages into the LogP Model, SPAA 1995) and crosses one of two
+    paths (docs/FABRIC.md, "The cluster preset"):
+
+    - send_overhead o_s (s): the sender's software time per message, before
+      it enters the path;
+    - recv_overhead o_r (s): the receiver's software time per message, after
+      its last byte arrived, one message at a time;
+    - gap g (s): the least time between two messages' starts from one rank
+      (it sends at most one message per max(o_s, g), and takes at most one
+      per max(o_r, g));
+    - intra_latency (s), intra_bandwidth (B/s): shared memory between two
+      ranks of one host: latency, and the rate at which one rank copies;
+    - host_bandwidth (B/s): the memory bus of a host, shared by all its
+      ranks' shared-memory copies;
+    - inter_latency (s), inter_bandwidth (B/s): the path between hosts,
+      rank to NIC to switch to NIC to rank: its latency, and the NIC's
+      rate, shared by the host's ranks in each direction (sending and
+      receiving: k senders into one host share its receiving NIC);
+    - eager_threshold (B): messages longer than this go by rendezvous, and
+      start rendezvous_latency (s) later: the request-to-send and
+      clear-to-send round trip, by default 2 (o_s + inter_latency + o_r);
+    - the barrier: the dissemination barrier's ceil(log2 n) rounds of empty
+      messages, each o_s + (inter_latency, or intra_latency on one host) +
+      o_r.
+    So a ping-pong's one-way time is o_s + L + size / B + o_r (+ the
+    rendezvous past the threshold), with L, B = intra_latency,
+    min(intra_bandwidth, host_bandwidth) inside a host and inter_latency,
+    inter_bandwidth between hosts.
+
+    The defaults are ours, a typical host of 2024 with a 100 Gbit/s NIC
+    (Open MPI over UCX), not measured: `fpgacomm calibrate` fits them to
+    the user's machines. Messages move in segments of 64 KiB (CLUSTER_SEGMENT).
+    """
+    _require_nodes(n, 2, "cluster")
+    if not isinstance(ranks_per_host, int) or isinstance(ranks_per_host, bool) or ranks_per_host < 1:
+        raise UsageError(f"fabric: cluster ranks_per_host {ranks_per_host!r}; give a whole number of 1 or more")
+    if rendezvous_latency is None:
+        rendezvous_latency = 2 * (send_overhead + inter_latency + recv_overhead)
+    arguments = {"n": n, "ranks_per_host": ranks_per_host, "send_overhead": send_overhead,
+                 "recv_overhead": recv_overhead, "gap": gap, "intra_latency": intra_latency,
+                 "intra_bandwidth": intra_bandwidth, "host_bandwidth": host_bandwidth,
+                 "inter_latency": inter_latency, "inter_bandwidth": inter_bandwidth,
+                 "eager_threshold": eager_threshold, "rendezvous_latency": rendezvous_latency}
+    _check_parameters("cluster", arguments)
+    segment = _framing("MPI message segment", 0, 0, 0, CLUSTER_SEGMENT)
+    hosts = -(-n // ranks_per_host)
+    round_latency = inter_latency if hosts > 1 else intra_latency
+    spec = _spec("cluster", n, _link(intra_bandwidth * 8, 1, "none", intra_latency), segment,
+                 trunk=_link(inter_bandwidth * 8, 1, "none", 0.0), fpgas_per_host=ranks_per_host,
+                 sw=_device(inter_latency),
+                 host_costs={"barrier_per_round": send_overhead + round_latency + recv_overhead})
+    spec.host_link = _link(host_bandwidth * 8, 1, "none", 0.0)
+    costs = spec.node
+    costs.send_overhead, costs.recv_overhead, costs.gap = send_overhead, recv_overhead, gap
+    costs.eager_threshold, costs.rendezvous_latency = eager_threshold, rendezvous_latency
+    return Fabric("cluster", arguments, spec)
+
+
+def _check_parameters(name: str, arguments: dict) -> None:
+    """Every number finite and 0 or more, bandwidths above 0: one message
+    naming the first that is not."""
+    for key, value in arguments.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UsageError(f"fabric: {name} parameter {key} is {value!r}; give a number")
+        if not math.isfinite(value) or value < 0 or (key.endswith("bandwidth") and value == 0):
+            least = "above 0" if key.endswith("bandwidth") else "0 or more"
+            raise UsageError(f"fabric: {name} parameter {key} is {value!r}; give a finite number {least}")
+
+
+VCSN_PAPER = "Ueno et al., VCSN: Virtual Circuit-Switching Network for Flexible and Simple-to-Operate " \
+             "Communication in HPC FPGA Cluster, ACM TRETS 2023"
+CUSCOMNET_PAPER = "Denholm et al., CusComNet: A Customisable Network for Reconfigurable Heterogeneous " \
+                  "Clusters, ASAP 2011"
+HPCC_FPGA = "Meyer et al., Evaluating FPGA Accelerator Performance with a Parameterized OpenCL Adaptation " \
+            "of Selected Benchmarks of the HPC Challenge Benchmark Suite, H2RC 2020 (HPCC FPGA's b_eff)"
+FSHMEM_PAPER = "Arthanto et al., FSHMEM: Supporting Partitioned Global Address Space on FPGAs for " \
+               "Large-Scale Hardware Acceleration Infrastructure"
+LOGGP = "Alexandrov et al., LogGP: Incorporating Long Messages into the LogP Model, SPAA 1995 (the cost " \
+        "model); the default values are ours, not measured"
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    """One entry of the preset registry: the function that builds the
+    fabric, the paper its numbers come from, each argument's unit ("" for a
+    count or a name), and the arguments a node count sets."""
+    build: object
+    reference: str
+    units: dict
+    node_arguments: tuple = ("n",)
+    # The `gather` options (ports, virtual ports) the preset takes, by its argument names.
+    gather_options: dict = dataclasses.field(default_factory=dict)
+
+
+PRESETS = {
+    "dcn_ring": Preset(dcn_ring, VCSN_PAPER, {"n": "", "ports": ""}, gather_options={"ports": "ports"}),
+    "vcsn": Preset(vcsn, VCSN_PAPER, {"n": "", "ports": "", "virtual_ports_per_port": ""},
+                   gather_options={"ports": "ports", "virtual_ports": "virtual_ports_per_port"}),
+    "vcsn_fat_tree": Preset(vcsn_fat_tree, VCSN_PAPER,
+                            {"n": "", "switch_ports": "", "ports": "", "virtual_ports_per_port": ""},
+                            gather_options={"ports": "ports", "virtual_ports": "virtual_ports_per_port"}),
+    "cuscomnet_torus": Preset(cuscomnet_torus, CUSCOMNET_PAPER,
+                              {"rows": "", "cols": "", "link": "", "forwarding": "", "priorities": "",
+                               "bit_error_rate": "1/bit"}, node_arguments=("rows", "cols")),
+    "beff_520n": Preset(beff_520n, HPCC_FPGA, {"n": ""}),
+    "fshmem_pair": Preset(fshmem_pair, FSHMEM_PAPER, {"packet_bytes": "B"}, node_arguments=()),
+    "host_path": Preset(host_path, VCSN_PAPER, {"n": "", "pcie": ""}),
+    "cluster": Preset(cluster, LOGGP, {
+        "n": "", "ranks_per_host": "", "send_overhead": "s", "recv_overhead": "s", "gap": "s",
+        "intra_latency": "s", "intra_bandwidth": "B/s", "host_bandwidth": "B/s", "inter_latency": "s",
+        "inter_bandwidth": "B/s", "eager_threshold": "B", "rendezvous_latency": "s"}),
+}
 
 
 def preset(name: str, nodes: int | None = None, **arguments) -> Fabric:
     """The preset `name`, with `nodes` nodes where it has a node count
-    (cuscomnet_torus takes the squarest rows x cols that holds them)."""
+    (cuscomnet_torus takes the squarest rows x cols that holds them); the
+    one dispatcher of presets (the CLI, gather_sim and platform files call it)."""
     if name not in PRESETS:
         raise UsageError(f"fabric: unknown preset {name!r}; use one of {', '.join(PRESETS)}")
     if nodes is not None:
@@ -475,7 +651,66 @@ def preset(name: str, nodes: int | None = None, **arguments) -> Fabric:
             arguments.setdefault("cols", nodes // arguments["rows"] if arguments["rows"] else 0)
         else:
             arguments["n"] = nodes
-    return PRESETS[name](**arguments)
+    unknown = sorted(set(arguments) - set(PRESETS[name].units))
+    if unknown:
+        raise UsageError(f"fabric: {name} has no parameter {', '.join(unknown)}; its parameters are "
+                         f"{', '.join(PRESETS[name].units)}")
+    return PRESETS[name].build(**arguments)
+
+
+def with_arguments(fabric: Fabric, provenance: dict | None = None, **changes) -> Fabric:
+    """The fabric built again by its preset with some arguments changed (a
+    draw of a platform file, a `--set`), each changed one's provenance
+    `provenance` (default {"source": "given"}); the others keep theirs, and
+    the draws are kept. A fresh build: MAC table and slowed links are not
+    carried over."""
+    for key, value in changes.items():
+        platform_files.check_value(f"fabric: {fabric.name}", key, value)
+    built = preset(fabric.name, **{**fabric.arguments, **changes})
+    mark = provenance or {"source": "given"}
+    built.provenance = {**{k: v for k, v in fabric.provenance.items() if k not in changes},
+                        **{key: dict(mark) for key in changes}}
+    built.draws = list(fabric.draws)
+    return built
+
+
+def resized(fabric: Fabric, nodes: int, **gather_options) -> Fabric:
+    """The same fabric (its preset and arguments, provenance and draws) with
+    `nodes` nodes, and the `gather` options (ports, virtual_ports) the
+    preset takes; those it has no use for are left out."""
+    entry = PRESETS[fabric.name]
+    arguments = {key: value for key, value in fabric.arguments.items() if key not in entry.node_arguments}
+    for option, argument in entry.gather_options.items():
+        if option in gather_options:
+            arguments[argument] = gather_options[option]
+    built = preset(fabric.name, nodes, **arguments)
+    built.provenance, built.draws = dict(fabric.provenance), list(fabric.draws)
+    return built
+
+
+def is_platform_file(text) -> bool:
+    """A string naming a file (or a .json path) rather than a preset."""
+    return isinstance(text, str) and text not in PRESETS and (os.path.exists(text) or text.endswith(".json"))
+
+
+def platform_or_preset(text, nodes: int | None = None) -> Fabric:
+    """A Fabric from a preset's name, a platform file's path or a Fabric,
+    with `nodes` nodes where given: what `fabric`, `gather --fabric` and
+    `predict --fabric` accept."""
+    if isinstance(text, Fabric):
+        fab = text
+    elif text in PRESETS:
+        return preset(text, nodes)
+    elif is_platform_file(text):
+        fab = Fabric.from_json(platform_files.read_text(text, PRESETS), where=f"platform {text}")
+    else:
+        raise UsageError(f"fabric: unknown preset {text!r}, and no platform file of that name; give one of "
+                         f"{', '.join(PRESETS)}, or the path of a platform file")
+    if nodes is None or nodes == fab.nodes:
+        return fab
+    if not PRESETS[fab.name].node_arguments:
+        raise UsageError(f"fabric: {fab.name} has {fab.nodes} nodes, not {nodes}")
+    return resized(fab, nodes)
 
 
 def _torus_rows(nodes: int) -> int:
@@ -492,7 +727,7 @@ def _fabric(fabric, nodes: int | None = None) -> Fabric:
         if nodes is not None and nodes != fabric.nodes:
             raise UsageError(f"fabric: {fabric.name} has {fabric.nodes} nodes, not {nodes}")
         return fabric
-    return preset(fabric, nodes)
+    return platform_or_preset(fabric, nodes)
 
 
 # --- measurements -------------------------------------------------------------
@@ -733,10 +968,12 @@ def virtual_streams(fabric="vcsn", transfers=(), limits=None) -> Result:
 
 
 def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limits=None) -> Result:
-    """HPCC FPGA's b_eff ring with the `sim` communication type: every FPGA
-    sends L bytes to both neighbours at once, L = 2^0 .. 2^20. Per size: the
-    slowest exchange's time, b(L) = L / time per kernel pair, the channel
-    model's b(L) for comparison, and the network's aggregate 2 * n * b(L).
+    """HPCC FPGA's b_eff ring with the `sim` communication type: every node
+    (FPGA, or rank of a cluster) sends L bytes to both neighbours in rank
+    order at once, L = 2^0 .. 2^20, on any topology of 3 nodes or more. Per
+    size: the slowest exchange's time, b(L) = L / time per kernel pair, the
+    channel model's b(L) for comparison (on beff_520n, whose board it
+    describes), and the network's aggregate 2 * n * b(L).
     b_eff is the mean of the aggregate column. limits (resources.Limits): a
     run larger is refused before it starts."""
     from . import resources
@@ -746,20 +983,24 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limit
     estimated = _estimated(resources.check(resources.estimate_beff_ring(
         f"a b_eff ring of {fabric.nodes} nodes and messages up to {max(sizes, default=0)} bytes", fabric.spec,
         sizes), limits))
-    channel = ChannelModel.bittware_520n()
+    # The channel model describes the 520N board: beside beff_520n only.
+    channel = ChannelModel.bittware_520n() if fabric.name == "beff_520n" else None
     events = []
 
     def measure(size: int) -> dict:
         # One size per call (each on a fresh ring, as beff_ring does per size): an interrupt keeps the sizes done.
         point = _sim.beff_ring(fabric.spec, [size])[0]
         events.append(point["events"])
-        return {"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"],
-                "model_pair_bandwidth": float(channel.bandwidth(point["bytes"])),
-                "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]}
+        row = {"size": point["bytes"], "time": point["time"], "pair_bandwidth": point["pair_bandwidth"]}
+        if channel:
+            row["model_pair_bandwidth"] = float(channel.bandwidth(point["bytes"]))
+        return {**row, "aggregate": 2 * fabric.nodes * point["pair_bandwidth"]}
 
+    units = {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s", "aggregate": "B/s"}
+    if not channel:
+        del units["model_pair_bandwidth"]
     return _sweep(sizes, measure, lambda rows: _result(
-        "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows,
-        {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s", "aggregate": "B/s"}))
+        "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows, units))
 
 
 # --- fpgacomm suite -------------------------------------------------------------
@@ -787,4 +1028,5 @@ def suite_results() -> list:
         one_sided(fshmem_pair(512), op="put", size=[2048, 8192, 1 << 21]),
         one_sided(fshmem_pair(512), op="get", size=[2048, 8192, 1 << 21]),
         bandwidth("host_path", nodes=4, size=64 * MiB, hops=4),
+        latency("cluster", nodes=8, hops=4),
     ]

@@ -29,10 +29,14 @@ KiB, MiB = 1 << 10, 1 << 20
 TABLE6_SIZES = tuple(64 * KiB << k for k in range(13))
 # Which schedule runs on which preset: the DCN ring carries the ring (a
 # VCSN can too: eq. 3); the tree and virtual links need VCSN's virtual
-# ports; MPI_Gather goes over the host path.
-FABRICS = {"ring": ("dcn_ring", "vcsn"), "tree": ("vcsn", "vcsn_fat_tree"),
-           "vlink": ("vcsn", "vcsn_fat_tree"), "mpi": ("host_path",)}
-OWN_SCHEDULE = {"dcn_ring": "ring", "vcsn": "tree", "vcsn_fat_tree": "tree", "host_path": "mpi"}
+# ports; MPI_Gather goes over the host path. MPI ranks of a cluster run
+# every schedule, as the real runner does (fpgacomm.gather).
+FABRICS = {"ring": ("dcn_ring", "vcsn", "cluster"), "tree": ("vcsn", "vcsn_fat_tree", "cluster"),
+           "vlink": ("vcsn", "vcsn_fat_tree", "cluster"), "mpi": ("host_path", "cluster")}
+OWN_SCHEDULE = {"dcn_ring": "ring", "vcsn": "tree", "vcsn_fat_tree": "tree", "host_path": "mpi", "cluster": "mpi"}
+# The gather models of the VCSN paper, per preset they describe (none for MPI).
+MODELS = {"dcn_ring": vcsn.DcnGather.from_paper, "vcsn": vcsn.VcsnGather.from_paper,
+          "vcsn_fat_tree": vcsn.VcsnGather.from_paper}
 COST_FIELDS = ("crossbar_setup", "topology_reconfiguration", "interrupt", "barrier_per_round", "barrier_base",
                "barrier_extra_long", "barrier_extra_short", "long_work_threshold", "fpgas_per_server")
 
@@ -41,14 +45,10 @@ UNITS = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "t
          "events_simulated": "", "events_estimated": ""}
 
 
-def _preset(name: str, nodes: int, ports: int, virtual_ports: int) -> fabrics.Fabric:
-    if name == "dcn_ring":
-        return fabrics.dcn_ring(nodes, ports)
-    if name == "vcsn":
-        return fabrics.vcsn(nodes, ports, virtual_ports)
-    if name == "vcsn_fat_tree":
-        return fabrics.vcsn_fat_tree(nodes, ports=ports, virtual_ports_per_port=virtual_ports)
-    return fabrics.host_path(nodes)
+def sized(fabric, nodes: int, ports: int = 2, virtual_ports: int = 2) -> fabrics.Fabric:
+    """The fabric (a preset's name, a platform file or a Fabric) with `nodes`
+    nodes and the gather's ports and virtual ports where the preset has them."""
+    return fabrics.resized(fabrics.platform_or_preset(fabric), nodes, ports=ports, virtual_ports=virtual_ports)
 
 
 def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: str, collective: str) -> tuple:
@@ -77,13 +77,20 @@ def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: s
     return nodes, sizes
 
 
-def fabric_stages(schedule: schedules.Schedule) -> list:
+def fabric_stages(schedule: schedules.Schedule, one_path: bool = False) -> list:
     """The schedule's stages as the simulator takes them: per stage its
     runs, (count, src, src_step, dst, dst_step, bytes, physical port,
-    virtual port), expanded by the simulator itself."""
+    virtual port), expanded by the simulator itself. one_path: the nodes
+    have one path each (MPI ranks of a cluster), and the schedule's arms
+    over several ports and virtual ports are concurrent messages on it."""
     n = schedule.nodes
     return [[(run.count, run.src % n, run.src_step, run.dst % n, run.dst_step, run.span * schedule.block_bytes,
-              *run.src_end) for run in stage.runs] for stage in schedule.stages]
+              *((0, 0) if one_path else run.src_end)) for run in stage.runs] for stage in schedule.stages]
+
+
+def stages_on(schedule: schedules.Schedule, fab: fabrics.Fabric) -> list:
+    """fabric_stages for the fabric `fab`: one path per node on a cluster."""
+    return fabric_stages(schedule, one_path=fab.spec.topology == "cluster")
 
 
 def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str = "barrier",
@@ -112,7 +119,7 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     for key in COST_FIELDS[:-1]:
         setattr(costs, key, 0.0)
     try:
-        simulated = fabrics.run_schedule(fab, fabric_stages(schedule), reconfigure=False, reuse=reuse,
+        simulated = fabrics.run_schedule(fab, stages_on(schedule, fab), reconfigure=False, reuse=reuse,
                                          details=False, fast_forward=fast_forward)
     finally:
         for key, value in saved.items():
@@ -132,29 +139,30 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     return parts
 
 
-def estimate(schedule: str, fabric: str, nodes: int, size: int, *, ports: int = 2, virtual_ports: int = 2,
+def estimate(schedule: str, fabric, nodes: int, size: int, *, ports: int = 2, virtual_ports: int = 2,
              collective: str = "gather", reuse: bool = True, fast_forward: bool = True) -> resources.Estimate:
     """What one point of run() will take (resources.estimate_gather on the
-    preset's spec), worked out without building anything that grows with n."""
-    return resources.estimate_gather(schedule, _preset(fabric, nodes, ports, virtual_ports).spec, size, ports=ports,
+    fabric's spec), worked out without building anything that grows with n."""
+    return resources.estimate_gather(schedule, sized(fabric, nodes, ports, virtual_ports).spec, size, ports=ports,
                                      virtual_ports=virtual_ports, collective=collective, reuse=reuse,
                                      fast_forward=fast_forward)
 
 
-def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
+def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
         ports: int = 2, virtual_ports: int = 2, control: str = "barrier", collective: str = "gather",
         reuse: bool = True, fast_forward: bool = True, limits: resources.Limits | None = None,
         on_progress=None) -> Result:
-    """Simulated gathers (scatters, allgathers) of `schedule` on the preset
-    `fabric`, one row per (nodes, size): the contract's gather columns with
-    the fat-tree levels, `model` (models.vcsn with the schedule's own
+    """Simulated gathers (scatters, allgathers) of `schedule` on `fabric` (a
+    preset's name, a platform file or a Fabric), one row per (nodes, size):
+    the contract's gather columns with the fat-tree levels, `model`
+    (models.vcsn with the schedule's own
     stages: eq. 7's procedure with Table 5's VCSN values, or the DCN
     counterpart's on dcn_ring), `model_printed` (eq. 7 as printed, or the
     DCN counterpart, with the same barrier model) and the simulator's event
     count. Allgathers are ring allgathers: the fabrics cannot broadcast.
     schedule None: the fabric's own (ring on dcn_ring, tree on vcsn and
-    vcsn_fat_tree, mpi on host_path). reuse: simulate each distinct group
-    of independent transfers once (the same times to the bit; False: every
+    vcsn_fat_tree, mpi on host_path and cluster). reuse: simulate each
+    distinct group of independent transfers once (the same times to the bit; False: every
     stage in full; control "local" always simulates in full). fast_forward:
     jump through long streams' steady state (the same times to the bit;
     False: every frame stepped). limits:
@@ -162,29 +170,36 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
     estimated before anything is built, and one too large is refused.
     on_progress: called with how far the run is as each point begins and
     ends (otherwise long runs print their progress on stderr)."""
-    fabric_name = fabric
+    # A preset's name is checked before anything is built; a platform file is read first.
+    template = None if isinstance(fabric, str) and not fabrics.is_platform_file(fabric) else (
+        fabrics.platform_or_preset(fabric))
+    fabric_name = fabric if template is None else template.name
     if schedule is None:
         schedule = OWN_SCHEDULE.get(fabric_name, "tree")
     nodes, sizes = _check(schedule, fabric_name, nodes, sizes, ports, control, collective)
+    template = template or fabrics.platform_or_preset(fabric_name)
     reuse_here = reuse and control != "local"
     # A preset is its spec alone: every point is estimated before any topology is built.
-    estimates = {(n, d): resources.check(estimate(schedule, fabric_name, n, d, ports=ports,
+    estimates = {(n, d): resources.check(estimate(schedule, template, n, d, ports=ports,
                                                   virtual_ports=virtual_ports, collective=collective,
                                                   reuse=reuse_here, fast_forward=fast_forward), limits)
                  for n in nodes for d in sizes}
     progress = resources.Progress("gather_sim", len(estimates), show=on_progress)
     rows, samples = [], {}
-    model = vcsn.DcnGather.from_paper() if fabric_name == "dcn_ring" else vcsn.VcsnGather.from_paper()
+    model = MODELS[fabric_name]() if fabric_name in MODELS else None
     params = {"schedule": schedule, "collective": collective, "control": control, "fabric": fabric_name,
               "ports": ports, "virtual_ports": virtual_ports, "broadcast": False,
               "reuse": reuse_here, "reuse_note": "", "fast_forward": bool(fast_forward),
-              "model": model.name, "model_params": dict(model.params), "topologies": {}}
+              "model": model.name if model else None, "model_params": dict(model.params) if model else {},
+              "topologies": {}}
     try:
         for n in nodes:
-            fab = _preset(fabric_name, n, ports, virtual_ports)
+            fab = sized(template, n, ports, virtual_ports)
             built = fab.describe()
             levels = max(1, int(built["levels"]))  # f of eq. 7: one switch (VCSN) or one link (DCN) is 1
-            params.update(host_costs=fab.params()["host_costs"], fabric_arguments=fab.params()["fabric_arguments"])
+            described = fab.params()
+            params.update(host_costs=described["host_costs"], fabric_arguments=described["fabric_arguments"],
+                          provenance=described["provenance"])
             params["topologies"][str(n)] = built["topology"]
             for d in sizes:
                 progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])
@@ -192,7 +207,7 @@ def run(schedule: str | None = None, fabric: str = "vcsn", nodes=(4, 9, 16), siz
                                           collective=collective, broadcast=False)
                 parts = simulate(plan, fab, control=control, reuse=reuse, fast_forward=fast_forward)
                 modelled = printed = None
-                if schedule != "mpi":  # the host path's MPI has no stage model (no MPI overhead either)
+                if model is not None and schedule != "mpi":  # MPI has no stage model
                     own = (vcsn.stage_bytes(plan), [stage.setup for stage in plan.stages])
                     modelled = model.time(n, d, control=control, schedule_stages=own, levels=levels)
                     if collective != "allgather":

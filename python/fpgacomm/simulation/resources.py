@@ -18,7 +18,10 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from .. import _core
 from ..params import usage_error
+
+_sim = _core.fabric
 
 # Events per frame and hop (enqueue, transmission, link free, ...) and per
 # message (start, read engine, delivery), from the simulator's event counts;
@@ -119,48 +122,14 @@ def _frames(nbytes: float, chunk: int) -> float:
     return max(1.0, math.ceil(nbytes / chunk))
 
 
-def fat_tree_levels(nodes: int, switch_ports: int) -> int:
-    """Levels of the simulator's fat tree of k-port switches (topology.cpp):
-    one switch up to k nodes, leaf-spine up to k^2/2, three levels up to
-    k^3/4; beyond, each further level multiplies the nodes by k/2."""
-    k = switch_ports
-    if nodes <= k:
-        return 1
-    levels, capacity = 2, k * k // 2
-    while nodes > capacity:
-        levels, capacity = levels + 1, capacity * (k // 2)
-    return levels
-
-
-def fat_tree_links(nodes: int, switch_ports: int) -> int:
-    """Links of one plane of the fat tree: every level of switches has, per
-    switch below, half its ports going up (k/2 of them), and the nodes one
-    link each."""
-    half = switch_ports // 2
-    levels = fat_tree_levels(nodes, switch_ports)
-    links, below = nodes, nodes
-    for _ in range(levels - 1):
-        switches = -(-below // half)  # switches of the level below
-        links += switches * half
-        below = switches * half
-    return links
-
-
 def network_links(spec) -> tuple:
-    """(links, levels) of the spec's topology, from its closed form: what
-    topology.cpp will build, known before it is built."""
-    kind, n = spec.topology, spec.nodes
-    if kind == "ring":
-        return n * max(1, spec.ports_per_node // 2), 0
-    if kind == "torus":
-        return (spec.rows * spec.cols) * ((spec.cols > 1) + (spec.rows > 1)), 0
-    if kind == "switched":
-        return n * spec.ports_per_node, 1
-    if kind == "fat_tree":
-        levels = fat_tree_levels(n, spec.switch_ports)
-        return spec.ports_per_node * fat_tree_links(n, spec.switch_ports), levels
-    hosts = -(-n // max(1, spec.fpgas_per_host))
-    return n + hosts, 2
+    """(links, levels) of the spec's topology, from its closed form in the
+    simulator (Topology::shape: what topology.cpp will build, known before it
+    is built). levels as the estimates count them: half the longest path on
+    switched networks (a fat tree's levels; 2 for paths through hosts), 0 on
+    direct ones."""
+    shape = _sim.shape(spec)
+    return shape["links"], shape["longest_path"] // 2 if shape["levels"] else 0
 
 
 def network_memory(spec) -> float:
@@ -175,29 +144,8 @@ def network_memory(spec) -> float:
 
 def mean_links(spec) -> float:
     """Links crossed on average between two distinct nodes (uniform traffic),
-    from the topology's closed form (Topology::path_links)."""
-    kind, n = spec.topology, spec.nodes
-    if n < 2:
-        return 1.0
-    if kind == "ring":
-        return (n * n // 4) / (n - 1)
-    if kind == "torus":
-        rows, cols = spec.rows, spec.cols
-        return (rows * (cols * cols // 4) + cols * (rows * rows // 4)) / (n - 1)
-    if kind == "switched":
-        return 2.0
-    if kind == "fat_tree":
-        half = spec.switch_ports // 2
-        levels = fat_tree_levels(n, spec.switch_ports)
-        total, reach, block = 0.0, 0, 1
-        for level in range(1, levels + 1):
-            block = n if level == levels else min(n, block * half if level > 1 else half)
-            total += 2 * level * (min(block, n) - 1 - reach)
-            reach = min(block, n) - 1
-        return total / (n - 1)
-    per_host = max(1, spec.fpgas_per_host)
-    near = min(per_host, n) - 1
-    return (2 * near + 4 * (n - 1 - near)) / (n - 1)
+    from the topology's closed form (Topology::shape)."""
+    return _sim.shape(spec)["mean_links"]
 
 
 def _chain_shape(name: str, nodes: int, ports: int, virtual_ports: int) -> tuple:
@@ -279,6 +227,11 @@ def estimate_gather(name: str, spec, block_bytes: int, *, ports: int = 2, virtua
             groups, hops = 2 * 2 * levels, levels + 1
         else:
             groups = levels + 2
+        # A cluster's ranks share their host's bus: a chain's hops inside a
+        # host (both arms of the ring or tree) meet there, one group of up
+        # to 2 x ranks per host transfers.
+        if spec.topology == "cluster" and name != "vlink":
+            groups *= 2 * spec.fpgas_per_host
     per_block, block_reads = _message_events(frames, hops, fast_forward, held)
     per_chain, chain_reads = _message_events(_frames(longest * block_bytes, chunk), hops, fast_forward, held)
     # The collected directions go to the root together: one group (its
@@ -324,10 +277,14 @@ def estimate_network(what: str, spec) -> Estimate:
 def estimate_beff_ring(what: str, spec, sizes: list) -> Estimate:
     """HPCC FPGA's b_eff ring (fabric.beff_ring): per size a fresh ring on
     which every node sends one message to each neighbour at once, every frame
-    over one link. Memory at the largest size: the network, and every
-    message's frames, queued at their senders together."""
+    over the path to its neighbour (one link on direct networks). Memory at
+    the largest size: the network, and every message's frames, queued at
+    their senders together."""
     nodes, chunk = spec.nodes, spec.chunk_bytes()
-    events = sum(2 * nodes * _message_events(_frames(size, chunk), 1, False, _held_back(spec))[0] for size in sizes)
+    # Neighbours in rank order are one link apart on direct networks; through switches, at most the longest path.
+    shape = _sim.shape(spec)
+    hops = shape["longest_path"] if shape["levels"] else 1
+    events = sum(2 * nodes * _message_events(_frames(size, chunk), hops, False, _held_back(spec))[0] for size in sizes)
     memory = network_memory(spec) + BYTES_PER_RUN + 2 * nodes * _frames(max(sizes, default=0), chunk) * BYTES_PER_FRAME
     return Estimate(what, events, memory, 2 * nodes * len(sizes))
 
