@@ -29,7 +29,7 @@ def campaign(folder, statuses):
     launch's stderr, and the record; the last launch here failed (its output
     is kept, and is no launch to compare)."""
     folder.mkdir(parents=True)
-    for number, status in enumerate(statuses, start=1):
+    for number in range(1, len(statuses) + 1):
         rounds_file(folder / f"{number:02d}.json", {s: [(1e-6 + s * 1e-9) * (1 + number / 50)] for s in SIZES})
         (folder / f"{number:02d}.err").write_text("")
     record = {"command": "mpirun -np 2 fpgacomm osu latency", "fpgacomm": True, "rounds": len(statuses),

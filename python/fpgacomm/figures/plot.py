@@ -30,10 +30,10 @@ from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
 from .. import catalog
 from ..models.base import Fit, Model
 from ..params import usage_error
-from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..results import peers, series
 from ..results.compare import NAME as COMPARISON
 from ..results.result import LOAD_NAME, Result, atomic_write, runs
+from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..runtime.environment import topology
 
 # What each benchmark's rows hold, hence which figure draws them: the
