@@ -64,7 +64,8 @@ def launch(args) -> dict:
 
 def values(folders: list, column: str) -> dict:
     """{size: [value per launch]} over every launch of the folders."""
-    from fpgacomm.results.compare import files_of, read_with_rounds
+    from fpgacomm.results.compare import read_with_rounds
+    from fpgacomm.results.inputs import files_of
 
     pooled = {}
     for folder in folders:

@@ -1,4 +1,5 @@
-"""fpgacomm compare --run on real ranks: one command against itself finds
+"""fpgacomm compare on real ranks: two single jobs of one command give no
+verdict (one job a side) and fail nothing; one command against itself finds
 no difference; latency from device buffers (PoCL) against host buffers is
 slower at every size, with intervals that exclude 1. Few sizes and short
 sweeps: the point is the verdict, not the figure."""
@@ -45,3 +46,19 @@ def test_device_buffers_are_slower_than_host_buffers_at_every_size(tmp_path):
     assert len(comparison.rows) == 7
     for row in comparison.rows:
         assert row["verdict"] == "slower" and row["ratio_low"] > 1, text
+
+
+def test_two_single_jobs_of_one_command_give_no_verdict_and_fail_nothing(tmp_path):
+    # The pattern a new user tries first: the same command run twice as two jobs, each of several rounds.
+    for name in ("before", "same"):
+        job = subprocess.run(f"{latency(('H', 'H'), '1:64K', 50)} --rounds 3 --json {tmp_path / name}.json",
+                             shell=True, capture_output=True, text=True, env=ENV, timeout=300)
+        assert job.returncode == 0, job.stderr
+    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", str(tmp_path / "before.json"),
+                          str(tmp_path / "same.json"), "--threshold", "5%", "--fail-on-regression", "--json",
+                          str(tmp_path / "comparison.json")], capture_output=True, text=True, env=ENV, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    comparison = Result.read(tmp_path / "comparison.json")
+    assert len(comparison.rows) == 17 and {row["verdict"] for row in comparison.rows} <= {"one job a side",
+                                                                                         "jobs differ"}
+    assert "it says whether two jobs differ, not two set-ups" in run.stdout

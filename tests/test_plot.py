@@ -395,3 +395,56 @@ def test_gather_measured_and_simulated_runs_of_one_schedule_differ_in_style():
     ax = plot.gather_time([gather_result("gather", ("ring",)), gather_result("gather_sim", ("ring",))]).axes[0]
     styles = {name: line.get_linestyle() for name, line in lines(ax).items()}
     assert styles["ring, 4 nodes"] != styles["ring, 4 nodes, vcsn (simulated)"]
+
+
+# ------------------------------------------------ notebooks and legends
+
+def test_a_notebook_cell_returning_a_figure_shows_it_as_an_image_without_magics():
+    """Executed by the fpgacomm kernel (tests/test_notebooks.py's), as a user's
+    notebook is: the figure is image/png, not "<Figure size ...>" text; under
+    `%matplotlib inline` it is shown once."""
+    nbclient = pytest.importorskip("nbclient", reason="scripts/setup.sh installs Debian's python3-nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    cells = ["from fpgacomm import Result, plot\n"
+             "rows = [{'size': 1 << k, 'latency_avg': 1e-6 * (1 + k)} for k in range(8)]\n"
+             "plot.latency([Result('osu_latency', {}, {}, rows, {'size': 'B', 'latency_avg': 's'})])",
+             "%matplotlib inline\nimport matplotlib.pyplot\n"
+             "plot.latency([Result('osu_latency', {}, {}, rows, {'size': 'B', 'latency_avg': 's'})])"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    nbclient.NotebookClient(notebook, kernel_name="fpgacomm", timeout=300).execute()
+    for cell in notebook.cells:
+        images = [output for output in cell.outputs if "image/png" in output.get("data", {})]
+        assert len(images) == 1, cell.outputs
+        assert images[0]["data"]["image/png"].startswith("iVBORw0KGgo")  # base64 of PNG's signature
+
+
+def test_runs_of_one_kind_are_named_by_label_or_file_never_by_their_round_seed(tmp_path):
+    runs = []
+    for seed in (1506449136941045982, 42):
+        result = osu("latency", "H", "H")
+        runs.append(Result(result.benchmark, {**result.params, "rounds": 3, "round_seed": seed}, {}, result.rows,
+                           result.units))
+    assert plot.legend_labels(runs) == ["H H (1)", "H H (2)"]
+    assert [line.get_label() for line in plot.latency(runs, labels=["before", "after"]).axes[0].get_lines()] == [
+        "before", "after"]
+    with pytest.raises(_core.UsageError, match="1 label for 2 Results: give one label per Result"):
+        plot.latency(runs, labels=["before"])
+    for name, run in zip(("before.json", "after.json"), runs):
+        run.write_json(tmp_path / name)
+    for extra, expected in (((), ["before.json", "after.json"]), (("--label", "old", "--label", "new"),
+                                                                  ["old", "new"])):
+        drawn = fpgacomm_plot("before.json", "after.json", "-o", "runs.svg", *extra, cwd=tmp_path)
+        assert drawn.returncode == 0, drawn.stderr
+        svg = (tmp_path / "runs.svg").read_text()
+        assert all(f">{name}<" in svg or f"<!-- {name} -->" in svg for name in expected)
+        assert "round_seed" not in svg
+
+
+def test_peer_results_take_their_labels_too(tmp_path):
+    posted = os.path.join(os.path.dirname(__file__), "data", "peers")
+    drawn = fpgacomm_plot(os.path.join(posted, "rccl_tests_all_reduce.txt"),
+                          os.path.join(posted, "nccl_tests_tagged_error_column.txt"), "-o", "peers.svg",
+                          "--label", "rccl", "--label", "nccl", cwd=tmp_path)
+    assert drawn.returncode == 0, drawn.stderr
+    svg = (tmp_path / "peers.svg").read_text()
+    assert "<!-- rccl test=all_reduce type=float redop=sum -->" in svg and "<!-- nccl type=float" in svg

@@ -253,7 +253,7 @@ def test_load_joins_many_files_with_what_tells_them_apart(tmp_path):
 
 
 def test_load_refuses_nothing_to_load_and_clashing_units(tmp_path):
-    with pytest.raises(ValueError, match="no Result files in"):
+    with pytest.raises(ValueError, match="holds no Result files"):
         fpgacomm.load(tmp_path)
     _latency().write(tmp_path / "a.json")
     other = _latency()

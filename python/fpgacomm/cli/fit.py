@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-
 def register(subparsers) -> None:
     from ..models import REGISTRY
 
@@ -15,7 +14,8 @@ def register(subparsers) -> None:
                     "benchmark over different points are stacked, of different benchmarks joined on size; a file "
                     "the model does not read is refused. Example: fpgacomm fit lat_HH.json lat_DD.json "
                     "--model hockney")
-    parser.add_argument("results", nargs="+", metavar="RESULT.json", help="Result files written with --json")
+    parser.add_argument("results", nargs="+", metavar="RESULT",
+                        help="Result files written with --json, globs or folders of them")
     parser.add_argument("--model", required=True, metavar="NAME", help=", ".join(REGISTRY))
     parser.add_argument("--json", metavar="OUT", help="write the fit (and the model against the measurement) as a Result JSON")
     parser.set_defaults(run=run)
@@ -24,13 +24,15 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from ..models import fit
     from ..params import usage_error
+    from ..results.inputs import expand
 
-    groups = fit.fit_groups(args.results, args.model)
+    files = expand(args.results)
+    groups = fit.fit_groups(files, args.model)
     if args.json and len(groups) > 1:
         raise usage_error(f"fit: --json holds one fit, and these files make {len(groups)} groups "
                           f"({'; '.join(group.label for group in groups)}); fit each group alone")
     if args.json:  # first: the file holds the fit whatever happens to the terminal
-        fit.to_result(groups[0].fit, groups[0].against, args.results).write(args.json)
+        fit.to_result(groups[0].fit, groups[0].against, files).write(args.json)
     for number, group in enumerate(groups):
         print(("\n" if number else "") + f"# {args.model} fit to {group.label}: {', '.join(group.files)}")
         print(group.fit)

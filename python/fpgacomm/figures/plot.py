@@ -16,6 +16,7 @@ OMB's MB/s).
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import os
@@ -29,11 +30,11 @@ from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
 from .. import catalog
 from ..models.base import Fit, Model
 from ..params import usage_error
-from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..results import peers, series
 from ..results.compare import NAME as COMPARISON
 from ..results.validation import NAME as VALIDATION, POINT as VALIDATION_POINT, what_ran
 from ..results.result import LOAD_NAME, Result, atomic_write, runs
+from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..runtime.environment import topology
 
 # What each benchmark's rows hold, hence which figure draws them: the
@@ -85,9 +86,22 @@ def save(figure: Figure, path) -> None:
 # ------------------------------------------------------------------ axes
 
 
+class ShownFigure(Figure):
+    """A Figure that a notebook displays as an image when a cell returns it.
+    IPython shows Matplotlib's figures only once a backend (`%matplotlib
+    inline`) has registered its formatters; without pyplot none has, so the
+    figure says itself how it looks, as a table's _repr_html_ does. Under
+    `%matplotlib inline` IPython's own formatter answers first: one image."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", dpi=100)
+        return buffer.getvalue()
+
+
 def new_figure(rows: int = 1, columns: int = 1, *, height_ratios=None, sharex: bool = False) -> tuple:
     """(Figure, array of Axes) on an Agg canvas, laid out by Matplotlib."""
-    figure = Figure(figsize=(_FIGSIZE[0] * columns, _FIGSIZE[1] * (1 if height_ratios else rows)),
+    figure = ShownFigure(figsize=(_FIGSIZE[0] * columns, _FIGSIZE[1] * (1 if height_ratios else rows)),
                     layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.subplots(rows, columns, squeeze=False, sharex=sharex,
@@ -218,12 +232,15 @@ def label(result: Result) -> str:
 # How long a run was, not what it measured: named in a legend only where
 # nothing else tells two Results apart.
 _RUN_LENGTH = {"iterations", "warmup", "iterations_large", "warmup_large"}
+# Parameters drawn afresh for every run (the rounds' shuffling seed): they
+# tell runs apart without saying anything about them, so never name a line.
+_DRAWN_PER_RUN = {"round_seed"}
 
 
 def _distinguishing(group: list) -> list:
     """The scalar parameters that differ within `group`, without the run
     length where the others already tell every Result apart."""
-    keys = sorted({key for result in group for key in result.params})
+    keys = sorted({key for result in group for key in result.params} - _DRAWN_PER_RUN)
     differing = [key for key in keys
                  if len({repr(result.params.get(key)) for result in group}) > 1
                  and all(isinstance(result.params.get(key), (int, float, str)) for result in group)]
@@ -232,10 +249,19 @@ def _distinguishing(group: list) -> list:
     return described if described and apart else differing
 
 
-def _labels(results: list) -> list:
-    """Legend names, with the benchmark prefixed where several are mixed,
+def legend_labels(results: list, labels=None, fallback=None) -> list:
+    """Legend names: `labels` where given (one per Result); else each
+    Result's kinds, with the benchmark prefixed where several are mixed,
     and, where names collide, the parameters that tell those Results apart
-    (a chunk-size sweep: "D D chunk_bytes=1048576")."""
+    (a chunk-size sweep: "D D chunk_bytes=1048576") or, where none does,
+    the `fallback` names (fpgacomm plot gives the file names), else a
+    number."""
+    if labels is not None:
+        labels = [labels] if isinstance(labels, str) else [str(name) for name in labels]
+        if len(labels) != len(results):
+            raise usage_error(f"{len(labels)} label{'s' if len(labels) != 1 else ''} for {len(results)} "
+                              "Results: give one label per Result, in their order")
+        return labels
     names = [label(result) for result in results]
     # Beside a scale-out run, a run on one host says so too.
     scales = [topology(result.env).get("scale") for result in results]
@@ -248,8 +274,11 @@ def _labels(results: list) -> list:
         group = [i for i, other in enumerate(names) if other == name]
         if len(group) > 1:
             keys = _distinguishing([results[i] for i in group])
-            for i in group:
-                labelled[i] = name + "".join(f" {key}={results[i].params.get(key)}" for key in keys)
+            for number, i in enumerate(group, start=1):
+                if keys:
+                    labelled[i] = name + "".join(f" {key}={results[i].params.get(key)}" for key in keys)
+                else:
+                    labelled[i] = fallback[i] if fallback is not None else f"{name} ({number})"
     return labelled
 
 
@@ -295,11 +324,11 @@ def _column(result: Result, candidates: tuple) -> str:
                      f"its columns: {', '.join(result.columns)}")
 
 
-def _size_sweep(results, ax, models, quantity: str, candidates: tuple) -> Figure:
+def _size_sweep(results, ax, models, quantity: str, candidates: tuple, labels=None) -> Figure:
     results = _as_list(results)
     ax = _axes(ax)
     size_axis(ax)
-    lines = _lines(results)
+    lines = _lines(results, labels)
     units = {result.units[_column(result, candidates)] for result, _ in lines}
     if len(units) != 1:
         raise usage_error(f"cannot draw {quantity} in {' and '.join(sorted(units))} on one axis")
@@ -317,11 +346,11 @@ def _size_sweep(results, ax, models, quantity: str, candidates: tuple) -> Figure
     return _finish(ax, f"{_what([result for result, _ in lines])}: {quantity} by message size")
 
 
-def _lines(results: list) -> list:
+def _lines(results: list, labels=None) -> list:
     """[(Result, legend name)], one per line: a table of fpgacomm.load is
     split into its runs (one line each, named by what tells them apart)."""
     lines = []
-    for result, name in zip(results, _labels(results)):
+    for result, name in zip(results, legend_labels(results, labels)):
         if result.benchmark == LOAD_NAME:
             lines += [(run, run_label) for run_label, run in runs(result)]
         else:
@@ -369,50 +398,55 @@ def _overlay(ax, results: list, models, unit: str, factor: float, colours: dict)
                 label=model_label(model) if name is None else f"{name} {model_label(model)}")
 
 
-def latency(results, ax=None, *, models=()) -> Figure:
+def latency(results, ax=None, *, models=(), labels=None) -> Figure:
     """Latency against message size on log axes, one line per Result (OMB's
     comparison of memory kinds when the Results differ in kinds), with the
     models' predictions over a fine grid of sizes. models: Models or Fits
     (drawn in black), or {Result: Model or Fit, or a list} (each drawn in
-    the colour of the Result's kinds, here and on any axes showing them)."""
-    return _size_sweep(results, ax, models, "latency", ("latency_avg", "latency"))
+    the colour of the Result's kinds, here and on any axes showing them).
+    labels: the legend's names, one per Result (default: what tells the
+    Results apart)."""
+    return _size_sweep(results, ax, models, "latency", ("latency_avg", "latency"), labels)
 
 
-def bandwidth(results, ax=None, *, models=()) -> Figure:
+def bandwidth(results, ax=None, *, models=(), labels=None) -> Figure:
     """Bandwidth against message size on log axes; as latency."""
-    return _size_sweep(results, ax, models, "bandwidth", ("bandwidth",))
+    return _size_sweep(results, ax, models, "bandwidth", ("bandwidth",), labels)
 
 
-def memory_kinds(results, axes=None, *, models=()) -> Figure:
+def memory_kinds(results, axes=None, *, models=(), labels=None) -> Figure:
     """OMB-style comparison of memory kinds: latency Results on the left,
     bandwidth Results on the right, one line per send/receive kind pair."""
     results = _as_list(results)
     if axes is None:
         axes = new_figure(1, 2)[1]
+    names = None if labels is None else dict(zip(map(id, results), legend_labels(results, labels)))
     latencies = [r for r in results if r.benchmark in LATENCY]
     bandwidths = [r for r in results if r.benchmark in BANDWIDTH]
     if not latencies or not bandwidths or len(latencies) + len(bandwidths) != len(results):
         raise usage_error("memory_kinds draws latency and bandwidth Results side by side; give both kinds")
-    latency(latencies, axes[0], models=models)
-    bandwidth(bandwidths, axes[1], models=models)
+    latency(latencies, axes[0], models=models, labels=None if names is None else [names[id(r)] for r in latencies])
+    bandwidth(bandwidths, axes[1], models=models,
+              labels=None if names is None else [names[id(r)] for r in bandwidths])
     return axes[0].figure
 
 
 # ------------------------------------------------------- IMB, nccl-tests
 
 
-def peer_sweeps(results, axes=None) -> Figure:
+def peer_sweeps(results, axes=None, *, labels=None) -> Figure:
     """Intel MPI Benchmarks and nccl-tests Results: time (left) and
     bandwidth (right; nccl-tests's bus bandwidth) against message size, a
     line per series of each Result (results/series.py: IMB's tests, process
     counts, groups and modes, nccl-tests's collectives), named by the
-    Result's file (where there are several) and the series. Sizes of 0
-    bytes and values printed as 0 have no place on log axes."""
+    Result's file (where there are several) or its label (`labels`, one per
+    Result) and the series. Sizes of 0 bytes and values printed as 0 have
+    no place on log axes."""
     results = _as_list(results)
     if axes is None:
         axes = new_figure(1, 2)[1]
     names = [os.path.basename(str(result.env.get("source", result.benchmark))) if len(results) > 1 else ""
-             for result in results]
+             for result in results] if labels is None else legend_labels(results, labels)
     for ax, index, quantity, unit in ((axes[0], 0, "latency", "s"), (axes[1], 1, "bandwidth", "B/s")):
         size_axis(ax)
         factor = _value_axis(ax, quantity, unit)
@@ -435,7 +469,7 @@ def peer_sweeps(results, axes=None) -> Figure:
 # ---------------------------------------------------------------- b_eff
 
 
-def beff(results, ax=None, *, models=()) -> Figure:
+def beff(results, ax=None, *, models=(), labels=None) -> Figure:
     """b_eff per message size: the measured bandwidth per ring pattern and
     the channel model's (when the Result carries it) dashed in the same
     colour; b_eff itself as a dotted level."""
@@ -445,7 +479,7 @@ def beff(results, ax=None, *, models=()) -> Figure:
     factor = _value_axis(ax, "bandwidth", "B/s")
     colours = itertools.cycle(f"C{i}" for i in range(10))
     result_colours = {}  # each Result's first colour, for its model overlay
-    for result, name in zip(results, _labels(results)):
+    for result, name in zip(results, legend_labels(results, labels)):
         measured, modelled = BEFF[result.benchmark]
         table = result.to_numpy()
         patterns = np.unique(table["pattern"]) if "pattern" in table.dtype.names else [None]
@@ -652,9 +686,10 @@ def _gather_fit(nodes, sizes, measured, predicted, title, axes=None) -> Figure:
 
 def comparison(result: Result, ax=None) -> Figure:
     """A comparison (fpgacomm compare): each input's ratio to the first per
-    size, its interval as a band; filled markers where the verdict is a
-    difference, hollow ones where it is none (or no test was possible); the
-    threshold, if any, dashed around 1."""
+    size on a log axis (0.5 and 2 equally far from 1), its interval as a
+    band; filled markers where the verdict is a difference, hollow ones
+    elsewhere; the threshold, if any, dashed around 1. The legend names the
+    inputs (their commands for compare --run, else their paths)."""
     if result.benchmark != COMPARISON:
         raise usage_error(f"plot.comparison draws the Result of fpgacomm compare, got {result.benchmark}")
     ax = _axes(ax)
@@ -662,10 +697,19 @@ def comparison(result: Result, ax=None) -> Figure:
     params = result.params
     base = next(iter(params["inputs"]))
     ax.set_ylabel(f"ratio of {params['column']} to {base}")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(_DecimalTicks())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.axhline(1.0, color="black", linewidth=0.8)
     if params.get("threshold"):
         for bound in (1 - params["threshold"], 1 + params["threshold"]):
             ax.axhline(bound, color="gray", linewidth=0.8, linestyle="--")
+
+    def named(label: str) -> str:
+        text = params.get("commands", {}).get(label) or params["inputs"][label]
+        return text if len(text) <= 48 else "..." + text[-45:]
+
     series = sorted({(row["candidate"], row.get("series", "")) for row in result.rows})
     for candidate, name in series:
         rows = sorted((row for row in result.rows if (row["candidate"], row.get("series", "")) == (candidate, name)
@@ -674,8 +718,8 @@ def comparison(result: Result, ax=None) -> Figure:
             continue
         sizes = np.array([row["size"] for row in rows], dtype=float)
         ratio = np.array([row["ratio"] for row in rows])
-        line, = ax.plot(sizes, ratio, label=f"{candidate}/{base}" + (f" {name}" if name else ""),
-                        linestyle="-" if _dense(sizes) else "none")
+        line, = ax.plot(sizes, ratio, label=f"{candidate}/{base}" + (f" {name}" if name else "")
+                        + f": {named(candidate)} / {named(base)}", linestyle="-" if _dense(sizes) else "none")
         low = np.array([np.nan if row["ratio_low"] is None else row["ratio_low"] for row in rows])
         high = np.array([np.nan if row["ratio_high"] is None else row["ratio_high"] for row in rows])
         ax.fill_between(sizes, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
@@ -772,21 +816,24 @@ def kind(result) -> str:
                      f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL, comparison and validation Results")
 
 
-def figure_for(results, *, models=()) -> Figure:
+def figure_for(results, *, models=(), labels=None) -> Figure:
     """The standard figure of these Results, chosen by their benchmarks:
     latency or bandwidth by size (both: memory_kinds), b_eff, gather, or
     model against measurement (one fit_MODEL Result or Fit), or a comparison. models (Model
-    or Fit) overlay the size sweeps and b_eff."""
+    or Fit) overlay the size sweeps and b_eff; labels name their lines, one per Result."""
     results = _as_list(results)
     kinds = sorted({kind(result) for result in results})
     if kinds == ["bandwidth", "latency"]:
-        return memory_kinds(results, models=models)
+        return memory_kinds(results, models=models, labels=labels)
     if len(kinds) > 1:
         raise usage_error(f"cannot draw {' and '.join(kinds)} Results on one figure "
                          f"({', '.join(sorted({_name(r) for r in results}))}); plot them separately")
     figure_kind = kinds[0]
     if figure_kind in ("gather", "model") and models:
         raise usage_error(f"model overlays apply to latency, bandwidth and b_eff figures, not to {figure_kind}")
+    if figure_kind in ("gather", "model", "comparison") and labels is not None:
+        raise usage_error(f"labels name the lines of latency, bandwidth and b_eff figures, not of {figure_kind} "
+                          "(a comparison names its inputs itself)")
     if figure_kind == "model":
         if len(results) != 1:
             raise usage_error("model against measurement draws one fit_MODEL Result or Fit at a time")
@@ -794,7 +841,7 @@ def figure_for(results, *, models=()) -> Figure:
     if figure_kind == "peer":
         if models:
             raise usage_error("model overlays apply to fpgacomm's latency, bandwidth and b_eff figures")
-        return peer_sweeps(results)
+        return peer_sweeps(results, labels=labels)
     if figure_kind == "comparison":
         if len(results) != 1 or models:
             raise usage_error("a comparison is drawn alone, without model overlays")
@@ -804,7 +851,7 @@ def figure_for(results, *, models=()) -> Figure:
             raise usage_error("a validation is drawn alone, without model overlays")
         return validation(results[0])
     draw = {"latency": latency, "bandwidth": bandwidth, "beff": beff, "gather": gather}[figure_kind]
-    return draw(results) if figure_kind == "gather" else draw(results, models=models)
+    return draw(results) if figure_kind == "gather" else draw(results, models=models, labels=labels)
 
 
 def _name(result) -> str:

@@ -9,7 +9,6 @@ here and the plotting code all read the same Result.
 from __future__ import annotations
 
 import csv
-import glob
 import html
 import io
 import json
@@ -24,6 +23,7 @@ import numpy as np
 from ..runtime import files
 from ..runtime.files import ResultError
 from . import peers
+from .inputs import expand
 from .units import NUMBER_UNITS, with_unit
 
 SCHEMA = "fpgacomm.result/1"
@@ -474,7 +474,9 @@ LOAD_NAME = "fpgacomm.load"
 
 def load(paths) -> Result:
     """Many Result files as one table: `paths` is a path, a glob pattern or a
-    directory (its *.json files), or a list of them; any mix of benchmarks.
+    folder, or a list of them, read as compare, plot and fit read them
+    (results/inputs.py: a folder's JSON files, else its CSV files; a compare
+    --run folder's launches); any mix of benchmarks.
     Each row gains columns that say which run it came from: "file",
     "benchmark", and one per parameter whose value differs between the
     files (memory kinds, sizes of a sweep, a benchmark's own options, a
@@ -484,9 +486,7 @@ def load(paths) -> Result:
     becomes one column per benchmark ("model (gather)"). The parameters
     every file shares stay params; params["run_columns"] names the columns
     that tell the runs apart (runs() splits the table by them)."""
-    files = _expand(paths)
-    if not files:
-        raise ValueError(f"no Result files in {paths!r} (JSON or CSV files, a directory of JSON files, or a glob)")
+    files = expand(paths)
     results = [Result.read(path) for path in files]
     scalars = [{key: _run_value(value) for key, value in result.params.items()
                 if isinstance(value, (str, int, float, bool))} for result in results]
@@ -554,20 +554,6 @@ def runs(joined: Result) -> list:
         found.append((label, Result(first["benchmark"], params, {}, [{c: row[c] for c in columns} for row in rows],
                                     {c: joined.units[c] for c in columns}, None, first.get("incomplete"))))
     return found
-
-
-def _expand(paths) -> list:
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    files = []
-    for path in map(os.fspath, paths):
-        if os.path.isdir(path):
-            files += sorted(glob.glob(os.path.join(path, "*.json")))
-        elif glob.has_magic(path):
-            files += sorted(glob.glob(path))
-        else:
-            files.append(path)
-    return files
 
 
 _TITLE_PARAMS = ("test", "send_kind", "recv_kind", "mem", "comm_type", "fabric", "schedule", "collective",
