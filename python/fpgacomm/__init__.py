@@ -54,9 +54,15 @@ class _PublicNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = module.__spec__.loader_state  # already executed under its own name; keep its spec
 
 
+# Calibration and prediction (they load the simulator), imported when first used.
+CALIBRATION_NAMES = ("calibrate", "Platform", "predict")
+
+
 def __getattr__(name):
     if name in PUBLIC_MODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in CALIBRATION_NAMES:
+        return getattr(importlib.import_module(f"{__name__}.calibration.api"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -61,7 +61,7 @@ def run_campaign(args) -> int:
     comm = mpi.world()
     options = {key: value for key, value in (("gather_sizes", args.sizes), ("iterations", args.iterations),
                                              ("seed", args.seed)) if value is not None}
-    result = campaign.run(args.directory, comm, **options)
+    result = campaign.run(comm, directory=args.directory, **options)
     if comm.Get_rank() == 0:
         families = sorted({row["family"] for row in result.rows})
         print(f"calibrate run: {len(result.rows)} points of {len(families)} families ({', '.join(families)}) on "
