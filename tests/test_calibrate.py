@@ -67,7 +67,7 @@ def test_fit_from_one_launch_says_it_cannot_bootstrap_and_predict_reads_it(launc
     assert all(item["value"] >= 0 for item in document["parameters"].values() if not isinstance(item["value"], str))
     assert 1 <= len(document["draws"]) <= 5
     assert set(document["calibration"]["experiments"]) == {"gather/ring", "gather/tree", "gather/vlink",
-                                                           "gather/mpi", "beff/ring"}
+                                                           "gather/mpi", "beff/ring", "mbw_mr"}
     prediction = tmp_path / "pred.json"
     run = fpgacomm("predict", "--fabric", str(platform), "--schedule", "ring", "--nodes", "4,16", "--sizes",
                    "64K,1M", "--json", str(prediction))

@@ -21,7 +21,7 @@ import numpy as np
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
 from ..simulation import fabric as fabrics
-from .experiments import EXPERIMENTS, check, simulate
+from .experiments import check, record_key, simulate
 from .fit import Z95
 
 DRAWS = 200
@@ -75,7 +75,7 @@ def predict(platform, experiment: str = "gather", schedule: str = "tree", nodes=
     name = fab.name
     node_keys = fabrics.PRESETS[name].node_arguments
     base = {key: value for key, value in fab.arguments.items() if key not in node_keys}
-    terms = record.get("experiments", {}).get(f"{experiment}/{schedule or 'pairs'}", {})
+    terms = record.get("experiments", {}).get(record_key(experiment, schedule), {})
     factor, scatter = terms.get("factor", 1.0), terms.get("scatter", 0.0)
     model_form = terms.get("model_form") or 0.0
     if not terms:
