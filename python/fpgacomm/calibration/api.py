@@ -68,8 +68,9 @@ class Platform:
                          f"{interval}")
         lines.append(self.residuals.table("# residuals per family: (simulated - measured) / measured"))
         for name, item in self.record.get("experiments", {}).items():
+            form = "none (one rank count)" if item["model_form"] is None else f"{item['model_form']:.3g}"
             lines.append(f"# {name}: discrepancy factor {item['factor']:.3g}, scatter {item['scatter']:.3g}, "
-                         f"model-form {item['model_form'] if item['model_form'] is None else round(item['model_form'], 3)}")
+                         f"model-form {form}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

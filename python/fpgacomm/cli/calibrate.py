@@ -91,13 +91,14 @@ def run_fit(args) -> int:
               f"{format_value(low, units[key]) + ' .. ' + format_value(high, units[key]):>28}")
     print("# eager threshold between {} and {} B (the drawn ping-pong sizes either side of the step)".format(
         *record["eager_threshold_between"]))
-    print(f"{'family':<16} {'points':>6} {'median residual':>16} {'largest':>9}  (residual: (simulated - measured) / measured)")
+    print(f"{'family':<16} {'points':>6} {'median residual':>16} {'largest':>9}  "
+          "(residual: (simulated - measured) / measured)")
     for family, item in record["residuals"].items():
         print(f"{family:<16} {item['points']:>6} {item['median']:>+16.1%} {item['largest']:>+9.1%}")
     print(f"{'experiment':<16} {'factor':>7} {'scatter':>8} {'model-form':>11}  (cross-validation: fit on the "
           f"smaller rank counts, check the largest)")
     for name, item in record["experiments"].items():
-        form = "n/a" if item["model_form"] is None else f"{item['model_form']:.3f}"
+        form = "none" if item["model_form"] is None else f"{item['model_form']:.3f}"
         print(f"{name:<16} {item['factor']:>7.3f} {item['scatter']:>8.3f} {form:>11}")
     fit.write(fab, record, args.output)
     print(f"# written to {args.output}")
