@@ -78,6 +78,9 @@ def predict(platform, experiment: str = "gather", schedule: str = "tree", nodes=
     terms = record.get("experiments", {}).get(record_key(experiment, schedule), {})
     factor, scatter = terms.get("factor", 1.0), terms.get("scatter", 0.0)
     model_form = terms.get("model_form") or 0.0
+    if terms and experiment == "gather" and collective != "gather":
+        say(f"predict: the calibration measured gathers: the {collective} takes the {schedule} gather's "
+            f"discrepancy factor, scatter and model-form term")
     if terms and terms.get("model_form") is None:
         say(f"predict: the calibration measured {experiment} at one rank count, so nothing was held out to "
             f"cross-validate: the interval has no model-form term (calibrate at 3 or more rank counts)")
