@@ -10,9 +10,9 @@ from .options import Parser, add_mpi_options, size_argument
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "calibrate", help="measure this cluster (calibrate run) and fit a platform to it (calibrate fit)",
-        description="Calibrates a platform of this cluster for fpgacomm predict. Example: mpirun -np 8 fpgacomm "
-                    "calibrate run campaign/ (three times or more, between other work); then fpgacomm calibrate "
-                    "fit campaign/ -o platform.json")
+        description="Calibrates a platform of this cluster for fpgacomm predict: calibrate run under mpirun, "
+                    "three times or more between other work (8 ranks give the fit three rank counts), then "
+                    "calibrate fit. docs/PREDICTION.md has the method.")
     steps = parser.add_subparsers(dest="step", metavar="STEP", parser_class=Parser)
     steps.required = True
 
@@ -24,7 +24,7 @@ def register(subparsers) -> None:
                     "three or more rank counts up to K, in an order drawn per launch, the load recorded. Each "
                     "launch is one Result file in DIR, listed in DIR/index.json; run it again (interleaved with "
                     "other work) for more launches: the fit's uncertainty comes from the spread between "
-                    "launches. Example: mpirun -np 8 fpgacomm calibrate run campaign/")
+                    "launches. Example: mpirun -np 2 fpgacomm calibrate run campaign/")
     measure.add_argument("directory", metavar="DIR", help="the campaign's folder (made if missing)")
     measure.add_argument("--sizes", type=_sizes, default=None, metavar="SIZE,SIZE,...",
                          help="bytes per node of the gathers, K/M/G suffixes, a list or MIN:MAX doubling "
