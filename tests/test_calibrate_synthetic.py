@@ -90,3 +90,20 @@ def test_predictions_at_32_and_64_ranks_within_five_percent_and_covered(fitted, 
         truth = simulate(TRUTH, "gather", schedule, row["nodes"], [row["size"]])[0]
         assert row["time"] == pytest.approx(truth, rel=0.05), row
         assert row["low"] <= truth <= row["high"], row
+
+
+def test_platform_prints_saves_and_reads_back(fitted, tmp_path):
+    from fpgacomm.calibration.api import Platform
+
+    fab, record, said, _ = fitted
+    platform = Platform(fab, record, said)
+    text = str(platform)
+    assert "uncertainty: 30 bootstrap draws over the 3 launches" in text
+    assert "send_overhead" in text and "(95% of draws" in text and "gather/tree: discrepancy factor" in text
+    platform.save(tmp_path / "p.json")
+    again = Platform.read(tmp_path / "p.json")
+    assert again.fabric.arguments == fab.arguments and again.record == record
+    assert len(again.fabric.draws) == len(fab.draws)
+    rows = {row["parameter"]: row for row in again.parameters.rows}
+    assert rows["inter_latency"]["source"] == "preset" and rows["intra_latency"]["source"] == "fit"
+    assert rows["intra_latency"]["low"] <= rows["intra_latency"]["value"] <= rows["intra_latency"]["high"]

@@ -13,6 +13,7 @@ minute or two on 2 cores:
 - beff on ranks: `-m 4 -n 1 -u 64 -l 8 --target-time 0.01` (sizes up to
   16 B, short loops);
 - gather on ranks: `--sizes 64K:64K -i 3`;
+- calibrate run: `--sizes 64K -i 4`; calibrate fit and predict: `--draws 10`;
 - the Python blocks: the calls' iterations and b_eff's sizes (SHORTER).
 
 mpirun may start more ranks than the machine has cores
@@ -115,6 +116,10 @@ def shortened(command: str) -> str:
             extra = ["-m", "4", "-n", "1", "-u", "64", "-l", "8", "--target-time", "0.01"]
         elif args[:1] == ["gather"] and "--fabric" not in args:
             extra = ["--sizes", "64K:64K", "-i", "3"]
+        elif args[:2] == ["calibrate", "run"]:
+            extra = ["--sizes", "64K", "-i", "4"]
+        elif args[:2] == ["calibrate", "fit"] or args[:1] == ["predict"]:
+            extra = ["--draws", "10"]
         parts.append(" ".join([part, *extra]))
     return " && ".join(parts)
 

@@ -33,7 +33,10 @@ PUBLIC_MODULES = {
     "overhead": "benchmarks.overhead", "plot": "figures.plot",
 }
 
-__all__ = ["__version__", "Result", "compare", "launch", "load", "validate", *PUBLIC_MODULES]
+# Calibration and prediction (they load the simulator), imported when first used.
+CALIBRATION_NAMES = ("calibrate", "Platform", "predict")
+
+__all__ = ["__version__", "Result", "compare", "launch", "load", "validate", *CALIBRATION_NAMES, *PUBLIC_MODULES]
 
 
 def __getattr__(name):
@@ -41,6 +44,8 @@ def __getattr__(name):
         module = importlib.import_module(f"{__name__}.{PUBLIC_MODULES[name]}")
         globals()[name] = module  # later look-ups find it without this function
         return module
+    if name in CALIBRATION_NAMES:
+        return getattr(importlib.import_module(f"{__name__}.calibration.api"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

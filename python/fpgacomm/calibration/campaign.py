@@ -122,10 +122,10 @@ def _measure(task: tuple, comm, generator: np.random.Generator, pingpong_sizes: 
             for r in result.rows]
 
 
-def run(directory, comm=None, *, gather_sizes=GATHER_SIZES, iterations: int = ITERATIONS,
+def run(comm=None, *, directory, gather_sizes=GATHER_SIZES, iterations: int = ITERATIONS,
         pingpong_sizes: int = PINGPONG_SIZES, seed: int | None = None) -> Result:
-    """One launch of the campaign over comm (2 ranks or more), written into
-    `directory` as launch-<UTC time>.json and listed in its index.json
+    """One launch of the campaign over comm (2 ranks or more; COMM_WORLD by
+    default), written into `directory` as launch-<UTC time>.json and listed in its index.json
     (rank 0 writes both); returns the launch's Result (on every rank).
     gather_sizes: bytes per node of the gathers (a list, one size or
     "MIN:MAX" doubling); iterations: timed iterations per size of every

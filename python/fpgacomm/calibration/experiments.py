@@ -11,6 +11,8 @@ from ..simulation import fabric as fabrics
 from ..simulation import gather as gather_sim
 from ..simulation import patterns
 
+# What a platform predicts; each is also a family of the campaign (the other
+# families only fit its parameters), an mbw_mr row of K ranks with K/2 pairs.
 EXPERIMENTS = ("gather", "beff", "mbw_mr")
 WINDOW = 64  # osu mbw_mr's messages in flight (OMB's -W default)
 
@@ -22,6 +24,19 @@ def check(experiment: str, schedule: str, collective: str = "gather") -> None:
         raise usage_error(f"predict: schedule {schedule!r}; choose {', '.join(SCHEDULES)}")
     if experiment == "gather" and collective not in COLLECTIVES:
         raise usage_error(f"predict: collective {collective!r}; choose {', '.join(COLLECTIVES)}")
+
+
+def of_row(row: dict) -> tuple | None:
+    """(experiment, schedule) of a campaign row that measured one, else None:
+    the gathers by their schedule, b_eff's ring, mbw_mr without one."""
+    if row["family"] not in EXPERIMENTS:
+        return None
+    return row["family"], {"gather": row["schedule"], "beff": "ring"}.get(row["family"], "")
+
+
+def record_key(experiment: str, schedule: str) -> str:
+    """The key of an experiment's terms in a platform's calibration record: gather/tree, beff/ring, mbw_mr."""
+    return f"{experiment}/{schedule}" if schedule else experiment
 
 
 def one_way(fab: fabrics.Fabric, sizes: list) -> list[float]:

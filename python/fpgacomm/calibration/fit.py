@@ -27,7 +27,7 @@ from ..params import usage_error
 from ..results.result import Result
 from ..simulation import fabric as fabrics
 from ..simulation import patterns
-from .experiments import WINDOW, one_way, simulate
+from .experiments import WINDOW, of_row, one_way, record_key, simulate
 from .families import BENCHMARK, FAMILIES
 
 # What the fit cannot do without (the others refine the check).
@@ -170,12 +170,11 @@ def platform_arguments(found: dict, ranks_per_host: int) -> dict:
 
 
 def simulated_rows(arguments: dict, rows: list) -> dict:
-    """The simulator's time of each gather and b_eff row (by the row's key), with `arguments`."""
+    """The simulator's time of each row of an experiment (experiments.of_row), with `arguments`."""
     wanted = {}
     for row in rows:
-        if row["family"] in ("gather", "beff"):
-            experiment = "gather" if row["family"] == "gather" else "beff"
-            wanted.setdefault((experiment, row["schedule"] or "ring", row["ranks"]), set()).add(row["size"])
+        if of_row(row):
+            wanted.setdefault((*of_row(row), row["ranks"]), set()).add(row["size"])
     times = {}
     for (experiment, schedule, ranks), sizes in wanted.items():
         sizes = sorted(sizes)
@@ -184,21 +183,16 @@ def simulated_rows(arguments: dict, rows: list) -> dict:
     return times
 
 
-def _experiment_of(row: dict) -> tuple:
-    experiment = "gather" if row["family"] == "gather" else "beff"
-    return experiment, row["schedule"] or "ring"
-
-
 def discrepancy(arguments: dict, rows: list, counts=None) -> dict:
     """Per (experiment, schedule): the median of log(measured / simulated)
-    over the gather and b_eff rows (at the rank counts `counts`, or all),
+    over the experiments' rows (at the rank counts `counts`, or all),
     and the residuals left (log) after it."""
     times = simulated_rows(arguments, [r for r in rows if counts is None or r["ranks"] in counts])
     logs = {}
     for row in rows:
-        if row["family"] not in ("gather", "beff") or (counts is not None and row["ranks"] not in counts):
+        if not of_row(row) or (counts is not None and row["ranks"] not in counts):
             continue
-        experiment, schedule = _experiment_of(row)
+        experiment, schedule = of_row(row)
         simulated = times[(experiment, schedule, row["ranks"], row["size"])]
         logs.setdefault((experiment, schedule), []).append(math.log(row["time"] / simulated))
     return {key: {"log_factor": float(np.median(values)),
@@ -208,16 +202,16 @@ def discrepancy(arguments: dict, rows: list, counts=None) -> dict:
 def cross_validation(arguments: dict, rows: list) -> dict:
     """Per (experiment, schedule): fit the discrepancy on the smaller rank
     counts, predict the largest: the log errors there."""
-    counts = sorted({row["ranks"] for row in rows if row["family"] in ("gather", "beff")})
+    counts = sorted({row["ranks"] for row in rows if of_row(row)})
     if len(counts) < 2:
         return {}
     trained = discrepancy(arguments, rows, set(counts[:-1]))
     held = simulated_rows(arguments, [r for r in rows if r["ranks"] == counts[-1]])
     errors = {}
     for row in rows:
-        if row["family"] not in ("gather", "beff") or row["ranks"] != counts[-1]:
+        if not of_row(row) or row["ranks"] != counts[-1]:
             continue
-        key = _experiment_of(row)
+        key = of_row(row)
         if key not in trained:
             continue
         predicted = held[(*key, counts[-1], row["size"])] * math.exp(trained[key]["log_factor"])
@@ -291,7 +285,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         scatter = float(np.sqrt(np.mean(np.square(residuals)))) if residuals else 0.0
         errors = cv.get("log_errors", {}).get((experiment, schedule), [])
         model_form = float(np.sqrt(np.mean(np.square(errors)))) if errors else None
-        record["experiments"][f"{experiment}/{schedule}"] = {
+        record["experiments"][record_key(experiment, schedule)] = {
             "factor": math.exp(item["log_factor"]), "scatter": scatter, "model_form": model_form,
             "cv_trained_on": cv.get("trained_on"), "cv_checked_on": cv.get("checked_on"),
             "cv_median_error": float(np.median(np.abs(np.expm1(errors)))) if errors else None}
@@ -324,10 +318,9 @@ def family_residuals(arguments: dict, rows: list) -> dict:
         for row in _of(rows, f"{side}_overhead"):
             if row["size"] <= SMALL:
                 add(f"{side}_overhead", row["time"], arguments[f"{side}_overhead"])
-    for row in _of(rows, "mbw_mr") + _of(rows, "bandwidth"):
-        fab = fabrics.cluster(max(2, row["ranks"]), **arguments)
-        time = patterns.mbw_mr(fab, pairs=row["pairs"] or 1, size=row["size"], window=WINDOW).rows[0]["time"]
-        add(row["family"], row["time"], time / WINDOW)
+    for row in _of(rows, "bandwidth"):
+        time = patterns.mbw_mr(fab2, pairs=1, size=row["size"], window=WINDOW).rows[0]["time"]
+        add("bandwidth", row["time"], time / WINDOW)
     for row in _of(rows, "barrier"):
         fab = fabrics.cluster(row["ranks"], **arguments)
         add("barrier", row["time"], patterns.barrier(fab, nodes=row["ranks"]).rows[0]["time"])
@@ -336,9 +329,9 @@ def family_residuals(arguments: dict, rows: list) -> dict:
         add("incast", row["time"], patterns.incast(fab, senders=row["ranks"] - 1, size=row["size"]).rows[0]["time"])
     times = simulated_rows(arguments, rows)
     for row in rows:
-        if row["family"] in ("gather", "beff"):
-            experiment, schedule = _experiment_of(row)
-            add(f"{row['family']} {schedule}" if row["family"] == "gather" else "beff", row["time"],
+        if of_row(row):
+            experiment, schedule = of_row(row)
+            add(f"gather {schedule}" if experiment == "gather" else experiment, row["time"],
                 times[(experiment, schedule, row["ranks"], row["size"])])
     return {family: {"points": len(values), "median": float(np.median(values)),
                      "largest": float(max(values, key=abs))} for family, values in residuals.items()}

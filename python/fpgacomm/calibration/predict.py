@@ -21,7 +21,7 @@ import numpy as np
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
 from ..simulation import fabric as fabrics
-from .experiments import EXPERIMENTS, check, simulate
+from .experiments import check, record_key, simulate
 from .fit import Z95
 
 DRAWS = 200
@@ -75,9 +75,15 @@ def predict(platform, experiment: str = "gather", schedule: str = "tree", nodes=
     name = fab.name
     node_keys = fabrics.PRESETS[name].node_arguments
     base = {key: value for key, value in fab.arguments.items() if key not in node_keys}
-    terms = record.get("experiments", {}).get(f"{experiment}/{schedule or 'pairs'}", {})
+    terms = record.get("experiments", {}).get(record_key(experiment, schedule), {})
     factor, scatter = terms.get("factor", 1.0), terms.get("scatter", 0.0)
     model_form = terms.get("model_form") or 0.0
+    if terms and experiment == "gather" and collective != "gather":
+        say(f"predict: the calibration measured gathers: the {collective} takes the {schedule} gather's "
+            f"discrepancy factor, scatter and model-form term")
+    if terms and terms.get("model_form") is None:
+        say(f"predict: the calibration measured {experiment} at one rank count, so nothing was held out to "
+            f"cross-validate: the interval has no model-form term (calibrate at 3 or more rank counts)")
     if not terms:
         say(f"predict: the platform has no calibration record of {experiment} {schedule}: the interval holds the "
             f"parameter draws only (no discrepancy factor, residual scatter or model-form term)")

@@ -10,9 +10,9 @@ from .options import Parser, add_mpi_options, size_argument
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "calibrate", help="measure this cluster (calibrate run) and fit a platform to it (calibrate fit)",
-        description="Calibrates a platform of this cluster for fpgacomm predict. Example: mpirun -np 8 fpgacomm "
-                    "calibrate run campaign/ (three times or more, between other work); then fpgacomm calibrate "
-                    "fit campaign/ -o platform.json")
+        description="Calibrates a platform of this cluster for fpgacomm predict: calibrate run under mpirun, "
+                    "three times or more between other work (8 ranks give the fit three rank counts), then "
+                    "calibrate fit. docs/PREDICTION.md has the method.")
     steps = parser.add_subparsers(dest="step", metavar="STEP", parser_class=Parser)
     steps.required = True
 
@@ -24,7 +24,7 @@ def register(subparsers) -> None:
                     "three or more rank counts up to K, in an order drawn per launch, the load recorded. Each "
                     "launch is one Result file in DIR, listed in DIR/index.json; run it again (interleaved with "
                     "other work) for more launches: the fit's uncertainty comes from the spread between "
-                    "launches. Example: mpirun -np 8 fpgacomm calibrate run campaign/")
+                    "launches. Example: mpirun -np 2 fpgacomm calibrate run campaign/")
     measure.add_argument("directory", metavar="DIR", help="the campaign's folder (made if missing)")
     measure.add_argument("--sizes", type=_sizes, default=None, metavar="SIZE,SIZE,...",
                          help="bytes per node of the gathers, K/M/G suffixes, a list or MIN:MAX doubling "
@@ -61,7 +61,7 @@ def run_campaign(args) -> int:
     comm = mpi.world()
     options = {key: value for key, value in (("gather_sizes", args.sizes), ("iterations", args.iterations),
                                              ("seed", args.seed)) if value is not None}
-    result = campaign.run(args.directory, comm, **options)
+    result = campaign.run(comm, directory=args.directory, **options)
     if comm.Get_rank() == 0:
         families = sorted({row["family"] for row in result.rows})
         print(f"calibrate run: {len(result.rows)} points of {len(families)} families ({', '.join(families)}) on "
@@ -91,13 +91,14 @@ def run_fit(args) -> int:
               f"{format_value(low, units[key]) + ' .. ' + format_value(high, units[key]):>28}")
     print("# eager threshold between {} and {} B (the drawn ping-pong sizes either side of the step)".format(
         *record["eager_threshold_between"]))
-    print(f"{'family':<16} {'points':>6} {'median residual':>16} {'largest':>9}  (residual: (simulated - measured) / measured)")
+    print(f"{'family':<16} {'points':>6} {'median residual':>16} {'largest':>9}  "
+          "(residual: (simulated - measured) / measured)")
     for family, item in record["residuals"].items():
         print(f"{family:<16} {item['points']:>6} {item['median']:>+16.1%} {item['largest']:>+9.1%}")
     print(f"{'experiment':<16} {'factor':>7} {'scatter':>8} {'model-form':>11}  (cross-validation: fit on the "
           f"smaller rank counts, check the largest)")
     for name, item in record["experiments"].items():
-        form = "n/a" if item["model_form"] is None else f"{item['model_form']:.3f}"
+        form = "none" if item["model_form"] is None else f"{item['model_form']:.3f}"
         print(f"{name:<16} {item['factor']:>7.3f} {item['scatter']:>8.3f} {form:>11}")
     fit.write(fab, record, args.output)
     print(f"# written to {args.output}")
