@@ -25,7 +25,7 @@ from .. import _core
 from ..benchmarks import beff, collectives, gather, osu, overhead
 from ..params import byte_sizes, usage_error
 from ..results.result import Result, atomic_write
-from ..runtime import environment, mpi
+from ..runtime import environment, files, mpi
 from ..schedules import NAMES as SCHEDULES
 from .families import BENCHMARK, INDEX, INDEX_SCHEMA, UNITS
 
@@ -217,8 +217,7 @@ def _add_to_index(directory: str, name: str, result: Result) -> None:
     path = os.path.join(directory, INDEX)
     index = {"schema": INDEX_SCHEMA, "launches": []}
     if os.path.exists(path):
-        with open(path) as f:
-            index = json.load(f)
+        index = files.read_json(path, what="a calibration campaign's index")
     machine = result.env.get("machine", {})
     index["launches"].append({"file": name, "started": result.params["started"], "ranks": result.params["ranks"],
                               "cores": result.params["cores"], "load_before": machine.get("load_before"),

@@ -12,7 +12,6 @@ calibration record (calibrate fit), per experiment and schedule.
 
 from __future__ import annotations
 
-import json
 import math
 import time as clock
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
+from ..runtime import files
 from ..simulation import fabric as fabrics
 from .experiments import check, record_key, simulate
 from .fit import Z95
@@ -37,8 +37,7 @@ def load(platform) -> tuple[fabrics.Fabric, dict]:
     fab = fabrics.platform_or_preset(platform)
     record = {}
     if fabrics.is_platform_file(platform):
-        with open(platform, encoding="utf-8") as file:
-            record = json.load(file).get("calibration", {})
+        record = files.read_json(platform, what="a platform file").get("calibration", {})
     return fab, record
 
 

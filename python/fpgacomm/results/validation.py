@@ -25,14 +25,14 @@ cannot back. docs/VALIDATION.md has the method.
 from __future__ import annotations
 
 import glob
-import json
 import os
 
 import numpy as np
 
 from ..params import usage_error
+from ..runtime import files
 from ..runtime.environment import topology
-from .compare import files_of
+from .inputs import files_of
 from .result import SCHEMA, Result
 from .stats import median, median_ci
 from .units import human_bytes, with_unit
@@ -133,9 +133,8 @@ def _read_prediction(prediction) -> tuple:
 def _is_prediction(path: str) -> bool:
     """Whether a JSON file holds a prediction Result (without reading it whole into a Result)."""
     try:
-        with open(path, encoding="utf-8") as file:
-            document = json.load(file)
-    except (OSError, ValueError):
+        document = files.read_json(path)
+    except ValueError:  # files.ResultError is a ValueError
         return False
     return isinstance(document, dict) and document.get("schema") == SCHEMA and document.get("benchmark") == PREDICTION
 
@@ -155,7 +154,7 @@ def _read(path: str) -> Result:
 
 
 def _expand(measured) -> list:
-    """The launch files of paths, globs and folders (compare.files_of); in a
+    """The launch files of paths, globs and folders (inputs.files_of); in a
     folder, files of fpgacomm that are not Results (a calibration campaign's
     index) are passed over."""
     given = [measured] if isinstance(measured, (str, os.PathLike)) else list(measured)
@@ -171,9 +170,8 @@ def _expand(measured) -> list:
 def _other_fpgacomm_file(path: str) -> bool:
     """Whether the file is JSON of fpgacomm under a schema other than a Result's."""
     try:
-        with open(path, encoding="utf-8") as file:
-            schema = json.load(file).get("schema", "")
-    except (OSError, ValueError, AttributeError):
+        schema = files.read_json(path).get("schema", "")
+    except (ValueError, AttributeError):  # files.ResultError is a ValueError
         return False
     return isinstance(schema, str) and schema.startswith("fpgacomm.") and schema != SCHEMA
 
