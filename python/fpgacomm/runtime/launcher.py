@@ -44,7 +44,7 @@ def outlive_launcher() -> None:
     parent is Open MPI's mpirun or orted. Call it just before the rank ends
     abnormally."""
     parent = os.getppid()
-    if _name(parent) not in MPIRUN_NAMES + DAEMON_NAMES:
+    if process_name(parent) not in MPIRUN_NAMES + DAEMON_NAMES:
         return
     try:
         # This file alone, by path, without site packages: it needs the standard library only, and starts
@@ -58,7 +58,7 @@ def outlive_launcher() -> None:
         pass  # the rank ends all the same; the launcher may then wait
 
 
-def _name(pid: int) -> str:
+def process_name(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm") as comm:
             return comm.read().strip()
@@ -66,7 +66,7 @@ def _name(pid: int) -> str:
         return ""
 
 
-def _arguments(pid: int) -> list:
+def process_arguments(pid: int) -> list:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
             return [word.decode(errors="replace") for word in cmdline.read().split(b"\0") if word]
@@ -132,7 +132,7 @@ def _say(text: str) -> None:
 def main(parent: int, rank_pid: int) -> None:
     if _ended_within([parent], WAIT):
         return
-    if _name(parent) in DAEMON_NAMES:
+    if process_name(parent) in DAEMON_NAMES:
         _say(f"Open MPI's daemon on this host (orted, pid {parent}) still runs {WAIT:g} s after a rank ended: "
              "mpirun's host stopped answering; ending the daemon and its ranks")
         _end(_children(parent) + [parent])
@@ -141,7 +141,7 @@ def main(parent: int, rank_pid: int) -> None:
                  _environment(pid)]
     if not launchers:
         return  # a job of this host alone: mpirun waits for nobody, only its ranks, which are ending
-    hosts = [launched_host(_arguments(pid)) or f"pid {pid}" for pid in launchers]
+    hosts = [launched_host(process_arguments(pid)) or f"pid {pid}" for pid in launchers]
     _say(f"mpirun still waits {WAIT:g} s after a rank ended: its daemons on {', '.join(hosts)} "
          "stopped answering; ending their launchers, then mpirun if it still waits")
     _end(launchers)
