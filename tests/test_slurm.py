@@ -128,3 +128,19 @@ def test_scancel_keeps_the_partial_result(cluster, tmp_path, scancel):
     sizes = [row["size"] for row in result["rows"]]
     assert sizes[:3] == [1, 2, 4] and len(sizes) < 23
     assert result["env"]["slurm"]["job_id"] == job
+
+
+def test_outside_slurm_mpirun_and_no_launcher_are_recorded(tmp_path):
+    import os
+    import subprocess
+
+    environment = {key: value for key, value in os.environ.items() if not key.startswith(("SLURM", "OMPI_", "PMIX_"))}
+    environment.update(PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", OMPI_ALLOW_RUN_AS_ROOT="1",
+                       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    command = f"mpirun -np 2 --oversubscribe fpgacomm osu latency -m 1:8 {SHORT} --json lat.json"
+    ran(subprocess.run(command, shell=True, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120))
+    env = env_of(tmp_path / "lat.json")
+    assert env["launcher"] == {"name": "mpirun", "command": command} and "slurm" not in env
+    script = "import fpgacomm.runtime.environment as e; print(e.launcher())"
+    alone = ran(subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True))
+    assert alone.stdout.strip() == "{'name': 'none', 'command': None}"
