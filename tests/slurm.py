@@ -77,7 +77,11 @@ class Cluster:
                      "OverSubscribe=YES")
         self.conf = folder / "slurm.conf"
         self.conf.write_text("\n".join(lines) + "\n")
-        self.env = {**os.environ, "SLURM_CONF": str(self.conf), "PATH": path,
+        # Ranks on two nodes of one host would each take the other for a
+        # remote peer, yet both make Open MPI's shared-memory segments in the
+        # one /dev/shm, named alike, and crash in them (seen in the vader
+        # transport): the cluster's ranks talk over TCP, as between real nodes.
+        self.env = {**os.environ, "SLURM_CONF": str(self.conf), "PATH": path, "OMPI_MCA_btl": "self,tcp",
                     "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
         for name in [variable for variable in self.env if variable.startswith(("SLURM_", "SLURMD_")) and
                      variable != "SLURM_CONF"]:

@@ -144,3 +144,33 @@ def test_outside_slurm_mpirun_and_no_launcher_are_recorded(tmp_path):
     script = "import fpgacomm.runtime.environment as e; print(e.launcher())"
     alone = ran(subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True))
     assert alone.stdout.strip() == "{'name': 'none', 'command': None}"
+
+
+def docs_commands() -> list[str]:
+    """Every line of docs/SLURM.md's sh blocks, comments dropped."""
+    blocks = re.findall(r"^```sh\n(.*?)^```", (ROOT / "docs" / "SLURM.md").read_text(), flags=re.M | re.S)
+    lines = [re.sub(r"\s+#.*$", "", line).strip() for block in blocks for line in block.splitlines()]
+    return [line for line in lines if line]
+
+
+def shortened(command: str) -> str:
+    """The command with options after its own that cut its length (the last of an option given twice counts)."""
+    if "fpgacomm osu" in command:
+        return f"{command} -m 1:64K {SHORT}"
+    if "suite.sbatch" in command:
+        return f"{command} -m 8 {SHORT} --beff-max-size 2 --beff-repetitions 1"
+    return command
+
+
+def test_every_command_of_the_slurm_page_runs(cluster, tmp_path):
+    commands = docs_commands()
+    assert any(command.startswith("sbatch ") for command in commands) and len(commands) >= 5
+    for command in commands:
+        ran(cluster.run(shortened(command).replace("scripts/", f"{ROOT}/scripts/"), cwd=tmp_path, timeout=180))
+    deadline = time.monotonic() + 240
+    while cluster.run("squeue -h").stdout.strip():  # the batch job
+        assert time.monotonic() < deadline, "the batch job still runs after 240 s"
+        time.sleep(1)
+    assert "status: complete" in (tmp_path / "results" / "latest" / "fpgacomm-run.txt").read_text()
+    assert env_of(tmp_path / "lat.json")["launcher"]["name"] == "mpirun"  # salloc's, written last
+    assert env_of(tmp_path / "bw.json")["scale"] == "scale-out"
