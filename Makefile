@@ -11,7 +11,7 @@ RESULTS ?= results
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
-.PHONY: setup suite test bench
+.PHONY: setup suite test bench docs
 setup:
 	scripts/setup.sh
 
@@ -24,3 +24,7 @@ test: setup
 
 bench: setup
 	$(PYTHON) bench/pt2pt.py
+
+# The rendered reference in docs/_build/html (docs/conf.py), warnings as errors.
+docs: setup
+	$(PYTHON) -m sphinx -W --keep-going -q -b html docs docs/_build/html

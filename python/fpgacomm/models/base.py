@@ -6,13 +6,15 @@ otherwise), `fit(result)` returning a `Fit` (the fitted model, standard
 errors, R^2, residuals), and `against(result)`, a Result of measured against
 predicted values with the relative error per row.
 
-Subclasses set:
+Subclasses set::
+
     parameters  the names of the fitted parameters, in order
     units       the unit of each parameter ("s", "B/s", "B", "")
     x_column, y_column
                 the Result columns `fit` and `compare` read (defaults
                 "size" and "latency_avg", the OSU latency column); `data(result)` may be overridden
                 where a model needs more than one column
+
 and implement `predict(x)`. `initial(x, y)` gives the starting point of the
 nonlinear fit; a model that is linear in its parameters overrides `_solve`
 instead (see Hockney). `fit(..., fixed={name: value})` holds parameters that
@@ -35,13 +37,19 @@ from ..results.units import with_unit
 class Fit:
     """A fitted model with what the fit says about itself.
 
-    stderr: one standard error per parameter, from the covariance of the
+    stderr
+        one standard error per parameter, from the covariance of the
         weighted least-squares estimate scaled by the residual variance.
-    residuals: y - predict(x), in y's unit, for every point used.
-    r_squared: 1 - SS_res / SS_tot, both weighted as the fit was.
-    covariance: over the fitted (not fixed) parameters, in order.
-    fixed: the parameters held at given values.
-    extra: derived figures (name: value), printed after the parameters.
+    residuals
+        y - predict(x), in y's unit, for every point used.
+    r_squared
+        1 - SS_res / SS_tot, both weighted as the fit was.
+    covariance
+        over the fitted (not fixed) parameters, in order.
+    fixed
+        the parameters held at given values.
+    extra
+        derived figures (name: value), printed after the parameters.
     """
 
     model: "Model"
@@ -241,7 +249,7 @@ class Model:
 
 
 def uncertainties(x: np.ndarray, y: np.ndarray, weighted: bool | None) -> tuple:
-    """(weighted, sigma): relative errors (sigma = |y|) when weighted, by
+    """(weighted, sigma): relative errors (sigma = ``|y|``) when weighted, by
     default when x spans more than two decades; else sigma = 1."""
     if weighted is None:
         weighted = bool(np.min(x) > 0 and np.max(x) / np.min(x) > 100)

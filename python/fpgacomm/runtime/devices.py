@@ -86,7 +86,7 @@ def check_api(options: DeviceOptions, kinds, test: str = "") -> None:
 
 
 def kernel_dir() -> str:
-    """kernels/*.cl as installed with the package."""
+    """``kernels/*.cl`` as installed with the package."""
     return str(Path(__file__).resolve().parent.parent / "kernels")
 
 

@@ -11,12 +11,14 @@ outlive_launcher() starts, beside the ending rank, a small detached
 process (this file run as a program) that waits WAIT seconds for the
 rank's parent (mpirun on mpirun's host, orted on the others) to end by
 itself, and otherwise ends it:
+
 - mpirun: the daemons it still waits for are its children that launch them
   (ssh, or the plm_rsh_agent), one per remote host, whose command line
   names the host; it says which hosts stopped answering, ends those, then
   mpirun itself (SIGKILL: it was asked once already) if it still waits;
 - orted: the daemon of a host cut off from mpirun; it is ended, with its
   own children.
+
 Nothing is done where the parent is no Open MPI launcher (a plain process,
 srun), or where it ends by itself: a job whose hosts all answer never
 meets this.
