@@ -23,9 +23,10 @@ root_doc = "index"
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
 html_title = f"fpgacomm {release}"
-# Module docstrings come first, then members in source order, as the code reads.
+# Module docstrings come first, then members in source order, as the code reads;
+# a member without a docstring is listed all the same (its signature).
 autodoc_member_order = "bysource"
-autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
+autodoc_default_options = {"members": True, "undoc-members": True, "show-inheritance": True}
 autodoc_typehints = "description"
 # Markdown headings become link targets (docs/SLURM.md#srun), as GitHub renders them.
 myst_heading_anchors = 3

@@ -81,7 +81,7 @@ class CliDirective(_Generated):
         try:
             lines = []
             for prog, parser in parsers():
-                lines += [prog, "-" * len(prog), "", "::", ""]
+                lines += [prog, "-" * len(prog), "", ".. code-block:: text", ""]
                 lines += [f"    {line}".rstrip() for line in parser.format_help().splitlines()] + [""]
             return lines
         finally:
