@@ -15,6 +15,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 setup:
 	scripts/setup.sh
 
+# The quick set (fpgacomm suite --full: every test), which says its expected time first.
 # Each run in $(RESULTS)/<UTC date-time>/; $(RESULTS)/latest links to the newest complete one.
 suite: setup
 	mpirun -np $(NP) --oversubscribe $(PYTHON) -m fpgacomm suite $(RESULTS)

@@ -46,7 +46,9 @@ QUICK_ENTRIES = ("osu_latency_H_H", "osu_latency_D_D", "osu_bw_H_H", "osu_bw_D_D
 # The quick set's point-to-point sizes, where the user gives none (-m).
 QUICK_SIZES = "1:1M"
 # Seconds each set takes on an idle 2-core machine (PoCL, Intel's FPGA
-# emulator) at its defaults, said before it starts: measured, see docs/SUITE.md.
+# emulator) at its defaults, said before it starts: estimates. The full set
+# took 25-30 minutes on a loaded 2-core machine; the quick set's is scaled
+# from it by the entries and sizes it keeps.
 EXPECTED_SECONDS = {"quick": 180, "full": 1500}
 # Options for the point-to-point entries alone: the transfer engine's, which
 # the collectives and one-sided tests do not use.
