@@ -1,6 +1,7 @@
 """fpgacomm under a real Slurm (tests/slurm.py: munged, slurmctld and two
 slurmd on this host): srun --mpi=pmix of an osu test, a collective and the
-suite (through the repository's example batch script), salloc + mpirun,
+suite (through the repository's example batch script, as docs/SLURM.md
+runs it), salloc + mpirun,
 scancel keeping the partial Result, two nodes, and what every Result
 records of the job and its launcher. The commands run as a user types them."""
 
@@ -77,18 +78,6 @@ def test_salloc_and_mpirun(cluster, tmp_path):
     env = env_of(tmp_path / "lat.json")
     assert env["launcher"] == {"name": "mpirun", "command": command}
     assert env["slurm"]["job_id"].isdigit() and env["slurm"]["node_list"] in cluster.nodes
-
-
-def test_the_example_batch_script_runs_the_suite(cluster, tmp_path):
-    script = ROOT / "scripts" / "suite.sbatch"
-    options = f"-m 8 {SHORT} --beff-max-size 2 --beff-repetitions 1"
-    ran(cluster.run(f"sbatch --wait -o job.out {script} results {options}", cwd=tmp_path, timeout=280))
-    log = (tmp_path / "job.out").read_text()
-    marker = (tmp_path / "results" / "latest" / "fpgacomm-run.txt").read_text()
-    assert "status: complete" in marker, log
-    env = env_of(tmp_path / "results" / "latest" / "osu_latency_H_H.json")
-    assert env["launcher"]["name"] == "srun" and env["launcher"]["command"].startswith("srun --mpi=pmix fpgacomm suite")
-    assert env["slurm"]["step_id"] == "0" and env["ranks"] == 2
 
 
 def test_without_a_launcher_the_message_names_srun(cluster, tmp_path):
@@ -171,6 +160,10 @@ def test_every_command_of_the_slurm_page_runs(cluster, tmp_path):
     while cluster.run("squeue -h").stdout.strip():  # the batch job
         assert time.monotonic() < deadline, "the batch job still runs after 240 s"
         time.sleep(1)
+    # The example batch script's suite (scripts/suite.sbatch), srun's tasks inside the job.
     assert "status: complete" in (tmp_path / "results" / "latest" / "fpgacomm-run.txt").read_text()
+    env = env_of(tmp_path / "results" / "latest" / "osu_latency_H_H.json")
+    assert env["launcher"]["name"] == "srun" and env["launcher"]["command"].startswith("srun --mpi=pmix fpgacomm suite")
+    assert env["slurm"]["step_id"] == "0" and env["ranks"] == 2
     assert env_of(tmp_path / "lat.json")["launcher"]["name"] == "mpirun"  # salloc's, written last
     assert env_of(tmp_path / "bw.json")["scale"] == "scale-out"

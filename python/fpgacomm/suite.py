@@ -43,8 +43,10 @@ STANDARD_SET += [(f"{benchmark.name}_{mem}", benchmark, {"mem": mem, **_SHORT})
 QUICK_ENTRIES = ("osu_latency_H_H", "osu_latency_D_D", "osu_bw_H_H", "osu_bw_D_D", "osu_allreduce_H",
                  "osu_allreduce_D", "osu_bcast_H", "osu_alltoall_H", "osu_put_latency_H", "osu_put_bw_H",
                  "beff_cpu", "gather_tree_D")
-# The quick set's point-to-point sizes, where the user gives none (-m).
+# The quick set's point-to-point sizes and b_eff's repetitions (HPCC FPGA's
+# default is 10), where the user gives none (-m, --beff-repetitions).
 QUICK_SIZES = "1:1M"
+QUICK_BEFF_REPETITIONS = 3
 # Seconds each set takes on an idle 2-core machine (PoCL, Intel's FPGA
 # emulator) at its defaults, said before it starts: estimates. The full set
 # took 25-30 minutes on a loaded 2-core machine; the quick set's is scaled
@@ -110,7 +112,7 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
         **parameters) -> list:
     """Runs the quick set (QUICK_ENTRIES; full: every entry) of STANDARD_SET
     with `parameters` (sizes, iterations, device, ...; the quick set's
-    point-to-point sizes QUICK_SIZES where none are given),
+    sizes QUICK_SIZES and b_eff's QUICK_BEFF_REPETITIONS where none are given),
     BEFF_SET up to 2^beff_max_size bytes (beff_repetitions, when given, for
     every b_eff run), GATHER_SET and a small simulated run of every fabric preset, and
     writes NAME.json per Result, the fits and figures (fit_and_draw) and
@@ -144,6 +146,8 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
         print(f"suite: writing into {folder}", flush=True)
     if not full and parameters.get("sizes") is None:
         parameters = {**parameters, "sizes": QUICK_SIZES}
+    if not full and beff_repetitions is None:
+        beff_repetitions = QUICK_BEFF_REPETITIONS
     try:
         # A rank blocked in MPI when interrupted ends on the watcher's thread: the same handling there.
         with interrupts.on_stop(lambda stop: _stopped(run, stop) if run is not None else None):

@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     add_device_options(parser)
     parser.add_argument("--beff-max-size", type=int, default=20, metavar="LOG2",
                         help="largest b_eff message, 2^LOG2 bytes (default 20)")
-    parser.add_argument("--beff-repetitions", type=int, metavar="N", help="b_eff -n (default 10 cpu, 3 kernel)")
+    parser.add_argument("--beff-repetitions", type=int, metavar="N", help="b_eff -n (default 3; with --full 10 cpu, 3 kernel)")
     parser.add_argument("--full", action="store_true",
                         help="every benchmark of the standard set: each OSU test with host and device buffers, "
                              "b_eff between CPUs and between kernels (about 25 minutes on 2 cores)")
