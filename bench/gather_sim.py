@@ -17,7 +17,7 @@ import time
 
 from fpgacomm import gather_sim
 from fpgacomm.models import vcsn
-from fpgacomm.report import human_bytes
+from fpgacomm.results.report import human_bytes
 
 PAIRS = (("ring", "dcn_ring"), ("tree", "vcsn"), ("vlink", "vcsn"))
 NODES = (4, 9, 16)

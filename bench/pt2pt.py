@@ -48,7 +48,7 @@ HOST_BW_CHUNK = ("bw", "chunk", 20, 2)
 def measure_ranks(platform_name: str) -> dict:
     """Runs inside both ranks: one round of fpgacomm's figures, on rank 0."""
     from fpgacomm import _core, mpi, osu
-    from fpgacomm.devices import DeviceOptions, open_device
+    from fpgacomm.runtime.devices import DeviceOptions, open_device
 
     comm = mpi.world()
     # The host route first, before a device (and a CPU device's worker
@@ -113,7 +113,7 @@ def keep_best(best: dict, figures: dict) -> None:
 def measure_memory(case: str, platform_name: str) -> dict:
     """Runs inside both ranks: one sweep up to 1 GiB, then each rank's peak RSS."""
     from fpgacomm import mpi, osu
-    from fpgacomm.devices import DeviceOptions
+    from fpgacomm.runtime.devices import DeviceOptions
 
     name, mem, path, test = next(c for c in MEMORY_CASES if c[0] == case)
     comm = mpi.world()

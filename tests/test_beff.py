@@ -10,8 +10,8 @@ import pytest
 
 from fpgacomm import _core, beff, cli
 from fpgacomm.models.beff import ChannelModel
-from fpgacomm.report import format_text
-from fpgacomm.result import Result
+from fpgacomm.results.report import format_text
+from fpgacomm.results.result import Result
 
 
 def test_hpcc_loop_length_matches_hand_computed_values():

@@ -336,7 +336,7 @@ def test_rows_printed_as_measured_read_as_the_text_of_the_whole_result(tmp_path)
     """The rows come one by one as the sizes end; together with the header
     they are exactly format_text of the finished Result. stderr is no
     terminal here, so it holds no progress line."""
-    from fpgacomm.report import format_text
+    from fpgacomm.results.report import format_text
 
     run = fpgacomm("osu", "bw", "-m", "1:2M", "-i", "30", "-x", "2", "--json", str(tmp_path / "bw.json"), ranks=2)
     assert run.returncode == 0, run.stderr

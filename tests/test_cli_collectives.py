@@ -55,7 +55,7 @@ def test_an_option_that_does_not_apply_is_not_offered():
     cases = [
         (("osu", "put_bw", "-T", "mpi_int"), "unrecognized arguments: -T mpi_int"),  # one-sided: MPI_CHAR only
         (("osu", "alltoall", "--root", "1", "-m", "8"), "unrecognized arguments: --root 1"),
-        (("osu", "gather", "D", "D"), "unrecognized arguments: D D"),  # collectives take --mem
+        (("osu", "gather", "D", "D"), "takes its buffers' memory kind with --mem, not as words"),
         (("osu", "latency", "--mem", "D"), "unrecognized arguments: --mem\n"),  # D: a kind, where kinds may follow
         (("osu", "allgather", "--path", "staged"), "unrecognized arguments: --path staged"),
         (("osu", "bcast", "-W", "8"), "unrecognized arguments: -W 8"),

@@ -16,7 +16,7 @@ import pytest
 
 import fpgacomm
 from fpgacomm import Result
-from fpgacomm.results import compare_stats
+from fpgacomm.results import compare_stats, peers
 from fpgacomm.results.compare import compare, format_comparison
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -202,7 +202,7 @@ def test_bad_inputs_exit_2_with_one_message(tmp_path):
     (tmp_path / "notes.txt").write_text("nothing a benchmark printed\n")
     cases = [
         ((latency, str(tmp_path / "notes.txt")), "not a format fpgacomm reads; it reads Result JSON and CSV files and "
-         "the text output of OSU Micro-Benchmarks 7.x, nccl-tests, IMB-MPI1, HPCC FPGA b_eff"),
+         f"the text output of {', '.join(peers.FORMATS)}"),
         ((latency, bandwidth), "measures bandwidth and A (" + latency + ", osu_latency) latency; compare runs of one "
          "quantity"),
         ((latency, large), f"the sizes of A and B do not overlap: A ({latency}) has 8 B to 16 B, B ({large}) has "

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fpgacomm import _core, osu, params
-from fpgacomm.devices import DeviceOptions, describe, device_for, kernel_dir
+from fpgacomm.runtime.devices import DeviceOptions, describe, device_for, kernel_dir
 
 
 def test_sizes_follow_omb():

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from fpgacomm import fabric, fabric_resources, gather_sim
-from fpgacomm.fabric_resources import Limits
+from fpgacomm.simulation.resources import Limits
 
 from test_cli import fpgacomm
 

@@ -19,7 +19,7 @@ import pytest
 from loaded import without_load_warning
 
 from fpgacomm import Result, _core
-from fpgacomm.devices import describe, kernel_dir
+from fpgacomm.runtime.devices import describe, kernel_dir
 
 from test_cli import fpgacomm
 from test_mpi import HERE, mpirun

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from fpgacomm import _core
-from fpgacomm.gather import RECEIVES, Transfer, schedule
+from fpgacomm.benchmarks.gather import RECEIVES, Transfer, schedule
 
 NODES = range(2, 65)
 BLOCK = 1000
@@ -205,7 +205,7 @@ def test_bad_parameters_are_usage_errors(args, kwargs, message):
 
 
 def test_rank_part_is_each_ranks_messages_by_buffer_position():
-    from fpgacomm.gather import _runs, expected_blocks, rank_part
+    from fpgacomm.benchmarks.gather import _runs, expected_blocks, rank_part
 
     tree = schedule("tree", 9, BLOCK)
     # FPGA 3 collects 4's block in stage 1 and sends blocks 3 and 4 as one message at the end.

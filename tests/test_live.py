@@ -21,7 +21,7 @@ from loaded import PREFIX as LOAD_WARNING
 from terminal import read_terminal
 
 from fpgacomm import Result
-from fpgacomm.report import format_text, summary_line
+from fpgacomm.results.report import format_text, summary_line
 
 pyte = pytest.importorskip("pyte", reason="the screen tests need pyte (Debian's python3-pyte; scripts/setup.sh "
                                           "installs it)")

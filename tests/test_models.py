@@ -7,7 +7,7 @@ import pytest
 from fpgacomm import _core, fabric
 from fpgacomm.models.base import Model
 from fpgacomm.models.beff import ChannelModel
-from fpgacomm.result import Result
+from fpgacomm.results.result import Result
 
 SIZES = np.array([1 << m for m in range(21)], dtype=float)
 
@@ -214,7 +214,7 @@ def test_cuscomnet_fit_recovers_tr_and_ta_from_noisy_latencies():
 
 def test_cuscomnet_fit_of_the_store_and_forward_simulator_gives_the_cuscomnet_papers_parameters():
     runs = [fabric.latency(fabric.cuscomnet_torus(forwarding="store_and_forward"), hops=h, size=64) for h in (1, 2, 3)]
-    from fpgacomm.fit import combine
+    from fpgacomm.models.fit import combine
 
     fit = CusComNet.fit(combine(runs))
     assert fit.params["routing_latency"] == pytest.approx(0.57e-6, rel=2e-3)

@@ -9,7 +9,7 @@ import pytest
 
 from fpgacomm import _core, gather
 from fpgacomm.models import vcsn
-from fpgacomm.result import Result
+from fpgacomm.results.result import Result
 
 MiB = 1 << 20
 UsageError = _core.UsageError

@@ -12,7 +12,7 @@ from fpgacomm import _core, plot
 from fpgacomm.models.base import Model, linear_least_squares
 from fpgacomm.models.cuscomnet import CusComNet
 from fpgacomm.models.hockney import Hockney
-from fpgacomm.result import Result
+from fpgacomm.results.result import Result
 
 SIZES = [1 << m for m in range(0, 23, 2)]
 MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF-"}

@@ -1,7 +1,7 @@
 import pytest
 
-from fpgacomm.report import FORMATTERS, format_text, summary_line
-from fpgacomm.result import Result
+from fpgacomm.results.report import FORMATTERS, format_text, summary_line
+from fpgacomm.results.result import Result
 from fpgacomm.results.units import human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
 
 ENV = {"fpgacomm_version": "0.1.0", "hosts": ["n01"]}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import fpgacomm
-from fpgacomm.result import SCHEMA, Result
+from fpgacomm.results.result import SCHEMA, Result
 
 
 def latency_result():
@@ -270,7 +270,7 @@ def test_a_writer_killed_mid_write_leaves_no_temporary_file_and_the_old_content(
 
     target = tmp_path / "r.json"
     target.write_text("old")
-    script = ("import sys, time\nfrom fpgacomm.result import atomic_write\n"
+    script = ("import sys, time\nfrom fpgacomm.results.result import atomic_write\n"
               "def slow(f):\n    f.write('partial'); f.flush(); print('writing', flush=True); time.sleep(60)\n"
               f"atomic_write({str(target)!r}, slow, newline=None)\n")
     writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)

@@ -15,7 +15,7 @@ from loaded import without_load_warning
 from fpgacomm import Result, _core
 from fpgacomm.benchmarks.sweep import round_orders
 from fpgacomm.cli.command import parse_arguments
-from fpgacomm.report import format_text
+from fpgacomm.results.report import format_text
 from fpgacomm.results import rounds, stats
 from fpgacomm.runtime import environment
 
@@ -199,7 +199,7 @@ def test_every_measuring_command_takes_rounds(argv):
 SCRIPT = textwrap.dedent("""
     import json, sys
     from mpi4py import MPI
-    import fpgacomm.osu as osu, fpgacomm.collectives as collectives, fpgacomm.onesided as onesided
+    from fpgacomm import collectives, onesided, osu
     from fpgacomm.benchmarks import beff, devbw, gather, overhead
 
     comm = MPI.COMM_WORLD

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from fpgacomm.stats import summarize
+from fpgacomm.results.stats import summarize
 
 
 def test_one_to_hundred():

@@ -148,7 +148,7 @@ def test_devices_lists_sycl_devices_beside_opencl_ones(tmp_path):
 
 
 def test_opencl_runs_never_load_libsycl():
-    code = ("import fpgacomm.osu, fpgacomm.collectives; from fpgacomm import _core; _core.all_devices(); "
+    code = ("from fpgacomm import collectives, osu; from fpgacomm import _core; _core.all_devices(); "
             "print('libsycl' in open('/proc/self/maps').read())")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr

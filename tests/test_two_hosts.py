@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fpgacomm import Result, plot
-from fpgacomm.report import summary_line
+from fpgacomm.results.report import summary_line
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "two_hosts.sh"

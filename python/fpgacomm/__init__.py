@@ -6,21 +6,20 @@ MPI is imported lazily, at the thread level fpgacomm needs (fpgacomm.mpi).
 
 The package is built in layers, each importing only those below it
 (docs/ARCHITECTURE.md): params and schedules, runtime, results, models,
-simulation, benchmarks, figures, suite, cli. The modules users import are
-also reachable by their short names below (``import fpgacomm.osu``,
-``from fpgacomm import plot``), loaded when first used.
+simulation, benchmarks, figures, suite, cli. The modules users reach for
+are attributes of the package by short names (``fpgacomm.osu``,
+``from fpgacomm import plot``), each imported when first used, so that
+``import fpgacomm`` stays quick and loads neither MPI nor Matplotlib.
+Importing it changes nothing outside the package: the OpenCL registry is
+chosen where fpgacomm opens OpenCL (runtime.devices.configure_runtime).
 """
 
 import importlib
-import importlib.abc
-import importlib.util
-import sys
 
-from ._core import __version__  # noqa: F401  (the build's version)
-from .benchmarks.launch import launch  # noqa: F401  (a benchmark on N ranks from a notebook)
-from .results.compare import compare  # noqa: F401  (runs against each other, size by size)
-from .results.result import Result, load  # noqa: F401  (many Result files as one table: load)
-from .runtime.devices import use_user_icd_vendors
+from ._core import __version__
+from .benchmarks.launch import launch
+from .results.compare import compare
+from .results.result import Result, load
 
 # Short public name -> module in its layer.
 PUBLIC_MODULES = {
@@ -33,31 +32,16 @@ PUBLIC_MODULES = {
     "overhead": "benchmarks.overhead", "plot": "figures.plot",
 }
 
-
-class _PublicNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Lets `import fpgacomm.osu` find fpgacomm.benchmarks.osu: the short name
-    becomes one more name of the same module object."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        package, _, short = fullname.partition(".")
-        if package == __name__ and short in PUBLIC_MODULES:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def create_module(self, spec):
-        module = importlib.import_module(f"{__name__}.{PUBLIC_MODULES[spec.name.partition('.')[2]]}")
-        spec.loader_state = module.__spec__  # the import system sets the alias's spec on the module
-        return module
-
-    def exec_module(self, module):
-        module.__spec__ = module.__spec__.loader_state  # already executed under its own name; keep its spec
+__all__ = ["__version__", "Result", "compare", "launch", "load", *PUBLIC_MODULES]
 
 
 def __getattr__(name):
     if name in PUBLIC_MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+        module = importlib.import_module(f"{__name__}.{PUBLIC_MODULES[name]}")
+        globals()[name] = module  # later look-ups find it without this function
+        return module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-sys.meta_path.append(_PublicNames())
-use_user_icd_vendors()  # before any OpenCL call of any module
+def __dir__():
+    return sorted(__all__)

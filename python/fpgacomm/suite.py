@@ -19,7 +19,7 @@ from .benchmarks import beff, gather, registry
 from .benchmarks.sweep import OnProgress, check_rounds
 from .simulation import fabric, gather as gather_sim
 from .params import resolve_sizes, usage_error
-from .runtime import interrupts, mpi
+from .runtime import files, interrupts, mpi
 from .results.report import format_text, summary_line
 from .results.result import atomic_write
 
@@ -235,9 +235,8 @@ class RunFolder:
 def read_marker(folder: str) -> dict | None:
     """{"status": ..., "files": [...], ...} of a run folder, None where fpgacomm wrote no marker."""
     try:
-        with open(os.path.join(folder, MARKER), encoding="utf-8") as marker:
-            lines = marker.read().splitlines()
-    except OSError:
+        lines = files.read_text(os.path.join(folder, MARKER)).splitlines()
+    except files.ResultError:  # none, or no marker fpgacomm wrote (a FIFO, binary): not a run folder of ours
         return None
     if not lines or not lines[0].startswith("written by fpgacomm "):
         return None

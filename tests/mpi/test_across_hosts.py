@@ -9,7 +9,7 @@ Every Result must name both hosts, the ranks on each and scale-out."""
 import pytest
 
 from fpgacomm import _core, beff, collectives, devbw, gather, onesided, osu, overhead, schedules
-from fpgacomm.devices import DeviceOptions
+from fpgacomm.runtime.devices import DeviceOptions
 
 from conftest import assert_all
 

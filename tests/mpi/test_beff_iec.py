@@ -12,7 +12,7 @@ import pytest
 
 from fpgacomm import _core, beff
 from fpgacomm.benchmarks import beff_iec
-from fpgacomm.devices import DeviceOptions, open_device
+from fpgacomm.runtime.devices import DeviceOptions, open_device
 
 from conftest import assert_all
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fpgacomm import Result, _core, osu
-from fpgacomm.devices import DeviceOptions, open_device
+from fpgacomm.runtime.devices import DeviceOptions, open_device
 from fpgacomm.results import timeline
 from fpgacomm.runtime import calibration
 

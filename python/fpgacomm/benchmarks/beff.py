@@ -7,7 +7,7 @@ per size. Per size, T(m) is the slowest rank's best repetition, the
 aggregated bandwidth is B(m) = N * R * 2^m * LL(m) / T(m), and b_eff is the
 mean of B(m) over the sizes run. docs/METHODS.md ("b_eff") states every rule.
 
-    mpirun -np 4 python -c "import fpgacomm.beff as b; print(b.run(comm_type='cpu', max_size=12))"
+    mpirun -np 4 python -c "from fpgacomm import beff as b; print(b.run(comm_type='cpu', max_size=12))"
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """OSU-style blocking collectives with buffers in any memory kind.
 
-    mpirun -np 4 python -c "import fpgacomm.collectives as c; print(c.allreduce(mem='D'))"
+    mpirun -np 4 python -c "from fpgacomm import collectives as c; print(c.allreduce(mem='D'))"
 
 OMB's method (docs/METHODS.md, "Collectives"): per iteration each rank times
 one MPI call, then a barrier outside the timed region; OMB's avg, min and max

@@ -9,7 +9,7 @@ event's interval is the device's time, the rest is command overhead. Small
 sizes give the latency of one copy, large ones the bandwidth. The method is
 in docs/METHODS.md (devbw).
 
-    mpirun -np 2 python -c "import fpgacomm.devbw as d; print(d.run(sizes='1:64M').rows[0])"
+    mpirun -np 2 python -c "from fpgacomm import devbw as d; print(d.run(sizes='1:64M').rows[0])"
 """
 
 from __future__ import annotations

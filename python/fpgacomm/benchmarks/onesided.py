@@ -1,6 +1,6 @@
 """OSU-style one-sided tests (MPI windows) with the local buffer in any memory kind.
 
-    mpirun -np 2 python -c "import fpgacomm.onesided as o; print(o.put_bw(mem='D', sync='fence'))"
+    mpirun -np 2 python -c "from fpgacomm import onesided as o; print(o.put_bw(mem='D', sync='fence'))"
 
 OMB's method (docs/METHODS.md, "OSU one-sided tests"): rank 0 is the origin
 and times; latency includes the synchronisation; bandwidth tests issue W

@@ -4,7 +4,7 @@ Each is a function taking a communicator (COMM_WORLD by default) and keyword
 parameters and returning a Result; the loops run in C++ (no Python in a timed
 region). The methods are OMB's and are stated in docs/METHODS.md.
 
-    mpirun -np 2 python -c "import fpgacomm.osu as o; print(o.latency(mem=('D', 'D')))"
+    mpirun -np 2 python -c "from fpgacomm import osu as o; print(o.latency(mem=('D', 'D')))"
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ library's eager limit only the rendezvous request has arrived by then, so
 recv_overhead also holds the transfer. docs/METHODS.md ("Models") has the
 method.
 
-    mpirun -np 2 python -c "import fpgacomm.overhead as o; print(o.run(sizes='1:64K'))"
+    mpirun -np 2 python -c "from fpgacomm import overhead as o; print(o.run(sizes='1:64K'))"
 """
 
 from __future__ import annotations

@@ -14,11 +14,15 @@ import os
 import sys
 import threading
 import traceback
+import warnings
 
 from .. import _core
+from ..benchmarks import registry
+from ..params import MEMORY_KINDS
 from ..results.result import WriteError
+from ..runtime.files import ResultError
 from ..runtime import interrupts, launcher
-from . import outputs
+from . import habits, outputs
 from .live import SCREEN, silence_stdout
 from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit, launch_rank
 
@@ -33,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=_seconds, default=os.environ.get("FPGACOMM_TIMEOUT", DEFAULT_TIMEOUT),
                         help="abort the whole run after this many seconds (0: never; default %(default)s, "
                              "or FPGACOMM_TIMEOUT); before or after the command")
+    parser.choices_below = {test: f"osu {test}" for test in registry.osu_tests()}
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
     for module in (devices, devbw, osu, beff, suite, fabric, gather, fit, model, overhead, plot, timeline, compare,
@@ -100,7 +105,8 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     words (osu's memory kinds, set as `trailing`) gets them wherever they
     stand, before or after the options, as OSU Micro-Benchmarks takes them."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(_timeout_first(sys.argv[1:] if argv is None else list(argv)))
+    words = habits.omb_program_names(_timeout_first(sys.argv[1:] if argv is None else list(argv)))
+    args, extra = parser.parse_known_args(words)
     trailing = getattr(args, "trailing", None)
     if trailing:
         unknown = [word for word in extra if word.startswith("-")]
@@ -108,7 +114,8 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     else:
         unknown = extra
     if unknown:
-        chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+        chosen_parser(parser, args).error(habits.misplaced_kinds(args, unknown, MEMORY_KINDS)
+                                          or f"unrecognized arguments: {' '.join(unknown)}")
     return args
 
 
@@ -165,8 +172,14 @@ def _save_and_end(stop: KeyboardInterrupt, args) -> None:
     _abort(interrupts.exit_status(stop))
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning of the library as one line of the command's, without Python's source location."""
+    print(f"fpgacomm: warning: {message}", file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
     outputs.check_stdout()
+    warnings.showwarning = _show_warning
     args = parse_arguments(argv)
     interrupts.install(on_blocked=lambda stop: _interrupted(stop, args))
     start_watchdog(args.timeout)
@@ -189,6 +202,11 @@ def main(argv=None) -> int:
             return EXIT_USAGE
         print(f"fpgacomm: error on rank {launch_rank()}: {error}", file=sys.stderr)
         _abort(EXIT_USAGE if isinstance(error, _core.UsageError) else 1)
+    except ResultError as error:  # a file read is not what it should be: every rank read the same file
+        SCREEN.hide()
+        if launch_rank() == 0:
+            print(f"fpgacomm: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt as stop:  # interrupts.Interrupted, or Python's own before install()
         _interrupted(stop, args)
     except WriteError as error:  # a full disk, a folder removed: the text already printed stands

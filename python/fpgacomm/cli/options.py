@@ -9,6 +9,7 @@ import os
 import sys
 
 from ..params import DEFAULT_SIZES, parse_size, usage_error
+from . import habits
 
 EXIT_USAGE = 2
 EXIT_VALIDATION = 1
@@ -40,6 +41,9 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, error_prog: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.error_prog = error_prog or self.prog
+        # Choices of a subcommand that a mistyped word may have meant, with
+        # what to type for each (habits.did_you_mean).
+        self.choices_below = {}
         # Every type=int option (and its argument groups') takes the core's
         # int, checked here: a value past it is a usage error, not a failed call.
         self.register("type", int, core_int)
@@ -47,7 +51,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         if launch_rank() == 0:
             self.print_usage(sys.stderr)
-            print(f"{self.error_prog}: error: {message}", file=sys.stderr)
+            print(f"{self.error_prog}: error: {habits.did_you_mean(message, self.choices_below)}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
 

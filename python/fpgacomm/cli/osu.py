@@ -239,7 +239,6 @@ def run(args) -> int:
     with warnings.catch_warnings():
         # OMB's -M warning, once (rank 0 gives it), as one line of ours.
         warnings.simplefilter("always", collectives.MemLimitWarning)
-        warnings.showwarning = _show_warning
         result = args.benchmark.function(comm, **keywords, on_row=live)
     if comm.Get_rank() == 0:
         if graph:
@@ -287,10 +286,6 @@ def _root_rank(text: str) -> int:
     if not rank.strip().lstrip("+-").isdigit():
         raise argparse.ArgumentTypeError(f"give the root rank as N or fixed:N, got {text!r}")
     return core_int(rank)
-
-
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"fpgacomm: warning: {message}", file=sys.stderr, flush=True)
 
 
 # The test function's keywords that take the parsed value as it is: the

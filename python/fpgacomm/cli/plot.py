@@ -31,17 +31,16 @@ def read_result(path: str):
     IMB-MPI1, b_eff), or a UsageError naming the file."""
     from ..params import usage_error
     from ..results.result import Result
+    from ..runtime.files import ResultError
 
     if os.path.isdir(path):
         raise usage_error(f"{path}: a directory, not a Result file; give a .json or .csv file in it")
-    if not os.path.isfile(path):
-        raise usage_error(f"{path}: no such file")
     try:
         return Result.read(path)  # JSON, CSV, or a peer's text
+    except ResultError as error:  # runtime/files.py's boundary: names the path and what is wrong
+        raise usage_error(str(error)) from None
     except (ValueError, KeyError, TypeError) as error:
         raise usage_error(f"{path}: not an fpgacomm Result: {error}") from None
-    except OSError as error:
-        raise usage_error(f"cannot read {path!r}: {error.strerror or error}") from None
 
 
 def fits(modules: dict, results: list) -> dict:

@@ -30,6 +30,7 @@ from .. import catalog
 from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results.units import human_bandwidth, human_bytes, with_unit
+from ..results import peers, series
 from ..results.compare import NAME as COMPARISON
 from ..results.result import LOAD_NAME, Result, atomic_write, runs
 from ..runtime.environment import topology
@@ -396,6 +397,40 @@ def memory_kinds(results, axes=None, *, models=()) -> Figure:
     return axes[0].figure
 
 
+# ------------------------------------------------------- IMB, nccl-tests
+
+
+def peer_sweeps(results, axes=None) -> Figure:
+    """Intel MPI Benchmarks and nccl-tests Results: time (left) and
+    bandwidth (right; nccl-tests's bus bandwidth) against message size, a
+    line per series of each Result (results/series.py: IMB's tests, process
+    counts, groups and modes, nccl-tests's collectives), named by the
+    Result's file (where there are several) and the series. Sizes of 0
+    bytes and values printed as 0 have no place on log axes."""
+    results = _as_list(results)
+    if axes is None:
+        axes = new_figure(1, 2)[1]
+    names = [os.path.basename(str(result.env.get("source", result.benchmark))) if len(results) > 1 else ""
+             for result in results]
+    for ax, index, quantity, unit in ((axes[0], 0, "latency", "s"), (axes[1], 1, "bandwidth", "B/s")):
+        size_axis(ax)
+        factor = _value_axis(ax, quantity, unit)
+        for result, name in zip(results, names):
+            column = peers.FIGURE_COLUMNS[result.env["tool"]][index]
+            lines = {}
+            for row in result.rows:
+                value = row.get(column)
+                size = row.get("size")
+                if isinstance(value, (int, float)) and value > 0 and isinstance(size, (int, float)) and size > 0:
+                    lines.setdefault(series.label(series.identity(row)), []).append((row["size"], value))
+            for label_text, points in lines.items():
+                sizes, values = np.array(sorted(points)).T
+                ax.plot(sizes, values * factor, marker="o", markersize=3, linestyle="-" if _dense(sizes) else "none",
+                        label=f"{name} {label_text}".strip())
+        _finish(ax, f"{_what(results)}: {quantity} by message size")
+    return axes[0].figure
+
+
 # ---------------------------------------------------------------- b_eff
 
 
@@ -631,11 +666,13 @@ def has_values(result) -> bool:
 
 
 def drawable(result) -> str | None:
-    """latency | bandwidth | beff | gather | model: which figure draws it,
+    """latency | bandwidth | beff | gather | model | comparison | peer: which figure draws it,
     or None where no figure does."""
     if isinstance(result, Fit):
         return "model"
     name = result.benchmark
+    if result.env.get("tool") in peers.FIGURE_COLUMNS:  # IMB, nccl-tests: time and bandwidth by size
+        return "peer"
     if name == LOAD_NAME:  # a joined table: what its runs are, where they agree
         kinds = {drawable(run) for _, run in runs(result)}
         return kinds.pop() if len(kinds) == 1 else None
@@ -682,6 +719,10 @@ def figure_for(results, *, models=()) -> Figure:
         if len(results) != 1:
             raise usage_error("model against measurement draws one fit_MODEL Result or Fit at a time")
         return model_against_measurement(results[0])
+    if figure_kind == "peer":
+        if models:
+            raise usage_error("model overlays apply to fpgacomm's latency, bandwidth and b_eff figures")
+        return peer_sweeps(results)
     if figure_kind == "comparison":
         if len(results) != 1 or models:
             raise usage_error("a comparison is drawn alone, without model overlays")

@@ -12,7 +12,6 @@ methods are in docs/METHODS.md, "Comparing runs".
 from __future__ import annotations
 
 import glob
-import json
 import math
 import os
 import time
@@ -22,6 +21,7 @@ import numpy as np
 
 from ..catalog import BY_NAME
 from ..params import usage_error
+from ..runtime import files
 from . import launches, peers
 from .compare_stats import LEVEL, holm, shift
 from .result import SCHEMA, Result
@@ -81,18 +81,15 @@ def read_with_rounds(path: str) -> tuple:
     from the file's own dict, so that files with rounds read whatever the
     Result class accepts."""
     if path.lower().endswith(".json"):
-        with open(path, encoding="utf-8") as file:
-            try:
-                data = json.load(file)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}: not valid JSON: {error}") from None
+        data = files.read_json(path, what="an fpgacomm Result")
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ValueError(f"{path}: not an fpgacomm Result (no schema {SCHEMA!r}); fpgacomm reads Result JSON "
                              f"and CSV files and the text output of {', '.join(peers.FORMATS)}")
-        rows = [dict(row) for row in data.get("rows", [])]
-        rounds = [row.pop("rounds", None) for row in rows]
-        units = {key: unit for key, unit in data.get("units", {}).items() if key != "rounds"}
-        result = Result.from_dict({**data, "rows": rows, "units": units})
+        units = data.get("units")
+        if isinstance(units, dict):  # a "rounds" unit of older files: the rounds cell is no column
+            data = {**data, "units": {key: unit for key, unit in units.items() if key != "rounds"}}
+        result = Result.from_file(path, data)  # every cell checked, the rounds cells too
+        rounds = [row.pop("rounds", None) for row in result.rows]
         return result, rounds
     result = Result.read(path)  # CSV: its reader gives each row's rounds cell back, as JSON's
     rounds = [row.get("rounds") if isinstance(row.get("rounds"), dict) else None for row in result.rows]

@@ -25,6 +25,8 @@ import subprocess
 import time
 
 from ..params import usage_error
+from ..runtime import files
+from ..runtime.files import ResultError
 
 #: Each command folder's record of its launches.
 LAUNCHES = "launches.json"
@@ -113,9 +115,30 @@ def _last_line(path: str) -> str:
 
 
 def record(folder) -> dict | None:
-    """A command folder's launch record, or None where it has none."""
+    """A command folder's launch record, or None where it has none; a
+    ResultError where launches.json is not the record compare --run writes
+    (runtime/files.py reads it, every field used is checked)."""
     path = os.path.join(os.fspath(folder), LAUNCHES)
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         return None
-    with open(path, encoding="utf-8") as file:
-        return json.load(file)
+    data = files.read_json(path, what="the record fpgacomm compare --run writes")
+    try:
+        _check_record(data)
+    except ValueError as error:
+        raise ResultError(path, f"{error}; it is not the record fpgacomm compare --run writes (rename it, or "
+                                "run the campaign again)") from None
+    return data
+
+
+def _check_record(data) -> None:
+    """The fields of a launch record that readers use, of their types."""
+    files.of_type("the record", data, (dict,), "an object {command, fpgacomm, rounds, launches}")
+    files.of_type("command", data.get("command"), (str,), "a command's text")
+    launches = files.of_type("launches", data.get("launches"), (list,), "a list of launches")
+    for number, launch in enumerate(launches, start=1):
+        where = f"launch {number}"
+        files.of_type(where, launch, (dict,), "an object {launch, output, status, seconds, load_before, cores}")
+        files.of_type(f"{where} output", launch.get("output"), (str,), "a file name")
+        files.number(f"{where} status", launch.get("status"), integer=True)
+        files.number(f"{where} load_before", launch.get("load_before"), minimum=0, none=True)
+        files.number(f"{where} cores", launch.get("cores"), integer=True, minimum=1)

@@ -30,6 +30,15 @@ BANDWIDTH_FULL = [
 STAGING = [("Staging(%)", "staging_share", 100.0)]
 # Collectives: -f adds nccl-tests' bandwidths and the staging share.
 COLLECTIVE_FULL = LATENCY_FULL + [("Algbw(MB/s)", "algbw", MB), ("Busbw(MB/s)", "busbw", MB)] + STAGING
+# Non-blocking collectives (osu_i*): the whole operation with the compute
+# overlapped, the compute alone, the communication alone, and the share of
+# the communication hidden behind the compute.
+NONBLOCKING = [
+    ("Overall(us)", "overall", US),
+    ("Compute(us)", "compute", US),
+    ("Pure Comm.(us)", "pure_comm", US),
+    ("Overlap(%)", "overlap", 100.0),
+]
 # Headers OMB prints that fpgacomm's text does not: 7.x one-sided's latency
 # header, and -f's iteration count.
 OMB_ONLY = [("Latency (us)", "latency_avg", US), ("Iterations", "iterations", 1.0)]
@@ -37,8 +46,10 @@ OMB_ONLY = [("Latency (us)", "latency_avg", US), ("Iterations", "iterations", 1.
 
 def unit(key: str) -> str:
     """The SI unit of a column these headers name."""
-    if key.startswith("latency"):
+    if key.startswith("latency") or key in ("overall", "compute", "pure_comm"):
         return "s"
+    if key == "overlap":
+        return "fraction"
     if key.startswith(("bandwidth", "algbw", "busbw")):
         return "B/s"
     return "1/s" if key == "message_rate" else ""
@@ -47,4 +58,4 @@ def unit(key: str) -> str:
 #: header -> (row key, factor, unit), every header either side prints.
 BY_HEADER = {header: (key, factor, unit(key))
              for header, key, factor in (LATENCY_MAIN + LATENCY_FULL + BANDWIDTH_MAIN + MBW_MR_MAIN + BANDWIDTH_FULL
-                                         + COLLECTIVE_FULL + OMB_ONLY)}
+                                         + COLLECTIVE_FULL + NONBLOCKING + OMB_ONLY)}

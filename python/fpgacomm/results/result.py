@@ -21,8 +21,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..runtime import files
+from ..runtime.files import ResultError
 from . import peers
-from .units import with_unit
+from .units import NUMBER_UNITS, with_unit
 
 SCHEMA = "fpgacomm.result/1"
 
@@ -79,6 +81,40 @@ def _rounds_cell(cell: Any, columns: list, where: str) -> dict:
         raise ValueError(f"{where}: the rounds cell's lists differ in length ({sorted(lengths)}); each holds one "
                          "value per round the row has")
     return checked
+
+
+def check_cells(d: dict) -> None:
+    """The cells of a Result's dict as read from a file, checked beyond
+    what the Result itself asks of a benchmark's rows: units are names,
+    sizes finite numbers of 0 or more, a column in a unit of numbers
+    (units.NUMBER_UNITS) holds numbers or None, samples are lists of
+    numbers. A ValueError says which cell is wrong; parts of the wrong type
+    are left to from_dict, which names them."""
+    units = d.get("units")
+    if isinstance(units, dict):
+        for column, unit in units.items():
+            if not isinstance(unit, str):
+                raise ValueError(f"the unit of {column!r} is {type(unit).__name__} {unit!r}, not a unit's name")
+    units = units if isinstance(units, dict) else {}
+    rows = d.get("rows")
+    texts = {}  # column -> whether its first value was text: a column is text or numbers, never both
+    for i, row in enumerate(rows if isinstance(rows, list) else []):
+        if not isinstance(row, dict):
+            continue
+        for column, value in row.items():
+            where = f"row {i} column {column!r}"
+            if column == "size" and value is not None:
+                files.number(where, value, minimum=0)
+            elif units.get(column) in NUMBER_UNITS or isinstance(value, int):  # any whole number: 64-bit
+                files.number(where, value, finite=False, none=True)
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                if texts.setdefault(column, isinstance(value, str)) != isinstance(value, str):
+                    raise ValueError(f"{where}: {value!r} mixes text and numbers in one column")
+    samples = d.get("samples")
+    if isinstance(samples, dict):
+        for size, values in samples.items():
+            for k, value in enumerate(values if isinstance(values, list) else []):
+                files.number(f"sample {k} of size {size}", value, finite=False)
 
 
 class Result:
@@ -302,12 +338,22 @@ class Result:
 
     @classmethod
     def read_json(cls, path) -> "Result":
-        with open(path, encoding="utf-8") as f:
-            try:
-                d = json.load(f)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}: not valid JSON: {e}") from None
-        return cls.from_dict(d)
+        """Read a file written by write_json; a ResultError naming the file
+        and what is wrong with it otherwise (runtime/files.py)."""
+        return cls.from_file(path, files.read_json(path, what="an fpgacomm Result"))
+
+    @classmethod
+    def from_file(cls, path, d) -> "Result":
+        """from_dict of what the file at `path` holds, every cell checked
+        (check_cells); what is wrong is a ResultError naming the file."""
+        try:
+            if isinstance(d, dict):
+                check_cells(d)
+            return cls.from_dict(d)
+        except ResultError:
+            raise
+        except (ValueError, TypeError) as error:
+            raise ResultError(path, str(error)) from None
 
     # -------------------------------------------------------------------- CSV
 
@@ -360,9 +406,7 @@ class Result:
     @classmethod
     def read_csv(cls, path) -> "Result":
         """Read a file written by write_csv (samples come back as None)."""
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
-        lines = text.splitlines(keepends=True)
+        lines = files.read_text(path).splitlines(keepends=True)
         meta = {}
         n_comments = 0
         for line in lines:
@@ -370,35 +414,40 @@ class Result:
                 break
             key, sep, value = line[2:].partition(": ")
             if not sep:
-                raise ValueError(f"{path}: comment line {n_comments + 1} is not "
-                                 f"'# key: <JSON>': {line.rstrip()!r}")
-            meta[key] = json.loads(value)
+                raise ResultError(path, f"comment line {n_comments + 1} is not '# key: <JSON>': {line.rstrip()!r}")
+            try:
+                meta[key] = json.loads(value)
+            except (ValueError, RecursionError):
+                raise ResultError(path, f"comment line {n_comments + 1} ({key!r}) does not hold one JSON value") \
+                    from None
             n_comments += 1
-        table = list(csv.reader(io.StringIO("".join(lines[n_comments:]))))
+        try:
+            table = list(csv.reader(io.StringIO("".join(lines[n_comments:]))))
+        except csv.Error as error:
+            raise ResultError(path, f"not CSV fpgacomm reads: {error}") from None
         if not table:
-            raise ValueError(f"{path}: no header row after the comment lines")
+            raise ResultError(path, "no header row after the comment lines")
         keys, units = [], {}
         for cell in table[0]:
             m = _HEADER_CELL.match(cell)
             if not m:
-                raise ValueError(f"{path}: header cell {cell!r} is not 'key[unit]'")
+                raise ResultError(path, f"header cell {cell!r} is not 'key[unit]'")
             keys.append(m["key"])
             if m["key"] != ROUNDS and not _ROUND_HEADER.match(m["key"]):
                 units[m["key"]] = m["unit"]
         rows = []
         for line_no, cells in enumerate(table[1:], start=n_comments + 2):
             if len(cells) != len(keys):
-                raise ValueError(f"{path}: line {line_no} has {len(cells)} cells, "
-                                 f"the header has {len(keys)}")
-            rows.append(_row_of_csv({k: _parse_cell(c) for k, c in zip(keys, cells)}, f"{path}: line {line_no}"))
+                raise ResultError(path, f"line {line_no} has {len(cells)} cells, the header has {len(keys)}")
+            try:
+                rows.append(_row_of_csv({k: _parse_cell(c) for k, c in zip(keys, cells)}, f"line {line_no}"))
+            except ValueError as error:
+                raise ResultError(path, str(error)) from None
         d = dict(meta)
         d.setdefault("params", {})
         d.setdefault("env", {})
         d.update(units=units, rows=rows, samples=None)
-        try:
-            return cls.from_dict(d)
-        except ValueError as e:
-            raise ValueError(f"{path}: {e}") from None
+        return cls.from_file(path, d)
 
     # ---------------------------------------------------------------- either
 
@@ -413,7 +462,7 @@ class Result:
         told from its lines."""
         suffix = os.path.splitext(os.fspath(path))[1].lower()
         if suffix not in cls._READERS:
-            result = cls.from_dict({"schema": SCHEMA, **peers.read_text(path)})
+            result = cls.from_file(path, {"schema": SCHEMA, **peers.read_text(path)})
             result.env.setdefault("source", os.fspath(path))
             return result
         return getattr(cls, cls._READERS[suffix])(path)

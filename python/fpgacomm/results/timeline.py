@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..params import usage_error
+from ..runtime.files import ResultError
 from .result import Result
 
 STAGES = ("d2h", "mpi", "h2d")
@@ -140,20 +140,21 @@ def report(summary: dict) -> str:
 
 
 def chunks(result: Result, path: str) -> list:
-    """The rows of a timeline Result read from `path`, or a UsageError
-    saying what the file is instead and how to record a timeline."""
+    """The rows of a timeline Result read from `path`, or a ResultError
+    (runtime/files.py: the file is not what it should be, status 2) saying
+    what the file is instead and how to record a timeline."""
     record = "record one with fpgacomm osu TEST D D --path staged --timeline FILE"
     if not result.benchmark.endswith("_timeline"):
-        raise usage_error(f"{path}: a Result of {result.benchmark}, not a timeline; {record}")
+        raise ResultError(path, f"a Result of {result.benchmark}, not a timeline; {record}")
     missing = [column for column in COLUMNS if result.rows and column not in result.rows[0]]
     if missing:
-        raise usage_error(f"{path}: timeline rows lack {', '.join(missing)}; {record}")
+        raise ResultError(path, f"timeline rows lack {', '.join(missing)}; {record}")
     if not result.rows:
-        raise usage_error(f"{path}: holds no staged chunks; {record}")
+        raise ResultError(path, f"holds no staged chunks; {record}")
     for number, row in enumerate(result.rows):
         trouble = _impossible(row)
         if trouble:
-            raise usage_error(f"{path}: row {number}: {trouble}, which no measurement gives; {record}")
+            raise ResultError(path, f"row {number}: {trouble}, which no measurement gives; {record}")
     return result.rows
 
 

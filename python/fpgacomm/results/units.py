@@ -26,6 +26,8 @@ def human_bytes(n: float) -> str:
     without decimals, others with at most two.
     """
     value = float(n)
+    if not math.isfinite(value):
+        return f"{value} B"
     unit = 0
     while abs(value) >= 1024 and unit < len(_BINARY_UNITS) - 1:
         value /= 1024
@@ -43,6 +45,8 @@ def _significant(value: float, units: tuple, digits: int = 3) -> str:
     four digits: "1.157 us")."""
     if value is None or math.isnan(value):
         return "n/a"
+    if math.isinf(value):  # read from a file: no scale fits it
+        return f"{value} {units[0][0]}"
     # Round first so that 0.9997 s becomes "1.00 s", not "1000 ms".
     magnitude = abs(float(f"{value:.{digits}g}"))
     name, scale = units[-1]
@@ -84,6 +88,8 @@ def human_fraction(fraction: float, digits: int = 3) -> str:
     """A ratio as a percentage: -0.0236982 -> "-2.37 %"."""
     if fraction is None or math.isnan(fraction):
         return "n/a"
+    if math.isinf(fraction):
+        return f"{fraction} %"
     percent = 100 * fraction
     whole = math.floor(math.log10(abs(float(f"{percent:.{digits}g}")))) + 1 if percent else 1
     return f"{percent:.{max(digits - whole, 0)}f} %"
@@ -93,6 +99,9 @@ def human_fraction(fraction: float, digits: int = 3) -> str:
 # "fraction" is a ratio (a relative error), written as a percentage.
 _SCALED = {"s": (human_seconds, 1e-9), "B/s": (human_bandwidth, 1.0), "B": (human_bytes, 1.0),
            "msg/s": (human_rate, 1.0), "s/B": (human_time_per_byte, 0.0), "fraction": (human_fraction, 0.0)}
+#: The units of numbers: a column in one of them holds numbers (or None, a
+#: value not measured) and never text; readers refuse a file where it does.
+NUMBER_UNITS = frozenset(_SCALED) | {"1/s", "Hz"}
 # Measured values carry three significant digits; model and simulator
 # figures, exact for their inputs, carry MODEL_DIGITS (the papers' 12.02
 # against 12.44 GB/s, 1.157 us).

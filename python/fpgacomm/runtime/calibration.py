@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import _core
+from . import files
 
 KiB, MiB = 1 << 10, 1 << 20
 METHOD = 2  # raised whenever the measurement or the choices change: older entries are measured again
@@ -157,11 +158,15 @@ def load(key: dict, now: float | None = None) -> tuple[Sizing | None, str]:
         return None, "no entry"
     now = time.time() if now is None else now
     try:
-        entry = json.loads(path.read_text())
+        entry = files.read_json(path)  # a FIFO, /dev/zero or a broken file: a bad entry, measured again
+        if not isinstance(entry, dict) or not isinstance(entry.get("sizing"), dict):
+            return None, f"bad entry {path}: not an object with a sizing"
         if entry.get("key") != key:
             return None, f"bad entry {path}: it was measured for another device, driver or method"
         sizing = Sizing(**entry["sizing"])
         measured = float(entry["measured_at_epoch"])
+    except files.ResultError as error:  # names the path itself
+        return None, f"bad entry {error}"
     except (OSError, ValueError, TypeError, KeyError) as error:
         return None, f"bad entry {path}: {error}"
     problem = _out_of_range(sizing)

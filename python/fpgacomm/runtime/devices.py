@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,10 +152,13 @@ def leave_out_unasked_emulator(options: DeviceOptions) -> None:
 def configure_runtime(local_rank: int, local_ranks: int) -> None:
     """Environment the OpenCL runtime reads once, before its first call.
 
-    Each rank gets its own PoCL kernel cache (ranks sharing one have crashed)
-    and, unless the user set it, an equal share of the cores for PoCL's
-    worker threads, so ranks on one node do not oversubscribe it.
+    The ICD loader's registry (use_user_icd_vendors: chosen here, where
+    fpgacomm opens OpenCL, and not at import, which must leave a user's
+    environment alone); each rank's own PoCL kernel cache (ranks sharing one
+    have crashed) and, unless the user set it, an equal share of the cores
+    for PoCL's worker threads, so ranks on one node do not oversubscribe it.
     """
+    use_user_icd_vendors()
     cache = os.path.join(tempfile.gettempdir(), f"fpgacomm-pocl-{os.getuid()}", f"rank{local_rank}")
     os.makedirs(cache, exist_ok=True)
     os.environ.setdefault("POCL_CACHE_DIR", cache)
@@ -205,7 +209,26 @@ def open_device_if(needed: bool, comm, options: DeviceOptions, hosts: list[str] 
     if needed:
         return open_device(comm, options, hosts)
     _core.agree(comm, options_problem(options), True)
+    chosen = unused_choices(options)
+    if chosen and comm.Get_rank() == 0:
+        warnings.warn(f"this run opens no device (its buffers are host memory, or it moves no data), so "
+                      f"{', '.join(chosen)} changes nothing; give a device kind (D, B or P) to use a device",
+                      DeviceUnused, stacklevel=2)
     return None
+
+
+class DeviceUnused(UserWarning):
+    """Device options given to a run that opens no device."""
+
+
+def unused_choices(options: DeviceOptions) -> list[str]:
+    """The device options that differ from their defaults, as the command
+    line names them: what a run that opens no device would silently ignore."""
+    defaults = DeviceOptions()
+    names = {"platform": "--platform", "device": "--device", "type": "--device-type", "device_map": "--device-map",
+             "binary": "--binary", "bank": "--bank", "api": "-d"}
+    return [f"{flag} {getattr(options, field)}" for field, flag in names.items()
+            if getattr(options, field) != getattr(defaults, field)]
 
 
 def open_device(comm, options: DeviceOptions, hosts: list[str] | None = None):
