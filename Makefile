@@ -11,10 +11,11 @@ RESULTS ?= results
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
-.PHONY: setup suite test bench
+.PHONY: setup suite test bench docs
 setup:
 	scripts/setup.sh
 
+# The quick set (fpgacomm suite --full: every test), which says its expected time first.
 # Each run in $(RESULTS)/<UTC date-time>/; $(RESULTS)/latest links to the newest complete one.
 suite: setup
 	mpirun -np $(NP) --oversubscribe $(PYTHON) -m fpgacomm suite $(RESULTS)
@@ -24,3 +25,7 @@ test: setup
 
 bench: setup
 	$(PYTHON) bench/pt2pt.py
+
+# The rendered reference in docs/_build/html (docs/conf.py), warnings as errors.
+docs: setup
+	$(PYTHON) -m sphinx -W --keep-going -q -b html docs docs/_build/html

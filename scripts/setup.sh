@@ -2,8 +2,10 @@
 # Everything a fresh Debian 12 machine needs, idempotent: the system packages
 # (OpenCL ICD loader and headers, PoCL, Open MPI, Debian's mpi4py/NumPy/
 # Matplotlib/pytest built for /usr/bin/python3, nbclient/ipykernel/
-# nbformat, with which the tests run the notebooks, and pyte, the terminal
-# emulator with which they read a terminal's screen), a virtual environment
+# nbformat, with which the tests run the notebooks, pyte, the terminal
+# emulator with which they read a terminal's screen, Slurm and MUNGE, which
+# tests/test_slurm.py starts as a cluster of its own, and Sphinx with
+# myst-parser, which `make docs` builds the reference with), a virtual environment
 # in .venv that sees them, the build of fpgacomm into it, the Jupyter kernel
 # "fpgacomm" of that environment, and Intel's FPGA
 # emulation platform for OpenCL registered beside PoCL
@@ -29,7 +31,8 @@ packages=(build-essential cmake git pkg-config
           openmpi-bin libopenmpi-dev
           python3-dev python3-venv python3-pip python3-mpi4py python3-numpy
           python3-matplotlib python3-pytest pybind11-dev python3-pybind11
-          python3-nbclient python3-ipykernel python3-nbformat python3-pyte)
+          python3-nbclient python3-ipykernel python3-nbformat python3-pyte
+          slurm-wlm munge python3-sphinx python3-myst-parser)
 
 if [ -n "${FPGACOMM_PYTHON:-}" ]; then
   python="$FPGACOMM_PYTHON"

@@ -205,7 +205,7 @@ def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     (results / "stale.json").write_text("{}")  # not fpgacomm's: left alone, never mixed with the run's files
-    run = fpgacomm("suite", str(results), "-m", "1:64K", "-i", "3", "-x", "1", "--beff-max-size", "6",
+    run = fpgacomm("suite", str(results), "--full", "-m", "1:64K", "-i", "3", "-x", "1", "--beff-max-size", "6",
                    "--beff-repetitions", "1", ranks=2)
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]

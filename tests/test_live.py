@@ -107,7 +107,7 @@ def test_beff_shows_progress_then_hpcc_table(tmp_path):
 
 
 def test_suite_lines_and_progress_share_the_terminal(tmp_path):
-    lines, written = on_terminal(tmp_path, "suite", "out", "-m", "8", "-i", "3", "-x", "1", "--beff-max-size", "2",
+    lines, written = on_terminal(tmp_path, "suite", "out", "--full", "-m", "8", "-i", "3", "-x", "1", "--beff-max-size", "2",
                                  "--beff-repetitions", "1")
     run = tmp_path / "out" / "latest"
     names = sorted(path.stem for path in run.glob("*.json") if not path.name.startswith("fit_"))

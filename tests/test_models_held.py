@@ -19,7 +19,7 @@ from fpgacomm.models.beff import ChannelModel
 from fpgacomm.models.cuscomnet import CusComNet
 from fpgacomm.models.hockney import Hockney
 from fpgacomm.models.packet import PacketModel
-from fpgacomm.result import Result
+from fpgacomm.results.result import Result
 
 FPGACOMM = [sys.executable, "-m", "fpgacomm"]
 

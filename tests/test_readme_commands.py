@@ -1,5 +1,5 @@
-"""Every command README.md shows, and every example of a --help text, runs
-as written on the default set-up (PoCL, Intel's FPGA emulator registered
+"""Every command README.md and docs/GUIDE.md show, and every example of a
+--help text, runs as written on the default set-up (PoCL, Intel's FPGA emulator registered
 beside it), one after the other in one folder, as a reader would type
 them: later commands read the files earlier ones wrote (lat.json, results/).
 
@@ -33,7 +33,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+# The pages whose commands run here, in this order (docs/SLURM.md's need a
+# Slurm cluster: tests/test_slurm.py runs them).
+PAGES = [ROOT / "README.md", ROOT / "docs" / "GUIDE.md"]
 
 # Commands left out (a pattern matching the command: why).
 NOT_RUN = {
@@ -48,8 +50,8 @@ NOT_RUN = {
                                         "tests/test_two_hosts.py",
 }
 
-# README's two Python blocks, the script run under mpirun and the one that
-# launches its ranks: the same calls, shorter.
+# The two Python blocks (docs/GUIDE.md, "Python"), the script run under
+# mpirun and the one that launches its ranks: the same calls, shorter.
 SHORTER = [
     {'validate=True)': 'validate=True, iterations=3, warmup=1)',
      'max_size=12)': 'max_size=4, repetitions=1, target_time=0.01)',
@@ -59,12 +61,13 @@ SHORTER = [
 
 
 def readme_blocks(language: str) -> list:
-    """The code blocks of README.md in `language`, in order."""
-    return re.findall(rf"^```{language}\n(.*?)^```", README.read_text(), flags=re.M | re.S)
+    """The code blocks in `language` of the PAGES, in order."""
+    return [block for page in PAGES
+            for block in re.findall(rf"^```{language}\n(.*?)^```", page.read_text(), flags=re.M | re.S)]
 
 
 def shell_commands() -> list:
-    """Every line of README's sh blocks, comments dropped."""
+    """Every line of the pages' sh blocks, comments dropped."""
     lines = [re.sub(r"\s+#.*$", "", line).strip() for block in readme_blocks("sh") for line in block.splitlines()]
     return [line for line in lines if line]
 
@@ -148,12 +151,22 @@ def test_readme_and_help_commands_run_as_written(tmp_path):
         run(command, ["bash", "-c", shortened(command)])
     for name, code, shorter in zip(("script.py", "launch.py"), readme_blocks("python"), SHORTER):
         for long, short in shorter.items():
-            assert long in code, f"README's Python block lacks {long!r}: update SHORTER"
+            assert long in code, f"docs/GUIDE.md's Python block lacks {long!r}: update SHORTER"
             code = code.replace(long, short)
         (tmp_path / name).write_text(code)
-    printed = run("README's Python block, under mpirun -np 2",
+    printed = run("docs/GUIDE.md's Python block, under mpirun -np 2",
                   ["mpirun", "-np", "2", sys.executable, "-m", "mpi4py", "script.py"])
-    run("README's launch block", [sys.executable, "launch.py"])
+    run("docs/GUIDE.md's launch block", [sys.executable, "launch.py"])
     assert not failures, "\n\n".join(failures)
     # Every rank runs the block; the Results are printed once, by rank 0.
     assert printed.count("# OSU MPI-OpenCL Bandwidth Test") == 1 and printed.count("b_eff ") == 1, printed
+
+
+def test_readme_is_one_page():
+    """README.md: one page (under 200 lines) whose quick start is at most 15 lines."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) < 200
+    quick_start = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"^```sh\n(.*?)^```", quick_start, flags=re.M | re.S).group(1)
+    assert len(block.splitlines()) <= 15
+    assert "fpgacomm compare --run" in block and "fpgacomm plot" in block and "OMPI_ALLOW_RUN_AS_ROOT=1" in block

@@ -13,7 +13,7 @@ import pytest
 import fpgacomm
 from fpgacomm import cli
 from fpgacomm.figures import plot
-from fpgacomm.result import Result
+from fpgacomm.results.result import Result
 from fpgacomm.results import validation
 from fpgacomm.results.stats import median, median_ci
 

@@ -10,7 +10,7 @@ import pytest
 
 from fpgacomm import cli
 from fpgacomm.calibration.cross_validation import cross_validate
-from fpgacomm.result import Result
+from fpgacomm.results.result import Result
 from fpgacomm.results import validation
 
 CAMPAIGN = Path(__file__).resolve().parents[1] / "bench" / "results" / "heldout-h200x2-32core" / "calibration"

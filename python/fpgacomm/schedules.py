@@ -23,7 +23,7 @@ ones: a pipelined chain whose head hands the root one block per stage. The
 others are collected at their head (the root's neighbour) meanwhile and sent
 whole at the end, RECEIVES at a time (section 5.3). With L links at the root
 and n - 1 sources this takes ceil((n-1)/L) + (L-2)/2 stages (section 5.2),
-fewer when some direction is left empty (n < L). The same rule gives:
+fewer when some direction is left empty (n < L). The same rule gives::
 
   ring   DCN: physical links only (L = ports): two arms of a 1-D ring forward
          toward the root in opposite directions, ceil((n-1)/2) stages with two

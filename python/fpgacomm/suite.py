@@ -34,6 +34,24 @@ STANDARD_SET = [(f"{name}_{mem}_{mem}", registry.get(name), {"mem": (mem, mem)})
 _SHORT = {"sizes": [8, 65536, 1 << 20], "iterations": 20, "warmup": 2}
 STANDARD_SET += [(f"{benchmark.name}_{mem}", benchmark, {"mem": mem, **_SHORT})
                  for benchmark in registry.of_family("collective", "onesided") for mem in ("H", "D")]
+# The quick set (`fpgacomm suite`, `make suite`): a complete result in a few
+# minutes on a 2-core machine: latency and bandwidth with host and device
+# buffers up to 1 MiB, one collective of each kind (a reduction, a
+# broadcast, a personalised exchange) and one-sided latency and bandwidth,
+# b_eff between the CPUs, the gather and the simulated fabrics. --full runs
+# every entry (FULL_SET).
+QUICK_ENTRIES = ("osu_latency_H_H", "osu_latency_D_D", "osu_bw_H_H", "osu_bw_D_D", "osu_allreduce_H",
+                 "osu_allreduce_D", "osu_bcast_H", "osu_alltoall_H", "osu_put_latency_H", "osu_put_bw_H",
+                 "beff_cpu", "gather_tree_D")
+# The quick set's point-to-point sizes and b_eff's repetitions (HPCC FPGA's
+# default is 10), where the user gives none (-m, --beff-repetitions).
+QUICK_SIZES = "1:1M"
+QUICK_BEFF_REPETITIONS = 3
+# Seconds each set takes on an idle 2-core machine (PoCL, Intel's FPGA
+# emulator) at its defaults, said before it starts: estimates. The full set
+# took 25-30 minutes on a loaded 2-core machine; the quick set's is scaled
+# from it by the entries and sizes it keeps.
+EXPECTED_SECONDS = {"quick": 180, "full": 1500}
 # Options for the point-to-point entries alone: the transfer engine's, which
 # the collectives and one-sided tests do not use.
 _POINT_TO_POINT_ONLY = ("buffers", "touch", "path", "chunk_bytes", "slots")
@@ -72,9 +90,29 @@ GATHER_SET = [
 ]
 
 
+def chosen(entries: list, full: bool) -> list:
+    """The entries of a set (name first) that the quick set keeps, or all of them with full."""
+    return list(entries) if full else [entry for entry in entries if entry[0] in QUICK_ENTRIES]
+
+
+def expected_time(full: bool) -> str:
+    """The line said before a suite starts: its set and how long it takes at its defaults."""
+    which = "full" if full else "quick"
+    minutes = EXPECTED_SECONDS[which] / 60
+    parts = len(chosen(STANDARD_SET, full)) + len(chosen(BEFF_SET, full)) + len(chosen(GATHER_SET, full)) + 1
+    other = ("the quick set: leave out --full" if full else
+             f"--full runs all {len(STANDARD_SET) + len(BEFF_SET) + len(GATHER_SET) + 1}, about "
+             f"{EXPECTED_SECONDS['full'] / 60:.0f} minutes")
+    return (f"suite: the {which} set, {parts} parts, about {minutes:.0f} minutes on an idle 2-core machine at the "
+            f"default sizes and iterations ({other})")
+
+
 def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int | None = None, rounds: int = 1,
-        round_seed: int | None = None, on_progress: OnProgress | None = None, **parameters) -> list:
-    """Runs STANDARD_SET with `parameters` (sizes, iterations, device, ...),
+        round_seed: int | None = None, on_progress: OnProgress | None = None, full: bool = False,
+        **parameters) -> list:
+    """Runs the quick set (QUICK_ENTRIES; full: every entry) of STANDARD_SET
+    with `parameters` (sizes, iterations, device, ...; the quick set's
+    sizes QUICK_SIZES and b_eff's QUICK_BEFF_REPETITIONS where none are given),
     BEFF_SET up to 2^beff_max_size bytes (beff_repetitions, when given, for
     every b_eff run), GATHER_SET and a small simulated run of every fabric preset, and
     writes NAME.json per Result, the fits and figures (fit_and_draw) and
@@ -104,12 +142,17 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
         raise usage_error(problem)
     run = RunFolder(folder) if comm.Get_rank() == 0 else None
     if run is not None:
+        print(expected_time(full), flush=True)
         print(f"suite: writing into {folder}", flush=True)
+    if not full and parameters.get("sizes") is None:
+        parameters = {**parameters, "sizes": QUICK_SIZES}
+    if not full and beff_repetitions is None:
+        beff_repetitions = QUICK_BEFF_REPETITIONS
     try:
         # A rank blocked in MPI when interrupted ends on the watcher's thread: the same handling there.
         with interrupts.on_stop(lambda stop: _stopped(run, stop) if run is not None else None):
             results = _run_into(run, comm, beff_max_size, beff_repetitions, parameters,
-                                {"rounds": rounds, "round_seed": round_seed}, on_progress)
+                                {"rounds": rounds, "round_seed": round_seed}, on_progress, full)
     except BaseException as stop:  # an error or an interrupt: what is finished stays, marked incomplete
         if run is not None:
             _stopped(run, stop)
@@ -226,11 +269,13 @@ def _point_latest(outdir: str, folder: str) -> None:
 
 
 def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions: int | None,
-              parameters: dict, repeat: dict, on_progress: OnProgress | None) -> list:
+              parameters: dict, repeat: dict, on_progress: OnProgress | None, full: bool) -> list:
     """run's measurements, each Result written into the run folder as it ends
-    (rank 0); repeat: the rounds every measured benchmark takes."""
+    (rank 0); repeat: the rounds every measured benchmark takes; full: every
+    entry, else the quick set's."""
     results = []
-    parts = len(STANDARD_SET) + len(BEFF_SET) + len(GATHER_SET) + 1  # + the simulated fabrics
+    standard, beffs, gathers = chosen(STANDARD_SET, full), chosen(BEFF_SET, full), chosen(GATHER_SET, full)
+    parts = len(standard) + len(beffs) + len(gathers) + 1  # + the simulated fabrics
 
     def part(name: str) -> OnProgress:
         """Tells on_progress (rank 0) that part `name` begins; returns its own on_progress."""
@@ -253,16 +298,16 @@ def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions:
             run.running = name
         keep(name, benchmark(comm, **arguments))
 
-    for name, benchmark, arguments in STANDARD_SET:
+    for name, benchmark, arguments in standard:
         tell = part(name)
         measure(name, benchmark.function, **_arguments(benchmark, arguments, parameters), **repeat, validate=True,
                 on_row=lambda so_far: tell(so_far.incomplete))
-    for name, arguments in BEFF_SET:
+    for name, arguments in beffs:
         arguments = {**arguments, "max_size": beff_max_size}
         if beff_repetitions is not None:
             arguments["repetitions"] = beff_repetitions
         measure(name, beff.run, **arguments, **repeat, device=parameters.get("device"), on_progress=part(name))
-    for name, arguments in GATHER_SET:
+    for name, arguments in gathers:
         tell = part(name)
         measure(name, gather.run, **arguments, **repeat, device=parameters.get("device"),
                 on_row=lambda so_far: tell(so_far.incomplete))

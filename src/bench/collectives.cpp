@@ -13,6 +13,7 @@
 #include "comm/transfer.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
+#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
 
 namespace fpgacomm {
@@ -57,7 +58,7 @@ class Runner {
     options.validate();
     if (ranks_ < 2)
       throw UsageError("osu " + options.op + " needs at least 2 ranks, and this run has " + std::to_string(ranks_) +
-                       "; run it with mpirun -np 2 or more");
+                       "; " + run_it_with("2") + " (or more ranks)");
     if (root_ < 0 || root_ >= ranks_)
       throw UsageError("root " + std::to_string(root_) + " is out of range for " + std::to_string(ranks_) +
                        " ranks; choose --root 0.." + std::to_string(ranks_ - 1));

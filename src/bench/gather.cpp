@@ -10,6 +10,7 @@
 #include "bench/pt2pt.hpp"
 #include "comm/receive_fault.hpp"
 #include "core/error.hpp"
+#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
 
 namespace fpgacomm {
@@ -31,7 +32,7 @@ class Runner {
         transfers_(comm, device, options.transfer) {
     if (nodes_ < 2)
       throw UsageError("gather needs at least 2 ranks, and this run has " + std::to_string(nodes_) +
-                       "; run it with mpirun -np 2 or more");
+                       "; " + run_it_with("2") + " (or more ranks)");
     // The collective steps first, so that a check below that fails on one
     // rank alone cannot leave the others waiting in them.
     const std::uint64_t stages = stage_count();

@@ -16,6 +16,7 @@
 #include "core/c_text.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
+#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
 
 namespace fpgacomm {
@@ -204,7 +205,7 @@ class Runner {
     options.validate();
     if (comm.size() != 2)
       throw UsageError("osu " + options.test + " needs exactly 2 ranks, and this run has " +
-                       std::to_string(comm.size()) + "; run it with mpirun -np 2");
+                       std::to_string(comm.size()) + "; " + run_it_with("2"));
     check_host_memory(comm, host_memory(), "osu " + options.test,
                       "give a smaller window (-W), smaller messages (-m) or fewer iterations (-i)");
   }

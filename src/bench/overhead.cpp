@@ -8,6 +8,7 @@
 #include "bench/agreed_run.hpp"
 #include "bench/host_memory.hpp"
 #include "core/error.hpp"
+#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
 
 namespace fpgacomm {
@@ -21,7 +22,7 @@ class OverheadRunner {
       : comm_(comm), sizes_(sizes), counts_(counts) {
     if (comm.size() != 2)
       throw UsageError("overhead needs exactly 2 ranks, and this run has " + std::to_string(comm.size()) +
-                       "; run it with mpirun -np 2");
+                       "; " + run_it_with("2"));
     if (sizes.empty()) throw UsageError("no message sizes to run");
     for (std::uint64_t size : sizes)
       if (size < 1 || size > static_cast<std::uint64_t>(INT32_MAX))

@@ -8,6 +8,7 @@
 #include "comm/receive_fault.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
+#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
 
 namespace fpgacomm {
@@ -57,7 +58,7 @@ void check_ranks(const std::string& test, const TestSpec& spec, int ranks, int p
   }
   if (!spec.multi_pair && ranks != 2)
     throw UsageError("osu " + test + " needs exactly 2 ranks, and this run has " + std::to_string(ranks) +
-                     "; run it with mpirun -np 2 (multi_lat and mbw_mr take any even number)");
+                     "; " + run_it_with("2") + " (multi_lat and mbw_mr take any even number)");
   if (spec.multi_pair && (ranks < 2 || ranks % 2 != 0))
     throw UsageError("osu " + test + " pairs rank i with rank i+N/2 and needs an even number of ranks, and this run has " +
                      std::to_string(ranks) + "; run it with an even -np");

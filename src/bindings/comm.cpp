@@ -5,6 +5,7 @@
 #include "comm/calibration.hpp"
 #include "comm/transfer.hpp"
 #include "core/error.hpp"
+#include "core/launch_hint.hpp"
 
 namespace py = pybind11;
 
@@ -58,6 +59,8 @@ class PyTransfers {
 
 void bind_comm(py::module_& m) {
   m.def("mpi_library_version", &mpi_library_version, "MPI_Get_library_version's text, without its terminator.");
+  m.def("run_it_with", &run_it_with, py::arg("ranks"),
+        "'run it with mpirun -np RANKS', with srun's form where Slurm is present (a job, or srun on the PATH).");
   m.def(
       "host_names", [](py::object communicator) { return Communicator(mpi_comm(communicator)).host_names(); },
       py::arg("comm"));

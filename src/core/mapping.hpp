@@ -1,4 +1,4 @@
-// Ranks to devices (README.md, "Which device each rank uses"): node-local
+// Ranks to devices (docs/GUIDE.md, "Which device each rank uses"): node-local
 // rank modulo the device count, or an explicit list such as
 // FPGA_MAPPING=2:0:3 (entry i is the device of node-local rank i).
 #pragma once

@@ -106,7 +106,7 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     nodes = comm.Get_size()
     if nodes < 2:
         raise usage_error(f"gather needs at least 2 ranks (one per node), and this run has {nodes}; "
-                     f"run it with mpirun -np 2 or more")
+                     f"{_core.run_it_with('2')} (or more ranks)")
     check(schedule, nodes, ports=ports, virtual_ports=virtual_ports, root=root, collective=collective)
     if control not in CONTROLS:
         raise usage_error(f"gather: unknown control {control!r}; choose barrier (an MPI_Barrier closes every stage) "

@@ -15,7 +15,7 @@ caller's `on_row`: the rows whose every round is done, in size order
 23 sizes measured", or "round 2 of 5, 12 of 23 sizes measured"). An
 interrupt leaves with what was measured: every size with its rounds so
 far ("interrupted by SIGINT: 3 of 5 rounds complete; round 4: 12 of 23
-sizes").
+sizes"). The loop of a benchmark::
 
     sweep = Sweep(comm, result_of, sizes, planned=len(sizes), on_row=on_row, rounds=3)
     with sweep.interruptible():

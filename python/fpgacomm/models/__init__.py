@@ -3,7 +3,7 @@
 
 REGISTRY maps the names the command line uses (`fpgacomm fit --model`,
 `fpgacomm model NAME`) to the modules that implement them; each provides
-OPTIONS, predictions(**options) and fit(result) (docs/METHODS.md, "Models").
+OPTIONS, ``predictions(**options)`` and ``fit(result)`` (docs/METHODS.md, "Models").
 """
 
 from __future__ import annotations

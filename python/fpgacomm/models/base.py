@@ -6,13 +6,15 @@ otherwise), `fit(result)` returning a `Fit` (the fitted model, standard
 errors, R^2, residuals), and `against(result)`, a Result of measured against
 predicted values with the relative error per row.
 
-Subclasses set:
+Subclasses set::
+
     parameters  the names of the fitted parameters, in order
     units       the unit of each parameter ("s", "B/s", "B", "")
     x_column, y_column
                 the Result columns `fit` and `compare` read (defaults
                 "size" and "latency_avg", the OSU latency column); `data(result)` may be overridden
                 where a model needs more than one column
+
 and implement `predict(x)`. `initial(x, y)` gives the starting point of the
 nonlinear fit; a model that is linear in its parameters overrides `_solve`
 instead, returning the Solution of `cls._linear(design, y, sigma, names)`
@@ -42,17 +44,24 @@ from .least_squares import UNDETERMINED, Solution, constrained_linear, levenberg
 class Fit:
     """A fitted model with what the fit says about itself.
 
-    stderr: one standard error per parameter, from the covariance of the
+    stderr
+        one standard error per parameter, from the covariance of the
         weighted least-squares estimate scaled by the residual variance; 0
         for a fixed parameter, None for a held one (no error exists).
-    residuals: y - predict(x), in y's unit, for every point used.
-    r_squared: 1 - SS_res / SS_tot, both weighted as the fit was.
-    covariance: over `estimated` (neither fixed nor held), in order; finite.
-    fixed: the parameters held at values the caller gave.
-    held: name -> (label, why) of the parameters the fit did not estimate
+    residuals
+        y - predict(x), in y's unit, for every point used.
+    r_squared
+        1 - SS_res / SS_tot, both weighted as the fit was.
+    covariance
+        over `estimated` (neither fixed nor held), in order; finite.
+    fixed
+        the parameters held at values the caller gave.
+    held
+        name -> (label, why) of the parameters the fit did not estimate
         (least_squares.py: undetermined, at bound); printed and saved with
         their reason, never as inf or NaN.
-    extra: derived figures (name: value), printed after the parameters.
+    extra
+        derived figures (name: value), printed after the parameters.
     """
 
     model: "Model"
@@ -316,7 +325,7 @@ class Model:
 
 
 def uncertainties(x: np.ndarray, y: np.ndarray, weighted: bool | None) -> tuple:
-    """(weighted, sigma): relative errors (sigma = |y|) when weighted, by
+    """(weighted, sigma): relative errors (sigma = ``|y|``) when weighted, by
     default when x spans more than two decades; else sigma = 1."""
     if weighted is None:
         weighted = bool(np.min(x) > 0 and np.max(x) / np.min(x) > 100)

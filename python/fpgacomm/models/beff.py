@@ -1,7 +1,7 @@
 """HPCC FPGA's b_eff channel model (its b_eff documentation; docs/METHODS.md).
 
 A kernel pair sends a message of L bytes striped over c channels of w bytes
-at f words per second, after a channel latency lat:
+at f words per second, after a channel latency lat::
 
     t(L, i) = i * (ceil(L / (c w)) / f + lat)        i messages
     b(L)    = L / (ceil(L / (c w)) / f + lat)         per kernel pair

@@ -2,17 +2,20 @@
 
 A packet of p bytes crosses k - 1 links (the paper's k = 2 is a neighbour
 pair: its empty packet takes Tr + 2 Ta = 0.83 us, as measured) of bandwidth
-B, each hub adding its routing latency Tr and the link latency Tl:
+B, each hub adding its routing latency Tr and the link latency Tl::
 
     T_pkt = p / B                                             (eq. 1's term)
     T     = (k - 1) (Tl + Tr + T_pkt) + 2 Ta                  (eq. 1)
+
 with packets generated at lambda per second per node, spread over 4 links,
-each output queue an M/M/1 queue:
+each output queue an M/M/1 queue::
+
     EQ = lambda / 4,  DQ = 1 / T_pkt = B / p                  (eq. 2, 3)
     rho = EQ / DQ,  q = rho^2 / (1 - rho)                     (eq. 4)
     T_q = rho / (DQ - EQ)                                     (eq. 5)
     T_p = T_s + T_q + T_pkt                                   (eq. 6)
     T~  = (k~ - 1) (Tl + Tr + T_p) + 2 Ta                     (eq. 7)
+
 The paper's figures: B = 1565 Mbit/s, Tl = 0, Tr = 0.57 us, Ta = 0.13 us;
 k = 2 and a 64-byte packet give 1.157 us. Fig. 7 projects eq. 1 along the
 longest path of 2-D tori up to 1024 nodes.

@@ -325,7 +325,7 @@ class GatherModel(Model):
 
     def against(self, result, *, stages: str = "schedule") -> Result:
         """Table 6's layout: one row per data size, per node count the
-        relative error |model - measured| / measured of this model
+        relative error ``|model - measured|`` / measured of this model
         ("corrected") and of the same without section 6.3's correction
         ("original"). stages "schedule": each row's own schedule where the
         Result names one (gather Results; mpi rows are left out), else the

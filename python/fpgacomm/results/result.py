@@ -36,7 +36,7 @@ _HEADER_CELL = re.compile(r"^(?P<key>.+)\[(?P<unit>[^\[\]]*)\]$")
 _INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
 
 #: The one row cell that is not a scalar: with rounds (--rounds N > 1),
-#: {column: [value of round 1, round 2, ...]} for each measured column,
+#: ``{column: [value of round 1, round 2, ...]}`` for each measured column,
 #: the row's scalars being the medians (docs/METHODS.md, "Rounds"). It is
 #: no column: `columns`, units and the tables leave it out.
 ROUNDS = "rounds"
@@ -120,20 +120,27 @@ def check_cells(d: dict) -> None:
 class Result:
     """Outcome of one benchmark run: what ran, where, and a table of rows.
 
-    benchmark: name such as "osu_latency".
-    params: every parameter of the run (JSON types only).
-    env: where it ran: hosts, ranks, MPI, OpenCL device, fpgacomm version.
-    rows: one dict per message size, all with the same keys in the same
+    benchmark
+        name such as "osu_latency".
+    params
+        every parameter of the run (JSON types only).
+    env
+        where it ran: hosts, ranks, MPI, OpenCL device, fpgacomm version.
+    rows
+        one dict per message size, all with the same keys in the same
         order; values int, float, str or None, in SI units. A run of
         several rounds adds the cell "rounds" (ROUNDS) to every row:
         {column: [value per round]}, the row's scalars being the medians.
-    units: unit of each column ("B", "s", "B/s", "1/s", "" for counts and
+    units
+        unit of each column ("B", "s", "B/s", "1/s", "" for counts and
         strings); exactly one entry per column, so files can name the unit
         of every column they hold.
-    samples: raw per-iteration samples per size, keyed by str(size)
+    samples
+        raw per-iteration samples per size, keyed by str(size)
         (latencies in s, per-window bandwidths in B/s); JSON keeps them,
         CSV does not.
-    incomplete: None for a finished run; for a run stopped part-way (an
+    incomplete
+        None for a finished run; for a run stopped part-way (an
         interrupt), why, and how many sizes it finished: the rows are those
         sizes. Files carry it as the top-level field "incomplete".
     """

@@ -4,7 +4,7 @@ A device is OpenCL's (fpgacomm._core) or, with api "sycl", SYCL's
 (fpgacomm._sycl, imported only then, so that other runs never load libsycl).
 Ranks map to devices by node-local rank modulo the number of matching
 devices, unless FPGA_MAPPING=2:0:3 or --device-map lists a device index per
-node-local rank (README.md, "Which device each rank uses"). Opening is
+node-local rank (docs/GUIDE.md, "Which device each rank uses"). Opening is
 collective: a rank that cannot open its device makes every rank raise the
 same error.
 """
@@ -56,7 +56,7 @@ def sycl_module():
         raise usage_error("-d sycl needs fpgacomm's SYCL module, and this build of fpgacomm has none (it was built "
                           "without Intel's SYCL runtime, or with FPGACOMM_SYCL=no); rebuild with scripts/setup.sh, "
                           "which downloads the runtime, or run scripts/sycl_runtime.sh and pip install again "
-                          "(README.md, \"SYCL\"); or use -d opencl") from None
+                          "(docs/GUIDE.md, \"SYCL\"); or use -d opencl") from None
     except ImportError as error:
         raise usage_error(f"fpgacomm's SYCL module cannot load Intel's SYCL runtime ({error}); run "
                           "scripts/setup.sh, which caches it again, or use -d opencl") from None
@@ -87,7 +87,7 @@ def check_api(options: DeviceOptions, kinds, test: str = "") -> None:
 
 
 def kernel_dir() -> str:
-    """kernels/*.cl as installed with the package."""
+    """``kernels/*.cl`` as installed with the package."""
     return str(Path(__file__).resolve().parent.parent / "kernels")
 
 

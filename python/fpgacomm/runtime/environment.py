@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import shlex
 import sys
 
 import numpy
@@ -13,6 +14,7 @@ import numpy
 from .. import _core
 from .._core import __version__
 from . import mpi
+from .launcher import DAEMON_NAMES, MPIRUN_NAMES, process_arguments, process_name
 
 _RUNTIME_VARIABLES = ("FPGA_MAPPING", "POCL_MAX_PTHREAD_COUNT", "POCL_CACHE_DIR", "OMP_NUM_THREADS",
                       "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES")
@@ -63,12 +65,24 @@ def governor() -> str | None:
         return None
 
 
+def affinity_cores() -> int:
+    """The cores this process may run on (a launcher that binds a rank to one
+    core leaves 1), the host's count where the system does not say."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def machine(load_before: float | None = None, load_after: float | None = None) -> dict:
-    """env["machine"]: this host's CPU model, cores (logical CPUs), frequency
-    governor and the 1-minute load average before and after the run (both
-    now where not given), and its architecture (x86_64, aarch64)."""
+    """env["machine"]: this host's CPU model, cores (logical CPUs, the host's
+    count, against which the load is judged), the cores this process may run
+    on (affinity_cores), frequency governor and the 1-minute load average
+    before and after the run (both now where not given), and its
+    architecture (x86_64, aarch64)."""
     now = load_average() if load_before is None or load_after is None else None
-    return {"cpu_model": cpu_model(), "cores": os.cpu_count() or 1, "governor": governor(),
+    return {"cpu_model": cpu_model(), "cores": os.cpu_count() or 1, "affinity_cores": affinity_cores(),
+            "governor": governor(),
             "load_before": now if load_before is None else load_before,
             "load_after": now if load_after is None else load_after, "architecture": platform.machine()}
 
@@ -94,10 +108,82 @@ def warn_if_loaded(comm) -> float | None:
     return load
 
 
+def launcher() -> dict:
+    """How this process was started: {"name": "mpirun" (or mpiexec, orterun),
+    "srun" or "none", "command": the launcher's command line}. mpirun is
+    this process's ancestor, or the daemon (orted) that it started here is;
+    srun's tasks are the children of Slurm's step daemon, not of srun. A
+    launcher that is no ancestor is looked for on this host (launched_by);
+    its command is None where it runs on another host."""
+    pid = os.getppid()
+    while pid > 1:
+        name = process_name(pid)
+        if name in MPIRUN_NAMES:
+            return {"name": name, "command": shlex.join(process_arguments(pid))}
+        if name in DAEMON_NAMES:
+            return {"name": "mpirun", "command": launched_by(MPIRUN_NAMES)}
+        pid = _parent(pid)
+    if "SLURM_STEP_ID" in os.environ and "SLURM_PROCID" in os.environ:
+        return {"name": "srun", "command": launched_by(("srun",))}
+    return {"name": "none", "command": None}
+
+
+def _parent(pid: int) -> int:
+    """pid's parent (0 where it has ended or cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rpartition(")")[2].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def launched_by(names: tuple) -> str | None:
+    """The command line of a process on this host named one of `names` whose
+    arguments end with this process's (sys.argv after the program): the
+    launcher that started it, the first by pid where several match; None
+    where none does."""
+    mine = sys.argv[1:]
+    pids = sorted(int(entry) for entry in os.listdir("/proc") if entry.isdigit()) if os.path.isdir("/proc") else []
+    for pid in pids:
+        if process_name(pid) in names:
+            arguments = process_arguments(pid)
+            if len(arguments) > len(mine) and arguments[len(arguments) - len(mine):] == mine:
+                return shlex.join(arguments)
+    return None
+
+
+# Each rank's Slurm variables that the env records (SLURMD_NODENAME: the
+# node Slurm runs the rank on; a rank that mpirun started on its own host
+# inside an allocation has none).
+_SLURM_VARIABLES = {"job_id": "SLURM_JOB_ID", "step_id": "SLURM_STEP_ID", "cluster": "SLURM_CLUSTER_NAME",
+                    "partition": "SLURM_JOB_PARTITION", "node_list": "SLURM_JOB_NODELIST",
+                    "mpi_type": "SLURM_MPI_TYPE"}
+
+
+def slurm(rank_nodes: list) -> dict | None:
+    """env["slurm"] of a run inside a Slurm job: the job and step ids,
+    cluster, partition, the job's node list, srun's --mpi type (each None
+    where Slurm did not set it) and each rank's node (rank_nodes); None
+    outside a job."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return None
+    return {**{key: os.environ.get(name) for key, name in _SLURM_VARIABLES.items()}, "rank_nodes": rank_nodes}
+
+
 def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
-    """Collective: hosts, ranks, MPI library and thread level, every rank's device."""
+    """Collective: hosts, ranks, MPI library and thread level, every rank's
+    device, the launcher and, in a Slurm job, the job (slurm). Where Slurm
+    names every rank's node, the hosts are Slurm's node names (two nodes of
+    one machine stay two nodes; each rank's host name is kept in
+    slurm.rank_host_names where they differ)."""
     MPI = mpi.MPI()
     hosts = hosts if hosts is not None else _core.host_names(comm)
+    rank_nodes = comm.allgather(os.environ.get("SLURMD_NODENAME"))
+    slurm_job = slurm(rank_nodes)
+    if all(rank_nodes) and rank_nodes != hosts:
+        if slurm_job is not None:
+            slurm_job["rank_host_names"] = hosts
+        hosts = rank_nodes
     label = ""
     info = device.info if device is not None else None
     if info is not None:
@@ -126,7 +212,10 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         "numpy": numpy.__version__,
         "variables": rank_variables[0],
         "machine": machine(),
+        "launcher": launcher(),
     }
+    if slurm_job is not None:
+        env["slurm"] = slurm_job
     if any(variables != rank_variables[0] for variables in host_variables.values()):
         env["host_variables"] = host_variables
     if info is not None:

@@ -11,12 +11,14 @@ outlive_launcher() starts, beside the ending rank, a small detached
 process (this file run as a program) that waits WAIT seconds for the
 rank's parent (mpirun on mpirun's host, orted on the others) to end by
 itself, and otherwise ends it:
+
 - mpirun: the daemons it still waits for are its children that launch them
   (ssh, or the plm_rsh_agent), one per remote host, whose command line
   names the host; it says which hosts stopped answering, ends those, then
   mpirun itself (SIGKILL: it was asked once already) if it still waits;
 - orted: the daemon of a host cut off from mpirun; it is ended, with its
   own children.
+
 Nothing is done where the parent is no Open MPI launcher (a plain process,
 srun), or where it ends by itself: a job whose hosts all answer never
 meets this.
@@ -44,7 +46,7 @@ def outlive_launcher() -> None:
     parent is Open MPI's mpirun or orted. Call it just before the rank ends
     abnormally."""
     parent = os.getppid()
-    if _name(parent) not in MPIRUN_NAMES + DAEMON_NAMES:
+    if process_name(parent) not in MPIRUN_NAMES + DAEMON_NAMES:
         return
     try:
         # This file alone, by path, without site packages: it needs the standard library only, and starts
@@ -58,7 +60,7 @@ def outlive_launcher() -> None:
         pass  # the rank ends all the same; the launcher may then wait
 
 
-def _name(pid: int) -> str:
+def process_name(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm") as comm:
             return comm.read().strip()
@@ -66,7 +68,7 @@ def _name(pid: int) -> str:
         return ""
 
 
-def _arguments(pid: int) -> list:
+def process_arguments(pid: int) -> list:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
             return [word.decode(errors="replace") for word in cmdline.read().split(b"\0") if word]
@@ -132,7 +134,7 @@ def _say(text: str) -> None:
 def main(parent: int, rank_pid: int) -> None:
     if _ended_within([parent], WAIT):
         return
-    if _name(parent) in DAEMON_NAMES:
+    if process_name(parent) in DAEMON_NAMES:
         _say(f"Open MPI's daemon on this host (orted, pid {parent}) still runs {WAIT:g} s after a rank ended: "
              "mpirun's host stopped answering; ending the daemon and its ranks")
         _end(_children(parent) + [parent])
@@ -141,7 +143,7 @@ def main(parent: int, rank_pid: int) -> None:
                  _environment(pid)]
     if not launchers:
         return  # a job of this host alone: mpirun waits for nobody, only its ranks, which are ending
-    hosts = [launched_host(_arguments(pid)) or f"pid {pid}" for pid in launchers]
+    hosts = [launched_host(process_arguments(pid)) or f"pid {pid}" for pid in launchers]
     _say(f"mpirun still waits {WAIT:g} s after a rank ended: its daemons on {', '.join(hosts)} "
          "stopped answering; ending their launchers, then mpirun if it still waits")
     _end(launchers)

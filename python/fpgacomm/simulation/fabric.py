@@ -275,6 +275,7 @@ def dcn_ring(n: int = 16, ports: int = 2) -> Fabric:
     (Intel PAC D5005) joined by SerialLite III links.
 
     Sources, the VCSN paper (Ueno et al., VCSN, TRETS 2023):
+
     - link: 4 lanes x 25.78125 Gbaud, 64B/67B coding (eq. 1), 3 m cables
       (section 4.2.2, 15 ns at 0.2 m/ns);
     - framing: 3968-byte payload with 64 + 32 bytes of flow-control header
@@ -287,6 +288,7 @@ def dcn_ring(n: int = 16, ports: int = 2) -> Fabric:
       (section 4.2.1);
     - host costs: Table 5 and eq. 6 (barrier among n/2 servers), with the
       section 6.3 correction.
+
     Ours: the credit buffer of 16 bursts (the seed does not give its depth);
     crossbars pass frames through intermediate nodes by cutting through.
     `ports` must be even: ports/2 parallel links to each neighbour.
@@ -321,6 +323,7 @@ def vcsn(n: int = 16, ports: int = 2, virtual_ports_per_port: int = 2) -> Fabric
     served round robin.
 
     Sources, the VCSN paper (Ueno et al., VCSN, TRETS 2023):
+
     - link: 4 lanes x 25.78125 Gbaud, 64B/66B (eq. 2, IEEE 802.3bj), 3 m
       cables;
     - framing: Ethernet jumbo frames of 9152 bytes of payload with 8
@@ -331,6 +334,7 @@ def vcsn(n: int = 16, ports: int = 2, virtual_ports_per_port: int = 2) -> Fabric
     - latency: 851.1 ns crossbar to crossbar (Table 1) = 2 cables + switch
       + Ta at each end; the switch's 300 ns is Mellanox's figure (ours);
     - node: two mSGDMA pairs on 19.2 GB/s memory; host costs Table 5, eq. 6.
+
     Ours: switch buffers unbounded (the seed schedules transfers so that
     none congests).
     """
@@ -371,13 +375,15 @@ def cuscomnet_torus(rows: int = 4, cols: int = 4, link: str = "measured", forwar
     packets per priority level (section V, Table I q), routing latency
     Tr = 0.57 us and user-logic-to-router latency Ta = 0.13 us, cable
     latency Tl = 0 (section VI-A, Table I).
-    link="measured": the measured B = 1565 Mbit/s of payload (section VI-A);
+
+    - link="measured": the measured B = 1565 Mbit/s of payload (section VI-A);
       the header's time is inside B and Tr (a zero-byte packet takes 0.83 us
       between neighbours), so frames carry no extra header bytes.
-    link="nominal": 2 Gbit/s line rate with 8B/10B (1600 Mbit/s, section
+    - link="nominal": 2 Gbit/s line rate with 8B/10B (1600 Mbit/s, section
       VI-A) and a 16-bit header (Table I: p from 16 to 528 bits).
-    forwarding: "cut_through" fits the seed's measurement (each further hub
+    - forwarding: "cut_through" fits the seed's measurement (each further hub
       adds Tr); "store_and_forward" is eq. 1 as printed (adds Tr + Tpkt).
+
     priorities > 1 gives each output that many FIFOs served by strict
     priority (section III-F). bit_error_rate > 0 makes CRC failures resend
     frames (section III-C).
@@ -431,6 +437,7 @@ def fshmem_pair(packet_bytes: int = 512) -> Fabric:
     PACs) joined by QSFP+ cables in a ring (section IV-A).
 
     Sources, the FSHMEM paper:
+
     - the GASNet core's DMA reads the message body at 3813 MB/s at best:
       95.3 % of its 128-bit, 250 MHz datapath (Table IV, section IV-C);
     - link: QSFP+, 4 lanes x 10.3125 Gbaud with 64B/66B (40 Gbit/s);
@@ -442,6 +449,7 @@ def fshmem_pair(packet_bytes: int = 512) -> Fabric:
       0.14 us later (DMA read), a short GET returns after 0.45 us (Table
       III); we split 0.21 us as Ta = 0.07 us at each end plus 0.07 us of
       link (ours), and charge the GET handler the rest of 0.45 us.
+
     PUT is one long message; GET a short request and a long reply (section
     III-A), see one_sided().
     """
