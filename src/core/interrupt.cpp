@@ -78,8 +78,13 @@ std::string interrupt_text(int signal) {
     case kTerminal:
       return text + (signal == SIGINT ? " (Ctrl-C)" : " (from the terminal)");
     case kParent: {
+      // Named where it is a launcher, which signals its ranks when it is itself
+      // interrupted (Open MPI's mpirun sends SIGTERM whatever it got): the user
+      // learns why a Ctrl-C reads as SIGTERM. Any other parent is no news.
       const std::string parent = process_name(getppid());
-      return parent.empty() ? text : text + " from " + parent;
+      for (const char* launcher : {"mpirun", "mpiexec", "orterun", "orted", "prterun", "prted", "slurmstepd"})
+        if (parent == launcher) return text + " from " + parent;
+      return text;
     }
     default:
       return text;

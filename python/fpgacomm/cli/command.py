@@ -161,7 +161,9 @@ def _save_and_end(stop: KeyboardInterrupt, args) -> None:
         if result is not None and saved:
             try:
                 # In a process of its own: mpirun, interrupted, kills its ranks a second after asking them to end.
-                interrupts.outliving(lambda: [result.write(path) for path in saved])
+                interrupts.outliving(lambda: [result.write(path) for path in saved], slow=lambda: print(
+                    f"fpgacomm: {result.incomplete}; saving it in {' and '.join(saved)} (a process of its own "
+                    "finishes the write if the job is ended first)", file=sys.stderr, flush=True))
                 print(f"fpgacomm: {result.incomplete}; saved in {' and '.join(saved)}, marked incomplete",
                       file=sys.stderr, flush=True)
             except OSError as error:  # the job must still end on every rank

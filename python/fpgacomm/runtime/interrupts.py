@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import threading
 import time
@@ -55,6 +56,8 @@ TIME_LIMIT_GRACE = 5.0
 # every rank at once, and one rank's abort ends the whole step at once:
 # rank 0 must have its turn first.
 PEER_WAIT = 4.0
+# Seconds a write of what was measured may take before it is announced.
+SLOW_WRITE = 0.3
 # Seconds a loop has to take an interrupt before its rank counts as blocked:
 # above the time between two checks of the flag in most sweeps, and below
 # the second Open MPI's mpirun gives its ranks between SIGTERM and SIGKILL
@@ -158,9 +161,12 @@ def stop() -> None:
     signal.pthread_kill(threading.main_thread().ident, TIME_LIMIT)
 
 
-def outliving(write: Callable[[], None]) -> None:
+def outliving(write: Callable[[], None], slow: Callable[[], None] = lambda: None) -> None:
     """Runs write() in a child process of its own session and waits for
-    it; raises OSError with the child's error where the write failed. A
+    it, calling slow() when it has not ended within SLOW_WRITE seconds (to
+    say what is being written, in case the launcher ends this process
+    before the child is done); raises OSError with the child's error where
+    the write failed. A
     launcher's SIGKILL of this process (or of its process group) lets the
     child finish the write. The child only writes, and ends without
     running this process's exit handlers (MPI's finalisation among them),
@@ -188,6 +194,8 @@ def outliving(write: Callable[[], None]) -> None:
         finally:
             os._exit(status)
     os.close(report)
+    if not select.select([read], [], [], SLOW_WRITE)[0]:  # the pipe is readable (at EOF) once the child ended
+        slow()
     with os.fdopen(read, "rb") as errors:
         failure = errors.read().decode(errors="replace")  # up to the child's end
     status = os.waitpid(child, 0)[1]
