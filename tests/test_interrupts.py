@@ -315,3 +315,27 @@ def test_a_billion_rounds_are_refused_with_the_estimate_in_under_2_s_more_than_a
     assert "4e+09 rows of rounds at about 1024 bytes each" in refused.stderr
     assert "give fewer --rounds, sizes or iterations (-i), or raise the limit with --max-memory SIZE" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_rounds_whose_samples_pass_the_memory_limit_are_refused_after_the_first_round(tmp_path):
+    """The issue's `--rounds 100000 -i 10000`: the rows fit, the samples of
+    100000 rounds do not; the first round counts them, and the run ends
+    there with the estimate, status 2."""
+    done = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "1:8",
+                           "-i", "10000", "-x", "10", "--rounds", "100000"], capture_output=True, text=True, env=ENV,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "100000 rounds of 4 sizes: the 2 ranks on host " in done.stderr
+    assert "4e+09 timed samples at about 80 bytes each, 4e+05 rows of rounds" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_rounds_that_cannot_end_within_the_time_limit_say_so_after_the_first(tmp_path):
+    limit = 8
+    job = Job("--timeout", str(limit), "osu", "latency", "-m", "1:8", "-i", "100", "-x", "10", "--rounds", "100000",
+              "--json", "r.json", cwd=tmp_path)
+    assert job.process.wait(timeout=limit + TIME_LIMIT_GRACE + 30) == 124, job.stderr
+    assert "fpgacomm: at the first round's speed the 99999 rounds to come need about " in job.stderr
+    assert "(--timeout): the run will end incomplete; give fewer --rounds or a longer --timeout" in job.stderr
+    saved = Result.read(tmp_path / "r.json")
+    assert saved.incomplete.startswith("time limit (--timeout): ") and " of 100000 rounds complete" in saved.incomplete
