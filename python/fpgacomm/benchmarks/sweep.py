@@ -32,6 +32,7 @@ run of that round, or {} for a round still going on.
 from __future__ import annotations
 
 import contextlib
+import re
 import secrets
 import sys
 import time
@@ -57,6 +58,22 @@ def progress_of_round(on_progress: OnProgress | None, index: int, rounds: int) -
     if on_progress is None or rounds == 1:
         return on_progress
     return lambda state: on_progress(f"round {index} of {rounds}, {state}")
+
+
+def work_done(state: str) -> float | None:
+    """The share of a run's work done, read from how far it is as its
+    progress states it ("round 2 of 5, 12 of 23 sizes measured", "ring: 5
+    of 21 sizes measured", "3 of 8 points simulated"): sizes or points
+    done of the round going on, plus the rounds before; None where the
+    state tells no count (a run that reports no sizes)."""
+    counted = re.search(r"\b(\d+) of (\d+) (?:sizes|points)\b", state)
+    if counted is None or int(counted[2]) == 0:
+        return None
+    share = int(counted[1]) / int(counted[2])
+    rounds = re.search(r"\bround (\d+) of (\d+)\b", state)
+    if rounds is not None and int(rounds[2]) > 0:
+        share = (int(rounds[1]) - 1 + share) / int(rounds[2])
+    return min(share, 1.0)
 
 
 def check_rounds(rounds, round_seed) -> None:

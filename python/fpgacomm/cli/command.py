@@ -20,7 +20,7 @@ from .. import _core
 from ..results.result import WriteError
 from ..runtime import interrupts, launcher
 from . import outputs
-from .live import SCREEN, silence_stdout
+from .live import SCREEN, on_a_clean_line, silence_stdout
 from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit, launch_rank
 
 DEFAULT_TIMEOUT = 1800.0
@@ -67,8 +67,8 @@ def start_watchdog(seconds: float) -> None:
 
     def expire():
         SCREEN.hide()
-        print(f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); stopping, "
-              "saving what was measured", file=sys.stderr, flush=True)
+        print(on_a_clean_line(f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); "
+                              "stopping, saving what was measured"), file=sys.stderr, flush=True)
         interrupts.stop()
         time.sleep(interrupts.TIME_LIMIT_GRACE)
         print(f"fpgacomm: rank {launch_rank()}: still running {interrupts.TIME_LIMIT_GRACE:g} s after its time "
@@ -172,8 +172,9 @@ def _save_and_end(stop: KeyboardInterrupt, args) -> None:
             print(f"fpgacomm: {result.incomplete if result is not None else what}", file=sys.stderr, flush=True)
     elif _ranks() > 1:
         # Rank 0 may have been interrupted too (Slurm signals every rank at once): its turn to save first.
-        print(f"fpgacomm: rank {launch_rank()}: {what}; ending every rank within {interrupts.PEER_WAIT:g} s "
-              "(rank 0 saves what was measured first)", file=sys.stderr, flush=True)
+        print(on_a_clean_line(f"fpgacomm: rank {launch_rank()}: {what}; ending every rank within "
+                              f"{interrupts.PEER_WAIT:g} s (rank 0 saves what was measured first)"),
+              file=sys.stderr, flush=True)
         time.sleep(interrupts.PEER_WAIT)
     _abort(interrupts.exit_status(stop))
 
