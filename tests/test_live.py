@@ -183,3 +183,41 @@ def test_the_clock_moves_every_second_inside_one_size_and_the_time_left_is_estim
     assert pattern.match(first) and pattern.match(second), (first, second)
     assert pattern.match(first)[1] == pattern.match(second)[1] != "11", (first, second)  # inside one size
     assert int(pattern.match(second)[2]) >= int(pattern.match(first)[2]) + 1, (first, second)
+
+
+def test_ctrl_c_on_the_terminal_erases_the_progress_line_and_says_ctrl_c(tmp_path):
+    """A run on its own terminal (a session whose controlling terminal the
+    pty is): Ctrl-C typed there reaches it as the terminal driver's SIGINT.
+    The progress line is gone before the ending message, which says Ctrl-C;
+    the Result so far is saved."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+
+    def own_terminal():
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    # The second point, every stage in full, would take minutes.
+    process = subprocess.Popen([sys.executable, "-m", "fpgacomm", "gather", "--fabric", "dcn_ring", "--nodes",
+                                "4,2000", "--sizes", "1M", "--no-reuse", "--json", "gather.json"], stdin=follower,
+                               stdout=follower, stderr=follower, cwd=tmp_path, preexec_fn=own_terminal,
+                               env=dict(os.environ, **vendors_without_emulator(tmp_path / "vendors")))
+    os.close(follower)
+    try:
+        written = read_terminal(leader, until=b"point 2 of 2", seconds=120)
+        time.sleep(1)
+        os.write(leader, b"\x03")  # Ctrl-C, as typed
+        written = read_terminal(leader, written, seconds=60)
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+        os.close(leader)
+    assert process.returncode == 130, written
+    screen = pyte.Screen(COLUMNS, LINES)
+    pyte.ByteStream(screen).feed(written)
+    lines = [line.rstrip() for line in screen.display if line.strip()]
+    message = "fpgacomm: interrupted by SIGINT (Ctrl-C): 1 of 2 points simulated; saved in gather.json, marked " \
+              "incomplete"
+    assert message in lines, "\n".join(lines)
+    assert not [line for line in lines if line.startswith("gather --fabric dcn_ring: ")], "\n".join(lines)
+    assert Result.read(tmp_path / "gather.json").incomplete == "interrupted by SIGINT (Ctrl-C): 1 of 2 points simulated"
