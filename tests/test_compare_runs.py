@@ -137,7 +137,7 @@ def test_the_result_path_goes_through_the_environment_and_the_command_line_stays
     for side in "AB":
         for launch in ("01", "02"):
             assert Result.read(tmp_path / "runs" / side / f"{launch}.json").benchmark == "osu_latency"
-    refused = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", "--run", "fpgacomm osu latency --json=x.json",
-                              "--run", "fpgacomm osu latency", "--out", str(tmp_path / "other")], capture_output=True,
-                             text=True, env=ENV, timeout=60)
+    refused = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", "--run",
+                              "fpgacomm osu latency --json=x.json", "--run", "fpgacomm osu latency", "--out",
+                              str(tmp_path / "other")], capture_output=True, text=True, env=ENV, timeout=60)
     assert refused.returncode == 2 and "gives each launch its own --json (through FPGACOMM_JSON)" in refused.stderr

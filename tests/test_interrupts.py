@@ -12,7 +12,7 @@ temporary file left beside it.
 | SIGINT to rank 1    | rank 1    | 130             | rank 1    | none asked of rank 1 (*)       |
 | SIGTERM to mpirun   | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM from mpirun", N sizes |
 | SIGINT to mpirun    | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM from mpirun", N sizes |
-| Ctrl-C, a big run   | mpirun's group | 1          | SIGTERM   | every sample so far (written by a process of its own) |
+| Ctrl-C, a big run   | mpirun's group | 1          | SIGTERM   | every sample so far (a process of its own writes) |
 | SIGTERM to every rank at once | each rank | 143   | each rank | incomplete, 10 trials of 10    |
 | --timeout           | the ranks' own | 124        | the time limit | --json and --csv, "time limit (--timeout)" |
 | SIGHUP to rank 0    | rank 0    | 129             | rank 0    | incomplete, "SIGHUP", N sizes  |

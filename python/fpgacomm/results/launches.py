@@ -73,7 +73,8 @@ def check(commands: list, rounds, out) -> None:
     for command in commands:
         if not command.strip():
             raise usage_error("--run '': give a command to launch")
-        if is_fpgacomm(command) and any(word == "--json" or word.startswith("--json=") for word in shlex.split(command)):
+        words = shlex.split(command)
+        if is_fpgacomm(command) and any(word == "--json" or word.startswith("--json=") for word in words):
             raise usage_error(f"--run {command!r}: compare gives each launch its own --json (through "
                               f"{JSON_VARIABLE}); leave it out")
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
