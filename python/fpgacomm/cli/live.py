@@ -151,8 +151,8 @@ class Screen:
             self.columns = _columns(notes)
         sys.stdout, sys.stderr = _Routed(self, self.stdout), _Routed(self, self.stderr)
         self.stopped.clear()
-        ticking = threading.Thread(target=self._tick, name="fpgacomm progress clock", daemon=True)
-        ticking.start()
+        if self.line_stream is not None:  # a clock only where a progress line can be seen
+            threading.Thread(target=self._tick, name="fpgacomm progress clock", daemon=True).start()
         try:
             yield self
         finally:
