@@ -339,3 +339,25 @@ def test_rounds_that_cannot_end_within_the_time_limit_say_so_after_the_first(tmp
     assert "(--timeout): the run will end incomplete; give fewer --rounds or a longer --timeout" in job.stderr
     saved = Result.read(tmp_path / "r.json")
     assert saved.incomplete.startswith("time limit (--timeout): ") and " of 100000 rounds complete" in saved.incomplete
+
+
+def test_a_write_outliving_its_process_finishes_after_a_sigkill(tmp_path):
+    """What mpirun does to rank 0 a second after asking it to end: the
+    write goes on in a process of its own session, and lands whole."""
+    script = (f"import time; from fpgacomm.runtime import interrupts\n"
+              f"def write():\n"
+              f"    time.sleep(1.5)\n"
+              f"    open({str(tmp_path / 'kept')!r}, 'w').write('whole')\n"
+              f"try:\n"
+              f"    interrupts.outliving(write, slow=lambda: print('slow', flush=True))\n"
+              f"except interrupts.StillWriting as writing:\n"
+              f"    print(writing, flush=True)\n")
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline() == "slow\n"  # after interrupts.SLOW_WRITE
+    process.kill()
+    process.wait()
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "kept").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # the file, made, gets its text at once
+    assert (tmp_path / "kept").read_text() == "whole"

@@ -258,7 +258,7 @@ def test_the_bed_is_idempotent_and_leaves_nothing():
         assert _bed("up", name).returncode == 0
         again = _bed("up", name)  # over what the first left
         assert again.returncode == 0, again.stderr
-        assert len(_leftovers(name)) == 6  # 2 namespaces, the bridge, 2 veth ends, the state folder
+        assert len(_leftovers(name)) == 8  # 3 namespaces, the bridge, 3 veth ends, the state folder
     finally:
         assert _bed("down", name).returncode == 0
     assert _bed("down", name).returncode == 0  # nothing left to remove is fine
@@ -359,6 +359,7 @@ def test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts(two_hosts, tmp
     assert ended - started < limit + 10, stderr
     assert left == [], left
     assert "Traceback" not in stderr
+    assert output.exists(), stderr
     saved = Result.read_json(output)
     if launcher_host == "c":  # mpirun names the host it lost, and ends the job: rank 0 saves on SIGTERM
         assert "Remote daemon: " in stderr and f" on node {second}" in stderr, stderr

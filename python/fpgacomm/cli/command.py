@@ -166,6 +166,9 @@ def _save_and_end(stop: KeyboardInterrupt, args) -> None:
                     "finishes the write if the job is ended first)", file=sys.stderr, flush=True))
                 print(f"fpgacomm: {result.incomplete}; saved in {' and '.join(saved)}, marked incomplete",
                       file=sys.stderr, flush=True)
+            except interrupts.StillWriting as writing:
+                print(f"fpgacomm: {result.incomplete}; {writing} in {' and '.join(saved)}, marked incomplete",
+                      file=sys.stderr, flush=True)
             except OSError as error:  # the job must still end on every rank
                 print(f"fpgacomm: {result.incomplete}; could not save it: {error}", file=sys.stderr, flush=True)
         elif not getattr(stop, "reported", False):  # the suite says where its files are, as its last line

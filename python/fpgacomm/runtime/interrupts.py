@@ -56,8 +56,10 @@ TIME_LIMIT_GRACE = 5.0
 # every rank at once, and one rank's abort ends the whole step at once:
 # rank 0 must have its turn first.
 PEER_WAIT = 4.0
-# Seconds a write of what was measured may take before it is announced.
+# Seconds a write of what was measured may take before it is announced,
+# and before the job ends without waiting for it (below PEER_WAIT).
 SLOW_WRITE = 0.3
+WRITE_WAIT = 3.0
 # Seconds a loop has to take an interrupt before its rank counts as blocked:
 # above the time between two checks of the flag in most sweeps, and below
 # the second Open MPI's mpirun gives its ranks between SIGTERM and SIGKILL
@@ -161,12 +163,22 @@ def stop() -> None:
     signal.pthread_kill(threading.main_thread().ident, TIME_LIMIT)
 
 
+class StillWriting(OSError):
+    """outliving's write goes on in process `pid` after WRITE_WAIT seconds."""
+
+    def __init__(self, pid: int):
+        super().__init__(f"process {pid} is still writing it, and finishes by itself")
+        self.pid = pid
+
+
 def outliving(write: Callable[[], None], slow: Callable[[], None] = lambda: None) -> None:
     """Runs write() in a child process of its own session and waits for
     it, calling slow() when it has not ended within SLOW_WRITE seconds (to
     say what is being written, in case the launcher ends this process
     before the child is done); raises OSError with the child's error where
-    the write failed. A
+    the write failed, StillWriting where it has not ended within
+    WRITE_WAIT seconds (the job must end before its other ranks stop
+    waiting for rank 0). A
     launcher's SIGKILL of this process (or of its process group) lets the
     child finish the write. The child only writes, and ends without
     running this process's exit handlers (MPI's finalisation among them),
@@ -196,6 +208,9 @@ def outliving(write: Callable[[], None], slow: Callable[[], None] = lambda: None
     os.close(report)
     if not select.select([read], [], [], SLOW_WRITE)[0]:  # the pipe is readable (at EOF) once the child ended
         slow()
+        if not select.select([read], [], [], WRITE_WAIT - SLOW_WRITE)[0]:
+            os.close(read)  # the child writes on, and ends by itself
+            raise StillWriting(child)
     with os.fdopen(read, "rb") as errors:
         failure = errors.read().decode(errors="replace")  # up to the child's end
     status = os.waitpid(child, 0)[1]
