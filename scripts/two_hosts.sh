@@ -2,19 +2,22 @@
 # A two-host cluster on one machine, for trying and testing fpgacomm across
 # hosts: two network namespaces joined by a bridge, each with a host name of
 # its own, and an Open MPI launch agent that starts a host's processes in
-# its namespace. Root only; nothing outside the machine is addressed.
+# its namespace; and a third host without ranks, c, where mpirun can run as
+# on a cluster's login node. Root only; nothing outside the machine is
+# addressed.
 #
 #   scripts/two_hosts.sh up NAME      # prints the mpirun options to use
 #   scripts/two_hosts.sh down NAME    # removes all of it (also after a failed up)
 #   scripts/two_hosts.sh check        # says why this machine cannot, status 1
 #
 # NAME (letters and digits, at most 8) keeps test beds apart: namespaces
-# NAMEa and NAMEb, bridge NAMEbr, host names NAME-a and NAME-b, subnet
+# NAMEa, NAMEb and NAMEc, bridge NAMEbr, host names NAME-a, NAME-b and NAME-c, subnet
 # 10.77.X.0/24 with X from NAME (the next free X where another bed has it,
 # chosen under a lock and kept in the state folder),
 # state in /run/fpgacomm-two-hosts/NAME.
-# Hosts are given to mpirun by address (10.77.X.2 and .3), so /etc/hosts is
-# never touched; `hostname` (and every Result) names them NAME-a and NAME-b.
+# Hosts are given to mpirun by address (10.77.X.2 and .3; c is .4), so
+# /etc/hosts is never touched; `hostname` (and every Result) names them
+# NAME-a and NAME-b.
 # Both `up` and `down` are idempotent: `up` first removes what a previous
 # run of the same NAME left.
 set -euo pipefail
@@ -61,7 +64,7 @@ subnet() {  # 10.77.X, X in 1..250 from the name, or the next one no other bed h
 
 down() {
   local name=$1 state="$STATE_ROOT/$1"
-  for host in a b; do
+  for host in a b c; do
     if [ -e "$state/uts-$host" ]; then
       umount "$state/uts-$host" 2>/dev/null || true
     fi
@@ -87,7 +90,7 @@ up() {
   ip addr add "$net.1/24" dev "${name}br"
   ip link set "${name}br" up
   local number=2
-  for host in a b; do
+  for host in a b c; do
     ip netns add "$name$host"
     ip link add "${name}v$host" type veth peer name "${name}h$host"
     ip link set "${name}v$host" netns "$name$host"

@@ -351,7 +351,7 @@ def test_a_bad_progress_delay_is_one_usage_error_before_measuring():
                          capture_output=True, text=True, timeout=120, env={**ENV, "FPGACOMM_PROGRESS_AFTER": "soon"})
     assert run.returncode == 2 and "Traceback" not in run.stderr and run.stdout == ""
     assert run.stderr.count("FPGACOMM_PROGRESS_AFTER='soon': give the seconds a sweep runs before its progress "
-                            "line shows, 0 or more (default 2)") == 1
+                            "line shows, 0 or more (default 0)") == 1
 
 
 def test_tune_measures_again_shows_its_choices_and_caches_them(tmp_path, monkeypatch):

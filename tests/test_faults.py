@@ -24,7 +24,7 @@ where their feature lives are listed with that test, not run twice.
 | FPGA_MAPPING=x:y osu latency H H                       | 2, FPGA_MAPPING named                      | as expected, 1.9 s (was: ignored, status 0) |
 | two ranks of 1 KiB x 2 messages: --max-memory 6K / 1M  | refused (both ranks counted) / runs        | as expected, 3.0 s |
 | kill -9 of one rank of osu latency --json              | every rank ends, status != 0; rank 0 saves | as expected: lat.json incomplete, |
-|                                                        |   the sizes measured, incomplete, or none  |   "interrupted by SIGTERM" (was: none) |
+|                                                        |   the sizes measured, incomplete, or none  |   "interrupted by SIGTERM from mpirun" (was: none) |
 | suite killed (kill -9 of mpirun and ranks) mid-run     | its folder "incomplete: running"; latest at the last whole run | as expected |
 | 1 suite DIR of the user's files, then suite . there    | files intact; DIR/<UTC time>/ each, marker, DIR/latest | as expected (was: files deleted, status 0) |
 | 2 suite into a mount point (a tmpfs) / `.`             | nothing renamed: written into it              | as expected (was: EBUSY after every benchmark) |
@@ -50,6 +50,15 @@ where their feature lives are listed with that test, not run twice.
 | 5 the same, SIGINT to mpirun at 6 s                    | mpirun ends within seconds, sizes saved    | same test (was: 55 s, nothing saved); the rank behind the link ends at its --timeout |
 | 6 SIGSTOP rank 0 (or 1), SIGTERM the other             | 143 within seconds, rank 0 saves           | test_interrupts.py::test_sigterm_to_a_rank_whose_peer_is_stopped_ends_the_job_within_seconds (was: 124 after 40 s) |
 | 16 SIGHUP to rank 0                                    | 129, sizes saved                           | test_interrupts.py::test_a_csv_or_sighup_saves_the_sizes_measured_too[SIGHUP] |
+| --timeout 8 during an osu bw sweep, --json and --csv   | 124, the sizes measured in both, "time limit (--timeout)" | test_interrupts.py::test_the_time_limit_stops_the_sweep_and_saves_the_sizes_measured_in_json_and_csv (was: nothing saved) |
+| suite past its --timeout                               | 124, marker "incomplete: time limit", last line says where | test_interrupts.py::test_a_suite_past_its_time_limit_marks_its_folder_and_says_where_as_its_last_line (was: "incomplete: running") |
+| Ctrl-C 12 s into osu latency -i 150000 --rounds 10     | every sample measured saved               | test_interrupts.py::test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all (was: nothing) |
+| SIGTERM to every rank at once, 10 trials               | 143, saved every time                      | test_interrupts.py::test_sigterm_to_every_rank_at_the_same_instant_saves_every_time (was: 5 of 8) |
+| osu latency -m 1:8 --rounds 1000000000                 | 2 with the estimate, no slower than a bad option | test_interrupts.py::test_a_billion_rounds_are_refused_with_the_estimate_in_under_2_s_more_than_a_bad_option (was: 80 GB and growing) |
+| --rounds 100000 -i 10000                               | 2 after the first round, its samples counted | test_interrupts.py::test_rounds_whose_samples_pass_the_memory_limit_are_refused_after_the_first_round (was: growing) |
+| --timeout 5 compare --run 'sleep 300'                  | 124, nothing of the launch left            | test_compare_runs.py::test_the_time_limit_ends_the_launch_running_and_everything_it_started (was: sleep left running) |
+| SIGTERM to compare --run of mpirun launches            | 143, no process of the campaign 5 s later  | test_compare_runs.py::test_sigterm_to_compare_ends_its_mpirun_launch_with_every_rank (was: the job ran on) |
+| link down, mpirun on a third host without ranks        | ends within seconds (Open MPI's keepalive options), host named | test_two_hosts.py::test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts[mpirun-on-a-host-without-ranks] (was: still waiting after 151 s) |
 | interrupted suite (rank 0 SIGINT)                      | its Results kept in its folder, marked incomplete, said where | test_interrupts.py::test_a_suite_interrupted_keeps_what_it_finished_in_its_own_folder_marked_incomplete |
 | --json nodir/bw.json, a directory, adir (no suffix),   | 2, before measuring, nothing written       | test_cli.py::test_outputs_are_checked_on_every_rank_before_anything_is_measured |
 |   --csv o.json, --json in /proc                        |                                            |                      |
@@ -189,7 +198,7 @@ def test_kill_9_of_one_rank_ends_every_rank_and_keeps_only_a_whole_incomplete_re
     # incomplete, when it can within mpirun's second before SIGKILL; never a fragment.
     assert [p.name for p in tmp_path.iterdir()] in ([], ["lat.json"])
     if output.exists():
-        assert Result.read_json(output).incomplete.startswith("interrupted by SIGTERM: ")
+        assert Result.read_json(output).incomplete.startswith("interrupted by SIGTERM from mpirun: ")
 
 
 def _suite(folder, *extra, cwd=None, ranks=2):

@@ -10,8 +10,11 @@ temporary file left beside it.
 | SIGINT to rank 0    | rank 0    | 130             | rank 0    | incomplete, "SIGINT", N sizes  |
 | SIGTERM to rank 0   | rank 0    | 143             | rank 0    | incomplete, "SIGTERM", N sizes |
 | SIGINT to rank 1    | rank 1    | 130             | rank 1    | none asked of rank 1 (*)       |
-| SIGTERM to mpirun   | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM", N sizes |
-| SIGINT to mpirun    | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM", N sizes |
+| SIGTERM to mpirun   | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM from mpirun", N sizes |
+| SIGINT to mpirun    | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM from mpirun", N sizes |
+| Ctrl-C, a big run   | mpirun's group | 1          | SIGTERM   | every sample so far (a process of its own writes) |
+| SIGTERM to every rank at once | each rank | 143   | each rank | incomplete, 10 trials of 10    |
+| --timeout           | the ranks' own | 124        | the time limit | --json and --csv, "time limit (--timeout)" |
 | SIGHUP to rank 0    | rank 0    | 129             | rank 0    | incomplete, "SIGHUP", N sizes  |
 | SIGTERM, peer SIGSTOPped | either rank | 143         | the watcher | rank 0 signalled: incomplete, "SIGTERM" |
 | suite, rank 0 SIGINT| rank 0    | 130             | rank 0    | its run folder: finished Results, marked incomplete |
@@ -19,10 +22,13 @@ temporary file left beside it.
 Open MPI 4.1's mpirun, signalled with SIGINT or SIGTERM, sends every rank
 SIGCONT at once, SIGTERM 1 s later and SIGKILL 1 s after that
 (odls_base_sigkill_timeout), and exits with status 1 whatever the ranks do;
-so the ranks see SIGTERM and rank 0 has that second to save. (*) When rank 1
-is signalled, it aborts the job; rank 0, waiting for it inside MPI, is
-ended by mpirun and saves nothing, or saves an incomplete Result when it
-reaches a check first: either is right, a half-written file is not.
+so the ranks see SIGTERM and rank 0 has that second to save: it writes in
+a child process of its own session, which mpirun's SIGKILL does not reach.
+(*) When rank 1 alone is signalled, it gives rank 0 interrupts.PEER_WAIT
+seconds (Slurm signals every rank at once), then aborts the job; rank 0,
+waiting for it inside MPI, is ended by mpirun (SIGTERM) and saves an
+incomplete Result, or nothing when it is killed first: either is right, a
+half-written file is not.
 """
 
 import json
@@ -37,6 +43,7 @@ from pathlib import Path
 import pytest
 
 from fpgacomm import Result
+from fpgacomm.runtime.interrupts import PEER_WAIT, TIME_LIMIT_GRACE
 from processes import rank_pids, running
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PYTHONUNBUFFERED="1")
@@ -129,8 +136,8 @@ def test_a_signal_to_rank_0_or_mpirun_ends_every_rank_and_saves_the_sizes_measur
     ended, seconds, _ = job.signal_and_wait(target, number)
     assert seconds < GONE_WITHIN, f"processes left {seconds:.1f} s after the signal"
     assert ended == status, job.stderr
-    # The ranks get SIGTERM from mpirun, whatever mpirun got.
-    seen = "SIGTERM" if target == "mpirun" else signal.Signals(number).name
+    # The ranks get SIGTERM from mpirun, whatever mpirun got, and say so.
+    seen = "SIGTERM from mpirun" if target == "mpirun" else signal.Signals(number).name
     saved = Result.read(tmp_path / "bw.json")
     printed = job.rows()
     assert saved.incomplete.startswith(f"interrupted by {seen}: {len(saved.rows)} of 27 sizes measured")
@@ -147,8 +154,9 @@ def test_sigint_to_rank_1_ends_every_rank_with_130(tmp_path):
     job = Job(*SWEEP, "--json", "bw.json", cwd=tmp_path)
     job.wait_for(rows_coming(10))
     ended, seconds, _ = job.signal_and_wait("rank1", signal.SIGINT)
-    assert seconds < GONE_WITHIN and ended == 130, job.stderr
-    assert "rank 1: interrupted by SIGINT; ending every rank" in job.stderr
+    assert PEER_WAIT <= seconds < PEER_WAIT + GONE_WITHIN and ended == 130, job.stderr
+    assert f"rank 1: interrupted by SIGINT; ending every rank within {PEER_WAIT:g} s (rank 0 saves what was " \
+           "measured first)" in job.stderr
     if (tmp_path / "bw.json").exists():  # rank 0 reached a check before mpirun ended it (see the table)
         assert Result.read(tmp_path / "bw.json").incomplete
     only_the_result_is_left(tmp_path, "bw.json")
@@ -197,10 +205,159 @@ def test_sigterm_to_a_rank_whose_peer_is_stopped_ends_the_job_within_seconds(tmp
     os.kill(job.ranks()[stopped], signal.SIGSTOP)
     time.sleep(0.5)
     ended, seconds, _ = job.signal_and_wait(f"rank{signalled}", signal.SIGTERM)
-    assert seconds < GONE_WITHIN + 3 and ended == 143, job.stderr  # the watcher's grace of 2 s, then the abort
+    # The watcher's grace, rank 1's wait for rank 0, then the abort.
+    assert seconds < GONE_WITHIN + PEER_WAIT and ended == 143, job.stderr
     if signalled == 0:
         saved = Result.read(tmp_path / "bw.json")
         assert saved.incomplete.startswith("interrupted by SIGTERM: ") and len(saved.rows) >= 5
     else:
         assert "rank 1: interrupted by SIGTERM; ending every rank" in job.stderr
     assert "time limit" not in job.stderr
+
+
+def test_the_time_limit_stops_the_sweep_and_saves_the_sizes_measured_in_json_and_csv(tmp_path):
+    """--timeout asks every rank to stop and save, as an interrupt does: the
+    sizes measured are in --json and --csv, marked incomplete, status 124."""
+    limit = 8
+    job = Job("--timeout", str(limit), *SWEEP, "--json", "bw.json", "--csv", "bw.csv", cwd=tmp_path)
+    started = time.monotonic()
+    status = job.process.wait(timeout=limit + TIME_LIMIT_GRACE + 30)
+    assert status == 124, job.stderr
+    assert time.monotonic() - started < limit + TIME_LIMIT_GRACE + 10
+    saved = Result.read(tmp_path / "bw.json")
+    assert saved.incomplete == f"time limit (--timeout): {len(saved.rows)} of 27 sizes measured", saved.incomplete
+    assert 1 <= len(saved.rows) < 27
+    as_csv = Result.read(tmp_path / "bw.csv")
+    assert as_csv.incomplete == saved.incomplete and [r["size"] for r in as_csv.rows] == [r["size"] for r in saved.rows]
+    for _ in range(50):  # the rows reach us through a pipe: give the reader its moment
+        if len(job.rows()) >= len(saved.rows) - 1:
+            break
+        time.sleep(0.1)
+    assert [int(line.split()[0]) for line in job.rows()] in ([r["size"] for r in saved.rows],
+                                                            [r["size"] for r in saved.rows][:-1])
+    assert f"rank 0: time limit of {limit} s exceeded (--timeout); stopping, saving what was measured" in job.stderr
+    assert f"{saved.incomplete}; saved in bw.json and bw.csv, marked incomplete" in job.stderr
+    assert "aborting" not in job.stderr  # ended by itself within the grace
+    assert sorted(os.listdir(tmp_path)) == ["bw.csv", "bw.json"]
+
+
+def test_a_suite_past_its_time_limit_marks_its_folder_and_says_where_as_its_last_line(tmp_path):
+    from fpgacomm import suite
+
+    job = Job("--timeout", "25", "suite", "results", "-m", "1:4M", "-i", "50", cwd=tmp_path)
+    status = job.process.wait(timeout=120)
+    assert status == 124, job.stderr
+    [folder] = [path for path in (tmp_path / "results").iterdir()]
+    marker = suite.read_marker(folder)
+    assert marker["status"].startswith("incomplete: time limit (--timeout)"), marker
+    ours = [line for line in job.stderr.splitlines() if line.startswith(("suite:", "fpgacomm:"))
+            and "rank 1" not in line]
+    assert ours[-1] == (f"suite: stopped ({marker['status'][len('incomplete: '):]}); the {len(marker['files'])} "
+                        f"files it wrote are in {Path('results') / folder.name}, marked incomplete (fpgacomm-run.txt)")
+
+
+def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
+    """The issue's run: Ctrl-C (SIGINT to mpirun's process group) 12 s in.
+    mpirun gives the ranks SIGTERM and kills them a second later; what rank
+    0 measured is written whole by a process of its own."""
+    command = ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "1:1K", "-i",
+               "150000", "-x", "10", "--rounds", "10", "--json", "big.json"]
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path,
+                           start_new_session=True)
+    time.sleep(12)
+    assert job.poll() is None
+    os.killpg(job.pid, signal.SIGINT)
+    _, stderr = job.communicate(timeout=30)
+    deadline = time.monotonic() + 30  # the writer may finish after mpirun has gone
+    while not (tmp_path / "big.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    saved = Result.read_json(tmp_path / "big.json")
+    assert saved.incomplete.startswith("interrupted by SIGTERM from mpirun: "), stderr
+    # Every size measured keeps each of its 150000 samples (how many sizes 12 s reach depends on the load).
+    assert saved.incomplete.endswith(f"round 1: {len(saved.samples or {})} of 11 sizes") or \
+        "rounds complete; round" in saved.incomplete, saved.incomplete
+    assert all(len(values) == 150000 for values in (saved.samples or {}).values())
+    assert sorted(os.listdir(tmp_path)) == ["big.json"]
+
+
+@pytest.mark.parametrize("trial", range(10))
+def test_sigterm_to_every_rank_at_the_same_instant_saves_every_time(tmp_path, trial):
+    """As Slurm delivers scancel --signal=TERM: rank 1 gives rank 0 its turn
+    to save before it ends the job."""
+    job = Job(*SWEEP, "--json", "bw.json", cwd=tmp_path)
+    job.wait_for(rows_coming(3))
+    ranks = job.ranks()
+    for pid in (ranks[1], ranks[0]) if trial % 2 else (ranks[0], ranks[1]):
+        os.kill(pid, signal.SIGTERM)
+    status = job.process.wait(timeout=PEER_WAIT + GONE_WITHIN + 10)
+    assert status == 143, job.stderr
+    saved = Result.read(tmp_path / "bw.json")
+    assert saved.incomplete.startswith("interrupted by SIGTERM: ") and len(saved.rows) >= 3
+    only_the_result_is_left(tmp_path, "bw.json")
+
+
+def test_a_billion_rounds_are_refused_with_the_estimate_in_under_2_s_more_than_a_bad_option(tmp_path):
+    """Round orders are made one round at a time and the rounds' rows
+    counted before anything runs: the refusal costs no more than mpirun's
+    start-up, which a refused option (--rounds 0) measures beside it."""
+    def run(rounds):
+        started = time.monotonic()
+        done = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "1:8",
+                               "--rounds", rounds], capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120)
+        return done, time.monotonic() - started
+
+    baseline, baseline_seconds = run("0")
+    assert baseline.returncode == 2, baseline.stderr
+    refused, seconds = run("1000000000")
+    assert refused.returncode == 2, refused.stderr
+    assert seconds - baseline_seconds < 2.0, (seconds, baseline_seconds)
+    assert "1000000000 rounds of 4 sizes: the 2 ranks on host " in refused.stderr
+    assert "4e+09 rows of rounds at about 1024 bytes each" in refused.stderr
+    assert "give fewer --rounds, sizes or iterations (-i), or raise the limit with --max-memory SIZE" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_rounds_whose_samples_pass_the_memory_limit_are_refused_after_the_first_round(tmp_path):
+    """The issue's `--rounds 100000 -i 10000`: the rows fit, the samples of
+    100000 rounds do not; the first round counts them, and the run ends
+    there with the estimate, status 2."""
+    done = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "1:8",
+                           "-i", "10000", "-x", "10", "--rounds", "100000"], capture_output=True, text=True, env=ENV,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "100000 rounds of 4 sizes: the 2 ranks on host " in done.stderr
+    assert "4e+09 timed samples at about 80 bytes each, 4e+05 rows of rounds" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_rounds_that_cannot_end_within_the_time_limit_say_so_after_the_first(tmp_path):
+    limit = 8
+    job = Job("--timeout", str(limit), "osu", "latency", "-m", "1:8", "-i", "100", "-x", "10", "--rounds", "100000",
+              "--json", "r.json", cwd=tmp_path)
+    assert job.process.wait(timeout=limit + TIME_LIMIT_GRACE + 30) == 124, job.stderr
+    assert "fpgacomm: at the first round's speed the 99999 rounds to come need about " in job.stderr
+    assert "(--timeout): the run will end incomplete; give fewer --rounds or a longer --timeout" in job.stderr
+    saved = Result.read(tmp_path / "r.json")
+    assert saved.incomplete.startswith("time limit (--timeout): ") and " of 100000 rounds complete" in saved.incomplete
+
+
+def test_a_write_outliving_its_process_finishes_after_a_sigkill(tmp_path):
+    """What mpirun does to rank 0 a second after asking it to end: the
+    write goes on in a process of its own session, and lands whole."""
+    script = (f"import time; from fpgacomm.runtime import interrupts\n"
+              f"def write():\n"
+              f"    time.sleep(1.5)\n"
+              f"    open({str(tmp_path / 'kept')!r}, 'w').write('whole')\n"
+              f"try:\n"
+              f"    interrupts.outliving(write, slow=lambda: print('slow', flush=True))\n"
+              f"except interrupts.StillWriting as writing:\n"
+              f"    print(writing, flush=True)\n")
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline() == "slow\n"  # after interrupts.SLOW_WRITE
+    process.kill()
+    process.wait()
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "kept").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # the file, made, gets its text at once
+    assert (tmp_path / "kept").read_text() == "whole"

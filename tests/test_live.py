@@ -10,14 +10,17 @@ import fcntl
 import os
 import pty
 import re
+import signal
 import struct
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 
 import pytest
 from loaded import PREFIX as LOAD_WARNING
+from processes import rank_pids, running
 from terminal import read_terminal
 
 from fpgacomm import Result
@@ -74,9 +77,9 @@ def assert_rows_intact(lines: list, text: str) -> None:
 
 def assert_progress_drawn_and_gone(lines: list, written: str, label: str) -> None:
     assert f"\r\x1b[K{label}: " in written, "the progress line was never drawn"
-    # A progress line ends in its elapsed time ("osu bw: 3 of 23 sizes measured, 1.2 s"); the command's own
-    # lines may begin with its name too ("suite: writing into ...").
-    stale = re.compile(rf"^{re.escape(label)}: .*, [0-9]+\.[0-9] s$")
+    # A progress line ends in its elapsed time or the time left ("osu bw: 3 of 23 sizes measured, 12 s, about
+    # 30 s left"); the command's own lines may begin with its name too ("suite: writing into ...").
+    stale = re.compile(rf"^{re.escape(label)}: (.*, )?[0-9]+ s( left)?$")
     assert not [line for line in lines if stale.match(line)], "\n".join(lines)
 
 
@@ -141,3 +144,80 @@ def test_with_stdout_in_a_file_the_progress_line_stays_on_the_terminal(tmp_path)
     assert written.rstrip("\r\n").endswith("\r\x1b[K") and not [line for line in lines if line]  # erased at the end
     printed = (tmp_path / "out.txt").read_text()
     assert "sizes measured" not in printed and "\x1b" not in printed and len(printed.splitlines()) == 3 + 23
+
+
+def test_the_clock_moves_every_second_inside_one_size_and_the_time_left_is_estimated(tmp_path):
+    """As soon as the first size is done, rank 1 is stopped (SIGSTOP): the
+    size going on cannot end, however fast the machine. Two captures of the
+    screen 2 s apart show the progress line's clock moved, and the time
+    left estimated from the sizes done."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               **vendors_without_emulator(tmp_path / "vendors"))
+    process = subprocess.Popen(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m",
+                                "1:1K", "-i", "300000", "-x", "10"], stdin=subprocess.DEVNULL, stdout=follower,
+                               stderr=follower, env=env, cwd=tmp_path, start_new_session=True)
+    os.close(follower)
+    screen = pyte.Screen(COLUMNS, LINES)
+    stream = pyte.ByteStream(screen)
+    ranks = {}
+
+    def progress_line(until: bytes | None, seconds: float) -> str:
+        stream.feed(read_terminal(leader, until=until, seconds=seconds))
+        return screen.display[screen.cursor.y].rstrip()
+
+    try:
+        progress_line(b" of 11 sizes measured", 300)
+        ranks = rank_pids(process.pid)
+        os.kill(ranks[1], signal.SIGSTOP)
+        first = progress_line(None, 1.5)  # the clock's next redraws
+        second = progress_line(None, 2.0)
+    finally:
+        for pid in ranks.values():
+            os.kill(pid, signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        os.close(leader)
+    pattern = re.compile(r"^osu latency: ([0-9]+) of 11 sizes measured, ([0-9]+) s, about ([0-9]+) s left$")
+    assert pattern.match(first) and pattern.match(second), (first, second)
+    assert pattern.match(first)[1] == pattern.match(second)[1] != "11", (first, second)  # inside one size
+    assert int(pattern.match(second)[2]) >= int(pattern.match(first)[2]) + 1, (first, second)
+
+
+def test_ctrl_c_on_the_terminal_erases_the_progress_line_and_says_ctrl_c(tmp_path):
+    """A run on its own terminal (a session whose controlling terminal the
+    pty is): Ctrl-C typed there reaches it as the terminal driver's SIGINT.
+    The progress line is gone before the ending message, which says Ctrl-C;
+    the Result so far is saved."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+
+    def own_terminal():
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    # The second point, every stage in full, would take minutes.
+    process = subprocess.Popen([sys.executable, "-m", "fpgacomm", "gather", "--fabric", "dcn_ring", "--nodes",
+                                "4,2000", "--sizes", "1M", "--no-reuse", "--json", "gather.json"], stdin=follower,
+                               stdout=follower, stderr=follower, cwd=tmp_path, preexec_fn=own_terminal,
+                               env=dict(os.environ, **vendors_without_emulator(tmp_path / "vendors")))
+    os.close(follower)
+    try:
+        written = read_terminal(leader, until=b"point 2 of 2", seconds=120)
+        time.sleep(1)
+        os.write(leader, b"\x03")  # Ctrl-C, as typed
+        written = read_terminal(leader, written, seconds=60)
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+        os.close(leader)
+    assert process.returncode == 130, written
+    screen = pyte.Screen(COLUMNS, LINES)
+    pyte.ByteStream(screen).feed(written)
+    lines = [line.rstrip() for line in screen.display if line.strip()]
+    message = "fpgacomm: interrupted by SIGINT (Ctrl-C): 1 of 2 points simulated; saved in gather.json, marked " \
+              "incomplete"
+    assert message in lines, "\n".join(lines)
+    assert not [line for line in lines if line.startswith("gather --fabric dcn_ring: ")], "\n".join(lines)
+    assert Result.read(tmp_path / "gather.json").incomplete == "interrupted by SIGINT (Ctrl-C): 1 of 2 points simulated"

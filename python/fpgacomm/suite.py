@@ -182,6 +182,7 @@ def _stopped(run: "RunFolder", stop: BaseException) -> None:
         print(f"suite: {error}", file=sys.stderr, flush=True)
     print(f"suite: stopped ({why}); the {len(run.files)} files it wrote are in {run.folder}, marked incomplete "
           f"({MARKER})", file=sys.stderr, flush=True)
+    stop.reported = True  # the command's ending adds nothing after this line, which says where the files are
 
 
 def run_folder(outdir: str) -> str:

@@ -36,7 +36,7 @@ void HostMemory::add_batch(double pieces, bool stages, int slots) {
 
 double HostMemory::bytes() const {
   return buffers + posted * double(kBytesPerPostedMessage) + staged * double(kBytesPerStagedChunk) +
-         samples * double(kBytesPerSample);
+         samples * double(kBytesPerSample) + rows * double(kBytesPerRoundRow);
 }
 
 std::string HostMemory::describe() const {
@@ -46,6 +46,7 @@ std::string HostMemory::describe() const {
   if (posted > 0) text << ", " << posted << " messages in flight at about " << kBytesPerPostedMessage << " bytes each";
   if (staged > 0) text << ", " << staged << " staged chunks at about " << kBytesPerStagedChunk << " bytes each";
   if (samples > 0) text << ", " << samples << " timed samples at about " << kBytesPerSample << " bytes each";
+  if (rows > 0) text << ", " << rows << " rows of rounds at about " << kBytesPerRoundRow << " bytes each";
   return text.str();
 }
 

@@ -23,6 +23,9 @@ namespace fpgacomm {
 constexpr std::uint64_t kBytesPerPostedMessage = 1024;
 constexpr std::uint64_t kBytesPerStagedChunk = 128;
 constexpr std::uint64_t kBytesPerSample = 80;
+// A size's row in one round of several (--rounds): the Python dict of its
+// figures and its place in the round's order, about 1 KiB.
+constexpr std::uint64_t kBytesPerRoundRow = 1024;
 // The default limit: this fraction of the host's MemAvailable.
 constexpr double kDefaultHostMemoryShare = 0.75;
 
@@ -33,6 +36,7 @@ struct HostMemory {
   double posted = 0;   // messages (or wire chunks) posted to MPI at once
   double staged = 0;   // chunks a staging rank's engine holds at once
   double samples = 0;  // timed iterations kept, over every size
+  double rows = 0;     // rows of the rounds kept, one per size and round
 
   // A batch of `pieces` wire chunks: a rank that stages holds a record of
   // each and at most 2 * slots on MPI at once; any other posts them all.

@@ -28,7 +28,7 @@ void bind_core(py::module_& m) {
       py::arg("name"), "Bytes of one element of a -T datatype.");
   m.def("parse_device_map", &parse_device_map, py::arg("spec"), py::arg("source"));
   m.def("install_interrupt_handler", &install_interrupt_handler,
-        "SIGINT, SIGTERM and SIGHUP stop the core's loops (Interrupted) as well as reaching Python's handlers.");
+        "SIGINT, SIGTERM, SIGHUP and SIGALRM (the time limit) stop the core's loops (Interrupted) as well as reaching Python's handlers.");
   m.def(
       "pending_interrupt", [] { return pending_interrupt.load(); },
       "The first interrupting signal's number, 0 while none came.");
@@ -36,6 +36,8 @@ void bind_core(py::module_& m) {
         "True for the first caller only: a loop throwing Interrupted and Python's handler raising it claim the "
         "interrupt, so that one signal raises once.");
   m.def("signal_name", &signal_name, py::arg("signal"));
+  m.def("interrupt_text", &interrupt_text, py::arg("signal"),
+        "What ended the run: 'time limit (--timeout)', or the signal as received ('interrupted by SIGINT (Ctrl-C)').");
   m.def("node_local_rank", &node_local_rank, py::arg("hosts"), py::arg("rank"));
   m.def("device_index", &device_index, py::arg("local_rank"), py::arg("device_count"), py::arg("map"),
         py::arg("source"));

@@ -44,7 +44,7 @@ void bind_options(py::module_& m) {
   m.def(
       "check_host_memory",
       [](py::object communicator, double buffers, double posted, double samples, const std::string& run,
-         const std::string& fix) {
+         const std::string& fix, double rows) {
         const Communicator comm(mpi_comm(communicator));
         std::exception_ptr failure;
         try {
@@ -52,6 +52,7 @@ void bind_options(py::module_& m) {
           memory.buffers = buffers;
           memory.posted = posted;
           memory.samples = samples;
+          memory.rows = rows;
           check_host_memory(comm, memory, run, fix);
         } catch (...) {
           failure = std::current_exception();
@@ -59,6 +60,7 @@ void bind_options(py::module_& m) {
         comm.agree(failure);
       },
       py::arg("comm"), py::arg("buffers"), py::arg("posted"), py::arg("samples"), py::arg("run"), py::arg("fix"),
+      py::arg("rows") = 0.0,
       "Collective: the agreed UsageError when this rank's estimate, added over the ranks of each host, passes "
       "the limit.");
 }

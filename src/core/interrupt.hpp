@@ -1,4 +1,5 @@
-// Interrupts (SIGINT, SIGTERM, SIGHUP) that reach the C++ loops: Python runs its
+// Interrupts (SIGINT, SIGTERM, SIGHUP, and SIGALRM, which the time limit
+// sends its own main thread) that reach the C++ loops: Python runs its
 // signal handlers only between calls into the core, so a sweep of minutes
 // would otherwise hold an interrupt until it ends. A front end installs the
 // handler once; every benchmark loop calls check_interrupt() once per
@@ -17,6 +18,7 @@ inline std::atomic<int> pending_interrupt{0};
 
 // A benchmark loop stopped by a signal. Not an Error: nothing failed, and the
 // front end ends the run with status 128 + signal.
+// Its message is interrupt_text(signal).
 class Interrupted : public std::exception {
  public:
   explicit Interrupted(int signal);
@@ -41,12 +43,20 @@ inline void check_interrupt() {
   }
 }
 
-// Installs, for SIGINT, SIGTERM and SIGHUP, a handler that records the signal and
+// Installs, for SIGINT, SIGTERM, SIGHUP and SIGALRM, a handler that records the signal and
 // then calls the handler installed before it (Python's, which raises in
 // Python at its next chance). Again after Python replaced it: idempotent.
 void install_interrupt_handler();
 
-// "SIGINT", "SIGTERM", "SIGHUP", or "signal N".
+// "SIGINT", "SIGTERM", "SIGHUP", "SIGALRM", or "signal N".
 std::string signal_name(int signal);
+
+// What ended the run, as a Result's incomplete and the ending message say
+// it: "time limit (--timeout)" for SIGALRM; else the signal as received,
+// with where it came from when that tells the user something: "interrupted
+// by SIGINT (Ctrl-C)" from a terminal, "interrupted by SIGTERM from mpirun"
+// from the launcher that started this process, "interrupted by SIGHUP".
+// The origin is the first interrupting signal's, recorded by the handler.
+std::string interrupt_text(int signal);
 
 }  // namespace fpgacomm

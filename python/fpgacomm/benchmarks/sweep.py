@@ -32,11 +32,15 @@ run of that round, or {} for a round still going on.
 from __future__ import annotations
 
 import contextlib
+import re
 import secrets
+import sys
+import time
 from typing import Callable
 
 import numpy as np
 
+from .. import _core
 from ..params import usage_error
 from ..results import rounds as merging
 from ..results.result import Result
@@ -56,6 +60,22 @@ def progress_of_round(on_progress: OnProgress | None, index: int, rounds: int) -
     return lambda state: on_progress(f"round {index} of {rounds}, {state}")
 
 
+def work_done(state: str) -> float | None:
+    """The share of a run's work done, read from how far it is as its
+    progress states it ("round 2 of 5, 12 of 23 sizes measured", "ring: 5
+    of 21 sizes measured", "3 of 8 points simulated"): sizes or points
+    done of the round going on, plus the rounds before; None where the
+    state tells no count (a run that reports no sizes)."""
+    counted = re.search(r"\b(\d+) of (\d+) (?:sizes|points)\b", state)
+    if counted is None or int(counted[2]) == 0:
+        return None
+    share = int(counted[1]) / int(counted[2])
+    rounds = re.search(r"\bround (\d+) of (\d+)\b", state)
+    if rounds is not None and int(rounds[2]) > 0:
+        share = (int(rounds[1]) - 1 + share) / int(rounds[2])
+    return min(share, 1.0)
+
+
 def check_rounds(rounds, round_seed) -> None:
     """rounds: a whole number, 1 or more; round_seed: None or a whole number 0 .. 2^64 - 1."""
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
@@ -67,23 +87,27 @@ def check_rounds(rounds, round_seed) -> None:
                           "(--round-seed)")
 
 
-def round_orders(sizes: list, rounds: int, seed: int | None) -> list[list]:
-    """Each round's order of the sizes: as given for one round; for more,
+def round_orders(sizes: list, rounds: int, seed: int | None):
+    """Each round's order of the sizes, made as it is asked for (a run of
+    many rounds holds only those begun): as given for one round; for more,
     a permutation per round, drawn one after the other from NumPy's
     default generator seeded with `seed`."""
     if rounds == 1:
-        return [list(sizes)]
+        yield list(sizes)
+        return
     generator = np.random.default_rng(seed)
-    return [[sizes[i] for i in generator.permutation(len(sizes))] for _ in range(rounds)]
+    for _ in range(rounds):
+        yield [sizes[i] for i in generator.permutation(len(sizes))]
 
 
 class Rounds:
     """The plan of a run's rounds, the same on every rank: the seed and each
     round's order of the sizes, the load average at the start of each
     round, and the machine's state around the run (env["machine"]).
-    Collective (the seed is broadcast where drawn); call at the start of
-    the measuring, after the options are checked: it prints the warning
-    of a loaded machine (environment.warn_if_loaded)."""
+    Collective (the seed is broadcast where drawn; the host memory of the
+    rounds is checked); call at the start of the measuring, after the
+    options are checked: it prints the warning of a loaded machine
+    (environment.warn_if_loaded)."""
 
     def __init__(self, comm, sizes: list, rounds: int = 1, round_seed: int | None = None):
         check_rounds(rounds, round_seed)
@@ -91,20 +115,53 @@ class Rounds:
         if rounds > 1 and len(set(sizes)) != len(sizes):
             raise usage_error(f"sizes {sizes} repeat a size; with rounds each size is measured once per round: "
                               "give each size once")
+        self.comm, self.sizes = comm, sizes
         self.count = int(rounds)
+        self.check_memory()
         self.load_before = environment.warn_if_loaded(comm)
         if self.count > 1 and round_seed is None:
             round_seed = comm.bcast(secrets.randbits(63) if comm.Get_rank() == 0 else None, root=0)
         self.seed = None if round_seed is None else int(round_seed)
-        self.plan = round_orders(sizes, self.count, self.seed)
+        self.begun: list = []  # the orders of the rounds begun
         self.loads: list = []  # the load average at the start of each round begun
         self.machine = environment.machine(self.load_before)
+        self.started = time.monotonic()
+
+    def check_memory(self, samples_per_round: float = 0) -> None:
+        """Refuses (collectively, status 2) a run whose rounds would hold
+        more host memory than the limit: each round keeps a row per size
+        and its order, and the timed samples of its sizes (known once the
+        first round has measured them; the core checks one round's)."""
+        if self.count == 1:
+            return  # one call into the core: its own check covers it
+        _core.check_host_memory(self.comm, buffers=0, posted=0, samples=samples_per_round * self.count,
+                                rows=float(self.count) * len(self.sizes),
+                                run=f"{self.count} rounds of {len(self.sizes)} sizes",
+                                fix="give fewer --rounds, sizes or iterations (-i)")
 
     def orders(self):
         """Each round's order of the sizes, noting the load at its start."""
-        for order in self.plan:
+        for order in round_orders(self.sizes, self.count, self.seed):
+            self.begun.append(order)
             self.loads.append(environment.load_average())
             yield order
+
+    def first_round_done(self, result: Result) -> None:
+        """After the first of several rounds: the host memory checked again
+        with its samples counted, and, where the run cannot end within its
+        time limit at the first round's speed, a warning (rank 0's
+        estimate, told to every rank alike)."""
+        if self.count == 1:
+            return
+        samples = sum(len(values) for values in (result.samples or {}).values())
+        self.check_memory(samples)
+        if self.comm.Get_rank() == 0:
+            needed = (time.monotonic() - self.started) * (self.count - 1)
+            left = interrupts.time_left()
+            if left is not None and needed > left:
+                print(f"fpgacomm: at the first round's speed the {self.count - 1} rounds to come need about "
+                      f"{needed:.0f} s, and the time limit leaves {max(left, 0):.0f} s (--timeout): the run will "
+                      "end incomplete; give fewer --rounds or a longer --timeout", file=sys.stderr, flush=True)
 
     def record(self, result: Result) -> Result:
         """The Result with the run's record: env["machine"] with the load
@@ -113,8 +170,7 @@ class Rounds:
         result.env["machine"] = {**self.machine, "load_after": environment.load_average()}
         if self.count > 1:
             result.params.update(rounds=self.count, round_seed=self.seed)
-            result.env.update(round_loads=list(self.loads), round_orders=[list(order) for order in
-                                                                          self.plan[:len(self.loads)]])
+            result.env.update(round_loads=list(self.loads), round_orders=[list(order) for order in self.begun])
         return result
 
     def of(self, results: list[Result]) -> Result:
@@ -173,6 +229,8 @@ class Sweep:
         whose "sizes" are the rows), or `result` where the family built it."""
         self.done.append(result if result is not None else self.result_of(finished["sizes"], finished))
         self.raw = []
+        if len(self.done) == 1:
+            self.rounds.first_round_done(self.done[0])
         return self.done[-1]
 
     def result(self) -> Result:
@@ -205,7 +263,7 @@ class Sweep:
         done = {timing["size"] for timing in self.raw}
         # The sizes that get rows: those the first round measured (a size
         # smaller than one element of the datatype gets none).
-        expected = {row.get("size") for row in self.done[0].rows} if self.done else set(self.rounds.plan[0])
+        expected = {row.get("size") for row in self.done[0].rows} if self.done else set(self.rounds.begun[0])
         prefix = []
         for size in sorted(expected):
             if size not in done:

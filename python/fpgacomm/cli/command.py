@@ -13,6 +13,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 import traceback
 import warnings
 
@@ -20,10 +21,10 @@ from .. import _core
 from ..benchmarks import registry
 from ..params import MEMORY_KINDS
 from ..results.result import WriteError
-from ..runtime.files import ResultError
 from ..runtime import interrupts, launcher
+from ..runtime.files import ResultError
 from . import habits, outputs
-from .live import SCREEN, silence_stdout
+from .live import SCREEN, on_a_clean_line, silence_stdout
 from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit, launch_rank
 
 DEFAULT_TIMEOUT = 1800.0
@@ -62,15 +63,23 @@ def _seconds(text) -> float:
 
 
 def start_watchdog(seconds: float) -> None:
-    """Ends the process if the run outlives `seconds`; mpirun then ends the
-    other ranks (or, where a host stopped answering, runtime/launcher.py
-    ends mpirun's wait)."""
+    """At `seconds`, asks the run to stop and save what it measured, as an
+    interrupt does (interrupts.stop); ends the process only when it is
+    still running interrupts.TIME_LIMIT_GRACE seconds later. mpirun then
+    ends the other ranks (or, where a host stopped answering,
+    runtime/launcher.py ends mpirun's wait)."""
     if seconds <= 0:
         return
+    interrupts.set_time_limit(seconds)
 
     def expire():
-        print(f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); aborting",
-              file=sys.stderr, flush=True)
+        SCREEN.hide()
+        print(on_a_clean_line(f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); "
+                              "stopping, saving what was measured"), file=sys.stderr, flush=True)
+        interrupts.stop()
+        time.sleep(interrupts.TIME_LIMIT_GRACE)
+        print(f"fpgacomm: rank {launch_rank()}: still running {interrupts.TIME_LIMIT_GRACE:g} s after its time "
+              "limit; aborting", file=sys.stderr, flush=True)
         launcher.outlive_launcher()  # mpirun may wait for ever for a host that stopped answering
         os._exit(EXIT_TIMEOUT)
 
@@ -83,13 +92,12 @@ def _abort(status: int) -> None:
     """Ends every rank of the job when MPI is running, else this process
     (from the interrupt watcher's thread too, where sys.exit would end the
     thread alone)."""
-    if "mpi4py.MPI" in sys.modules:
+    if _ranks() > 1:
         from mpi4py import MPI
 
-        if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
-            sys.stderr.flush()
-            launcher.outlive_launcher()
-            MPI.COMM_WORLD.Abort(status)
+        sys.stderr.flush()
+        launcher.outlive_launcher()
+        MPI.COMM_WORLD.Abort(status)
     if threading.current_thread() is not threading.main_thread():
         sys.stdout.flush()
         sys.stderr.flush()
@@ -161,22 +169,41 @@ def _save_and_end(stop: KeyboardInterrupt, args) -> None:
         saved = [path for path in (getattr(args, "json", None), getattr(args, "csv", None)) if path]
         if result is not None and saved:
             try:
-                for path in saved:
-                    result.write(path)
+                # In a process of its own: mpirun, interrupted, kills its ranks a second after asking them to end.
+                interrupts.outliving(lambda: [result.write(path) for path in saved], slow=lambda: print(
+                    f"fpgacomm: {result.incomplete}; saving it in {' and '.join(saved)} (a process of its own "
+                    "finishes the write if the job is ended first)", file=sys.stderr, flush=True))
                 print(f"fpgacomm: {result.incomplete}; saved in {' and '.join(saved)}, marked incomplete",
+                      file=sys.stderr, flush=True)
+            except interrupts.StillWriting as writing:
+                print(f"fpgacomm: {result.incomplete}; {writing} in {' and '.join(saved)}, marked incomplete",
                       file=sys.stderr, flush=True)
             except OSError as error:  # the job must still end on every rank
                 print(f"fpgacomm: {result.incomplete}; could not save it: {error}", file=sys.stderr, flush=True)
-        else:
+        elif not getattr(stop, "reported", False):  # the suite says where its files are, as its last line
             print(f"fpgacomm: {result.incomplete if result is not None else what}", file=sys.stderr, flush=True)
-    else:
-        print(f"fpgacomm: rank {launch_rank()}: {what}; ending every rank", file=sys.stderr, flush=True)
+    elif _ranks() > 1:
+        # Rank 0 may have been interrupted too (Slurm signals every rank at once): its turn to save first.
+        print(on_a_clean_line(f"fpgacomm: rank {launch_rank()}: {what}; ending every rank within "
+                              f"{interrupts.PEER_WAIT:g} s (rank 0 saves what was measured first)"),
+              file=sys.stderr, flush=True)
+        time.sleep(interrupts.PEER_WAIT)
     _abort(interrupts.exit_status(stop))
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning of the library as one line of the command's, without Python's source location."""
     print(f"fpgacomm: warning: {message}", file=sys.stderr, flush=True)
+
+
+def _ranks() -> int:
+    """The ranks of MPI's world, 1 where MPI is not running."""
+    if "mpi4py.MPI" in sys.modules:
+        from mpi4py import MPI
+
+        if MPI.Is_initialized() and not MPI.Is_finalized():
+            return MPI.COMM_WORLD.Get_size()
+    return 1
 
 
 def main(argv=None) -> int:

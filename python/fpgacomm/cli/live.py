@@ -16,6 +16,11 @@ files and pipes never hold one.
 
 The rows are format_text's of the Result so far; each is printed once, so
 the finished run's text reads exactly as if it had been printed at the end.
+
+The progress line shows from the start and its clock moves every second
+(a thread of the Screen redraws it), with the time left estimated from
+the work done and the work to do: "osu bw: 12 of 23 sizes measured, 14 s,
+about 30 s left".
 """
 
 from __future__ import annotations
@@ -24,14 +29,18 @@ import contextlib
 import os
 import stat
 import sys
+import threading
 import time
 
+from ..benchmarks.sweep import work_done
 from ..params import usage_error
 from ..results.report import format_text
 
-# A run shorter than this (seconds) shows no progress line;
-# FPGACOMM_PROGRESS_AFTER sets another (0: from the first step on).
-PROGRESS_AFTER = 2.0
+# Seconds a run goes on before its progress line shows: from the start;
+# FPGACOMM_PROGRESS_AFTER sets another.
+PROGRESS_AFTER = 0.0
+# Seconds between two redraws of the progress line's clock.
+TICK = 1.0
 ERASE = "\r\033[K"
 
 
@@ -78,6 +87,14 @@ def stderr_is_terminal() -> bool:
     return destination(2).startswith("terminal:")
 
 
+def on_a_clean_line(text: str) -> str:
+    """`text` for a rank other than 0 to print on stderr: after an erase
+    where stderr is a terminal, so that a progress line rank 0 drew there
+    is not glued to it (rank 0 erases its own, but the two reach the
+    terminal in no fixed order)."""
+    return ERASE + text if stderr_is_terminal() else text
+
+
 def _own(stream, original) -> bool:
     """Whether stream is the process's own: the original, or outputs'
     CheckedStream over it; not one a test took over."""
@@ -108,6 +125,10 @@ class Screen:
         self.stdout = self.stderr = None  # the real streams while live
         self.line_stream = None  # where the progress line goes, None for nowhere
         self.columns = 80
+        self.clock = None  # what the progress line says now (a callable), redrawn every TICK while set
+        # The main thread writes rows, the clock's thread redraws the line, the time limit's thread ends it.
+        self.lock = threading.RLock()
+        self.stopped = threading.Event()
 
     @contextlib.contextmanager
     def live(self):
@@ -129,13 +150,33 @@ class Screen:
         if self.line_stream is not None:
             self.columns = _columns(notes)
         sys.stdout, sys.stderr = _Routed(self, self.stdout), _Routed(self, self.stderr)
+        self.stopped.clear()
+        if self.line_stream is not None:  # a clock only where a progress line can be seen
+            threading.Thread(target=self._tick, name="fpgacomm progress clock", daemon=True).start()
         try:
             yield self
         finally:
-            self.erase()
-            sys.stdout, sys.stderr = self.stdout, self.stderr
-            self.stdout = self.stderr = self.line_stream = None
-            self.text = ""
+            self.stopped.set()
+            with self.lock:
+                self.clock = None
+                self.erase()
+                sys.stdout, sys.stderr = self.stdout, self.stderr
+                self.stdout = self.stderr = self.line_stream = None
+                self.text = ""
+
+    def _tick(self) -> None:
+        """The clock's thread: the progress line redrawn every TICK seconds while a clock is set."""
+        while not self.stopped.wait(TICK):
+            with self.lock:
+                if self.clock is not None and self.draws:
+                    self.show(self.clock())
+
+    def run_clock(self, line) -> None:
+        """line(): the progress line's text, drawn now and redrawn every
+        TICK seconds (its clock moves) until hide()."""
+        with self.lock:
+            self.clock = line
+            self.show(line())
 
     @property
     def draws(self) -> bool:
@@ -146,19 +187,24 @@ class Screen:
         """Draws `text` as the progress line, in place of the one before."""
         if not self.draws:
             return
-        self.text = text[:max(self.columns - 1, 1)]  # one row: a wrapped line could not be erased whole
-        self._draw()
+        with self.lock:
+            self.text = text[:max(self.columns - 1, 1)]  # one row: a wrapped line could not be erased whole
+            self._draw()
 
     def erase(self) -> None:
         """Erases the progress line, if one is drawn (before other output, and at the end)."""
-        if self.on_screen:
-            self._raw(ERASE)
-            self.on_screen = False
+        with self.lock:
+            if self.on_screen:
+                self._raw(ERASE)
+                self.on_screen = False
 
     def hide(self) -> None:
-        """Erases the progress line and forgets it (the run it told of is over)."""
-        self.erase()
-        self.text = ""
+        """Erases the progress line and forgets it, its clock stopped (the
+        run it told of is over, or is ending: before any ending message)."""
+        with self.lock:
+            self.clock = None
+            self.erase()
+            self.text = ""
 
     def write(self, real, text: str) -> int:
         """`text` on the real stream `real`: the progress line erased before,
@@ -167,21 +213,22 @@ class Screen:
         first write on: under mpirun the two reach the terminal by separate
         channels in no fixed order, so a warning printed before the first
         row could otherwise land inside a row or a progress line."""
-        if self.draws and self.text:
-            self.erase()
-        if self.line_stream is not None and self.line_stream is self.stdout:
-            real = self.stdout
-        try:
-            real.write(text)
-            real.flush()
-        except BrokenPipeError:
-            if real is not self.stdout:
-                raise
-            # The reader left (`| head -1`) in mid-sweep: the other ranks
-            # still need this one, so the run goes on, printing nowhere.
-            silence_stdout()
-        if text.endswith("\n") and self.text:
-            self._draw()
+        with self.lock:
+            if self.draws and self.text:
+                self.erase()
+            if self.line_stream is not None and self.line_stream is self.stdout:
+                real = self.stdout
+            try:
+                real.write(text)
+                real.flush()
+            except BrokenPipeError:
+                if real is not self.stdout:
+                    raise
+                # The reader left (`| head -1`) in mid-sweep: the other ranks
+                # still need this one, so the run goes on, printing nowhere.
+                silence_stdout()
+            if text.endswith("\n") and self.text:
+                self._draw()
         return len(text)
 
     def _draw(self) -> None:
@@ -219,22 +266,44 @@ def silence_stdout() -> None:
 
 
 class Progress:
-    """`osu bw: 12 of 23 sizes measured, 4.1 s` as the progress line, once
-    the run has gone on progress_after() seconds; update(state) is the
-    benchmarks' on_progress. Draws nothing where the Screen draws nothing."""
+    """`osu bw: 12 of 23 sizes measured, 14 s, about 30 s left` as the
+    progress line, from the start (or once the run has gone on
+    progress_after() seconds), its clock moving every second; update(state)
+    is the benchmarks' on_progress. The time left: the time so far for the
+    work done (sweep.work_done reads it from the state), spread over the
+    work to do, counting down between two updates. Draws nothing where the
+    Screen draws nothing."""
 
     def __init__(self, label: str, screen: Screen = SCREEN):
         self.label, self.screen = label, screen
         self.start = time.perf_counter()
         self.after = progress_after()
+        self.state = ""
+        self.left_at = None  # (the time of the latest update, the seconds left estimated then)
+        if self.after == 0:
+            screen.run_clock(self.line)
 
     def update(self, state: str) -> None:
         """state: how far the run is ("12 of 23 sizes measured")."""
-        elapsed = time.perf_counter() - self.start
-        if elapsed >= self.after:
-            self.screen.show(f"{self.label}: {state}, {elapsed:.1f} s")
+        now = time.perf_counter()
+        self.state = state
+        done = work_done(state)
+        if done:
+            self.left_at = (now, (now - self.start) * (1 - done) / done)
+        if now - self.start >= self.after:
+            self.screen.run_clock(self.line)
 
     __call__ = update
+
+    def line(self) -> str:
+        """The progress line's text now."""
+        now = time.perf_counter()
+        parts = [self.state] if self.state else []
+        parts.append(f"{now - self.start:.0f} s")
+        if self.left_at is not None:
+            since, left = self.left_at
+            parts.append(f"about {max(left - (now - since), 0):.0f} s left")
+        return f"{self.label}: {', '.join(parts)}"
 
 
 class LiveText:

@@ -243,7 +243,11 @@ def validation_error(result) -> str:
 
 def add_output_options(parser: argparse.ArgumentParser, contents: str = "the Result") -> None:
     """--json and --csv, the files print_and_save writes."""
-    parser.add_argument("--json", metavar="FILE", help=f"write {contents} as JSON")
+    from ..results.launches import JSON_VARIABLE
+
+    # How compare --run gives each launch its file, leaving the command line as the user wrote it.
+    parser.add_argument("--json", metavar="FILE", default=os.environ.get(JSON_VARIABLE) or None,
+                        help=f"write {contents} as JSON (default: {JSON_VARIABLE}'s file, where it is set)")
     parser.add_argument("--csv", metavar="FILE", help="write the Result's table as CSV")
 
 

@@ -8,12 +8,21 @@ and on shared machines that is where most of the variation lives; taking
 turns spreads the machine's drift over every command alike
 (docs/METHODS.md, "Comparing runs").
 
-A command is a shell command: an fpgacomm command (it gets a --json of the
-launch's own) or any program printing OSU Micro-Benchmarks 7.x text (OMB's
-programs under mpirun). Folder layout: OUT/A/01.txt (stdout), 01.err
-(stderr), 01.json (fpgacomm's Result), and OUT/A/launches.json, the record
-of the command and of each launch (status, seconds, 1-minute load average
-before it and the cores).
+A command is a shell command: an fpgacomm command (the path of the
+launch's Result reaches it through the environment, FPGACOMM_JSON, which
+fpgacomm's --json defaults to: the command line stays the user's) or any
+program printing OSU Micro-Benchmarks 7.x text (OMB's programs under
+mpirun). Folder layout: OUT/A/01.txt (stdout), 01.err (stderr), 01.json
+(fpgacomm's Result), and OUT/A/launches.json, the record of the command and
+of each launch (status, seconds, 1-minute load average before it and the
+cores; "interrupted" where the campaign ended during it).
+
+Each launch runs in a session of its own: when the campaign ends early
+(its time limit, a signal), every process of that session is ended
+(SIGTERM, then SIGKILL), the ranks of an mpirun too, which Open MPI puts in
+process groups of their own. Each command's first launch is checked at
+once: a failure, or an output that holds no result, ends the campaign
+there rather than after every launch.
 """
 
 from __future__ import annotations
@@ -21,15 +30,23 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
+import sys
 import time
 
 from ..params import usage_error
 from ..runtime import files
 from ..runtime.files import ResultError
+from .result import Result
 
 #: Each command folder's record of its launches.
 LAUNCHES = "launches.json"
+#: The environment variable that gives an fpgacomm command its --json.
+JSON_VARIABLE = "FPGACOMM_JSON"
+# Seconds between asking a launch's processes to end (SIGTERM) and killing
+# them: mpirun, so asked, ends its ranks within 2 s.
+KILL_AFTER = 3.0
 
 
 def is_fpgacomm(command: str) -> bool:
@@ -58,8 +75,10 @@ def check(commands: list, rounds, out) -> None:
     for command in commands:
         if not command.strip():
             raise usage_error("--run '': give a command to launch")
-        if is_fpgacomm(command) and "--json" in shlex.split(command):
-            raise usage_error(f"--run {command!r}: compare adds the --json of each launch itself; leave it out")
+        words = shlex.split(command)
+        if is_fpgacomm(command) and any(word == "--json" or word.startswith("--json=") for word in words):
+            raise usage_error(f"--run {command!r}: compare gives each launch its own --json (through "
+                              f"{JSON_VARIABLE}); leave it out")
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise usage_error(f"--out {out}: holds files already; give a new or empty folder (the launches of a "
                           "campaign are kept together)")
@@ -68,8 +87,12 @@ def check(commands: list, rounds, out) -> None:
 def run(commands: list, rounds: int, out, *, log=None) -> list:
     """Launches each command `rounds` times, taking turns, keeping every
     output under `out`; returns the command folders (A, B, ...). A launch
-    that fails stops the campaign with a usage error giving its status and
-    the last line of its stderr; what ran before it stays on disk."""
+    that fails, or a first launch whose output holds no result, stops the
+    campaign with a usage error giving its status and the last line of its
+    stderr; an interrupt (KeyboardInterrupt: a signal, the time limit) ends
+    the launch running, with every process of its session, records it as
+    interrupted and goes on as itself, its message naming `out`. What ran
+    before stays on disk."""
     out = os.fspath(out)
     check(commands, rounds, out)
     folders = [os.path.join(out, label) for label in labels(len(commands))]
@@ -81,15 +104,22 @@ def run(commands: list, rounds: int, out, *, log=None) -> list:
     for number in range(1, rounds + 1):
         for folder, record in zip(folders, records):
             stem = os.path.join(folder, f"{number:02d}")
-            command = record["command"] + (f" --json {shlex.quote(stem + '.json')}" if record["fpgacomm"] else "")
+            output = os.path.basename(stem) + (".json" if record["fpgacomm"] else ".txt")
             load = os.getloadavg()[0]
             started = time.monotonic()
-            with open(stem + ".txt", "wb") as stdout, open(stem + ".err", "wb") as stderr:
-                status = subprocess.run(command, shell=True, stdout=stdout, stderr=stderr).returncode
+            launch = {"launch": number, "output": output, "load_before": load, "cores": cores}
+            try:
+                status = _launch(record["command"], stem, record["fpgacomm"])
+            except KeyboardInterrupt as stop:
+                record["launches"].append({**launch, "status": None, "interrupted": str(stop),
+                                           "seconds": round(time.monotonic() - started, 3)})
+                _write_record(folder, record)
+                print(f"compare: {stop}: launch {number} of {rounds} of {os.path.basename(folder)} ended with every "
+                      f"process it started; the outputs of the launches are in {out}", file=sys.stderr, flush=True)
+                stop.reported = True  # the command adds no line after this one
+                raise
             seconds = time.monotonic() - started
-            output = os.path.basename(stem) + (".json" if record["fpgacomm"] else ".txt")
-            record["launches"].append({"launch": number, "output": output, "status": status,
-                                       "seconds": round(seconds, 3), "load_before": load, "cores": cores})
+            record["launches"].append({**launch, "status": status, "seconds": round(seconds, 3)})
             _write_record(folder, record)
             if log:
                 log(f"compare: launch {number}/{rounds} of {os.path.basename(folder)}: status {status}, "
@@ -98,7 +128,81 @@ def run(commands: list, rounds: int, out, *, log=None) -> list:
                 raise usage_error(f"--run {record['command']!r} failed in launch {number} of {rounds} with status "
                                   f"{status}: {_last_line(stem + '.err') or '(nothing on stderr)'}; the outputs of "
                                   f"the launches so far are kept in {out}")
+            if number == 1:
+                _check_first(record, os.path.join(folder, output), out)
     return folders
+
+
+def _launch(command: str, stem: str, fpgacomm: bool) -> int:
+    """Runs one launch in a session of its own, its stdout and stderr into
+    STEM.txt and STEM.err, an fpgacomm command's Result to STEM.json;
+    returns its status. Interrupted while it runs, it ends the session's
+    every process before the interrupt goes on."""
+    environment = dict(os.environ)
+    environment.pop(JSON_VARIABLE, None)
+    if fpgacomm:
+        environment[JSON_VARIABLE] = os.path.abspath(stem + ".json")
+    with open(stem + ".txt", "wb") as stdout, open(stem + ".err", "wb") as stderr:
+        process = subprocess.Popen(command, shell=True, stdout=stdout, stderr=stderr, env=environment,
+                                   start_new_session=True)
+        try:
+            return process.wait()
+        except BaseException:
+            end_session(process.pid)
+            process.wait()
+            raise
+
+
+def session_processes(session: int) -> list:
+    """The pids of the processes of `session` (their session id, /proc/PID/stat's sixth field)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":
+            found.append(int(name))
+    return found
+
+
+def end_session(session: int) -> None:
+    """Ends every process of a launch's session: SIGTERM, then SIGKILL to
+    those left KILL_AFTER seconds later (mpirun's ranks, in process groups
+    of their own, are found by their session)."""
+    for number in (signal.SIGTERM, signal.SIGKILL):
+        for pid in session_processes(session):
+            try:
+                os.kill(pid, number)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + KILL_AFTER
+        while session_processes(session) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not session_processes(session):
+            return
+
+
+def _check_first(record: dict, path: str, out: str) -> None:
+    """A usage error where a command's first launch left no result to
+    compare: no fpgacomm Result where one was expected, or text that reads
+    as no table of OSU Micro-Benchmarks or another peer."""
+    command = record["command"]
+    if record["fpgacomm"] and not os.path.exists(path):
+        raise usage_error(f"--run {command!r}: its first launch wrote no fpgacomm Result (it takes its --json from "
+                          f"{JSON_VARIABLE}; a command that starts fpgacomm on another host, or through a program "
+                          f"that clears the environment, does not pass it on); the launch's outputs are in {out}")
+    try:
+        rows = Result.read(path).rows
+    except (OSError, ValueError) as error:
+        raise usage_error(f"--run {command!r}: the output of its first launch ({path}) holds no result to compare: "
+                          f"{error}; the launch's outputs are in {out}") from None
+    if not rows:
+        raise usage_error(f"--run {command!r}: the output of its first launch ({path}) holds no row to compare; "
+                          f"the launch's outputs are in {out}")
 
 
 def _write_record(folder: str, record: dict) -> None:

@@ -334,7 +334,27 @@ class Result:
         Floats are written by the json module with repr, so they read back
         bit for bit.
         """
-        atomic_write(path, lambda f: json.dump(self.to_dict(), f, indent=1), newline=None)
+        atomic_write(path, self._stream_json, newline=None)
+
+    def _stream_json(self, f) -> None:
+        """to_dict's JSON into `f`, indented, each size's samples on one line
+        of their own, written as they come: the samples of a long run (one
+        per timed iteration, millions) go through the json module's C
+        encoder, which indentation would turn off, and no text of the whole
+        file is ever held, so that rank 0 writes them within the seconds an
+        interrupted run has."""
+        d = self.to_dict()
+        samples = d.pop("samples")
+        head = json.dumps(d, indent=1)
+        f.write(head[:-2])  # without its closing "\n}"
+        if samples is None:
+            f.write(',\n "samples": null\n}')
+            return
+        f.write(',\n "samples": {')
+        for index, (key, values) in enumerate(samples.items()):
+            f.write(f'{"," if index else ""}\n  {json.dumps(key)}: ')
+            f.write(json.dumps(values))
+        f.write("\n }\n}")
 
     @classmethod
     def read_json(cls, path) -> "Result":

@@ -1,6 +1,6 @@
-"""Interrupts (SIGINT, SIGTERM, SIGHUP) that stop a run at once, on the rank
-that got the signal, even inside the C++ loops, and even while it waits in
-MPI for a peer that will never answer.
+"""Interrupts (SIGINT, SIGTERM, SIGHUP, and the time limit) that stop a run
+at once, on the rank that got the signal, even inside the C++ loops, and
+even while it waits in MPI for a peer that will never answer.
 
 Python runs its signal handlers only between calls into the core, so a sweep
 of minutes would hold Ctrl-C until it ends. install() makes the three
@@ -16,12 +16,22 @@ stay as they are: nothing polls in them. The command installs it; a script
 may too. Other ranks learn of it only when the front end ends the job
 (fpgacomm's command aborts every rank), since a collective run cannot go on
 without one of its ranks.
+
+The time limit (--timeout) takes the same path: stop() sends SIGALRM to
+the main thread, so the run stops and saves as on SIGTERM, and only a run
+that has not ended TIME_LIMIT_GRACE seconds later is ended outright.
+
+Writing what was measured may take longer than the launcher allows:
+Open MPI's mpirun, interrupted, sends its ranks SIGTERM and SIGKILL one
+second later. outliving(write) writes in a child process of its own
+session, which that SIGKILL does not reach, and waits for it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import threading
 import time
@@ -29,8 +39,27 @@ from typing import Callable
 
 from .. import _core
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# SIGALRM: the time limit's (stop()); the core's handler takes the same four.
+TIME_LIMIT = signal.SIGALRM
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, TIME_LIMIT)
 Interrupted = _core.Interrupted
+# The exit status of a run ended by its time limit, as timeout(1) gives.
+TIME_LIMIT_STATUS = 124
+# Seconds a run has from its time limit to end by itself (having saved
+# what it measured) before the time limit ends it outright: above
+# PEER_WAIT, and small enough that a job whose launcher must still be
+# ended (runtime/launcher.py: its WAIT and KILL_AFTER) ends within the
+# time limit + 10 s.
+TIME_LIMIT_GRACE = 5.0
+# Seconds a rank other than 0, interrupted, waits for rank 0 to save and
+# end the job before it ends the job itself. Under Slurm a signal reaches
+# every rank at once, and one rank's abort ends the whole step at once:
+# rank 0 must have its turn first.
+PEER_WAIT = 4.0
+# Seconds a write of what was measured may take before it is announced,
+# and before the job ends without waiting for it (below PEER_WAIT).
+SLOW_WRITE = 0.3
+WRITE_WAIT = 3.0
 # Seconds a loop has to take an interrupt before its rank counts as blocked:
 # above the time between two checks of the flag in most sweeps, and below
 # the second Open MPI's mpirun gives its ranks between SIGTERM and SIGKILL
@@ -95,12 +124,95 @@ def _raise_once(number, frame) -> None:
 
 
 def interrupted(number: int) -> Interrupted:
-    """The exception a signal raises: its message names the signal, `signal` holds its number."""
-    error = Interrupted(f"interrupted by {_core.signal_name(number)}")
+    """The exception a signal raises: its message is what ended the run
+    ("interrupted by SIGINT (Ctrl-C)", "time limit (--timeout)"), `signal` holds its number."""
+    error = Interrupted(_core.interrupt_text(number))
     error.signal = number
     return error
 
 
 def exit_status(error: Interrupted) -> int:
-    """The shell's status for a process ended by the signal: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP."""
-    return 128 + getattr(error, "signal", signal.SIGINT)
+    """The shell's status for a process ended by the signal: 130 for
+    SIGINT, 143 for SIGTERM, 129 for SIGHUP; TIME_LIMIT_STATUS for the time limit."""
+    number = getattr(error, "signal", signal.SIGINT)
+    return TIME_LIMIT_STATUS if number == TIME_LIMIT else 128 + number
+
+
+def is_time_limit(error: BaseException) -> bool:
+    """Whether the time limit ended the run (rather than a signal)."""
+    return getattr(error, "signal", None) == TIME_LIMIT
+
+
+# The monotonic time of the time limit (set_time_limit), None for none.
+_deadline: list = [None]
+
+
+def set_time_limit(seconds: float) -> None:
+    """Notes the run's time limit, `seconds` from now (0: none), for time_left()."""
+    _deadline[0] = time.monotonic() + seconds if seconds > 0 else None
+
+
+def time_left() -> float | None:
+    """Seconds until the time limit, None where there is none."""
+    return None if _deadline[0] is None else _deadline[0] - time.monotonic()
+
+
+def stop() -> None:
+    """Asks the run to stop and save, as a signal would: SIGALRM to the
+    main thread (from any thread; the time limit's watchdog calls it)."""
+    signal.pthread_kill(threading.main_thread().ident, TIME_LIMIT)
+
+
+class StillWriting(OSError):
+    """outliving's write goes on in process `pid` after WRITE_WAIT seconds."""
+
+    def __init__(self, pid: int):
+        super().__init__(f"process {pid} is still writing it, and finishes by itself")
+        self.pid = pid
+
+
+def outliving(write: Callable[[], None], slow: Callable[[], None] = lambda: None) -> None:
+    """Runs write() in a child process of its own session and waits for
+    it, calling slow() when it has not ended within SLOW_WRITE seconds (to
+    say what is being written, in case the launcher ends this process
+    before the child is done); raises OSError with the child's error where
+    the write failed, StillWriting where it has not ended within
+    WRITE_WAIT seconds (the job must end before its other ranks stop
+    waiting for rank 0). A
+    launcher's SIGKILL of this process (or of its process group) lets the
+    child finish the write. The child only writes, and ends without
+    running this process's exit handlers (MPI's finalisation among them),
+    telling its error through a pipe (no lock a thread of the parent held
+    at the fork can stop it). Where no child can be made, write() runs here."""
+    read, report = os.pipe()
+    try:
+        child = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(report)
+        write()
+        return
+    if child == 0:
+        os.close(read)
+        status = 1
+        try:
+            os.setsid()
+            for number in SIGNALS:  # the write ends by itself, in bounded time
+                signal.signal(number, signal.SIG_IGN)
+            write()
+            status = 0
+        except BaseException as error:  # noqa: BLE001: the parent reports it
+            os.write(report, str(error).encode(errors="replace")[:4000])
+        finally:
+            os._exit(status)
+    os.close(report)
+    if not select.select([read], [], [], SLOW_WRITE)[0]:  # the pipe is readable (at EOF) once the child ended
+        slow()
+        if not select.select([read], [], [], WRITE_WAIT - SLOW_WRITE)[0]:
+            os.close(read)  # the child writes on, and ends by itself
+            raise StillWriting(child)
+    with os.fdopen(read, "rb") as errors:
+        failure = errors.read().decode(errors="replace")  # up to the child's end
+    status = os.waitpid(child, 0)[1]
+    if failure or status != 0:
+        raise OSError(failure or f"the writing process ended with status {status}")
