@@ -38,7 +38,6 @@ import time
 from ..params import usage_error
 from ..runtime import files
 from ..runtime.files import ResultError
-from .result import Result
 
 #: Each command folder's record of its launches.
 LAUNCHES = "launches.json"
@@ -190,6 +189,8 @@ def _check_first(record: dict, path: str, out: str) -> None:
     """A usage error where a command's first launch left no result to
     compare: no fpgacomm Result where one was expected, or text that reads
     as no table of OSU Micro-Benchmarks or another peer."""
+    from .result import Result  # here: result.py reads launch records (through inputs.py) from this module
+
     command = record["command"]
     if record["fpgacomm"] and not os.path.exists(path):
         raise usage_error(f"--run {command!r}: its first launch wrote no fpgacomm Result (it takes its --json from "
