@@ -34,6 +34,13 @@ STANDARD_SET = [(f"{name}_{mem}_{mem}", registry.get(name), {"mem": (mem, mem)})
 _SHORT = {"sizes": [8, 65536, 1 << 20], "iterations": 20, "warmup": 2}
 STANDARD_SET += [(f"{benchmark.name}_{mem}", benchmark, {"mem": mem, **_SHORT})
                  for benchmark in registry.of_family("collective", "onesided") for mem in ("H", "D")]
+# The timed pass of every STANDARD_SET entry runs as a plain run of the
+# test does (no validation: filling and checking buffers between the timed
+# operations changes what the caches and the MPI library hold, and the
+# figure with it); then an untimed pass of its own validates the same sizes
+# with these counts, and its verdict per size joins the timed Result
+# (validation_pass).
+VALIDATION_PASS = {"iterations": 3, "warmup": 1}
 # Options for the point-to-point entries alone: the transfer engine's, which
 # the collectives and one-sided tests do not use.
 _POINT_TO_POINT_ONLY = ("buffers", "touch", "path", "chunk_bytes", "slots")
@@ -247,26 +254,30 @@ def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions:
         results.append((name, result))
         if run is not None:
             run.keep(name, result)
-            print(f"{summary_line(result)}    -> {name}.json", flush=True)
+            print(f"{summary_line(result)}{validation_note(result)}    -> {name}.json", flush=True)
 
     def measure(name, benchmark, **arguments):
         if run is not None:
             run.running = name
-        keep(name, benchmark(comm, **arguments))
+        return benchmark(comm, **arguments)
 
     for name, benchmark, arguments in STANDARD_SET:
         tell = part(name)
-        measure(name, benchmark.function, **_arguments(benchmark, arguments, parameters), **repeat, validate=True,
-                on_row=lambda so_far: tell(so_far.incomplete))
+        arguments = _arguments(benchmark, arguments, parameters)
+        timed = measure(name, benchmark.function, **arguments, **repeat, on_row=lambda so_far: tell(so_far.incomplete))
+        tell("validating, untimed")
+        validated = measure(name, benchmark.function, **{**arguments, **VALIDATION_PASS}, validate=True)
+        keep(name, validation_pass(timed, validated))
     for name, arguments in BEFF_SET:
         arguments = {**arguments, "max_size": beff_max_size}
         if beff_repetitions is not None:
             arguments["repetitions"] = beff_repetitions
-        measure(name, beff.run, **arguments, **repeat, device=parameters.get("device"), on_progress=part(name))
+        keep(name, measure(name, beff.run, **arguments, **repeat, device=parameters.get("device"),
+                           on_progress=part(name)))
     for name, arguments in GATHER_SET:
         tell = part(name)
-        measure(name, gather.run, **arguments, **repeat, device=parameters.get("device"),
-                on_row=lambda so_far: tell(so_far.incomplete))
+        keep(name, measure(name, gather.run, **arguments, **repeat, device=parameters.get("device"),
+                           on_row=lambda so_far: tell(so_far.incomplete)))
     if run is not None:
         part("the simulated fabrics")
         # The simulated fabrics need no ranks: rank 0 runs them.
@@ -276,6 +287,31 @@ def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions:
         text = summary([r for _, r in results]) + "".join(f"\n{name}: {fit}\n" for name, fit in fits.items())
         run.write("summary.txt", lambda path: atomic_write(path, lambda f: f.write(text), newline=None))
     return [result for _, result in results]
+
+
+def validation_pass(timed, validated):
+    """The timed Result with the untimed pass's verdict: per size in the
+    rows' validation columns, and in params["validation_pass"] how it ran
+    (untimed, its own counts) and what it found."""
+    verdicts = {row["size"]: (row["validation"], row["validation_errors"]) for row in validated.rows}
+    for row in timed.rows:
+        row["validation"], row["validation_errors"] = verdicts.get(row["size"], (None, None))
+    failed = [row["size"] for row in validated.rows if row["validation"] == "fail"]
+    timed.params["validation_pass"] = {
+        "timed": False, **VALIDATION_PASS,
+        "method": "a pass of its own after the timed one, with validation (-c); the timed pass runs as a plain run",
+        "verdict": "fail" if failed else "pass", "failed_sizes": failed}
+    return timed
+
+
+def validation_note(result) -> str:
+    """What the summary says of a Result's untimed validation pass."""
+    checked = result.params.get("validation_pass")
+    if not checked:
+        return ""
+    if checked["verdict"] == "pass":
+        return "; validated untimed: pass"
+    return f"; validated untimed: FAIL at {', '.join(map(str, checked['failed_sizes']))} B"
 
 
 # Pairs whose figures carry the Hockney fits of the OSU latency Results:
@@ -325,7 +361,7 @@ def summary(results: list) -> str:
              f"thread level {env.get('mpi_thread_level', {}).get('provided', '?')}",
              f"OpenCL device {opencl.get('device', 'none')} on {opencl.get('platform', '-')} "
              f"({opencl.get('device_type', '-')})", ""]
-    lines += [summary_line(result) for result in results]
+    lines += [summary_line(result) + validation_note(result) for result in results]
     for result in results:
         lines += ["", format_text(result)]
     return "\n".join(lines) + "\n"
