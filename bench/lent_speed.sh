@@ -12,9 +12,10 @@
 #
 #   git archive main -o .dev/before.tar && cp ../shared/peers/omb-7.4.tar.gz .dev/
 #   OUT=DIR OCL_ICD_FILENAMES=libnvidia-opencl.so.1 FPGACOMM_PYTHON=/opt/torch/.venv/bin/python \
-#       bench/lent_speed.sh [build] [omb] [before] [hhdd]
+#       bench/lent_speed.sh [build|builds] [omb] [before] [hhdd]     # builds: this tree and the base at once
 #
-# LAUNCHES (default 10) launches a side. Writes $OUT/speed.log (every step),
+# LAUNCHES (default 10) launches a side; BEFORE_LAUNCHES (default LAUNCHES) for
+# before and hhdd; DEADLINE (default 560) seconds after which no comparison starts. Writes $OUT/speed.log (every step),
 # and $OUT/compare.tar.gz: per comparison its text (NAME.txt), JSON (NAME.json)
 # and campaign folder (every launch's output).
 set -uo pipefail
@@ -23,17 +24,20 @@ cd "$(dirname "$0")/.."
 : "${OUT:?set OUT to the directory that receives the results}"
 PY=${FPGACOMM_PYTHON:-.venv/bin/python}
 LAUNCHES=${LAUNCHES:-10}
+BEFORE_LAUNCHES=${BEFORE_LAUNCHES:-$LAUNCHES}  # before/after and H-H against D-D
+DEADLINE=${DEADLINE:-560}  # seconds after the start past which no comparison starts
 OMB_TAR=${OMB_TAR:-.dev/omb-7.4.tar.gz}
 BEFORE_TAR=${BEFORE_TAR:-.dev/before.tar}
 WORK=/tmp/fpgacomm-speed
 BEFORE_SITE=/tmp/fpgacomm-speed-before
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FPGACOMM_PYTHON=$PY PYTHONUNBUFFERED=1
+# A fresh campaign folder each time: a warm machine keeps the last call's (compare --out takes new folders only).
+rm -rf "$WORK/compare"
 mkdir -p "$OUT" "$WORK/compare"
 exec > >(tee -a "$OUT/speed.log") 2>&1
 START=$(date +%s)
 stamp() { echo "[$(date -u +%H:%M:%S) +$(( $(date +%s) - START ))s] $*"; }
 
-FC="mpirun --bind-to core $PY -m fpgacomm"
 OMB=$WORK/omb/src/c/mpi/pt2pt/standard
 
 build() {
@@ -58,11 +62,16 @@ build_before() {
     { tail -n 20 "$WORK/build-before.log"; return 1; }
 }
 
-# compare NAME THRESHOLD COMMAND_A COMMAND_B: A is the reference.
+# compare NAME THRESHOLD COMMAND_A COMMAND_B [LAUNCHES]: A is the reference.
 compare() {
-  local name=$1 threshold=$2 a=$3 b=$4
-  stamp "compare $name: $LAUNCHES launches a side"
-  timeout -k 5 300 "$PY" -m fpgacomm --timeout 0 compare --run "$a" --run "$b" --rounds "$LAUNCHES" \
+  local name=$1 threshold=$2 a=$3 b=$4 launches=${5:-$LAUNCHES}
+  local left=$(( DEADLINE - ($(date +%s) - START) ))
+  if (( left < 30 )); then
+    stamp "SKIPPED (deadline) $name"
+    return 0
+  fi
+  stamp "compare $name: $launches launches a side"
+  timeout -k 5 "$left" "$PY" -m fpgacomm --timeout 0 compare --run "$a" --run "$b" --rounds "$launches" \
     --out "$WORK/compare/$name" --threshold "$threshold" --json "$WORK/compare/$name.json" \
     > "$WORK/compare/$name.txt" 2>&1
   local status=$?
@@ -70,26 +79,48 @@ compare() {
   cat "$WORK/compare/$name.txt"
 }
 
+# fc NP ARGS...: an fpgacomm command line of NP ranks bound to cores (SITE: another build's site folder).
+fc() {
+  local np=$1
+  shift
+  if [[ -n "${SITE:-}" ]]; then
+    echo "env PYTHONPATH=$SITE mpirun -x PYTHONPATH -np $np --bind-to core $PY -m fpgacomm $*"
+  else
+    echo "mpirun -np $np --bind-to core $PY -m fpgacomm $*"
+  fi
+}
+
 omb() {
-  compare latency 3% "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304" "$FC -np 2 osu latency H H -m 1:4M"
-  compare bw 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:4194304" "$FC -np 2 osu bw H H -m 1:4M"
-  compare bibw 3% "mpirun -np 2 --bind-to core $OMB/osu_bibw -m 1:4194304" "$FC -np 2 osu bibw H H -m 1:4M"
-  compare mbw_mr 3% "mpirun -np 4 --bind-to core $OMB/osu_mbw_mr -m 1:4194304" "$FC -np 4 osu mbw_mr H H -m 1:4M"
+  compare latency 3% "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304" "$(fc 2 osu latency H H -m 1:4M)"
+  compare bw 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:4194304" "$(fc 2 osu bw H H -m 1:4M)"
+  compare bibw 3% "mpirun -np 2 --bind-to core $OMB/osu_bibw -m 1:4194304" "$(fc 2 osu bibw H H -m 1:4M)"
+  compare mbw_mr 3% "mpirun -np 4 --bind-to core $OMB/osu_mbw_mr -m 1:4194304" "$(fc 4 osu mbw_mr H H -m 1:4M)"
   compare multi_lat 3% "mpirun -np 4 --bind-to core $OMB/osu_multi_lat -m 1:4194304" \
-    "$FC -np 4 osu multi_lat H H -m 1:4M"
+    "$(fc 4 osu multi_lat H H -m 1:4M)"
+}
+
+# Both builds at once, before anything is timed.
+builds() {
+  build_before &
+  local base=$!
+  build || return 1
+  wait "$base"
 }
 
 before() {
-  build_before || return 1
-  local base="env PYTHONPATH=$BEFORE_SITE mpirun -x PYTHONPATH --bind-to core $PY -m fpgacomm"
-  compare before_bw_D_D 3% "$base -np 2 osu bw D D -m 1:4M --platform NVIDIA" "$FC -np 2 osu bw D D -m 1:4M --platform NVIDIA"
-  compare before_allreduce_H 3% "$base -np 2 osu allreduce --mem H -m 1:4M" "$FC -np 2 osu allreduce --mem H -m 1:4M"
-  compare before_put_bw_H 3% "$base -np 2 osu put_bw --mem H -m 1:4M" "$FC -np 2 osu put_bw --mem H -m 1:4M"
+  [[ -d $BEFORE_SITE/fpgacomm ]] || build_before || return 1
+  local gpu="--platform NVIDIA"
+  local n=$BEFORE_LAUNCHES
+  compare before_bw_D_D 3% "$(SITE=$BEFORE_SITE fc 2 osu bw D D -m 1:4M $gpu)" "$(fc 2 osu bw D D -m 1:4M $gpu)" $n
+  compare before_allreduce_H 3% "$(SITE=$BEFORE_SITE fc 2 osu allreduce --mem H -m 1:4M)" \
+    "$(fc 2 osu allreduce --mem H -m 1:4M)" $n
+  compare before_put_bw_H 3% "$(SITE=$BEFORE_SITE fc 2 osu put_bw --mem H -m 1:4M)" \
+    "$(fc 2 osu put_bw --mem H -m 1:4M)" $n
 }
 
 hhdd() {
   local sweep="-m 4M:64M -i 10 -x 2 -W 16 -b multiple"
-  compare hh_dd 3% "$FC -np 2 osu bw H H $sweep" "$FC -np 2 osu bw D D $sweep --platform NVIDIA"
+  compare hh_dd 3% "$(fc 2 osu bw H H $sweep)" "$(fc 2 osu bw D D $sweep --platform NVIDIA)" $BEFORE_LAUNCHES
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2

@@ -67,6 +67,7 @@ TESTS = ("bw", "bibw", "mbw_mr", "latency", "multi_lat")
 WINDOWED = ("bw", "bibw", "mbw_mr")
 TOGGLE = "*Runner::exchange*"  # fpgacomm's timed operation
 SECTION = "Instructions per message"
+SCRIPT = "bench/pt2pt_instructions.py"
 WAITS = ("Recv", "Wait", "Waitall", "Barrier")  # MPI calls that poll until the peer is there
 
 
@@ -172,7 +173,7 @@ def measure(args, omb: dict[str, Path], overlay: Path) -> list[dict]:
 
 
 def section(rows: list[dict], argv: list[str]) -> str:
-    begin, end = marks(SECTION)
+    begin, end = marks(SECTION, SCRIPT)
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     mpi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
     lines = [begin, f"## {SECTION}: `bench/pt2pt_instructions.py`", "",
@@ -236,7 +237,7 @@ def main(argv=None) -> int:
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     if args.results:
-        write_section(args.results, section(rows, argv), SECTION)
+        write_section(args.results, section(rows, argv), SECTION, SCRIPT)
     return 0 if all(row["met"] for row in rows) else 1
 
 
