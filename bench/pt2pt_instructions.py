@@ -126,9 +126,14 @@ def counted_launch(program: list[str], rank: int, toggle: str | None, env: dict,
     text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
                           capture_output=True, text=True, check=True).stdout
     out.unlink()
+    return counts_of(text)
 
+
+def counts_of(annotated: str) -> dict:
+    """From callgrind_annotate --inclusive=yes: the program's total and the
+    inclusive counts of the MPI calls that wait, summed."""
     def count(pattern: str) -> int:
-        match = re.search(r"^\s*([\d,]+)\s.*" + pattern, text, re.MULTILINE)
+        match = re.search(r"^\s*([\d,]+)\s.*" + pattern, annotated, re.MULTILINE)
         return int(match.group(1).replace(",", "")) if match else 0
 
     waits = sum(count(rf":PMPI_{name} \[") for name in WAITS)
