@@ -11,7 +11,7 @@ from fpgacomm.suite import STANDARD_SET, VALIDATION_PASS
 
 from test_cli import ENV
 
-COUNTS = ("-i", "20", "-x", "2", "--rounds", "5")
+COUNTS = ("-i", "10", "-x", "1", "--rounds", "5")
 
 
 def mpirun(*args, ranks=2, timeout=900):
