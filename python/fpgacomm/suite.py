@@ -254,7 +254,7 @@ def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions:
         results.append((name, result))
         if run is not None:
             run.keep(name, result)
-            print(f"{summary_line(result)}{validation_note(result)}    -> {name}.json", flush=True)
+            print(f"{summary_line(result)}    -> {name}.json", flush=True)
 
     def measure(name, benchmark, **arguments):
         if run is not None:
@@ -304,16 +304,6 @@ def validation_pass(timed, validated):
     return timed
 
 
-def validation_note(result) -> str:
-    """What the summary says of a Result's untimed validation pass."""
-    checked = result.params.get("validation_pass")
-    if not checked:
-        return ""
-    if checked["verdict"] == "pass":
-        return "; validated untimed: pass"
-    return f"; validated untimed: FAIL at {', '.join(map(str, checked['failed_sizes']))} B"
-
-
 # Pairs whose figures carry the Hockney fits of the OSU latency Results:
 # T(n) on the latency figure, n / T(n) on the bandwidth one.
 _HOCKNEY_FIGURES = ("osu_latency", "osu_bw")
@@ -361,7 +351,7 @@ def summary(results: list) -> str:
              f"thread level {env.get('mpi_thread_level', {}).get('provided', '?')}",
              f"OpenCL device {opencl.get('device', 'none')} on {opencl.get('platform', '-')} "
              f"({opencl.get('device_type', '-')})", ""]
-    lines += [summary_line(result) + validation_note(result) for result in results]
+    lines += [summary_line(result) for result in results]
     for result in results:
         lines += ["", format_text(result)]
     return "\n".join(lines) + "\n"
