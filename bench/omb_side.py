@@ -367,10 +367,10 @@ def table_lines(rows: list[dict]) -> list[str]:
 SECTION_NAME = re.compile(r"^[A-Za-z0-9 .,_()]+(-[A-Za-z0-9 .,_()]+)*$")
 
 
-def marks(name: str) -> tuple[str, str]:
-    """The comments around a section; each machine's section has its name."""
-    return (f"<!-- bench/omb_side.py, {name}: begin (a rerun replaces everything up to the end mark) -->",
-            f"<!-- bench/omb_side.py, {name}: end -->")
+def marks(name: str, script: str = "bench/omb_side.py") -> tuple[str, str]:
+    """The comments around a section that `script` writes; each machine's section has its name."""
+    return (f"<!-- {script}, {name}: begin (a rerun replaces everything up to the end mark) -->",
+            f"<!-- {script}, {name}: end -->")
 
 
 METHOD = ("Each case is one `fpgacomm compare --run` (`fpgacomm.compare(run=...)`): OMB's program (A) and `fpgacomm "
@@ -436,10 +436,10 @@ def section(parts: list[dict], name: str) -> str:
     return "\n".join([*lines, "", end]) + "\n"
 
 
-def write_section(path: Path, text: str, name: str) -> None:
+def write_section(path: Path, text: str, name: str, script: str = "bench/omb_side.py") -> None:
     """Replaces the section `name` between its marks, or appends it."""
     old = path.read_text() if path.exists() else ""
-    begin_mark, end_mark = marks(name)
+    begin_mark, end_mark = marks(name, script)
     start, end = old.find(begin_mark), old.find(end_mark)
     if start >= 0 and end > start:
         rest = old[end + len(end_mark):]

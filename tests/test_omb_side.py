@@ -217,3 +217,62 @@ def test_compare_omb_text_with_fpgacomm_and_compare_run_of_both(omb, tmp_path):
         (size, 3, 3) for size in (1, 2, 4, 8, 16)]
     assert sorted(os.listdir(tmp_path / "runs" / "A")) == ["01.err", "01.txt", "02.err", "02.txt", "03.err",
                                                           "03.txt", "launches.json"]
+
+
+# ------------------------------------------------------------ bench/pt2pt_instructions.py
+
+import pt2pt_instructions  # noqa: E402
+
+ANNOTATED = """\
+--------------------------------------------------------------------------------
+82,552,742 (100.0%)  PROGRAM TOTALS
+--------------------------------------------------------------------------------
+79,969,161 (96.87%)  osu_bw.c:main [/omb/osu_bw]
+36,190,104 (43.84%)  ???:PMPI_Isend [/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4]
+ 4,533,870 ( 5.49%)  ???:PMPI_Waitall [/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4]
+ 4,436,375 ( 5.37%)  ???:PMPI_Recv [/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4]
+ 3,902,868 ( 4.73%)  ???:opal_progress [/usr/lib/x86_64-linux-gnu/libopen-pal.so.40.30.2]
+"""
+
+
+def test_instruction_counts_leave_out_the_calls_that_wait():
+    # callgrind_annotate's lines, as OMB's osu_bw gave them: MPI_Waitall and the acknowledgement's MPI_Recv out.
+    assert pt2pt_instructions.counts_of(ANNOTATED) == {"total": 82552742, "waits": 4533870 + 4436375}
+
+
+def test_a_message_costs_the_difference_over_the_messages(monkeypatch, tmp_path):
+    # Per launch: a constant start-up, 500 instructions a message of a 64-message window, and polling
+    # that differs from launch to launch (inside the waits; the fewest is kept for "all").
+    polls = iter([9000, 1000, 50_000, 7000])
+
+    def launch(program, rank, toggle, env, folder):
+        iterations = program[-1]
+        waits = next(polls)
+        return {"total": 10**6 + iterations * 64 * 500 + waits, "waits": waits}
+
+    monkeypatch.setattr(pt2pt_instructions, "counted_launch", launch)
+    cost = pt2pt_instructions.per_message("bw", lambda n: [n], 0, None, {}, (200, 1200), 2, tmp_path)
+    assert cost["outside_waits"] == 500
+    assert cost["total"] == ((10**6 + 1200 * 64 * 500 + 7000) - (10**6 + 200 * 64 * 500 + 1000)) / (1000 * 64)
+    assert pt2pt_instructions.messages_per_iteration("latency") == 1
+
+
+def test_the_instruction_section_judges_the_ten_percent_target():
+    row = {"test": "bw", "size": 8, "rank": 0, "OMB": {"outside_waits": 491, "total": 3139},
+           "fpgacomm": {"outside_waits": 508, "total": 3526}, "ratio": 508 / 491, "met": 508 / 491 <= 1.10}
+    text = pt2pt_instructions.section([row], ["--tests", "bw"])
+    assert "| bw | 8 B | 0 | 491 | 508 | 1.035 | 3139 | 3526 | met |" in text
+    assert text.startswith("<!-- bench/pt2pt_instructions.py, Instructions per message: begin")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--tests", "bw,osu_bw"], "unknown test ['osu_bw'] in --tests"),
+    (["--iterations", "200"], "--iterations takes two different counts"),
+    (["--iterations", "a,b"], "--iterations takes two counts such as 200,1200, got 'a,b'"),
+])
+def test_instruction_benchmark_bad_input_is_one_message_and_status_2(argv, message):
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "pt2pt_instructions.py"), *argv],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith("pt2pt_instructions.py: ") and len(run.stderr.splitlines()) == 1
+    assert message in run.stderr

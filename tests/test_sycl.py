@@ -4,6 +4,7 @@ devices listing, and a build without SYCL."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -152,3 +153,55 @@ def test_opencl_runs_never_load_libsycl():
             "print('libsycl' in open('/proc/self/maps').read())")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr
+
+
+@pytest.fixture
+def private_runtime(tmp_path):
+    """A private copy of the SYCL runtime's cache (FPGACOMM_CACHE): its
+    libraries and their manifest, to be damaged without touching the real one."""
+    from fpgacomm.runtime import sycl_runtime
+
+    real = sycl_runtime.root()
+    copy = tmp_path / "cache" / real.name
+    copy.mkdir(parents=True)
+    shutil.copytree(real / "lib", copy / "lib")
+    shutil.copy2(real / "SHA256SUMS", copy / "SHA256SUMS")
+    return copy
+
+
+def with_cache(runtime) -> dict:
+    return {**ENV, "FPGACOMM_CACHE": str(runtime.parent)}
+
+
+def test_the_runtime_is_loaded_from_the_folder_that_was_checked(private_runtime):
+    code = ("from fpgacomm.runtime import devices; devices.sycl_module().all_devices(); "
+            "print([line.split()[-1] for line in open('/proc/self/maps') if 'libsycl.so' in line][0])")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env=with_cache(private_runtime))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == str(private_runtime / "lib" / "libsycl.so.8")
+
+
+@pytest.mark.parametrize("damage,problem", [
+    ("truncated", "lib/libsycl.so.8 does not match its checksum (damaged or truncated)"),
+    ("missing", "lib/libur_adapter_opencl.so.0 is missing"),
+])
+def test_a_damaged_runtime_is_found_before_it_loads(private_runtime, tmp_path, damage, problem):
+    if damage == "truncated":
+        library = private_runtime / "lib" / "libsycl.so.8"
+        library.write_bytes(library.read_bytes()[: 1 << 16])  # loading this ends the process with a bus error
+    else:
+        (private_runtime / "lib" / "libur_adapter_opencl.so.0").unlink()  # SYCL would find no device
+    message = f"Intel's SYCL runtime in {private_runtime} cannot be loaded: {problem}; run scripts/sycl_runtime.sh"
+    env = with_cache(private_runtime)
+    listing = subprocess.run([sys.executable, "-m", "fpgacomm", "devices", "--json", str(tmp_path / "d.json")],
+                             capture_output=True, text=True, timeout=300, env=env)
+    assert listing.returncode == 0, listing.stderr
+    assert "platform 0 " in listing.stdout and "Portable Computing Language" in listing.stdout  # OpenCL still listed
+    assert listing.stdout.count(f"SYCL: no devices listed: {message}") == 1 and "SYCL device" not in listing.stdout
+    assert json.loads((tmp_path / "d.json").read_text())[-1]["error"].startswith(message)
+    for args in (("osu", "bw", "-d", "sycl", "D", "D", "-m", "8"), ("osu", "allreduce", "-d", "sycl", "-m", "8")):
+        run = subprocess.run(["mpirun", "-np", "2", "-x", "FPGACOMM_CACHE", sys.executable, "-m", "fpgacomm", *args],
+                             capture_output=True, text=True, timeout=300, env=env)
+        assert run.returncode == 2, run.stderr
+        assert run.stderr.count(message) == 1 and "Traceback" not in run.stderr and run.stdout == "", run.stderr

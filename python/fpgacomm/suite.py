@@ -52,6 +52,13 @@ QUICK_BEFF_REPETITIONS = 3
 # took 25-30 minutes on a loaded 2-core machine; the quick set's is scaled
 # from it by the entries and sizes it keeps.
 EXPECTED_SECONDS = {"quick": 180, "full": 1500}
+# The timed pass of every STANDARD_SET entry runs as a plain run of the
+# test does (no validation: filling and checking buffers between the timed
+# operations changes what the caches and the MPI library hold, and the
+# figure with it); then an untimed pass of its own validates the same sizes
+# with these counts, and its verdict per size joins the timed Result
+# (validation_pass).
+VALIDATION_PASS = {"iterations": 3, "warmup": 1}
 # Options for the point-to-point entries alone: the transfer engine's, which
 # the collectives and one-sided tests do not use.
 _POINT_TO_POINT_ONLY = ("buffers", "touch", "path", "chunk_bytes", "slots")
@@ -297,21 +304,25 @@ def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions:
     def measure(name, benchmark, **arguments):
         if run is not None:
             run.running = name
-        keep(name, benchmark(comm, **arguments))
+        return benchmark(comm, **arguments)
 
     for name, benchmark, arguments in standard:
         tell = part(name)
-        measure(name, benchmark.function, **_arguments(benchmark, arguments, parameters), **repeat, validate=True,
-                on_row=lambda so_far: tell(so_far.incomplete))
+        arguments = _arguments(benchmark, arguments, parameters)
+        timed = measure(name, benchmark.function, **arguments, **repeat, on_row=lambda so_far: tell(so_far.incomplete))
+        tell("validating, untimed")
+        validated = measure(name, benchmark.function, **{**arguments, **VALIDATION_PASS}, validate=True)
+        keep(name, validation_pass(timed, validated))
     for name, arguments in beffs:
         arguments = {**arguments, "max_size": beff_max_size}
         if beff_repetitions is not None:
             arguments["repetitions"] = beff_repetitions
-        measure(name, beff.run, **arguments, **repeat, device=parameters.get("device"), on_progress=part(name))
+        keep(name, measure(name, beff.run, **arguments, **repeat, device=parameters.get("device"),
+                           on_progress=part(name)))
     for name, arguments in gathers:
         tell = part(name)
-        measure(name, gather.run, **arguments, **repeat, device=parameters.get("device"),
-                on_row=lambda so_far: tell(so_far.incomplete))
+        keep(name, measure(name, gather.run, **arguments, **repeat, device=parameters.get("device"),
+                           on_row=lambda so_far: tell(so_far.incomplete)))
     if run is not None:
         part("the simulated fabrics")
         # The simulated fabrics need no ranks: rank 0 runs them.
@@ -321,6 +332,21 @@ def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions:
         text = summary([r for _, r in results]) + "".join(f"\n{name}: {fit}\n" for name, fit in fits.items())
         run.write("summary.txt", lambda path: atomic_write(path, lambda f: f.write(text), newline=None))
     return [result for _, result in results]
+
+
+def validation_pass(timed, validated):
+    """The timed Result with the untimed pass's verdict: per size in the
+    rows' validation columns, and in params["validation_pass"] how it ran
+    (untimed, its own counts) and what it found."""
+    verdicts = {row["size"]: (row["validation"], row["validation_errors"]) for row in validated.rows}
+    for row in timed.rows:
+        row["validation"], row["validation_errors"] = verdicts.get(row["size"], (None, None))
+    failed = [row["size"] for row in validated.rows if row["validation"] == "fail"]
+    timed.params["validation_pass"] = {
+        "timed": False, **VALIDATION_PASS,
+        "method": "a pass of its own after the timed one, with validation (-c); the timed pass runs as a plain run",
+        "verdict": "fail" if failed else "pass", "failed_sizes": failed}
+    return timed
 
 
 # Pairs whose figures carry the Hockney fits of the OSU latency Results:

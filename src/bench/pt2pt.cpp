@@ -260,31 +260,72 @@ class Runner {
     return errors;
   }
 
+  // Whether every message of this size moves as plain MPI at both ends
+  // (Transfers::is_plain): decided once per size, so the window loops
+  // decide nothing per message, as OMB's do.
+  bool all_plain(std::uint64_t size) const {
+    for (const Buffers* set : {&send_, &recv_})
+      for (const auto& buffer : *set)
+        if (!transfers_.is_plain(*buffer, size, peer_route_)) return false;
+    return true;
+  }
+
+  // Message j of a window: its own buffer with -b multiple (one per
+  // message of the largest window), else the one buffer.
+  static Buffer& slot(const Buffers& buffers, int j) { return *buffers[buffers.size() == 1 ? 0 : j]; }
+
+  void post_send(int j, std::uint64_t size) {
+    Buffer& buffer = slot(send_, j);
+    if (plain_)
+      transfers_.post_plain_send(buffer.host_data(), static_cast<int>(size), role_.peer, kDataTag);
+    else
+      transfers_.post_send(buffer, 0, size, role_.peer, kDataTag, peer_route_);
+  }
+
+  void post_recv(int j, std::uint64_t size) {
+    Buffer& buffer = slot(recv_, j);
+    if (plain_)
+      transfers_.post_plain_recv(buffer.host_data(), static_cast<int>(size), role_.peer, kDataTag);
+    else
+      transfers_.post_recv(buffer, 0, size, role_.peer, kDataTag, peer_route_, buffer.bytes());
+  }
+
+  void send_one(std::uint64_t size) {
+    if (plain_)
+      transfers_.send_plain(send_[0]->host_data(), static_cast<int>(size), role_.peer, kDataTag);
+    else
+      transfers_.send(*send_[0], size, role_.peer, kDataTag, peer_route_);
+  }
+
+  void recv_one(std::uint64_t size) {
+    if (plain_)
+      transfers_.recv_plain(recv_[0]->host_data(), static_cast<int>(size), role_.peer, kDataTag);
+    else
+      transfers_.recv(*recv_[0], size, role_.peer, kDataTag, peer_route_, recv_[0]->bytes());
+  }
+
   void exchange(std::uint64_t size) {
     const int peer = role_.peer;
     if (role_.idle) return;
     switch (spec_.shape) {
       case Shape::PingPong:
         if (role_.first_half) {
-          transfers_.send(*send_[0], size, peer, kDataTag, peer_route_);
-          transfers_.recv(*recv_[0], size, peer, kDataTag, peer_route_, recv_[0]->bytes());
+          send_one(size);
+          recv_one(size);
         } else {
-          transfers_.recv(*recv_[0], size, peer, kDataTag, peer_route_, recv_[0]->bytes());
-          transfers_.send(*send_[0], size, peer, kDataTag, peer_route_);
+          recv_one(size);
+          send_one(size);
         }
         break;
       case Shape::Window: {
         char ack = 0;
         if (role_.first_half) {
-          for (int j = 0; j < window_; ++j)
-            transfers_.post_send(*send_[j % send_.size()], 0, size, peer, kDataTag, peer_route_);
+          for (int j = 0; j < window_; ++j) post_send(j, size);
           transfers_.wait_all();
           comm_.check(MPI_Recv(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw(), MPI_STATUS_IGNORE), "MPI_Recv",
                       "waiting for the window's acknowledgement");
         } else {
-          for (int j = 0; j < window_; ++j)
-            transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_,
-                                 recv_[j % recv_.size()]->bytes());
+          for (int j = 0; j < window_; ++j) post_recv(j, size);
           transfers_.wait_all();
           comm_.check(MPI_Send(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw()), "MPI_Send",
                       "acknowledging the window");
@@ -292,11 +333,8 @@ class Runner {
         break;
       }
       case Shape::BiWindow:
-        for (int j = 0; j < window_; ++j)
-          transfers_.post_recv(*recv_[j % recv_.size()], 0, size, peer, kDataTag, peer_route_,
-                               recv_[j % recv_.size()]->bytes());
-        for (int j = 0; j < window_; ++j)
-          transfers_.post_send(*send_[j % send_.size()], 0, size, peer, kDataTag, peer_route_);
+        for (int j = 0; j < window_; ++j) post_recv(j, size);
+        for (int j = 0; j < window_; ++j) post_send(j, size);
         transfers_.wait_all();
         break;
     }
@@ -309,6 +347,7 @@ class Runner {
     std::vector<double> times(static_cast<std::size_t>(iterations), 0.0);
     std::uint64_t errors = 0;
     Timeline timeline;
+    plain_ = all_plain(bytes);
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
       check_interrupt();
@@ -370,6 +409,7 @@ class Runner {
   int window_ = 0;            // the window of the row being measured
   Route my_route_ = Route::Direct, peer_route_ = Route::Direct;
   Buffers send_, recv_;
+  bool plain_ = false;  // all_plain() of the size being measured
 };
 
 }  // namespace

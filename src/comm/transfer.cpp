@@ -103,16 +103,11 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
   // at once; after that it queues behind the engine's steps, because MPI
   // matches messages in the order they are posted.
   if (sends_.empty() && recvs_.empty() && is_plain(buffer, bytes, peer_route)) {
-    MPI_Request request = MPI_REQUEST_NULL;
     const int count = static_cast<int>(bytes);
     if (for_send)
-      comm_.check(MPI_Isend(buffer.host_data() + offset, count, MPI_BYTE, peer, tag, comm_.raw(), &request),
-                  "MPI_Isend", [&] { return "sending " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer); });
+      post_plain_send(buffer.host_data() + offset, count, peer, tag);
     else
-      comm_.check(MPI_Irecv(buffer.host_data() + offset, count, MPI_BYTE, peer, tag, comm_.raw(), &request),
-                  "MPI_Irecv",
-                  [&] { return "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer); });
-    (for_send ? direct_sends_ : direct_recvs_).push_back(request);
+      post_plain_recv(buffer.host_data() + offset, count, peer, tag);
     return;
   }
   const Route route = route_of(buffer);
@@ -156,6 +151,11 @@ void Transfers::post_recv(Buffer& buffer, std::uint64_t offset, std::uint64_t by
   post(recvs_, buffer, offset, bytes, peer, tag, peer_route, false, room);
 }
 
+std::string Transfers::wire_context(bool send, std::uint64_t bytes, int peer) {
+  return send ? "sending " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer)
+              : "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer);
+}
+
 bool Transfers::is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_route) const {
   const Route route = route_of(buffer);
   return route == Route::Direct && !chunked_wire(route, peer_route) && bytes <= kMaxWireChunk &&
@@ -165,8 +165,7 @@ bool Transfers::is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_r
 void Transfers::send(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route) {
   // Host memory to an unchunked wire is one MPI call, as in OMB: no engine on the latency path.
   if (is_plain(buffer, bytes, peer_route)) {
-    comm_.check(MPI_Send(buffer.host_data(), static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_.raw()), "MPI_Send",
-                [&] { return "sending " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer); });
+    send_plain(buffer.host_data(), static_cast<int>(bytes), peer, tag);
     return;
   }
   post_send(buffer, 0, bytes, peer, tag, peer_route);
@@ -175,10 +174,7 @@ void Transfers::send(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Rou
 
 void Transfers::recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route, std::uint64_t room) {
   if (is_plain(buffer, bytes, peer_route)) {
-    comm_.check(MPI_Recv(buffer.host_data(), static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_.raw(),
-                         MPI_STATUS_IGNORE),
-                "MPI_Recv",
-                [&] { return "receiving " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer); });
+    recv_plain(buffer.host_data(), static_cast<int>(bytes), peer, tag);
     return;
   }
   post_recv(buffer, 0, bytes, peer, tag, peer_route, room);
@@ -248,7 +244,7 @@ bool Transfers::advance_sends() {
     comm_.check(MPI_Isend(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(),
                           &step.request),
                 "MPI_Isend",
-                [&] { return "sending " + std::to_string(step.bytes) + " bytes to rank " + std::to_string(step.peer); });
+                [&] { return wire_context(true, step.bytes, step.peer); });
     if (step.record >= 0) mark(step, &ChunkTimes::mpi_posted);
     step.state = State::OnWire;
     requests_stale_ = true;
@@ -277,9 +273,7 @@ bool Transfers::advance_recvs() {
     }
     comm_.check(MPI_Irecv(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(),
                           &step.request),
-                "MPI_Irecv", [&] {
-                  return "receiving " + std::to_string(step.bytes) + " bytes from rank " + std::to_string(step.peer);
-                });
+                "MPI_Irecv", [&] { return wire_context(false, step.bytes, step.peer); });
     if (step.record >= 0) mark(step, &ChunkTimes::mpi_posted);
     step.state = State::OnWire;
     requests_stale_ = true;

@@ -110,6 +110,35 @@ class Transfers {
                  std::uint64_t room = 0);
   void wait_all();
 
+  // Whether `buffer` moves as plain MPI: host memory on an unchunked wire
+  // (no staging at either end, one wire message), which post_send and
+  // post_recv hand straight to MPI.
+  bool is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_route) const;
+  // The same hand-off for a loop that decided is_plain once per message size
+  // rather than once per message, as OMB's window loops decide nothing per
+  // message: one MPI call and a request kept for wait_all(). Only while the
+  // batch holds no engine step (MPI matches in posting order).
+  void post_plain_send(const std::uint8_t* data, int count, int peer, int tag) {
+    MPI_Request& request = direct_sends_.emplace_back(MPI_REQUEST_NULL);
+    comm_.check(MPI_Isend(data, count, MPI_BYTE, peer, tag, comm_.raw(), &request), "MPI_Isend",
+                [&] { return wire_context(true, count, peer); });
+  }
+  void post_plain_recv(std::uint8_t* data, int count, int peer, int tag) {
+    MPI_Request& request = direct_recvs_.emplace_back(MPI_REQUEST_NULL);
+    comm_.check(MPI_Irecv(data, count, MPI_BYTE, peer, tag, comm_.raw(), &request), "MPI_Irecv",
+                [&] { return wire_context(false, count, peer); });
+  }
+
+  // Blocking, the same way: one MPI_Send or MPI_Recv, as OMB's ping-pong.
+  void send_plain(const std::uint8_t* data, int count, int peer, int tag) const {
+    comm_.check(MPI_Send(data, count, MPI_BYTE, peer, tag, comm_.raw()), "MPI_Send",
+                [&] { return wire_context(true, count, peer); });
+  }
+  void recv_plain(std::uint8_t* data, int count, int peer, int tag) const {
+    comm_.check(MPI_Recv(data, count, MPI_BYTE, peer, tag, comm_.raw(), MPI_STATUS_IGNORE), "MPI_Recv",
+                [&] { return wire_context(false, count, peer); });
+  }
+
   void send(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route);
   void recv(Buffer& buffer, std::uint64_t bytes, int peer, int tag, Route peer_route, std::uint64_t room = 0);
 
@@ -144,7 +173,7 @@ class Transfers {
     bool for_send;
     std::uint8_t* host;
   };
-  bool is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_route) const;
+  static std::string wire_context(bool send, std::uint64_t bytes, int peer);
   void post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
             Route peer_route, bool for_send, std::uint64_t room);
   std::uint8_t* map(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, bool for_send);

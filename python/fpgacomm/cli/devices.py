@@ -47,7 +47,10 @@ def format_table(table: list[dict]) -> str:
 
 
 def _sycl_lines(row: dict) -> list[str]:
-    """A SYCL device (-d sycl): its backend, USM device allocations, and whether it is emulated."""
+    """A SYCL device (-d sycl): its backend, USM device allocations, and whether it is emulated; or why
+    SYCL cannot load."""
+    if "error" in row:
+        return [f"SYCL: no devices listed: {row['error']}"]
     emulated = " (emulated: timings are not the device's)" if row["emulated"] else ""
     lines = [f"SYCL device {row['device_index']}: {row['name']} on '{row['platform']}'",
              f"    type {row['type']}{emulated}, backend {row['backend']}, SYCL runtime {row['runtime_version']}, "

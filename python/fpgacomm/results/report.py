@@ -552,4 +552,6 @@ def summary_line(result: Result) -> str:
     if failed:
         parts.append(f"VALIDATION FAILED at {len(failed)} of {len(rows)} sizes "
                      f"(first {human_bytes(min(failed))})")
+    elif result.params.get("validation_pass"):  # the suite's: validated apart from the timed pass
+        parts.append("validated untimed: pass")
     return f"{name}: " + ", ".join(parts)

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -51,6 +53,8 @@ WINDOW_BYTES = PIPELINE_MESSAGE * PIPELINE_WINDOW
 SLOT_SHARE = 0.98
 HOST_CORES_SLOTS = 4
 CACHE_ENV = "XDG_CACHE_HOME"
+# What the folder check writes: more than an entry takes (a few KiB), so a nearly full disk shows.
+PROBE_BYTES = 64 * KiB
 
 
 @dataclass
@@ -152,27 +156,22 @@ def _size(n: int) -> str:
 # ------------------------------------------------------------------ the cache
 
 def load(key: dict, now: float | None = None) -> tuple[Sizing | None, str]:
-    """The cached Sizing for `key`, or None and why it cannot be trusted."""
+    """The cached Sizing for `key`, or None and why it cannot be trusted:
+    every field of the entry checked for its type, finiteness and range
+    (entry_problem), so nothing malformed escapes as an exception or is
+    trusted."""
     path = cache_path(key)
     if not path.exists():
         return None, "no entry"
-    now = time.time() if now is None else now
     try:
         entry = files.read_json(path)  # a FIFO, /dev/zero or a broken file: a bad entry, measured again
-        if not isinstance(entry, dict) or not isinstance(entry.get("sizing"), dict):
-            return None, f"bad entry {path}: not an object with a sizing"
-        if entry.get("key") != key:
-            return None, f"bad entry {path}: it was measured for another device, driver or method"
-        sizing = Sizing(**entry["sizing"])
-        measured = float(entry["measured_at_epoch"])
     except files.ResultError as error:  # names the path itself
         return None, f"bad entry {error}"
-    except (OSError, ValueError, TypeError, KeyError) as error:
-        return None, f"bad entry {path}: {error}"
-    problem = _out_of_range(sizing)
+    problem = entry_problem(entry, key)
     if problem:
         return None, f"bad entry {path}: {problem}"
-    age = now - measured
+    sizing = Sizing(**entry["sizing"])
+    age = (time.time() if now is None else now) - entry["measured_at_epoch"]
     if age < -60:
         return None, f"bad entry {path}: measured in the future ({sizing.measured_at})"
     if age > MAX_AGE_DAYS * 86400:
@@ -181,23 +180,83 @@ def load(key: dict, now: float | None = None) -> tuple[Sizing | None, str]:
     return sizing, f"cached {path}"
 
 
-def _out_of_range(sizing: Sizing) -> str:
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_time(value) -> bool:
+    """A finite number of seconds (a bool, NaN or infinity is none)."""
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _is_utc(value) -> bool:
+    try:
+        time.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def entry_problem(entry, key: dict) -> str:
+    """What is wrong with a cache entry, field by field; "" when nothing is."""
+    if not isinstance(entry, dict):
+        return f"a JSON object was expected, found {type(entry).__name__}"
+    if entry.get("key") != key:
+        return "it was measured for another device, driver or method"
+    sizing = entry.get("sizing")
+    if not isinstance(sizing, dict):
+        return f"'sizing' {sizing!r} is not an object"
+    fields = set(Sizing.__dataclass_fields__)
+    if set(sizing) != fields:
+        missing, unknown = sorted(fields - set(sizing)), sorted(set(sizing) - fields)
+        return "'sizing' " + "; ".join(([f"lacks {', '.join(missing)}"] if missing else [])
+                                       + ([f"has unknown {', '.join(unknown)}"] if unknown else []))
     for name in ("chunk_bytes", "fast_to_device", "fast_to_host"):
-        value = getattr(sizing, name)
-        if not isinstance(value, int) or not 1 <= value <= _core.MAX_WIRE_CHUNK:
-            return f"{name} {value!r} is not a size from 1 B to 1 GiB"
-    if not isinstance(sizing.slots, int) or not 1 <= sizing.slots <= 64:
-        return f"slots {sizing.slots!r} is not from 1 to 64"
+        if not _is_int(sizing[name]) or not 1 <= sizing[name] <= _core.MAX_WIRE_CHUNK:
+            return f"{name} {sizing[name]!r} is not a size from 1 B to 1 GiB"
+    if not _is_int(sizing["slots"]) or not 1 <= sizing["slots"] <= 64:
+        return f"slots {sizing['slots']!r} is not from 1 to 64"
+    if not isinstance(sizing["source"], str):
+        return f"source {sizing['source']!r} is not a string"
+    if not isinstance(sizing["why"], list) or not all(isinstance(line, str) for line in sizing["why"]):
+        return f"why {sizing['why']!r} is not a list of strings"
+    if not _is_utc(sizing["measured_at"]):
+        return f"measured_at {sizing['measured_at']!r} is not a UTC time such as 2026-11-27T08:30:28Z"
+    if not _is_time(entry.get("measured_at_epoch")):
+        return f"measured_at_epoch {entry.get('measured_at_epoch')!r} is not a finite number of seconds"
+    return ""
+
+
+def folder_problem(folder: Path | None = None) -> str:
+    """Why the cache folder cannot take an entry ("" when it can): checked
+    before anything is measured, by creating the folder and writing a file
+    of an entry's size there, then removing it."""
+    folder = cache_folder() if folder is None else folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".tmp-probe-")
+    except OSError as error:
+        return f"the calibration cache folder {folder} cannot be written ({error.strerror or error})"
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(b" " * PROBE_BYTES)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError as error:
+        return f"the calibration cache folder {folder} cannot be written ({error.strerror or error})"
+    finally:
+        os.unlink(probe)
     return ""
 
 
 def store(key: dict, sizing: Sizing, measurements: dict) -> Path:
-    """Writes the entry atomically (a reader sees the old file or the new one)."""
+    """Writes the entry atomically (a reader sees the old file or the new
+    one); on failure removes what it wrote and raises the OSError."""
     path = cache_path(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = {"key": key, "sizing": sizing.params(), "measured_at_epoch": time.time(),
              "how": {"method": METHOD, "small_sizes": list(SMALL_SIZES), "chunk_sizes": list(CHUNK_SIZES),
-                             "slot_counts": list(SLOT_COUNTS), "pipeline_message": PIPELINE_MESSAGE,
+                     "slot_counts": list(SLOT_COUNTS), "pipeline_message": PIPELINE_MESSAGE,
                      "pipeline_window": PIPELINE_WINDOW,
                      "repetitions": REPETITIONS,
                      "turns": "ranks take turns on their devices, each turn a write then a read per size",
@@ -205,9 +264,13 @@ def store(key: dict, sizing: Sizing, measurements: dict) -> Path:
                                  "turns in every repetition; median"},
              "measurements": measurements}
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "w") as out:
-        json.dump(entry, out, indent=1)
-    os.replace(temporary, path)
+    try:
+        with os.fdopen(fd, "w") as out:
+            json.dump(entry, out, indent=1)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -252,7 +315,11 @@ def sharing(comm, device, hosts: list, copies: bool = True) -> list:
 def calibrate(comm, device, hosts: list, *, copies: bool = True, force: bool = False) -> tuple[Sizing, str]:
     """Collective: this rank's Sizing from the cache, or measured where any
     copying rank's entry is missing, bad or stale (or with force); and why.
-    The entry is the one for as many copying ranks on the device as the run has."""
+    The entry is the one for as many copying ranks on the device as the run has.
+    The cache folder is checked before anything is measured: with force
+    (fpgacomm tune, whose figures are for the cache) a folder that cannot be
+    written is a usage error; otherwise the run measures without caching,
+    with one warning line."""
     copiers = sharing(comm, device, hosts, copies)
     key = key_of(device, len(copiers), hosts[comm.Get_rank()]) if copies else None
     cached, why = (None, "asked to measure again") if force else load(key) if copies else (None, "")
@@ -260,12 +327,38 @@ def calibrate(comm, device, hosts: list, *, copies: bool = True, force: bool = F
         if not copies:
             return defaults(device), "this rank stages nothing"
         return cached, why
+    writes = copies and copiers[0] == comm.Get_rank()  # one rank per device writes its entry
+    caching = _agreed(comm, folder_problem() if writes else "", required=force)
     sizing, measurements = measure(comm, device, copies)
+    problem = ""
+    if writes and caching:
+        try:
+            store(key, sizing, measurements)
+        except OSError as error:
+            problem = f"cannot write the calibration entry {cache_path(key)} ({error.strerror or error})"
+    _agreed(comm, problem, required=force, after=True)
     if not copies:
         return defaults(device), "this rank stages nothing"
-    if copiers[0] == comm.Get_rank():  # one rank per device writes its entry
-        store(key, sizing, measurements)
     return sizing, f"measured ({why})"
+
+
+def _agreed(comm, problem: str, required: bool, after: bool = False) -> bool:
+    """Collective: whether no rank has a problem with the cache. Where one
+    has, a usage error on every rank alike when the cache is required, else
+    one warning line on rank 0."""
+    problem = next((p for p in comm.allgather(problem) if p), "")
+    if not problem:
+        return True
+    mend = "set XDG_CACHE_HOME to a folder that can be written"
+    if required:
+        from ..params import usage_error
+
+        raise usage_error(f"{problem}; {'the figures measured were not cached' if after else 'nothing was measured'}"
+                          f"; {mend} and run fpgacomm tune again")
+    if comm.Get_rank() == 0:
+        print(f"fpgacomm: warning: {problem}; {'the figures measured are' if after else 'measuring, and'} not cached "
+              f"({mend} to keep them)", file=sys.stderr, flush=True)
+    return False
 
 
 def resolve(comm, device, hosts: list, chunk_bytes: int | None, slots: int | None, stages: bool) -> Sizing:

@@ -12,7 +12,9 @@ same error.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
+import sys
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -20,6 +22,9 @@ from pathlib import Path
 
 from .. import _core
 from ..params import MEMORY_KINDS, usage_error
+from . import sycl_runtime
+
+PACKAGE = __package__.rpartition(".")[0]  # fpgacomm
 
 DEVICELESS_KINDS = ("H",)  # pageable host memory: the only kind that needs no OpenCL device
 APIS = ("opencl", "sycl")
@@ -47,17 +52,30 @@ class DeviceOptions:
                 "bank": self.bank, "device_api": self.api}
 
 
+def has_sycl_module() -> bool:
+    """Whether this build has fpgacomm._sycl (found without loading it)."""
+    return importlib.util.find_spec(f"{PACKAGE}._sycl") is not None
+
+
 def sycl_module():
-    """fpgacomm._sycl, imported on first use; a usage error (the same on
+    """fpgacomm._sycl, imported on first use, after its runtime's libraries
+    have been checked (runtime/sycl_runtime.py); a usage error (the same on
     every rank) where this build has none or its runtime cannot load."""
-    try:
-        from .. import _sycl
-    except ModuleNotFoundError:
+    loaded = sys.modules.get(f"{PACKAGE}._sycl")
+    if loaded is not None:
+        return loaded
+    if not has_sycl_module():
         raise usage_error("-d sycl needs fpgacomm's SYCL module, and this build of fpgacomm has none (it was built "
                           "without Intel's SYCL runtime, or with FPGACOMM_SYCL=no); rebuild with scripts/setup.sh, "
                           "which downloads the runtime, or run scripts/sycl_runtime.sh and pip install again "
-                          "(docs/GUIDE.md, \"SYCL\"); or use -d opencl") from None
-    except ImportError as error:
+                          "(docs/GUIDE.md, \"SYCL\"); or use -d opencl")
+    damage = sycl_runtime.damage()
+    if damage:
+        raise usage_error(damage)
+    try:
+        sycl_runtime.load()
+        from .. import _sycl
+    except (ImportError, OSError) as error:
         raise usage_error(f"fpgacomm's SYCL module cannot load Intel's SYCL runtime ({error}); run "
                           "scripts/setup.sh, which caches it again, or use -d opencl") from None
     return _sycl
@@ -284,10 +302,12 @@ def describe_sycl(probe: bool = True) -> list[dict]:
     """Every SYCL device (none where this build has no SYCL): its backend,
     whether it gives USM device allocations, and, probed, H and D as a trial
     allocation with a write and read-back finds them."""
+    if not has_sycl_module():
+        return []
     try:
         sycl = sycl_module()
-    except _core.UsageError:
-        return []
+    except _core.UsageError as error:
+        return [{"api": "sycl", "error": str(error)}]
     table = []
     for info in sycl.all_devices():
         row = {"api": "sycl", "runtime_version": sycl.runtime_version, "backend": info.backend,

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Issue 39's decisions on a lent GPU host, each with `fpgacomm compare --run`
+# (interleaved launches, one mpirun each, two ranks bound to cores, host
+# buffers unless said):
+#
+#   omb        OMB 7.4 (built from its release tarball) against fpgacomm, 1 B
+#              to 4 MiB: osu latency, bw, bibw, mbw_mr (2 pairs) and multi_lat
+#              (2 pairs), OMB's default iterations on both sides
+#   before     this tree against BEFORE_TAR (a git archive of the base): D D bw,
+#              allreduce H, put_bw H: no size may be "slower"
+#   hhdd       H-H against D-D bandwidth on the GPU, 4 to 64 MiB
+#
+#   git archive main -o .dev/before.tar && cp ../shared/peers/omb-7.4.tar.gz .dev/
+#   OUT=DIR OCL_ICD_FILENAMES=libnvidia-opencl.so.1 FPGACOMM_PYTHON=/opt/torch/.venv/bin/python \
+#       bench/lent_speed.sh [build|builds] [omb] [before] [hhdd]     # builds: this tree and the base at once
+#
+# LAUNCHES (default 10) launches a side; BEFORE_LAUNCHES (default LAUNCHES) for
+# before and hhdd; DEADLINE (default 560) seconds after which no comparison starts. Writes $OUT/speed.log (every step),
+# and $OUT/compare.tar.gz: per comparison its text (NAME.txt), JSON (NAME.json)
+# and campaign folder (every launch's output).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+: "${OUT:?set OUT to the directory that receives the results}"
+PY=${FPGACOMM_PYTHON:-.venv/bin/python}
+LAUNCHES=${LAUNCHES:-10}
+BEFORE_LAUNCHES=${BEFORE_LAUNCHES:-$LAUNCHES}  # before/after and H-H against D-D
+DEADLINE=${DEADLINE:-560}  # seconds after the start past which no comparison starts
+OMB_TAR=${OMB_TAR:-.dev/omb-7.4.tar.gz}
+BEFORE_TAR=${BEFORE_TAR:-.dev/before.tar}
+WORK=/tmp/fpgacomm-speed
+BEFORE_SITE=/tmp/fpgacomm-speed-before
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FPGACOMM_PYTHON=$PY PYTHONUNBUFFERED=1
+# A fresh campaign folder each time: a warm machine keeps the last call's (compare --out takes new folders only).
+rm -rf "$WORK/compare"
+mkdir -p "$OUT" "$WORK/compare"
+exec > >(tee -a "$OUT/speed.log") 2>&1
+START=$(date +%s)
+stamp() { echo "[$(date -u +%H:%M:%S) +$(( $(date +%s) - START ))s] $*"; }
+
+OMB=$WORK/omb/src/c/mpi/pt2pt/standard
+
+build() {
+  stamp "build this tree"
+  scripts/setup.sh > "$WORK/build.log" 2>&1 || { tail -n 20 "$WORK/build.log"; return 1; }
+  stamp "build OMB 7.4 from $OMB_TAR"
+  "$PY" - "$OMB_TAR" "$WORK/omb" <<'PYTHON' || return 1
+import sys
+from pathlib import Path
+sys.path.insert(0, "bench")
+from omb_side import build_omb, PT2PT
+build_omb(Path(sys.argv[1]).resolve(), Path(sys.argv[2]), 16, PT2PT)
+PYTHON
+}
+
+build_before() {
+  stamp "build the base from $BEFORE_TAR"
+  rm -rf "$WORK/before-src" "$BEFORE_SITE" && mkdir -p "$WORK/before-src"
+  tar -xf "$BEFORE_TAR" -C "$WORK/before-src"
+  "$PY" -m pip install -q --no-build-isolation --no-deps --config-settings=build-dir="$WORK/before-build" \
+    --target "$BEFORE_SITE" "$WORK/before-src" > "$WORK/build-before.log" 2>&1 ||
+    { tail -n 20 "$WORK/build-before.log"; return 1; }
+}
+
+# compare NAME THRESHOLD COMMAND_A COMMAND_B [LAUNCHES]: A is the reference.
+compare() {
+  local name=$1 threshold=$2 a=$3 b=$4 launches=${5:-$LAUNCHES}
+  local left=$(( DEADLINE - ($(date +%s) - START) ))
+  if (( left < 30 )); then
+    stamp "SKIPPED (deadline) $name"
+    return 0
+  fi
+  stamp "compare $name: $launches launches a side"
+  timeout -k 5 "$left" "$PY" -m fpgacomm --timeout 0 compare --run "$a" --run "$b" --rounds "$launches" \
+    --out "$WORK/compare/$name" --threshold "$threshold" --json "$WORK/compare/$name.json" \
+    > "$WORK/compare/$name.txt" 2>&1
+  local status=$?
+  (( status == 0 )) || stamp "FAILED ($status) $name"
+  cat "$WORK/compare/$name.txt"
+}
+
+# fc NP ARGS...: an fpgacomm command line of NP ranks bound to cores (SITE: another build's site folder).
+fc() {
+  local np=$1
+  shift
+  if [[ -n "${SITE:-}" ]]; then
+    echo "env PYTHONPATH=$SITE mpirun -x PYTHONPATH -np $np --bind-to core $PY -m fpgacomm $*"
+  else
+    echo "mpirun -np $np --bind-to core $PY -m fpgacomm $*"
+  fi
+}
+
+omb() {
+  compare latency 3% "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304" "$(fc 2 osu latency H H -m 1:4M)"
+  compare bw 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:4194304" "$(fc 2 osu bw H H -m 1:4M)"
+  compare bibw 3% "mpirun -np 2 --bind-to core $OMB/osu_bibw -m 1:4194304" "$(fc 2 osu bibw H H -m 1:4M)"
+  compare mbw_mr 3% "mpirun -np 4 --bind-to core $OMB/osu_mbw_mr -m 1:4194304" "$(fc 4 osu mbw_mr H H -m 1:4M)"
+  compare multi_lat 3% "mpirun -np 4 --bind-to core $OMB/osu_multi_lat -m 1:4194304" \
+    "$(fc 4 osu multi_lat H H -m 1:4M)"
+}
+
+# Both builds at once, before anything is timed.
+builds() {
+  build_before &
+  local base=$!
+  build || return 1
+  wait "$base"
+}
+
+before() {
+  [[ -d $BEFORE_SITE/fpgacomm ]] || build_before || return 1
+  local gpu="--platform NVIDIA"
+  local n=$BEFORE_LAUNCHES
+  compare before_bw_D_D 3% "$(SITE=$BEFORE_SITE fc 2 osu bw D D -m 1:4M $gpu)" "$(fc 2 osu bw D D -m 1:4M $gpu)" $n
+  compare before_allreduce_H 3% "$(SITE=$BEFORE_SITE fc 2 osu allreduce --mem H -m 1:4M)" \
+    "$(fc 2 osu allreduce --mem H -m 1:4M)" $n
+  compare before_put_bw_H 3% "$(SITE=$BEFORE_SITE fc 2 osu put_bw --mem H -m 1:4M)" \
+    "$(fc 2 osu put_bw --mem H -m 1:4M)" $n
+}
+
+hhdd() {
+  local sweep="-m 4M:64M -i 10 -x 2 -W 16 -b multiple"
+  compare hh_dd 3% "$(fc 2 osu bw H H $sweep)" "$(fc 2 osu bw D D $sweep --platform NVIDIA)" $BEFORE_LAUNCHES
+}
+
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
+nproc; mpirun --version | head -1
+for part in "${@:-build omb}"; do
+  for step in $part; do
+    "$step" || { stamp "$step failed"; break 2; }
+  done
+done
+tar -czf "$OUT/compare.tar.gz" -C "$WORK" compare
+stamp "done"
