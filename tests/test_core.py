@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fpgacomm import _core, osu, params
+from fpgacomm import _core, params
 from fpgacomm.runtime.devices import DeviceOptions, describe, device_for, kernel_dir
 
 

@@ -80,7 +80,6 @@ where their feature lives are listed with that test, not run twice.
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -519,12 +518,15 @@ def test_a_timeline_no_measurement_gives_is_refused(tmp_path, change, message):
     assert run.stderr.count("\n") == 1
 
 
-def test_timeline_and_plot_of_a_directory_say_it_is_one(tmp_path):
+def test_timeline_and_plot_of_a_directory_say_what_it_is(tmp_path):
+    """A timeline is one file: a folder is named as one. plot takes folders
+    (their Result files, as compare and fit do): an empty one holds none."""
+    expected = {"timeline": "a folder, not a file; give the file in it (or its glob)",
+                "plot": "holds no Result files (JSON or CSV files written by fpgacomm, or a peer's text output)"}
     for argv in (["timeline", str(tmp_path)], ["plot", str(tmp_path), "-o", str(tmp_path / "f.png")]):
         run = subprocess.run(FPGACOMM + argv, capture_output=True, text=True, timeout=60, env=ENV)
         assert run.returncode == 2
-        assert run.stderr == f"fpgacomm: error: {tmp_path}: a directory, not a Result file; give a .json or .csv " \
-                             "file in it\n"
+        assert run.stderr == f"fpgacomm: error: {tmp_path}: {expected[argv[0]]}\n"
 
 
 @pytest.mark.parametrize("rows, why", [

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from fpgacomm import Result
-from fpgacomm.results import launches
+from fpgacomm.results import launch_record
 from fpgacomm.runtime import files
 from fpgacomm.runtime.files import ResultError
 
@@ -163,9 +163,9 @@ def test_every_cell_of_a_result_csv_is_checked(tmp_path, text, problem):
      "launch 1 output: int 1 is not a file name"),
 ], ids=["list", "command", "launches", "status", "load", "output"])
 def test_a_launch_record_of_the_wrong_shape(tmp_path, record, problem):
-    (tmp_path / launches.LAUNCHES).write_text(json.dumps(record))
+    (tmp_path / launch_record.LAUNCHES).write_text(json.dumps(record))
     with pytest.raises(ResultError, match=problem) as raised:
-        launches.record(tmp_path)
+        launch_record.record(tmp_path)
     assert "not the record fpgacomm compare --run writes" in str(raised.value)
 
 
@@ -202,7 +202,7 @@ def test_a_campaign_folder_with_a_broken_record_is_one_message(tmp_path):
         folder = tmp_path / label
         folder.mkdir()
         written(folder, good(), "01.json")
-        (folder / launches.LAUNCHES).write_text('{"command": "x", "launches": 3}')
+        (folder / launch_record.LAUNCHES).write_text('{"command": "x", "launches": 3}')
     run = fpgacomm("compare", "A", "B", cwd=tmp_path)
     assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
     assert "launches.json: launches: int 3 is not a list of launches" in run.stderr

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fpgacomm import Result
-from fpgacomm.results import launches, series, timeline
+from fpgacomm.results import launch_record, series, timeline
 from fpgacomm.runtime.files import ResultError
 
 SEED = int(os.environ.get("FPGACOMM_FUZZ_SEED", "37"))
@@ -150,7 +150,7 @@ LAUNCH_RECORD = {"command": "fpgacomm osu latency", "fpgacomm": True, "rounds": 
 
 
 def read_record(path: Path):
-    record = launches.record(path.parent)
+    record = launch_record.record(path.parent)
     for launch in record["launches"]:  # as compare uses it
         assert isinstance(launch["output"], str) and launch["cores"] >= 1
     return record

@@ -81,3 +81,28 @@ def test_host_buffers_without_device_options_warn_of_nothing():
     run = fpgacomm("osu", "latency", "-m", "8:8", "-i", "10", ranks=2)
     assert run.returncode == 0, run.stderr
     assert "opens no device" not in run.stderr
+
+
+def test_every_help_text_prints():
+    """argparse formats each option's and subcommand's help with %: a bare
+    "95 % interval" in one of them broke `fpgacomm --help` once."""
+    import contextlib
+    import io
+
+    import pytest
+
+    from fpgacomm.cli.command import build_parser
+
+    parser = build_parser()
+    commands = [[]]
+    for action in parser._subparsers._group_actions:
+        for name, sub in action.choices.items():
+            commands.append([name])
+            commands += [[name, test] for group in (sub._subparsers._group_actions if sub._subparsers else [])
+                         for test in group.choices]
+    assert len(commands) > 30
+    for words in commands:
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text), pytest.raises(SystemExit) as ended:
+            build_parser().parse_args([*words, "--help"])
+        assert ended.value.code == 0 and text.getvalue().startswith("usage: fpgacomm"), words

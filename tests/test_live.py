@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from loaded import PREFIX as LOAD_WARNING
-from processes import rank_pids, running
+from processes import rank_pids
 from terminal import read_terminal
 
 from fpgacomm import Result

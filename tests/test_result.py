@@ -266,7 +266,6 @@ def test_load_refuses_nothing_to_load_and_clashing_units(tmp_path):
 def test_a_writer_killed_mid_write_leaves_no_temporary_file_and_the_old_content(tmp_path):
     import signal
     import subprocess
-    import time
 
     target = tmp_path / "r.json"
     target.write_text("old")

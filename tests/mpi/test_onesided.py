@@ -1,6 +1,5 @@
 """OSU one-sided tests under mpirun -np 2 (and their refusal under 3 and 4), validation on."""
 
-import itertools
 
 import numpy as np
 import pytest

@@ -16,7 +16,7 @@ import tempfile
 from ..params import usage_error
 from ..results import validation
 from ..results.result import Result
-from . import fit, predict
+from . import experiments, fit, predict
 
 HELD_OUT_FAMILIES = ("gather", "beff")
 
@@ -40,7 +40,7 @@ def cross_validate(directory, *, bootstrap: int = fit.BOOTSTRAP, draws: int = pr
     for result in found:
         for row in result.rows:
             if row["family"] in HELD_OUT_FAMILIES and row["ranks"] == held_out:
-                experiment, schedule = fit._experiment_of(row)
+                experiment, schedule = experiments.of_row(row)
                 points.setdefault((experiment, schedule), set()).add(row["size"])
     with tempfile.TemporaryDirectory() as training:
         for number, result in enumerate(found):

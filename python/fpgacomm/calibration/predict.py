@@ -1,5 +1,5 @@
 """`fpgacomm predict`: a platform's predicted times at any rank count, each
-with its 95 % interval (docs/PREDICTION.md, "The interval"):
+with its 95 % interval (docs/PREDICTION.md, "The interval")::
 
     time = simulated(fitted parameters) * discrepancy factor
     log-sd = sqrt(sd of log simulated over the parameter draws ^ 2

@@ -31,11 +31,14 @@ def run(args) -> int:
     if args.json and len(groups) > 1:
         raise usage_error(f"fit: --json holds one fit, and these files make {len(groups)} groups "
                           f"({'; '.join(group.label for group in groups)}); fit each group alone")
-    if args.json:  # first: the file holds the fit whatever happens to the terminal
-        fit.to_result(groups[0].fit, groups[0].against, files).write(args.json)
-    for number, group in enumerate(groups):
-        print(("\n" if number else "") + f"# {args.model} fit to {group.label}: {', '.join(group.files)}")
-        print(group.fit)
-        print(group.against.table(f"# measured {group.against.params['y_column']} against the fitted "
-                                  f"{args.model} model's prediction; {group.against.params['error']}"))
+    texts = [("\n" if number else "") + f"# {args.model} fit to {group.label}: {', '.join(group.files)}\n{group.fit}\n"
+             + group.against.table(f"# measured {group.against.params['y_column']} against the fitted "
+                                   f"{args.model} model's prediction; {group.against.params['error']}")
+             for number, group in enumerate(groups)]
+    try:  # the file first, so that it holds the fit whatever happens to the terminal
+        if args.json:
+            fit.to_result(groups[0].fit, groups[0].against, files).write(args.json)
+    finally:  # and the fit printed, also where the file could not be written
+        for text in texts:
+            print(text)
     return 0

@@ -10,7 +10,7 @@ from .options import size_argument
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "predict", help="predict times at any rank count from a platform file, with 95 % intervals",
+        "predict", help="predict times at any rank count from a platform file, with 95 %% intervals",
         description="Simulates the experiment on the platform (a platform file from calibrate fit, or a preset) at "
                     "each rank count and size, and gives each point a 95 % interval from the platform's parameter "
                     "draws, the calibration's residual scatter and its model-form term (cross-validation over rank "

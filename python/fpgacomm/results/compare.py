@@ -22,7 +22,7 @@ import numpy as np
 from ..catalog import BY_NAME
 from ..params import usage_error
 from ..runtime import files
-from . import launches, peers, series
+from . import launch_record, launches, peers, series
 from .compare_stats import LEVEL, holm, launches_to_decide, shift
 from .inputs import expand
 from .result import SCHEMA, Result
@@ -102,7 +102,7 @@ def read_side(given: str, label: str) -> Side:
     """An input's values per (series, size) and launch: each file is one
     launch (a job), giving its rounds or its one value."""
     files = expand(given)
-    record = launches.record(given) if os.path.isdir(given) else None
+    record = launch_record.record(given) if os.path.isdir(given) else None
     side = None
     for path in files:
         try:

@@ -15,7 +15,7 @@ import glob
 import os
 
 from ..runtime.files import ResultError
-from . import launches
+from . import launch_record
 
 
 def files_of(given) -> list:
@@ -24,7 +24,7 @@ def files_of(given) -> list:
     not exist."""
     given = os.fspath(given)
     if os.path.isdir(given):
-        record = launches.record(given)  # a ResultError where it is not the record compare --run writes
+        record = launch_record.record(given)  # a ResultError where it is not the record compare --run writes
         if record is not None:
             return [os.path.join(given, launch["output"]) for launch in record["launches"] if launch["status"] == 0]
         try:
@@ -32,7 +32,7 @@ def files_of(given) -> list:
         except OSError as error:
             raise ResultError(given, f"cannot list the folder: {error.strerror or error}") from None
         paths = [path for path in _plain_files(os.path.join(given, name) for name in names)
-                 if os.path.basename(path) != launches.LAUNCHES]
+                 if os.path.basename(path) != launch_record.LAUNCHES]
         for suffix in (".json", ".csv"):
             chosen = [path for path in paths if path.lower().endswith(suffix)]
             if chosen:
@@ -40,7 +40,7 @@ def files_of(given) -> list:
         return [path for path in paths if not path.endswith(".err")]
     if glob.has_magic(given):
         return [path for path in _plain_files(sorted(glob.glob(given)))
-                if os.path.basename(path) != launches.LAUNCHES]
+                if os.path.basename(path) != launch_record.LAUNCHES]
     if not os.path.lexists(given):
         raise ResultError(given, "no such file or folder")
     return [given]

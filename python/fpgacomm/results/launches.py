@@ -27,7 +27,6 @@ there rather than after every launch.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal
@@ -36,11 +35,9 @@ import sys
 import time
 
 from ..params import usage_error
-from ..runtime import files
-from ..runtime.files import ResultError
+from . import launch_record
+from .result import Result
 
-#: Each command folder's record of its launches.
-LAUNCHES = "launches.json"
 #: The environment variable that gives an fpgacomm command its --json.
 JSON_VARIABLE = "FPGACOMM_JSON"
 # Seconds between asking a launch's processes to end (SIGTERM) and killing
@@ -112,14 +109,14 @@ def run(commands: list, rounds: int, out, *, log=None) -> list:
             except KeyboardInterrupt as stop:
                 record["launches"].append({**launch, "status": None, "interrupted": str(stop),
                                            "seconds": round(time.monotonic() - started, 3)})
-                _write_record(folder, record)
+                launch_record.write(folder, record)
                 print(f"compare: {stop}: launch {number} of {rounds} of {os.path.basename(folder)} ended with every "
                       f"process it started; the outputs of the launches are in {out}", file=sys.stderr, flush=True)
                 stop.reported = True  # the command adds no line after this one
                 raise
             seconds = time.monotonic() - started
             record["launches"].append({**launch, "status": status, "seconds": round(seconds, 3)})
-            _write_record(folder, record)
+            launch_record.write(folder, record)
             if log:
                 log(f"compare: launch {number}/{rounds} of {os.path.basename(folder)}: status {status}, "
                     f"{seconds:.1f} s, load {load:.1f} on {cores} cores")
@@ -189,8 +186,6 @@ def _check_first(record: dict, path: str, out: str) -> None:
     """A usage error where a command's first launch left no result to
     compare: no fpgacomm Result where one was expected, or text that reads
     as no table of OSU Micro-Benchmarks or another peer."""
-    from .result import Result  # here: result.py reads launch records (through inputs.py) from this module
-
     command = record["command"]
     if record["fpgacomm"] and not os.path.exists(path):
         raise usage_error(f"--run {command!r}: its first launch wrote no fpgacomm Result (it takes its --json from "
@@ -206,44 +201,7 @@ def _check_first(record: dict, path: str, out: str) -> None:
                           f"the launch's outputs are in {out}")
 
 
-def _write_record(folder: str, record: dict) -> None:
-    path = os.path.join(folder, LAUNCHES)
-    with open(path + ".tmp", "w", encoding="utf-8") as file:
-        json.dump(record, file, indent=1)
-    os.replace(path + ".tmp", path)
-
-
 def _last_line(path: str) -> str:
     with open(path, encoding="utf-8", errors="replace") as file:
         lines = [line.strip() for line in file if line.strip()]
     return lines[-1] if lines else ""
-
-
-def record(folder) -> dict | None:
-    """A command folder's launch record, or None where it has none; a
-    ResultError where launches.json is not the record compare --run writes
-    (runtime/files.py reads it, every field used is checked)."""
-    path = os.path.join(os.fspath(folder), LAUNCHES)
-    if not os.path.lexists(path):
-        return None
-    data = files.read_json(path, what="the record fpgacomm compare --run writes")
-    try:
-        _check_record(data)
-    except ValueError as error:
-        raise ResultError(path, f"{error}; it is not the record fpgacomm compare --run writes (rename it, or "
-                                "run the campaign again)") from None
-    return data
-
-
-def _check_record(data) -> None:
-    """The fields of a launch record that readers use, of their types."""
-    files.of_type("the record", data, (dict,), "an object {command, fpgacomm, rounds, launches}")
-    files.of_type("command", data.get("command"), (str,), "a command's text")
-    launches = files.of_type("launches", data.get("launches"), (list,), "a list of launches")
-    for number, launch in enumerate(launches, start=1):
-        where = f"launch {number}"
-        files.of_type(where, launch, (dict,), "an object {launch, output, status, seconds, load_before, cores}")
-        files.of_type(f"{where} output", launch.get("output"), (str,), "a file name")
-        files.number(f"{where} status", launch.get("status"), integer=True)
-        files.number(f"{where} load_before", launch.get("load_before"), minimum=0, none=True)
-        files.number(f"{where} cores", launch.get("cores"), integer=True, minimum=1)

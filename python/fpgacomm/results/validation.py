@@ -8,7 +8,7 @@ many values. Per point: the median over launches with its distribution-free
 interval (stats.median_ci), the prediction with its interval, the signed
 error (predicted - measured) / measured and whether the prediction's interval
 covered the measured median. Per rank count and size class: the median and
-the largest |error|, the coverage and the mean half-width of the predicted
+the largest absolute error, the coverage and the mean half-width of the predicted
 intervals (relative to the prediction).
 
 It claims no accuracy, and says why, where the held-out launches cannot back
@@ -17,7 +17,7 @@ load above its cores (both recorded in each Result's env), or the launches'
 own spread exceeds the error it would report (one launch per point has no
 spread to tell); the per-point error and coverage are then left out of the
 Result itself, so that neither its text nor its file holds an accuracy it
-cannot back. docs/VALIDATION.md has the method.
+cannot back. docs/VALIDATION.md has the method::
 
     fpgacomm.validate("pred.json", ["heldout/"]).write("validation.json")
 """
@@ -60,7 +60,7 @@ SUMMARY_UNITS = {"nodes": "", "what": "", "sizes": "", "points": "", "median_err
 
 def validate(prediction, measured, *, ranks: int | None = None) -> Result:
     """The prediction (a path or a Result of `fpgacomm predict`) against the
-    measured launches (paths, folders of *.json or globs; one launch each);
+    measured launches (paths, folders of JSON files, or globs; one launch each);
     ranks: only the points measured at this rank count (a cross-validation's
     held-out count: the others trained the platform). A usage error, before
     anything is computed, for a prediction that is not one, a measured file

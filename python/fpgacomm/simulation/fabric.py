@@ -69,14 +69,14 @@ class Fabric:
     name: str
     arguments: dict
     spec: object  # _core.fabric.FabricSpec
-    # VCSN writes its MAC tables before a schedule (topology reconfiguration).
+    #: VCSN writes its MAC tables before a schedule (topology reconfiguration).
     virtual_topology: bool = False
-    # FSHMEM: the target's handler turn-round before a GET reply.
+    #: FSHMEM: the target's handler turn-round before a GET reply.
     handler_latency: float = 0.0
-    # Where each argument came from, where not from the preset's defaults
-    # and paper: {"source": "fit", "calibration": DIR} (platform.py).
+    #: Where each argument came from, where not from the preset's defaults
+    #: and paper: {"source": "fit", "calibration": DIR} (platform.py).
     provenance: dict = dataclasses.field(default_factory=dict)
-    # Parameter sets (the arguments' keys) drawn for a prediction's uncertainty.
+    #: Parameter sets (the arguments' keys) drawn for a prediction's uncertainty.
     draws: list = dataclasses.field(default_factory=list)
     _described: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
@@ -85,8 +85,8 @@ class Fabric:
         return self.spec.nodes
 
     def connect(self, source, destination) -> None:
-        """Writes an entry of a node's MAC table (VCSN, the VCSN paper section
-        3.4): virtual port `source` = (node, port, vport) sends to
+        """Writes an entry of a node's MAC table (VCSN, section 3.4 of the
+        VCSN paper): virtual port `source` = (node, port, vport) sends to
         `destination`, a (node, port, vport) or a MAC address such as
         "02:00:00:05:00:01" (see mac_address). The simulator checks the
         table when it runs: an unknown address, a virtual port the fabric
@@ -554,6 +554,7 @@ def cluster(n: int = 8, ranks_per_host: int = 4, send_overhead: float = 0.3e-6, 
     - the barrier: the dissemination barrier's ceil(log2 n) rounds of empty
       messages, each o_s + (inter_latency, or intra_latency on one host) +
       o_r.
+
     So a ping-pong's one-way time is o_s + L + size / B + o_r (+ the
     rendezvous past the threshold), with L, B = intra_latency,
     min(intra_bandwidth, host_bandwidth) inside a host and inter_latency,

@@ -2,7 +2,7 @@
 
 A platform file names the preset that builds the simulator's spec and gives
 every one of its parameters with its unit and where it came from, so that
-a fitted cluster and a paper's FPGA network are written the same way:
+a fitted cluster and a paper's FPGA network are written the same way::
 
     {"schema": "fpgacomm.platform/1",
      "preset": "cluster",
