@@ -23,6 +23,7 @@ import os
 
 import numpy as np
 
+from ..models.least_squares import constrained_linear
 from ..params import usage_error
 from ..results.result import Result
 from ..simulation import fabric as fabrics
@@ -73,22 +74,8 @@ def _of(rows: list, family: str, **match) -> list:
     return [row for row in rows if row["family"] == family and all(row.get(k) == v for k, v in match.items())]
 
 
-def _nonnegative_lstsq(design: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """min |design x - target| with x >= 0: every subset of the columns
-    solved unconstrained, the best whose solution is feasible (few columns)."""
-    columns = design.shape[1]
-    best, best_cost = np.zeros(columns), float(np.sum(target ** 2))
-    for mask in range(1, 1 << columns):
-        chosen = [c for c in range(columns) if mask >> c & 1]
-        solution, *_ = np.linalg.lstsq(design[:, chosen], target, rcond=None)
-        if np.any(solution < 0):
-            continue
-        x = np.zeros(columns)
-        x[chosen] = solution
-        cost = float(np.sum((design @ x - target) ** 2))
-        if cost < best_cost:
-            best, best_cost = x, cost
-    return best
+# The ping-pong fit's terms, none negative (models/least_squares.py bounds them).
+_PINGPONG_TERMS = ("intra_latency", "inverse_bandwidth", "rendezvous_latency")
 
 
 def _pingpong(rows: list, overheads: float) -> dict:
@@ -103,7 +90,8 @@ def _pingpong(rows: list, overheads: float) -> dict:
     for cut in range(len(sizes)):  # E = sizes[cut]; the last cut: no rendezvous seen
         above = (sizes > sizes[cut]).astype(float)
         design = np.column_stack([np.ones_like(sizes), sizes, above]) * weight[:, None]
-        x = _nonnegative_lstsq(design, (times - overheads) * weight)
+        x = constrained_linear(design, (times - overheads) * weight, np.ones(len(sizes)), _PINGPONG_TERMS,
+                               lower=dict.fromkeys(_PINGPONG_TERMS, 0.0), units={}).values
         cost = float(np.sum((design @ x - (times - overheads) * weight) ** 2))
         if best is None or cost < best[0] - 1e-12:
             best = (cost, cut, x)
