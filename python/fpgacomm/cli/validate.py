@@ -3,6 +3,8 @@ held-out launches, or why no accuracy can be claimed from them."""
 
 from __future__ import annotations
 
+import sys
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -69,4 +71,6 @@ def _cross_validation(args):
         raise usage_error(f"validate: --cv makes its own prediction from {args.cv}; give no prediction or measured "
                           f"files with it (got {' '.join([args.prediction, *args.measured])})")
     draws = predict.DRAWS if args.draws is None else args.draws
-    return cross_validation.cross_validate(args.cv, draws=draws)
+    # Notes on stderr, as predict's: stdout holds the validation's text alone.
+    return cross_validation.cross_validate(args.cv, draws=draws,
+                                           say=lambda line: print(line, file=sys.stderr, flush=True))
