@@ -163,25 +163,28 @@ def _interrupted(stop: KeyboardInterrupt, args) -> None:
 
 def _save_and_end(stop: KeyboardInterrupt, args) -> None:
     SCREEN.hide()
-    result = getattr(stop, "result", None)
     what = str(stop) or "interrupted by SIGINT"
     if launch_rank() == 0:
         saved = [path for path in (getattr(args, "json", None), getattr(args, "csv", None)) if path]
-        if result is not None and saved:
+        # The Result is not made here: a sweep's (millions of samples merged over rounds) takes most of the
+        # second mpirun leaves between SIGTERM and SIGKILL, and a SIGKILL before the fork below loses it all.
+        # The writing child makes it (interrupts.defer_result); its incomplete text is known at once.
+        incomplete = interrupts.incomplete(stop) or what
+        if interrupts.has_result(stop) and saved:
             try:
                 # In a process of its own: mpirun, interrupted, kills its ranks a second after asking them to end.
-                interrupts.outliving(lambda: [result.write(path) for path in saved], slow=lambda: print(
-                    f"fpgacomm: {result.incomplete}; saving it in {' and '.join(saved)} (a process of its own "
+                interrupts.outliving(lambda: [stop.result.write(path) for path in saved], slow=lambda: print(
+                    f"fpgacomm: {incomplete}; saving it in {' and '.join(saved)} (a process of its own "
                     "finishes the write if the job is ended first)", file=sys.stderr, flush=True))
-                print(f"fpgacomm: {result.incomplete}; saved in {' and '.join(saved)}, marked incomplete",
+                print(f"fpgacomm: {incomplete}; saved in {' and '.join(saved)}, marked incomplete",
                       file=sys.stderr, flush=True)
             except interrupts.StillWriting as writing:
-                print(f"fpgacomm: {result.incomplete}; {writing} in {' and '.join(saved)}, marked incomplete",
+                print(f"fpgacomm: {incomplete}; {writing} in {' and '.join(saved)}, marked incomplete",
                       file=sys.stderr, flush=True)
             except OSError as error:  # the job must still end on every rank
-                print(f"fpgacomm: {result.incomplete}; could not save it: {error}", file=sys.stderr, flush=True)
+                print(f"fpgacomm: {incomplete}; could not save it: {error}", file=sys.stderr, flush=True)
         elif not getattr(stop, "reported", False):  # the suite says where its files are, as its last line
-            print(f"fpgacomm: {result.incomplete if result is not None else what}", file=sys.stderr, flush=True)
+            print(f"fpgacomm: {incomplete}", file=sys.stderr, flush=True)
     elif _ranks() > 1:
         # Rank 0 may have been interrupted too (Slurm signals every rank at once): its turn to save first.
         print(on_a_clean_line(f"fpgacomm: rank {launch_rank()}: {what}; ending every rank within "

@@ -43,6 +43,54 @@ from .. import _core
 TIME_LIMIT = signal.SIGALRM
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, TIME_LIMIT)
 Interrupted = _core.Interrupted
+
+
+def defer_result(stop: Interrupted, make: Callable[[], object], incomplete: str) -> None:
+    """Gives `stop` the Result of what was measured, made by make() only
+    when `stop.result` is first read: making it (merging rounds of millions
+    of samples) takes most of a second, which a rank interrupted by mpirun
+    does not have before its SIGKILL, so that the command makes it in the
+    writing child of outliving() instead. `incomplete`: the Result's
+    incomplete text, known at once, for what is said before it is made."""
+    stop.__dict__.update(_make_result=make, _incomplete=incomplete)
+    stop.__dict__.pop("_result", None)
+
+
+def has_result(stop: BaseException) -> bool:
+    """Whether `stop.result` holds a Result or would make one, without making it."""
+    state = stop.__dict__
+    return "_make_result" in state or state.get("_result", state.get("result")) is not None
+
+
+def incomplete(stop: BaseException) -> str | None:
+    """The incomplete text of `stop.result`, without making a deferred one."""
+    state = stop.__dict__
+    made = state.get("_result", state.get("result"))
+    if made is not None:
+        return made.incomplete
+    return state.get("_incomplete") if "_make_result" in state else None
+
+
+def _get_result(stop):
+    state = stop.__dict__
+    if "_make_result" in state:
+        state["_result"] = state.pop("_make_result")()
+    if state.get("_result") is None:
+        raise AttributeError("result")  # getattr(stop, "result", None) gives None: nothing was measured
+    return state["_result"]
+
+
+def _set_result(stop, result) -> None:
+    stop.__dict__.pop("_make_result", None)
+    stop.__dict__["_result"] = result
+
+
+# `stop.result`: made on first read where defer_result gave a maker, else
+# set and read as any attribute (a script's `except Interrupted as stop:
+# stop.result` and the simulations' `stop.result = ...` work as before).
+# Interrupted is the core's exception type; the property goes on it here,
+# beside the deferral it serves.
+Interrupted.result = property(_get_result, _set_result)
 # The exit status of a run ended by its time limit, as timeout(1) gives.
 TIME_LIMIT_STATUS = 124
 # Seconds a run has from its time limit to end by itself (having saved
