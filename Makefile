@@ -11,7 +11,7 @@ RESULTS ?= results
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
-.PHONY: setup suite test bench docs
+.PHONY: setup suite test bench docs lint
 setup:
 	scripts/setup.sh
 
@@ -29,3 +29,11 @@ bench: setup
 # The rendered reference in docs/_build/html (docs/conf.py), warnings as errors.
 docs: setup
 	$(PYTHON) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
+# The code's checks, before the tests in CI: ruff (lint and format, configured in
+# pyproject.toml) and clang-format (.clang-format) over the code the project writes.
+CPP_SOURCES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/cpp/*.cpp' 'tests/cpp/*.hpp' 'bench/*.cpp')
+lint: setup
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+	clang-format --dry-run -Werror $(CPP_SOURCES)

@@ -37,8 +37,14 @@ def measure(rounds: int, repetitions: int) -> dict:
     comm = mpi.world()
     reference = ctypes.CDLL(str(REFERENCE_LIBRARY))
     reference.reference_beff.restype = ctypes.c_double
-    reference.reference_beff.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_long, ctypes.c_int, ctypes.c_int,
-                                         ctypes.c_int]
+    reference.reference_beff.argtypes = [
+        ctypes.c_int,
+        ctypes.c_size_t,
+        ctypes.c_long,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+    ]
     ranks = comm.Get_size()
     best_fpgacomm, best_reference, loop_lengths = {}, {}, {}
     left, right = _core.ring_neighbours(beff.ring(ranks), comm.Get_rank())  # beff.run's default ring
@@ -56,8 +62,11 @@ def measure(rounds: int, repetitions: int) -> dict:
     figures = {"ranks": ranks, "sizes": {}}
     for size, loops in loop_lengths.items():
         scale = ranks * beff.EXCHANGES_PER_ITERATION * size * loops
-        figures["sizes"][size] = {"loop_length": loops, "B_fpgacomm": scale / best_fpgacomm[size],
-                                  "B_reference": scale / best_reference[size]}
+        figures["sizes"][size] = {
+            "loop_length": loops,
+            "B_fpgacomm": scale / best_fpgacomm[size],
+            "B_reference": scale / best_reference[size],
+        }
     count = len(loop_lengths)
     figures["b_eff_fpgacomm"] = sum(s["B_fpgacomm"] for s in figures["sizes"].values()) / count
     figures["b_eff_reference"] = sum(s["B_reference"] for s in figures["sizes"].values()) / count
@@ -68,8 +77,19 @@ def measure(rounds: int, repetitions: int) -> dict:
 
 def launch(ranks: int, rounds: int, repetitions: int) -> dict:
     output = ROOT / "build" / "bench" / f"beff-{ranks}.json"
-    command = ["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable, __file__, "--part", str(rounds),
-               str(repetitions), "--part-output", str(output)]
+    command = [
+        "mpirun",
+        "-np",
+        str(ranks),
+        "--oversubscribe",
+        sys.executable,
+        __file__,
+        "--part",
+        str(rounds),
+        str(repetitions),
+        "--part-output",
+        str(output),
+    ]
     subprocess.run(command, check=True, env=ENV, timeout=3600)
     return json.loads(output.read_text())
 
@@ -89,16 +109,22 @@ def main() -> int:
 
     build_reference("beff_reference")
     runs = {ranks: launch(ranks, args.rounds, args.repetitions) for ranks in (2, 4)}
-    print(f"{'ranks':>5} {'b_eff fpgacomm':>16} {'b_eff C ref':>16} {'ratio':>7}  {'pcie (PoCL)':>14} {'kernel (PoCL)':>14}")
+    print(
+        f"{'ranks':>5} {'b_eff fpgacomm':>16} {'b_eff C ref':>16} {'ratio':>7}  {'pcie (PoCL)':>14} {'kernel (PoCL)':>14}"
+    )
     for ranks, f in runs.items():
         ratio = f["b_eff_fpgacomm"] / f["b_eff_reference"]
         bar = f">= {TARGET}{'' if ratio >= TARGET else '  MISSED'}" if ranks == 2 else "(no bar)"
-        print(f"{ranks:>5} {f['b_eff_fpgacomm']:16.4e} {f['b_eff_reference']:16.4e} {ratio:7.3f}  "
-              f"{f['b_eff_pcie']:14.4e} {f['b_eff_kernel']:14.4e}  {bar}")
+        print(
+            f"{ranks:>5} {f['b_eff_fpgacomm']:16.4e} {f['b_eff_reference']:16.4e} {ratio:7.3f}  "
+            f"{f['b_eff_pcie']:14.4e} {f['b_eff_kernel']:14.4e}  {bar}"
+        )
     print("\nper size, 2 ranks (B/s): size, loop length, fpgacomm, reference, ratio")
     for size, s in runs[2]["sizes"].items():
-        print(f"  {size:>8} {s['loop_length']:>6} {s['B_fpgacomm']:12.4e} {s['B_reference']:12.4e} "
-              f"{s['B_fpgacomm'] / s['B_reference']:6.3f}")
+        print(
+            f"  {size:>8} {s['loop_length']:>6} {s['B_fpgacomm']:12.4e} {s['B_reference']:12.4e} "
+            f"{s['B_fpgacomm'] / s['B_reference']:6.3f}"
+        )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"host": platform.node(), "runs": runs}, indent=1))
     return 0 if runs[2]["b_eff_fpgacomm"] / runs[2]["b_eff_reference"] >= TARGET else 1

@@ -42,8 +42,12 @@ SHIFTS = (0.03, 0.05, 0.10)
 COUNTS = (3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 60, 80, 100, 150, 200)
 POWER = 0.8
 SIZES_OF_A_SWEEP = 23
-CASES = (("latency", "latency_avg", 8), ("latency", "latency_avg", 4 << 20), ("bw", "bandwidth", 8),
-         ("bw", "bandwidth", 4 << 20))
+CASES = (
+    ("latency", "latency_avg", 8),
+    ("latency", "latency_avg", 4 << 20),
+    ("bw", "bandwidth", 8),
+    ("bw", "bandwidth", 4 << 20),
+)
 
 
 def launch(args) -> dict:
@@ -57,8 +61,11 @@ def launch(args) -> dict:
     rounds = max(args.latency_launches, args.bw_launches)
     # Both commands take turns as long as both run; the rest of the latency launches follow.
     first = launches.run([latency, bandwidth], args.bw_launches, args.out / "turns", log=print)
-    rest = launches.run([latency, latency], (rounds - args.bw_launches + 1) // 2, args.out / "more", log=print) \
-        if args.latency_launches > args.bw_launches else []
+    rest = (
+        launches.run([latency, latency], (rounds - args.bw_launches + 1) // 2, args.out / "more", log=print)
+        if args.latency_launches > args.bw_launches
+        else []
+    )
     return {"latency": [first[0], *rest], "bw": [first[1]]}
 
 
@@ -88,8 +95,14 @@ def false_positives(latency: dict, rng) -> dict:
         p = holm([shift(latency[size][a], latency[size][b]).p for size in sizes])
         flagged += int(np.sum(p < 0.05))
         rows += len(sizes)
-    return {"comparisons": 20, "launches_a_side": 10, "sizes": len(sizes), "rows": rows, "flagged": flagged,
-            "share": flagged / rows}
+    return {
+        "comparisons": 20,
+        "launches_a_side": 10,
+        "sizes": len(sizes),
+        "rows": rows,
+        "flagged": flagged,
+        "share": flagged / rows,
+    }
 
 
 def rounds_needed(pool: np.ndarray, lower_is_better: bool, rng) -> dict:
@@ -117,40 +130,56 @@ def main(argv=None) -> int:
     parser.add_argument("--latency-launches", type=int, default=100)
     parser.add_argument("--bw-launches", type=int, default=40)
     parser.add_argument("--out", type=Path, help="new folder for the launches (default: a temporary one)")
-    parser.add_argument("--from", dest="reuse", type=Path, metavar="DIR",
-                        help="measure nothing: resample the launches an earlier run kept in DIR")
+    parser.add_argument(
+        "--from",
+        dest="reuse",
+        type=Path,
+        metavar="DIR",
+        help="measure nothing: resample the launches an earlier run kept in DIR",
+    )
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "compare_calibration-vm.json")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.reuse:
-        folders = {"latency": sorted(args.reuse.glob("*/A")) + sorted(args.reuse.glob("more/B")),
-                   "bw": sorted(args.reuse.glob("turns/B"))}
+        folders = {
+            "latency": sorted(args.reuse.glob("*/A")) + sorted(args.reuse.glob("more/B")),
+            "bw": sorted(args.reuse.glob("turns/B")),
+        }
     else:
         args.out = args.out or Path(tempfile.mkdtemp(prefix="compare_calibration-"))
         folders = launch(args)
     rng = np.random.default_rng(args.seed)
     latency, bandwidth = values(folders["latency"], "latency_avg"), values(folders["bw"], "bandwidth")
-    report = {"launches": {"latency": len(latency[8]), "bw": len(bandwidth[8])},
-              "folders": {key: [str(f) for f in value] for key, value in folders.items()},
-              "false_positives": false_positives(latency, rng), "rounds_needed": {}, "spread": {}}
-    for test, column, size in CASES:
+    report = {
+        "launches": {"latency": len(latency[8]), "bw": len(bandwidth[8])},
+        "folders": {key: [str(f) for f in value] for key, value in folders.items()},
+        "false_positives": false_positives(latency, rng),
+        "rounds_needed": {},
+        "spread": {},
+    }
+    for test, _, size in CASES:
         pool = (latency if test == "latency" else bandwidth)[size]
         name = f"{test} {size} B"
-        report["spread"][name] = {"median": float(np.median(pool)),
-                                  "iqr_over_median": float(np.subtract(*np.percentile(pool, [75, 25])) /
-                                                           np.median(pool))}
+        report["spread"][name] = {
+            "median": float(np.median(pool)),
+            "iqr_over_median": float(np.subtract(*np.percentile(pool, [75, 25])) / np.median(pool)),
+        }
         report["rounds_needed"][name] = rounds_needed(pool, test == "latency", rng)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1))
     fp = report["false_positives"]
-    print(f"false positives: {fp['flagged']} of {fp['rows']} size rows ({fp['share']:.1%}) in {fp['comparisons']} "
-          f"comparisons of {fp['launches_a_side']} launches a side")
+    print(
+        f"false positives: {fp['flagged']} of {fp['rows']} size rows ({fp['share']:.1%}) in {fp['comparisons']} "
+        f"comparisons of {fp['launches_a_side']} launches a side"
+    )
     print("| case | spread (IQR / median) | 3 % | 5 % | 10 % |\n|---|---|---|---|---|")
     for name, needed in report["rounds_needed"].items():
         cells = [" / ".join("-" if n is None else str(n) for n in needed[shift].values()) for shift in needed]
         print(f"| {name} | {report['spread'][name]['iqr_over_median']:.1%} | " + " | ".join(cells) + " |")
-    print(f"(least launches a side deciding 80 % of the time: at alpha 0.05 / at 0.05/{SIZES_OF_A_SWEEP}; "
-          f"'-': not within {COUNTS[-1]})\nwrote {args.json}")
+    print(
+        f"(least launches a side deciding 80 % of the time: at alpha 0.05 / at 0.05/{SIZES_OF_A_SWEEP}; "
+        f"'-': not within {COUNTS[-1]})\nwrote {args.json}"
+    )
     return 0
 
 

@@ -38,27 +38,37 @@ DIFFERENCES = ("faster", "slower")
 
 
 def default_command() -> str:
-    return (f"mpirun -np 2 --bind-to core {sys.executable} -m fpgacomm osu latency -m 1:4K -i 200 -x 20 "
-            "--rounds 3")
+    return f"mpirun -np 2 --bind-to core {sys.executable} -m fpgacomm osu latency -m 1:4K -i 200 -x 20 " "--rounds 3"
 
 
 def counted(comparison) -> dict:
     """The verdicts of one comparison's size rows."""
     verdicts = [row["verdict"] for row in comparison.rows]
-    return {"launches_a_side": max(row["n_base"] for row in comparison.rows), "rows": len(verdicts),
-            "flagged": sum(verdict in DIFFERENCES for verdict in verdicts),
-            "undecided": verdicts.count("undecided"), "no difference": verdicts.count("no difference")}
+    return {
+        "launches_a_side": max(row["n_base"] for row in comparison.rows),
+        "rows": len(verdicts),
+        "flagged": sum(verdict in DIFFERENCES for verdict in verdicts),
+        "undecided": verdicts.count("undecided"),
+        "no difference": verdicts.count("no difference"),
+    }
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--comparisons", type=int, default=20)
     parser.add_argument("--launches", type=int, default=10, help="launches a side of each comparison")
-    parser.add_argument("--command", default=None, help="the command compared with itself (default: "
-                                                        "a 1 B to 4 KiB latency sweep of 3 rounds, two ranks)")
+    parser.add_argument(
+        "--command",
+        default=None,
+        help="the command compared with itself (default: " "a 1 B to 4 KiB latency sweep of 3 rounds, two ranks)",
+    )
     parser.add_argument("--threshold", default="0", help="compare's --threshold (default 0)")
-    parser.add_argument("--out", type=Path, default=Path("compare-false-positives"),
-                        help="the new folder that keeps every comparison's launches")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("compare-false-positives"),
+        help="the new folder that keeps every comparison's launches",
+    )
     parser.add_argument("--from", dest="kept", type=Path, help="count again from the launches of an earlier --out")
     parser.add_argument("--json", type=Path, help="write the counts as JSON")
     args = parser.parse_args(argv)
@@ -75,21 +85,34 @@ def main(argv=None) -> int:
         command = args.command or default_command()
         for number in range(1, args.comparisons + 1):
             folder = args.out / f"{number:02d}"
-            comparison = fpgacomm.compare(run=[command, command], rounds=args.launches, out=folder,
-                                          threshold=args.threshold)
+            comparison = fpgacomm.compare(
+                run=[command, command], rounds=args.launches, out=folder, threshold=args.threshold
+            )
             per_comparison.append(counted(comparison))
             print(f"comparison {number} of {args.comparisons}: {per_comparison[-1]}", flush=True)
-    total = {key: sum(found[key] for found in per_comparison) for key in ("rows", "flagged", "undecided",
-                                                                           "no difference")}
+    total = {
+        key: sum(found[key] for found in per_comparison) for key in ("rows", "flagged", "undecided", "no difference")
+    }
     share = total["flagged"] / total["rows"] if total["rows"] else float("nan")
-    print(f"False positives: {total['flagged']} of {total['rows']} size rows ({share:.1%}) flagged in "
-          f"{len(per_comparison)} comparisons of one command with itself "
-          f"({', '.join(sorted({str(found['launches_a_side']) for found in per_comparison}))} launches a side); "
-          f"undecided {total['undecided']}, no difference {total['no difference']}; the aim is at most "
-          f"{TARGET_SHARE:.0%}")
+    print(
+        f"False positives: {total['flagged']} of {total['rows']} size rows ({share:.1%}) flagged in "
+        f"{len(per_comparison)} comparisons of one command with itself "
+        f"({', '.join(sorted({str(found['launches_a_side']) for found in per_comparison}))} launches a side); "
+        f"undecided {total['undecided']}, no difference {total['no difference']}; the aim is at most "
+        f"{TARGET_SHARE:.0%}"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"comparisons": per_comparison, "total": total, "share": share,
-                                         "command": args.command or default_command()}, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "comparisons": per_comparison,
+                    "total": total,
+                    "share": share,
+                    "command": args.command or default_command(),
+                },
+                indent=1,
+            )
+        )
     return 0 if share <= TARGET_SHARE else 1
 
 

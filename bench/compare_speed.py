@@ -29,11 +29,20 @@ def write(path: Path, scale: float, rounds: int, rng) -> str:
     rows = []
     for size in SIZES:
         values = (1e-6 + size * 1e-10) * scale * rng.lognormal(0.0, 0.03, rounds)
-        rows.append({"size": size, "latency_avg": float(np.median(values)),
-                     "rounds": {"latency_avg": values.tolist()}})
-    path.write_text(json.dumps({"schema": "fpgacomm.result/1", "benchmark": "osu_latency",
-                                "params": {"rounds": rounds}, "env": {"round_loads": [0.0] * rounds},
-                                "units": {"size": "B", "latency_avg": "s"}, "rows": rows, "samples": None}))
+        rows.append({"size": size, "latency_avg": float(np.median(values)), "rounds": {"latency_avg": values.tolist()}})
+    path.write_text(
+        json.dumps(
+            {
+                "schema": "fpgacomm.result/1",
+                "benchmark": "osu_latency",
+                "params": {"rounds": rounds},
+                "env": {"round_loads": [0.0] * rounds},
+                "units": {"size": "B", "latency_avg": "s"},
+                "rows": rows,
+                "samples": None,
+            }
+        )
+    )
     return str(path)
 
 
@@ -55,9 +64,11 @@ def main(argv=None) -> int:
             seconds.append(time.perf_counter() - started)
     verdicts = sorted({row["verdict"] for row in result.rows})
     median = statistics.median(seconds)
-    print(f"compare of two {args.rounds}-round Results of {len(SIZES)} sizes: median {median:.3f} s, fastest "
-          f"{min(seconds):.3f} s over {args.repeat} runs (target < {TARGET_SECONDS:g} s: "
-          f"{'met' if median < TARGET_SECONDS else 'missed'}); verdicts {', '.join(verdicts)}")
+    print(
+        f"compare of two {args.rounds}-round Results of {len(SIZES)} sizes: median {median:.3f} s, fastest "
+        f"{min(seconds):.3f} s over {args.repeat} runs (target < {TARGET_SECONDS:g} s: "
+        f"{'met' if median < TARGET_SECONDS else 'missed'}); verdicts {', '.join(verdicts)}"
+    )
     return 0 if median < TARGET_SECONDS else 1
 
 

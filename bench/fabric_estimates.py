@@ -60,6 +60,7 @@ QUICK = {"gathers": 12, "measures": 6}
 def rss_bytes() -> int:
     with open("/proc/self/statm") as statm:
         import os
+
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
@@ -81,8 +82,15 @@ def one_case(case: list) -> dict:
     if kind == "gather":
         schedule, preset, collective, nodes, size, reuse = rest
         estimate = gather_sim.estimate(schedule, preset, nodes, size, collective=collective, reuse=reuse)
-        row = gather_sim.run(schedule, preset, [nodes], [size], collective=collective, reuse=reuse,
-                             limits=fabric_resources.Limits(events=1e12, memory=1e12, transfers=1e12)).rows[0]
+        row = gather_sim.run(
+            schedule,
+            preset,
+            [nodes],
+            [size],
+            collective=collective,
+            reuse=reuse,
+            limits=fabric_resources.Limits(events=1e12, memory=1e12, transfers=1e12),
+        ).rows[0]
         events, estimated = row["events_simulated"], row["events_estimated"]
         label = f"{schedule} {collective} on {preset}, {nodes} x {size} B{'' if reuse else ', no reuse'}"
     else:
@@ -93,8 +101,14 @@ def one_case(case: list) -> dict:
         estimate = fabric_resources.Estimate("", estimated, result.params["memory_estimated"], 0)
         label = f"{measure} on {preset}, {nodes} nodes, {options}"
     wall = time.perf_counter() - start
-    return {"label": label, "events": events, "events_estimated": estimated, "memory": peak_bytes() - before,
-            "memory_estimated": estimate.memory, "wall": wall}
+    return {
+        "label": label,
+        "events": events,
+        "events_estimated": estimated,
+        "memory": peak_bytes() - before,
+        "memory_estimated": estimate.memory,
+        "wall": wall,
+    }
 
 
 def ratio(measured: float, estimated: float) -> float:
@@ -114,7 +128,7 @@ def main() -> None:
         return
     cases = [["gather", *g] for g in GATHERS] + [["measure", *m] for m in MEASURES]
     if args.quick:
-        cases = cases[:QUICK["gathers"]:3] + cases[len(GATHERS):len(GATHERS) + QUICK["measures"]]
+        cases = cases[: QUICK["gathers"] : 3] + cases[len(GATHERS) : len(GATHERS) + QUICK["measures"]]
     print(f"# Estimates against measured runs ({platform.node()}, Python {platform.python_version()})\n")
     print("| case | events stepped | estimated | ratio | memory [MiB] | estimated | ratio | wall [s] |")
     print("|---|---|---|---|---|---|---|---|")
@@ -128,9 +142,11 @@ def main() -> None:
         memory_ratio = ratio(r["memory"], r["memory_estimated"])
         worst_events = max(worst_events, (events_ratio, r["label"]))
         worst_memory = max(worst_memory, (memory_ratio, r["label"]))
-        print(f"| {r['label']} | {r['events']:.3g} | {r['events_estimated']:.3g} | {events_ratio:.2f} | "
-              f"{r['memory'] / MiB:.1f} | {r['memory_estimated'] / MiB:.1f} | {memory_ratio:.2f} | {r['wall']:.2f} |",
-              flush=True)
+        print(
+            f"| {r['label']} | {r['events']:.3g} | {r['events_estimated']:.3g} | {events_ratio:.2f} | "
+            f"{r['memory'] / MiB:.1f} | {r['memory_estimated'] / MiB:.1f} | {memory_ratio:.2f} | {r['wall']:.2f} |",
+            flush=True,
+        )
     print(f"\nworst events ratio: {worst_events[0]:.2f} ({worst_events[1]})")
     print(f"worst memory ratio: {worst_memory[0]:.2f} ({worst_memory[1]})")
 

@@ -63,12 +63,16 @@ def engine_against_heap(rounds: int) -> None:
     paired = statistics.median(a / b for a, b in zip(engine, heap))
     paired1024 = statistics.median(a / b for a, b in zip(engine, heap1024))
     print(f"engine: tree 256 x 1 MiB on vcsn_fat_tree in full, {events} events, mean queue depth {depth:.0f}")
-    print("| engine [events/s] | heap at depth [ops/s] | engine / heap: medians, paired | heap at 1024 [ops/s] | "
-          "engine / heap(1024): medians, paired |")
+    print(
+        "| engine [events/s] | heap at depth [ops/s] | engine / heap: medians, paired | heap at 1024 [ops/s] | "
+        "engine / heap(1024): medians, paired |"
+    )
     print("|---|---|---|---|---|")
     print(f"| {e:.3e} | {h:.3e} | {e / h:.2f}x, {paired:.2f}x | {h1024:.3e} | {e / h1024:.2f}x, {paired1024:.2f}x |")
-    print(f"(rounds: engine {', '.join(f'{r:.3e}' for r in engine)}; heap {', '.join(f'{r:.3e}' for r in heap)})\n",
-          flush=True)
+    print(
+        f"(rounds: engine {', '.join(f'{r:.3e}' for r in engine)}; heap {', '.join(f'{r:.3e}' for r in heap)})\n",
+        flush=True,
+    )
 
 
 def cpu_seconds() -> float:
@@ -86,26 +90,48 @@ def gather_point(schedule: str, preset: str, nodes: int, size: int, fast_forward
     parts = gather_sim.simulate(plan, fab, fast_forward=fast_forward)
     wall = time.perf_counter() - start
     cpu = cpu_seconds() - cpu
-    return {"cpu": cpu, "levels": fab.describe()["levels"], "schedule": schedule, "preset": preset, "nodes": nodes, "size": size, "stages": len(plan.stages),
-            "time": parts["time"], "events": parts["events"], "simulated": parts["events_simulated"],
-            "groups": parts["groups"], "distinct": parts["distinct_groups"], "jumps": parts["fast_forwards"],
-            "wall": wall, "estimate": estimate.events, "memory": peak_memory_bytes(),
-            "mode": "fast-forward" if fast_forward else "stepped"}
+    return {
+        "cpu": cpu,
+        "levels": fab.describe()["levels"],
+        "schedule": schedule,
+        "preset": preset,
+        "nodes": nodes,
+        "size": size,
+        "stages": len(plan.stages),
+        "time": parts["time"],
+        "events": parts["events"],
+        "simulated": parts["events_simulated"],
+        "groups": parts["groups"],
+        "distinct": parts["distinct_groups"],
+        "jumps": parts["fast_forwards"],
+        "wall": wall,
+        "estimate": estimate.events,
+        "memory": peak_memory_bytes(),
+        "mode": "fast-forward" if fast_forward else "stepped",
+    }
 
 
 def print_points(points) -> None:
-    print("| schedule | fabric | nodes | bytes per node | mode | stages | simulated gather [s] | events (full) | "
-          "events simulated | estimated | groups | distinct | jumps | levels | wall [s] | CPU [s] | peak RSS [MiB] |")
+    print(
+        "| schedule | fabric | nodes | bytes per node | mode | stages | simulated gather [s] | events (full) | "
+        "events simulated | estimated | groups | distinct | jumps | levels | wall [s] | CPU [s] | peak RSS [MiB] |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in points:
-        print(f"| {p['schedule']} | {p['preset']} | {p['nodes']} | {p['size']} | {p['mode']} | {p['stages']} | "
-              f"{p['time']:.6e} | {p['events']:.3e} | {p['simulated']:.3e} | {p['estimate']:.2e} | {p['groups']} | "
-              f"{p['distinct']} | {p['jumps']} | {p['levels']} | {p['wall']:.2f} | {p['cpu']:.2f} | "
-              f"{p['memory'] / 2**20:.0f} |", flush=True)
+        print(
+            f"| {p['schedule']} | {p['preset']} | {p['nodes']} | {p['size']} | {p['mode']} | {p['stages']} | "
+            f"{p['time']:.6e} | {p['events']:.3e} | {p['simulated']:.3e} | {p['estimate']:.2e} | {p['groups']} | "
+            f"{p['distinct']} | {p['jumps']} | {p['levels']} | {p['wall']:.2f} | {p['cpu']:.2f} | "
+            f"{p['memory'] / 2**20:.0f} |",
+            flush=True,
+        )
 
 
-SCALE = [(schedule, preset, 100_000, size) for schedule, preset in
-         (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree"), ("vlink", "vcsn_fat_tree")) for size in (64 << 10, 16 * MiB)]
+SCALE = [
+    (schedule, preset, 100_000, size)
+    for schedule, preset in (("ring", "dcn_ring"), ("tree", "vcsn_fat_tree"), ("vlink", "vcsn_fat_tree"))
+    for size in (64 << 10, 16 * MiB)
+]
 
 
 def scale() -> None:
@@ -113,8 +139,7 @@ def scale() -> None:
     and the carried groups against grouping afresh at 11664 nodes."""
     points = []
     for point in SCALE:
-        child = subprocess.run([sys.executable, __file__, "--point", json.dumps(point)], capture_output=True,
-                               text=True)
+        child = subprocess.run([sys.executable, __file__, "--point", json.dumps(point)], capture_output=True, text=True)
         if child.returncode:
             raise SystemExit(f"{point} failed:\n{child.stderr}")
         points.append(json.loads(child.stdout.splitlines()[-1]))
@@ -130,11 +155,15 @@ def scale() -> None:
             walls.append(time.perf_counter() - start)
         grouped, carried = results
         same = grouped.rows == carried.rows and all(
-            grouped.params[key] == carried.params[key] for key in ("events", "events_simulated", "groups"))
+            grouped.params[key] == carried.params[key] for key in ("events", "events_simulated", "groups")
+        )
         if not same:
             raise SystemExit(f"{schedule} at 11664 nodes: carried groups differ from grouping afresh")
-        print(f"{schedule} on {preset}, 11664 x 64 KiB: every stage grouped afresh {walls[0]:.2f} s, groups carried "
-              f"{walls[1]:.2f} s; {grouped.params['groups']} groups, every row equal to the bit", flush=True)
+        print(
+            f"{schedule} on {preset}, 11664 x 64 KiB: every stage grouped afresh {walls[0]:.2f} s, groups carried "
+            f"{walls[1]:.2f} s; {grouped.params['groups']} groups, every row equal to the bit",
+            flush=True,
+        )
 
 
 def targets_against_stepping(rounds: int) -> None:
@@ -154,11 +183,18 @@ def targets_against_stepping(rounds: int) -> None:
             if (a["time"], a["events"]) != (stepped[0]["time"], stepped[0]["events"]):
                 raise SystemExit(f"fast-forward differs from stepping at {nodes} nodes: {a} against {stepped[0]}")
         f, s = statistics.median(walls[True]), statistics.median(walls[False])
-        ratios.append(f"{nodes} nodes: fast-forward {f:.2f} s, stepped {s:.2f} s (medians of {rounds}), "
-                      f"{s / f:.1f}x; rounds {', '.join(f'{w:.2f}' for w in walls[True])} against "
-                      f"{', '.join(f'{w:.2f}' for w in walls[False])}")
-    print_points([next(p for p in points if p["nodes"] == nodes and p["mode"] == mode)
-                  for nodes in (1024, 4096) for mode in ("fast-forward", "stepped")])
+        ratios.append(
+            f"{nodes} nodes: fast-forward {f:.2f} s, stepped {s:.2f} s (medians of {rounds}), "
+            f"{s / f:.1f}x; rounds {', '.join(f'{w:.2f}' for w in walls[True])} against "
+            f"{', '.join(f'{w:.2f}' for w in walls[False])}"
+        )
+    print_points(
+        [
+            next(p for p in points if p["nodes"] == nodes and p["mode"] == mode)
+            for nodes in (1024, 4096)
+            for mode in ("fast-forward", "stepped")
+        ]
+    )
     print("\n".join(ratios) + "\n", flush=True)
 
 

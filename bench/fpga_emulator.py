@@ -42,17 +42,26 @@ LATENCY_SIZES, BANDWIDTH_SIZES, GATHER_SIZES = (1, 4096, 65536), (65536, 1 << 20
 def figures(kind: str, result: dict) -> dict:
     rows = result["rows"]
     if kind == "latency":
-        return {f"latency {size} B (us)": row["latency_avg"] * 1e6 for row in rows for size in LATENCY_SIZES
-                if row["size"] == size}
+        return {
+            f"latency {size} B (us)": row["latency_avg"] * 1e6
+            for row in rows
+            for size in LATENCY_SIZES
+            if row["size"] == size
+        }
     if kind == "bandwidth":
-        return {f"bw {size} B (MB/s)": row["bandwidth"] / 1e6 for row in rows for size in BANDWIDTH_SIZES
-                if row["size"] == size}
+        return {
+            f"bw {size} B (MB/s)": row["bandwidth"] / 1e6
+            for row in rows
+            for size in BANDWIDTH_SIZES
+            if row["size"] == size
+        }
     if kind == "beff":
         one = next(row for row in rows if row["size"] == 1)
-        return {"b_eff (B/s)": result["params"]["b_eff"],
-                "time per iteration at 1 B (us)": one["time"] / one["loop_length"] * 1e6}
-    return {f"gather {size} B (us)": row["time"] * 1e6 for row in rows for size in GATHER_SIZES
-            if row["size"] == size}
+        return {
+            "b_eff (B/s)": result["params"]["b_eff"],
+            "time per iteration at 1 B (us)": one["time"] / one["loop_length"] * 1e6,
+        }
+    return {f"gather {size} B (us)": row["time"] * 1e6 for row in rows for size in GATHER_SIZES if row["size"] == size}
 
 
 def better(name: str, old: float | None, new: float) -> float:
@@ -70,8 +79,20 @@ def run(rounds: int) -> dict:
                     if "iec" in name and label == "pocl":
                         continue
                     out = Path(folder) / "result.json"
-                    command = ["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable, "-m", "fpgacomm",
-                               *arguments, "--device-type", device_type, "--json", str(out)]
+                    command = [
+                        "mpirun",
+                        "-np",
+                        str(ranks),
+                        "--oversubscribe",
+                        sys.executable,
+                        "-m",
+                        "fpgacomm",
+                        *arguments,
+                        "--device-type",
+                        device_type,
+                        "--json",
+                        str(out),
+                    ]
                     start = time.monotonic()
                     subprocess.run(command, check=True, env=ENV, capture_output=True, text=True)
                     wall = time.monotonic() - start

@@ -34,13 +34,17 @@ def control_cost(stages: int) -> dict:
     """Inside two ranks: the medians (s) of zero-byte stages and bare barriers."""
     from fpgacomm import gather
 
-    result = gather.run(schedule="ring", mem="D", sizes=[0], iterations=stages, warmup=100,
-                        barrier_reference=stages)
+    result = gather.run(schedule="ring", mem="D", sizes=[0], iterations=stages, warmup=100, barrier_reference=stages)
     stage = statistics.median(result.samples["2/0/stage"])
     barrier = statistics.median(result.samples["barrier_reference"])
-    return {"stages": len(result.samples["2/0/stage"]), "barriers": len(result.samples["barrier_reference"]),
-            "median_stage": stage, "median_barrier": barrier, "control_cost": stage - barrier,
-            "route": result.params["route"]}
+    return {
+        "stages": len(result.samples["2/0/stage"]),
+        "barriers": len(result.samples["barrier_reference"]),
+        "median_stage": stage,
+        "median_barrier": barrier,
+        "control_cost": stage - barrier,
+        "route": result.params["route"],
+    }
 
 
 def table(sizes: list[int], iterations: int) -> list[dict]:
@@ -55,8 +59,22 @@ def table(sizes: list[int], iterations: int) -> list[dict]:
 
 
 def mpirun(ranks: int, *arguments: str, part: Path) -> object:
-    subprocess.run(["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable, __file__, *arguments,
-                    "--part-output", str(part)], check=True, env=ENV, timeout=3600)
+    subprocess.run(
+        [
+            "mpirun",
+            "-np",
+            str(ranks),
+            "--oversubscribe",
+            sys.executable,
+            __file__,
+            *arguments,
+            "--part-output",
+            str(part),
+        ],
+        check=True,
+        env=ENV,
+        timeout=3600,
+    )
     return json.loads(part.read_text())
 
 
@@ -86,24 +104,32 @@ def main() -> int:
     part.parent.mkdir(parents=True, exist_ok=True)
     cost = mpirun(2, "--part", "control", "--stages", str(args.stages), part=part)
     met = cost["control_cost"] * 1e6 <= TARGET_US
-    print(f"control cost per stage (2 ranks, {cost['stages']} zero-byte stages, {cost['barriers']} bare barriers, "
-          f"route {cost['route']}):")
-    print(f"  median stage {cost['median_stage'] * 1e6:.2f} us - median barrier {cost['median_barrier'] * 1e6:.2f} us"
-          f" = {cost['control_cost'] * 1e6:.2f} us  (target <= {TARGET_US} us){'' if met else '   MISSED'}")
+    print(
+        f"control cost per stage (2 ranks, {cost['stages']} zero-byte stages, {cost['barriers']} bare barriers, "
+        f"route {cost['route']}):"
+    )
+    print(
+        f"  median stage {cost['median_stage'] * 1e6:.2f} us - median barrier {cost['median_barrier'] * 1e6:.2f} us"
+        f" = {cost['control_cost'] * 1e6:.2f} us  (target <= {TARGET_US} us){'' if met else '   MISSED'}"
+    )
     rows = []
     for ranks in [int(n) for n in args.nodes.split(",") if n]:
-        rows += mpirun(ranks, "--part", "table", "--sizes", args.sizes, "--iterations", str(args.iterations),
-                       part=part)
+        rows += mpirun(ranks, "--part", "table", "--sizes", args.sizes, "--iterations", str(args.iterations), part=part)
     if rows:
         print("\n| nodes | size | schedule | stages | time | throughput | set-up | transfer | barrier | validation |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for row in sorted(rows, key=lambda r: (r["nodes"], r["size"], SCHEDULES.index(r["schedule"]))):
-            print(f"| {row['nodes']} | {row['size'] >> 10} KiB | {row['schedule']} | {row['stages']} | "
-                  f"{row['time'] * 1e3:.2f} ms | {row['throughput'] / 1e6:.0f} MB/s | {row['setup'] * 1e3:.3f} ms | "
-                  f"{row['transfer'] * 1e3:.2f} ms | {row['barrier'] * 1e3:.2f} ms | {row['validation']} |")
+            print(
+                f"| {row['nodes']} | {row['size'] >> 10} KiB | {row['schedule']} | {row['stages']} | "
+                f"{row['time'] * 1e3:.2f} ms | {row['throughput'] / 1e6:.0f} MB/s | {row['setup'] * 1e3:.3f} ms | "
+                f"{row['transfer'] * 1e3:.2f} ms | {row['barrier'] * 1e3:.2f} ms | {row['validation']} |"
+            )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"host": platform.node(), "control": cost, "table": rows,
-                                          "target_us": TARGET_US, "met": met}, indent=1))
+    Path(args.out).write_text(
+        json.dumps(
+            {"host": platform.node(), "control": cost, "table": rows, "target_us": TARGET_US, "met": met}, indent=1
+        )
+    )
     return 0 if met else 1
 
 

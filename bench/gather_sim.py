@@ -31,8 +31,10 @@ def sizes_argument(text: str) -> list:
 
 def fidelity(results: dict) -> None:
     for (schedule, preset), result in results.items():
-        print(f"\n{schedule} on {preset}: simulated time, and its error against the model with the "
-              f"schedule's own stages / eq. 7 as printed (or the DCN counterpart)\n")
+        print(
+            f"\n{schedule} on {preset}: simulated time, and its error against the model with the "
+            f"schedule's own stages / eq. 7 as printed (or the DCN counterpart)\n"
+        )
         print("| data per node | " + " | ".join(f"{n} nodes: time [ms] | model | printed" for n in NODES) + " |")
         print("|---|" + "---|---|---|" * len(NODES))
         by_point = {(row["nodes"], row["size"]): row for row in result.rows}
@@ -40,13 +42,18 @@ def fidelity(results: dict) -> None:
             cells = []
             for n in NODES:
                 row = by_point[(n, size)]
-                cells += [f"{row['time'] * 1e3:.4f}", f"{(row['time'] / row['model'] - 1) * 100:+.2f} %",
-                          f"{(row['time'] / row['model_printed'] - 1) * 100:+.2f} %"]
+                cells += [
+                    f"{row['time'] * 1e3:.4f}",
+                    f"{(row['time'] / row['model'] - 1) * 100:+.2f} %",
+                    f"{(row['time'] / row['model_printed'] - 1) * 100:+.2f} %",
+                ]
             print(f"| {human_bytes(size)} | " + " | ".join(cells) + " |")
         large = [abs(r["time"] / r["model"] - 1) for r in result.rows if r["size"] >= MiB]
         every = [abs(r["time"] / r["model"] - 1) for r in result.rows]
-        print(f"\nlargest |error| against the model of its own stages: {max(large) * 100:.3f} % (>= 1 MiB), "
-              f"{max(every) * 100:.3f} % (all sizes)")
+        print(
+            f"\nlargest |error| against the model of its own stages: {max(large) * 100:.3f} % (>= 1 MiB), "
+            f"{max(every) * 100:.3f} % (all sizes)"
+        )
 
 
 def ratio(results: dict) -> None:
@@ -60,8 +67,10 @@ def ratio(results: dict) -> None:
 
 
 def table6(result) -> None:
-    print("\nTable 6's layout: |eq. 7 - simulated tree| / simulated (eq. 7's own stages; original = eq. 6 "
-          "as printed, corrected = with section 6.3's correction)\n")
+    print(
+        "\nTable 6's layout: |eq. 7 - simulated tree| / simulated (eq. 7's own stages; original = eq. 6 "
+        "as printed, corrected = with section 6.3's correction)\n"
+    )
     table = vcsn.VcsnGather.from_paper().compare(result, stages="model")
     print("| data per node | " + " | ".join(c.replace("_", " ") for c in table.columns[1:]) + " |")
     print("|---|" + "---|" * (len(table.columns) - 1))
@@ -72,41 +81,60 @@ def table6(result) -> None:
 
 def large_run(nodes: int, sizes: list) -> None:
     print(f"\ntree on vcsn_fat_tree, {nodes} nodes\n")
-    print("| data per node | levels | stages | simulated [s] | model [s] | error | eq. 7 printed [s] | events "
-          "| wall [s] |")
+    print(
+        "| data per node | levels | stages | simulated [s] | model [s] | error | eq. 7 printed [s] | events "
+        "| wall [s] |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for size in sizes:
         start = time.perf_counter()
         row = gather_sim.run("tree", "vcsn_fat_tree", nodes=[nodes], sizes=[size]).rows[0]
         wall = time.perf_counter() - start
-        print(f"| {human_bytes(size)} | {row['levels']} | {row['stages']} | {row['time']:.6e} | {row['model']:.6e} | "
-              f"{(row['time'] / row['model'] - 1) * 100:+.3f} % | {row['model_printed']:.6e} | {row['events']} | "
-              f"{wall:.1f} |", flush=True)
+        print(
+            f"| {human_bytes(size)} | {row['levels']} | {row['stages']} | {row['time']:.6e} | {row['model']:.6e} | "
+            f"{(row['time'] / row['model'] - 1) * 100:+.3f} % | {row['model_printed']:.6e} | {row['events']} | "
+            f"{wall:.1f} |",
+            flush=True,
+        )
 
 
 def fig20(nodes: list, sizes: list) -> None:
-    print("Fig. 20 by simulation: ring on dcn_ring (DCN), tree on vcsn_fat_tree (VCSN, 36-port switches), beside "
-          "the paper's estimate (eq. 7 and its DCN counterpart)\n")
-    print("| nodes | data per node | levels | DCN [s] | VCSN [s] | DCN / VCSN | model DCN / VCSN | events (full) | "
-          "events simulated | wall [s] |")
+    print(
+        "Fig. 20 by simulation: ring on dcn_ring (DCN), tree on vcsn_fat_tree (VCSN, 36-port switches), beside "
+        "the paper's estimate (eq. 7 and its DCN counterpart)\n"
+    )
+    print(
+        "| nodes | data per node | levels | DCN [s] | VCSN [s] | DCN / VCSN | model DCN / VCSN | events (full) | "
+        "events simulated | wall [s] |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for n in nodes:
         for size in sizes:
             start = time.perf_counter()
             row = gather_sim.fig20([n], [size]).rows[0]
             wall = time.perf_counter() - start
-            print(f"| {n} | {human_bytes(size)} | {row['levels']} | {row['dcn']:.6e} | {row['vcsn']:.6e} | "
-                  f"{row['ratio']:.3f} | {row['model_ratio']:.3f} | {row['events']:.3e} | "
-                  f"{row['events_simulated']:.3e} | {wall:.1f} |", flush=True)
+            print(
+                f"| {n} | {human_bytes(size)} | {row['levels']} | {row['dcn']:.6e} | {row['vcsn']:.6e} | "
+                f"{row['ratio']:.3f} | {row['model_ratio']:.3f} | {row['events']:.3e} | "
+                f"{row['events_simulated']:.3e} | {wall:.1f} |",
+                flush=True,
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", type=int, default=1024, help="node count of the large run (default 1024)")
-    parser.add_argument("--large-sizes", type=sizes_argument, default=[64 << 10, MiB],
-                        help="data per node of the large run (default 64K,1M)")
-    parser.add_argument("--fig20", type=lambda text: [int(n) for n in text.split(",")],
-                        help="cluster sizes of Fig. 20 to simulate (only that)")
+    parser.add_argument(
+        "--large-sizes",
+        type=sizes_argument,
+        default=[64 << 10, MiB],
+        help="data per node of the large run (default 64K,1M)",
+    )
+    parser.add_argument(
+        "--fig20",
+        type=lambda text: [int(n) for n in text.split(",")],
+        help="cluster sizes of Fig. 20 to simulate (only that)",
+    )
     parser.add_argument("--fig20-sizes", type=sizes_argument, default=[64 << 10, 256 * MiB])
     args = parser.parse_args()
     if args.fig20:

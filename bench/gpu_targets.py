@@ -46,8 +46,9 @@ def copy_bandwidth(result: Result, rank: int, direction: str, size: int) -> floa
     for row in result.rows:
         if (row["rank"], row["direction"], row["host_kind"], row["size"]) == (rank, direction, "H!", size):
             return row["bandwidth"]
-    raise ValueError(f"devbw has no pinned {direction} row of rank {rank} at {size} B; "
-                     f"measure it with -m covering {size} B")
+    raise ValueError(
+        f"devbw has no pinned {direction} row of rank {rank} at {size} B; " f"measure it with -m covering {size} B"
+    )
 
 
 def bandwidth_rows(results: dict) -> list[dict]:
@@ -57,13 +58,21 @@ def bandwidth_rows(results: dict) -> list[dict]:
     for size in sorted(s for s in dd if s >= BANDWIDTH_FROM):
         if size not in hh:
             raise ValueError(f"osu_bw_H_H has no {size} B row; run both with the same -m")
-        device = min(copy_bandwidth(results["devbw"], 0, "d2h", size),
-                     copy_bandwidth(results["devbw"], 1, "h2d", size))
+        device = min(copy_bandwidth(results["devbw"], 0, "d2h", size), copy_bandwidth(results["devbw"], 1, "h2d", size))
         reference = min(device, hh[size])
         ratio = dd[size] / reference
-        rows.append({"size": size, "dd": dd[size], "device": device, "hh": hh[size], "ratio": ratio,
-                     "met": ratio >= BANDWIDTH_TARGET, "hh_fresh": fresh.get(size),
-                     "ratio_fresh": dd[size] / min(device, fresh[size]) if size in fresh else None})
+        rows.append(
+            {
+                "size": size,
+                "dd": dd[size],
+                "device": device,
+                "hh": hh[size],
+                "ratio": ratio,
+                "met": ratio >= BANDWIDTH_TARGET,
+                "hh_fresh": fresh.get(size),
+                "ratio_fresh": dd[size] / min(device, fresh[size]) if size in fresh else None,
+            }
+        )
     if not rows:
         raise ValueError(f"osu_bw_D_D has no size of {BANDWIDTH_FROM} B or more; run it with -m up to 64M")
     return rows
@@ -86,31 +95,41 @@ def latency_rows(results: dict) -> tuple[float, list[dict]]:
 def report(directory: Path) -> str:
     missing = [name for name in FILES if not (directory / f"{name}.json").exists()]
     if missing:
-        raise ValueError(f"{directory} lacks {', '.join(f'{name}.json' for name in missing)}; "
-                         f"run bench/gpu_campaign.sh to make them")
+        raise ValueError(
+            f"{directory} lacks {', '.join(f'{name}.json' for name in missing)}; "
+            f"run bench/gpu_campaign.sh to make them"
+        )
     fresh = (directory / f"{FRESH_BUFFERS}.json").exists()
     names = FILES + ((FRESH_BUFFERS,) if fresh else ())
     results = {name: Result.read_json(directory / f"{name}.json") for name in names}
     devices = results["osu_bw_D_D"].env.get("rank_devices", [])
     context = f"{'H-H -b m':>10}{'ratio':>8}" if fresh else ""
-    lines = [f"# device targets, {directory}: {' | '.join(devices)}",
-             f"# D-D bandwidth / min(pinned copy, H-H MPI bandwidth), target >= {BANDWIDTH_TARGET}"]
+    lines = [
+        f"# device targets, {directory}: {' | '.join(devices)}",
+        f"# D-D bandwidth / min(pinned copy, H-H MPI bandwidth), target >= {BANDWIDTH_TARGET}",
+    ]
     if fresh:
         lines.append("# context, not the target: the same over H-H with fresh buffers per message (-b multiple)")
     lines.append(f"{'# Size':<12}{'D-D(GB/s)':>12}{'copy(GB/s)':>12}{'H-H(GB/s)':>12}{'ratio':>9}  verdict{context}")
     for row in bandwidth_rows(results):
-        line = (f"{row['size']:<12d}{row['dd'] / 1e9:12.2f}{row['device'] / 1e9:12.2f}{row['hh'] / 1e9:12.2f}"
-                f"{row['ratio']:9.3f}  {'met    ' if row['met'] else 'MISSED '}")
+        line = (
+            f"{row['size']:<12d}{row['dd'] / 1e9:12.2f}{row['device'] / 1e9:12.2f}{row['hh'] / 1e9:12.2f}"
+            f"{row['ratio']:9.3f}  {'met    ' if row['met'] else 'MISSED '}"
+        )
         if row["hh_fresh"] is not None:
             line += f"{row['hh_fresh'] / 1e9:10.2f}{row['ratio_fresh']:8.3f}"
         lines.append(line.rstrip())
     round_trip, rows = latency_rows(results)
-    lines += [f"# (D-D - H-H latency) / {LATENCY_ROUND_TRIPS} device round trips "
-              f"(RT = {round_trip * 1e6:.2f} us), target <= 1",
-              f"{'# Size':<12}{'D-D(us)':>12}{'H-H(us)':>12}{'ratio':>9}  verdict"]
+    lines += [
+        f"# (D-D - H-H latency) / {LATENCY_ROUND_TRIPS} device round trips "
+        f"(RT = {round_trip * 1e6:.2f} us), target <= 1",
+        f"{'# Size':<12}{'D-D(us)':>12}{'H-H(us)':>12}{'ratio':>9}  verdict",
+    ]
     for row in rows:
-        lines.append(f"{row['size']:<12d}{row['dd'] * 1e6:12.2f}{row['hh'] * 1e6:12.2f}{row['ratio']:9.3f}"
-                     f"  {'met' if row['met'] else 'MISSED'}")
+        lines.append(
+            f"{row['size']:<12d}{row['dd'] * 1e6:12.2f}{row['hh'] * 1e6:12.2f}{row['ratio']:9.3f}"
+            f"  {'met' if row['met'] else 'MISSED'}"
+        )
     return "\n".join(lines)
 
 

@@ -11,16 +11,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Open MPI refuses to start as root unless told it may.
-ENV = dict(os.environ, **({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-                          if os.geteuid() == 0 else {}))
+ENV = dict(
+    os.environ, **({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else {})
+)
 
 
 def build_reference(name: str) -> Path:
     """Compiles bench/reference/NAME.c with mpicc into build/bench/NAME.so."""
     library = ROOT / "build" / "bench" / f"{name}.so"
     library.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mpicc", "-O2", "-shared", "-fPIC", "-o", str(library),
-                    str(ROOT / "bench" / "reference" / f"{name}.c")], check=True)
+    subprocess.run(
+        ["mpicc", "-O2", "-shared", "-fPIC", "-o", str(library), str(ROOT / "bench" / "reference" / f"{name}.c")],
+        check=True,
+    )
     return library
 
 

@@ -17,8 +17,10 @@ import numpy as np
 
 
 def main(folder: str) -> None:
-    print("| experiment | ranks | points | launches a point | median abs. error | largest abs. error | coverage | "
-          "mean signed error |")
+    print(
+        "| experiment | ranks | points | launches a point | median abs. error | largest abs. error | coverage | "
+        "mean signed error |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     everything = []
     for path in sorted(glob.glob(os.path.join(folder, "validate-*.json"))):
@@ -30,12 +32,16 @@ def main(folder: str) -> None:
             everything += list(zip(errors, covered))
             launches = sorted({row["launches"] for row in chosen})
             name = f"{chosen[0]['experiment']} {chosen[0]['schedule']}"
-            print(f"| {name} | {nodes} | {len(chosen)} | {', '.join(map(str, launches))} | "
-                  f"{np.median(np.abs(errors)):.1%} | {np.max(np.abs(errors)):.1%} | "
-                  f"{sum(covered)}/{len(covered)} | {np.mean(errors):+.1%} |")
+            print(
+                f"| {name} | {nodes} | {len(chosen)} | {', '.join(map(str, launches))} | "
+                f"{np.median(np.abs(errors)):.1%} | {np.max(np.abs(errors)):.1%} | "
+                f"{sum(covered)}/{len(covered)} | {np.mean(errors):+.1%} |"
+            )
     errors = np.array([e for e, _ in everything])
-    print(f"| all | 16, 32 | {len(errors)} | | {np.median(np.abs(errors)):.1%} | {np.max(np.abs(errors)):.1%} | "
-          f"{sum(c for _, c in everything)}/{len(everything)} | {np.mean(errors):+.1%} |")
+    print(
+        f"| all | 16, 32 | {len(errors)} | | {np.median(np.abs(errors)):.1%} | {np.max(np.abs(errors)):.1%} | "
+        f"{sum(c for _, c in everything)}/{len(everything)} | {np.mean(errors):+.1%} |"
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ With --pieces K each chunk goes as K messages posted together. Buffers are
 allocated and written once, before any timing. Each pattern is then checked:
 one more repetition with numbered chunks, every chunk compared on arrival.
 """
+
 import argparse
 import statistics
 import sys
@@ -47,7 +48,7 @@ def chunk_views(pattern, chunk, slots, total):
         buffers = [np.ones(chunk, np.uint8) for _ in range(slots)]
         return [buffers[i % slots] for i in range(total // chunk)]
     whole = np.ones(total, np.uint8)
-    return [whole[i * chunk:(i + 1) * chunk] for i in range(total // chunk)]
+    return [whole[i * chunk : (i + 1) * chunk] for i in range(total // chunk)]
 
 
 def run(comm, pattern, views, slots, pieces, numbered=False):
@@ -115,9 +116,12 @@ def main(argv=None):
         intact = run(comm, pattern, views, args.slots, args.pieces, numbered=True)[1]
         if comm.rank == 0:
             depth = "" if pattern == "all" else f" depth {args.slots}"
-            print(f"{pattern}{depth} chunk {args.chunk} x{args.pieces} bytes {args.bytes}: median "
-                  f"{statistics.median(rates):.2f} GB/s (min {min(rates):.2f}, max {max(rates):.2f}, "
-                  f"{args.reps} reps); data {'intact' if intact else 'CORRUPT'}", flush=True)
+            print(
+                f"{pattern}{depth} chunk {args.chunk} x{args.pieces} bytes {args.bytes}: median "
+                f"{statistics.median(rates):.2f} GB/s (min {min(rates):.2f}, max {max(rates):.2f}, "
+                f"{args.reps} reps); data {'intact' if intact else 'CORRUPT'}",
+                flush=True,
+            )
         if not intact:
             return 1
     return 0

@@ -62,12 +62,24 @@ OMB_CFLAGS = "-g -O2 -DFLOAT_PRECISION=4"
 
 # The tests both suites have, by OMB's folder.
 PT2PT = ("latency", "bw", "bibw", "mbw_mr", "multi_lat")
-COLLECTIVES = ("allreduce", "bcast", "gather", "alltoall", "scatter", "allgather", "reduce", "reduce_scatter",
-               "barrier")
+COLLECTIVES = (
+    "allreduce",
+    "bcast",
+    "gather",
+    "alltoall",
+    "scatter",
+    "allgather",
+    "reduce",
+    "reduce_scatter",
+    "barrier",
+)
 ONESIDED = ("put_latency", "get_latency", "put_bw", "get_bw", "put_bibw")
 FAMILIES = {"pt2pt": PT2PT, "collective": COLLECTIVES, "onesided": ONESIDED}
-OMB_DIRECTORIES = {"pt2pt": "c/mpi/pt2pt/standard", "collective": "c/mpi/collective/blocking",
-                   "onesided": "c/mpi/one-sided"}
+OMB_DIRECTORIES = {
+    "pt2pt": "c/mpi/pt2pt/standard",
+    "collective": "c/mpi/collective/blocking",
+    "onesided": "c/mpi/one-sided",
+}
 WINDOWED = ("bw", "bibw", "mbw_mr", "put_bw", "get_bw", "put_bibw")
 TWO_RANKS = ("latency", "bw", "bibw") + ONESIDED
 WINDOW = 64
@@ -84,6 +96,7 @@ def family(test: str) -> str:
 @dataclass(frozen=True)
 class Target:
     """Bounds on fpgacomm / OMB; None leaves that side open."""
+
     low: float | None = None
     high: float | None = None
 
@@ -118,8 +131,12 @@ def _cases() -> list[Case]:
     for test in ("bw", "bibw"):
         cases += [Case(test, 8, Target(low=0.95)), Case(test, 4 * MiB, Target(low=0.97))]
     cases.insert(-2, Case("bibw", 1, Target(low=0.95)))  # bibw's smallest message as well
-    cases += [Case("mbw_mr", 8, Target(low=0.95)), Case("mbw_mr", 4 * MiB), Case("multi_lat", 8),
-              Case("multi_lat", 4 * MiB)]
+    cases += [
+        Case("mbw_mr", 8, Target(low=0.95)),
+        Case("mbw_mr", 4 * MiB),
+        Case("multi_lat", 8),
+        Case("multi_lat", 4 * MiB),
+    ]
     for test in ("allreduce", "bcast", "gather", "alltoall"):
         cases += [Case(test, 8, Target(high=1.05)), Case(test, MiB, Target(high=1.03))]
     for test in ("scatter", "allgather", "reduce", "reduce_scatter"):
@@ -171,6 +188,7 @@ def common_flags(case: Case, quick: bool) -> list[str]:
 
 # ---------------------------------------------------------------- building OMB
 
+
 class UsageError(Exception):
     """Bad input or a missing prerequisite: one message, exit status 2."""
 
@@ -198,12 +216,15 @@ def build_omb(tarball: Path, build: Path, jobs: int, tests=TESTS, log=print) -> 
         log(f"OMB 7.4: reusing the build in {build}")
         return programs
     if build.exists() and any(build.iterdir()) and not (stamp_file.exists() or log_file.exists()):
-        raise UsageError(f"{build} holds files that are not an OMB build of this script; give an empty or new "
-                         "folder with --omb-build")
+        raise UsageError(
+            f"{build} holds files that are not an OMB build of this script; give an empty or new "
+            "folder with --omb-build"
+        )
     started = time.monotonic()
     log(f"OMB 7.4: building in {build} (log: {log_file})")
     build.mkdir(parents=True, exist_ok=True)
     with open(log_file, "a") as output:
+
         def step(*command, cwd=source):
             subprocess.run(list(command), cwd=cwd, stdout=output, stderr=subprocess.STDOUT, check=True)
 
@@ -225,12 +246,13 @@ def build_omb(tarball: Path, build: Path, jobs: int, tests=TESTS, log=print) -> 
                 if names:
                     step("make", f"-j{jobs}", *names, cwd=source / directory)
         except subprocess.CalledProcessError as error:
-            raise UsageError(f"building OMB failed ({' '.join(map(str, error.cmd))}); see {log_file}")
+            raise UsageError(f"building OMB failed ({' '.join(map(str, error.cmd))}); see {log_file}") from None
     log(f"OMB 7.4: built in {time.monotonic() - started:.0f} s")
     return programs
 
 
 # ---------------------------------------------------------------- running
+
 
 def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -254,8 +276,9 @@ def run_omb(program: Path, flags: list[str], ranks: int, extra: list[str], limit
     when it fails."""
     import fpgacomm
 
-    run = subprocess.run(mpirun_command(ranks, extra) + [str(program), *flags], capture_output=True, text=True,
-                         env=ENV, timeout=limit)
+    run = subprocess.run(
+        mpirun_command(ranks, extra) + [str(program), *flags], capture_output=True, text=True, env=ENV, timeout=limit
+    )
     if run.returncode != 0:
         last = (run.stderr.strip() or run.stdout.strip()).splitlines()[-1:] or ["(no output)"]
         raise RuntimeError(f"{program.name} {' '.join(flags)}: status {run.returncode}: {last[0]}")
@@ -271,8 +294,9 @@ def commands(case: Case, args, programs: dict[str, Path]) -> tuple[str, str]:
     launcher = mpirun_command(ranks_for(case.test, args.ranks), shlex.split(args.mpirun_args))
     flags = common_flags(case, args.quick)
     omb = shlex.join(["timeout", f"{args.test_timeout:g}", *launcher, str(programs[case.test]), *flags])
-    ours = shlex.join([*launcher, str(args.python), "-m", "fpgacomm", "--timeout", f"{args.test_timeout:g}", "osu",
-                       case.test, *flags])
+    ours = shlex.join(
+        [*launcher, str(args.python), "-m", "fpgacomm", "--timeout", f"{args.test_timeout:g}", "osu", case.test, *flags]
+    )
     return omb, ours
 
 
@@ -288,9 +312,14 @@ def measure(args, programs: dict[str, Path], argv: list[str]) -> dict:
     for case in (case for case in CASES if case.test in args.selected):
         folder = args.out / f"{case.test}_{case.size}"
         omb, ours = commands(case, args, programs)
-        row = {"test": case.test, "size": case.size, "ranks": ranks_for(case.test, args.ranks),
-               "target": {"low": case.target.low, "high": case.target.high} if case.target else None,
-               "commands": {"omb": omb, "fpgacomm": ours}, "launches": str(folder)}
+        row = {
+            "test": case.test,
+            "size": case.size,
+            "ranks": ranks_for(case.test, args.ranks),
+            "target": {"low": case.target.low, "high": case.target.high} if case.target else None,
+            "commands": {"omb": omb, "fpgacomm": ours},
+            "launches": str(folder),
+        }
         try:
             comparison = fpgacomm.compare(run=[omb, ours], rounds=args.rounds, out=folder, labels=["OMB", "fpgacomm"])
         except Exception as error:  # a failed launch: its message, and the next case
@@ -298,34 +327,72 @@ def measure(args, programs: dict[str, Path], argv: list[str]) -> dict:
             print(f"omb_side: {case.test} {format_size(case.size)}: {error}", file=sys.stderr, flush=True)
         else:
             (found,) = [r for r in comparison.rows if r["size"] == case.size] or [comparison.rows[0]]
-            row.update({key: found[key] for key in ("ratio", "ratio_low", "ratio_high", "p", "p_holm", "verdict",
-                                                    "median_base", "median_candidate", "n_base", "n_candidate")},
-                       quantity=comparison.params["column"], under_load=comparison.env.get("under_load", {}))
+            row.update(
+                {
+                    key: found[key]
+                    for key in (
+                        "ratio",
+                        "ratio_low",
+                        "ratio_high",
+                        "p",
+                        "p_holm",
+                        "verdict",
+                        "median_base",
+                        "median_candidate",
+                        "n_base",
+                        "n_candidate",
+                    )
+                },
+                quantity=comparison.params["column"],
+                under_load=comparison.env.get("under_load", {}),
+            )
         rows.append(row)
-    return {"command": reproduce_command(argv), "json": shown_path(args.json), "started": started,
-            "seconds": time.monotonic() - clock, "machine": dict(machine(), load=[load_at_start, os.getloadavg()[0]]),
-            "setup": {"section": args.section, "rounds": args.rounds, "ranks": args.ranks, "quick": args.quick,
-                      "rehearsal": args.rehearsal, "note": args.note, "mpirun_args": args.mpirun_args,
-                      "two_hosts": args.two_hosts, "out": str(args.out)},
-            "rows": rows}
+    return {
+        "command": reproduce_command(argv),
+        "json": shown_path(args.json),
+        "started": started,
+        "seconds": time.monotonic() - clock,
+        "machine": dict(machine(), load=[load_at_start, os.getloadavg()[0]]),
+        "setup": {
+            "section": args.section,
+            "rounds": args.rounds,
+            "ranks": args.ranks,
+            "quick": args.quick,
+            "rehearsal": args.rehearsal,
+            "note": args.note,
+            "mpirun_args": args.mpirun_args,
+            "two_hosts": args.two_hosts,
+            "out": str(args.out),
+        },
+        "rows": rows,
+    }
 
 
 # ---------------------------------------------------------------- reporting
 
+
 def machine() -> dict:
     """Where the run happens: host, CPU, cores, system, MPI."""
+
     def first(path: str, prefix: str, separator: str) -> str | None:
         try:
-            return next(line.split(separator, 1)[1].strip().strip('"') for line in Path(path).read_text().splitlines()
-                        if line.startswith(prefix))
+            return next(
+                line.split(separator, 1)[1].strip().strip('"')
+                for line in Path(path).read_text().splitlines()
+                if line.startswith(prefix)
+            )
         except (OSError, StopIteration):
             return None
 
     launcher = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()
     library = re.match(r"mpirun \((.+)\) (\S+)", launcher[0]) if launcher else None
-    return {"host": platform.node(), "cpu": first("/proc/cpuinfo", "model name", ":") or platform.machine(),
-            "cores": cores(), "os": first("/etc/os-release", "PRETTY_NAME=", "=") or platform.system(),
-            "mpi": " ".join(library.groups()) if library else (launcher[0] if launcher else "unknown")}
+    return {
+        "host": platform.node(),
+        "cpu": first("/proc/cpuinfo", "model name", ":") or platform.machine(),
+        "cores": cores(),
+        "os": first("/etc/os-release", "PRETTY_NAME=", "=") or platform.system(),
+        "mpi": " ".join(library.groups()) if library else (launcher[0] if launcher else "unknown"),
+    }
 
 
 def format_size(size: int) -> str:
@@ -340,13 +407,17 @@ def target_verdict(row: dict) -> str:
         return "failed"
     if row["target"] is None:
         return ""
-    return Target(row["target"]["low"], row["target"]["high"]).verdict(row["ratio_low"], row["ratio_high"],
-                                                                       row["ratio"])
+    return Target(row["target"]["low"], row["target"]["high"]).verdict(
+        row["ratio_low"], row["ratio_high"], row["ratio"]
+    )
 
 
 def table_lines(rows: list[dict]) -> list[str]:
-    lines = ["| test | size | ranks | compared | fpgacomm / OMB | 95 % interval | p | verdict | launches under load "
-             "| target | |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| test | size | ranks | compared | fpgacomm / OMB | 95 % interval | p | verdict | launches under load "
+        "| target | |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         size = format_size(row["size"]) if row["test"] != "barrier" else "-"
         target = str(Target(row["target"]["low"], row["target"]["high"])) if row["target"] else "-"
@@ -358,9 +429,11 @@ def table_lines(rows: list[dict]) -> list[str]:
         interval = "-" if row["ratio_low"] is None else f"{row['ratio_low']:.3f} to {row['ratio_high']:.3f}"
         p = "-" if row["p"] is None else f"{row['p']:.2g}"
         loaded = sum(len(names) for names in row.get("under_load", {}).values())
-        lines.append(f"| {row['test']} | {size} | {row['ranks']} | {row['quantity']} | {row['ratio']:.3f} "
-                     f"| {interval} | {p} | {row['verdict']} | {loaded} of {row['n_base'] + row['n_candidate']} "
-                     f"| {target} | {marked} |")
+        lines.append(
+            f"| {row['test']} | {size} | {row['ranks']} | {row['quantity']} | {row['ratio']:.3f} "
+            f"| {interval} | {p} | {row['verdict']} | {loaded} of {row['n_base'] + row['n_candidate']} "
+            f"| {target} | {marked} |"
+        )
     return lines
 
 
@@ -369,23 +442,29 @@ SECTION_NAME = re.compile(r"^[A-Za-z0-9 .,_()]+(-[A-Za-z0-9 .,_()]+)*$")
 
 def marks(name: str, script: str = "bench/omb_side.py") -> tuple[str, str]:
     """The comments around a section that `script` writes; each machine's section has its name."""
-    return (f"<!-- {script}, {name}: begin (a rerun replaces everything up to the end mark) -->",
-            f"<!-- {script}, {name}: end -->")
+    return (
+        f"<!-- {script}, {name}: begin (a rerun replaces everything up to the end mark) -->",
+        f"<!-- {script}, {name}: end -->",
+    )
 
 
-METHOD = ("Each case is one `fpgacomm compare --run` (`fpgacomm.compare(run=...)`): OMB's program (A) and `fpgacomm "
-          "osu TEST` (B) launched in turn, A B A B, one mpirun each, ranks bound to cores, host buffers, the same "
-          "`-m`, `-i`, `-x` and `-W 64` (one-sided: `-w allocate -s flush`, put_bibw `-s fence`). The ratio is "
-          "fpgacomm's over OMB's, of the latency (lower is better) or the bandwidth or message rate (higher is "
-          "better): the Hodges-Lehmann estimate over the launches, with its 95 % interval, the Mann-Whitney p value "
-          "and compare's verdict for fpgacomm (docs/METHODS.md, \"Comparing runs\"). A target is met when the whole "
-          "interval lies inside it, missed when the whole interval lies outside, undecided otherwise. Collective "
-          "sizes are per rank. OMB is built with `-DFLOAT_PRECISION=4` (four decimals in its printout instead of "
-          "two; nothing else changes).")
+METHOD = (
+    "Each case is one `fpgacomm compare --run` (`fpgacomm.compare(run=...)`): OMB's program (A) and `fpgacomm "
+    "osu TEST` (B) launched in turn, A B A B, one mpirun each, ranks bound to cores, host buffers, the same "
+    "`-m`, `-i`, `-x` and `-W 64` (one-sided: `-w allocate -s flush`, put_bibw `-s fence`). The ratio is "
+    "fpgacomm's over OMB's, of the latency (lower is better) or the bandwidth or message rate (higher is "
+    "better): the Hodges-Lehmann estimate over the launches, with its 95 % interval, the Mann-Whitney p value "
+    'and compare\'s verdict for fpgacomm (docs/METHODS.md, "Comparing runs"). A target is met when the whole '
+    "interval lies inside it, missed when the whole interval lies outside, undecided otherwise. Collective "
+    "sizes are per rank. OMB is built with `-DFLOAT_PRECISION=4` (four decimals in its printout instead of "
+    "two; nothing else changes)."
+)
 
-TWO_HOSTS_NOTE = (" (the two-host test bed `{name}`, made first with `scripts/two_hosts.sh up {name}` as root: two "
-                  "network namespaces joined by a bridge, MPI over TCP between them, ranks unbound, one rank "
-                  "per host in the two-rank tests, multi-pair tests' pairs across the hosts)")
+TWO_HOSTS_NOTE = (
+    " (the two-host test bed `{name}`, made first with `scripts/two_hosts.sh up {name}` as root: two "
+    "network namespaces joined by a bridge, MPI over TCP between them, ranks unbound, one rank "
+    "per host in the two-rank tests, multi-pair tests' pairs across the hosts)"
+)
 
 
 def merged_rows(parts: list[dict]) -> list[dict]:
@@ -407,8 +486,11 @@ def section(parts: list[dict], name: str) -> str:
     lines = [begin, f"## fpgacomm against OSU Micro-Benchmarks 7.4, side by side ({name}): `bench/omb_side.py`", ""]
     rehearsals = [part["setup"]["rehearsal"] for part in parts if part["setup"]["rehearsal"]]
     if rehearsals:
-        lines += [f"**Rehearsal, not the record** ({'; '.join(rehearsals)}): these figures only show that the "
-                  "script runs end to end.", ""]
+        lines += [
+            f"**Rehearsal, not the record** ({'; '.join(rehearsals)}): these figures only show that the "
+            "script runs end to end.",
+            "",
+        ]
     method = METHOD
     if any(part["setup"].get("two_hosts") for part in parts):
         method = method.replace("ranks bound to cores", "ranks unbound on the two-host test bed")
@@ -416,20 +498,28 @@ def section(parts: list[dict], name: str) -> str:
     for number, part in enumerate(parts, 1):
         where, setup = part["machine"], part["setup"]
         label = f"Run {number} of {len(parts)}: " if len(parts) > 1 else ""
-        lines += ["    " + part["command"], "",
-                  f"{label}{part['started']} on {where['host']} ({where['cpu']}, {where['cores']} cores, "
-                  f"{where['os']}), {where['mpi']}; {setup['rounds']} launches a side"
-                  f"{', a tenth of the iterations (quick mode)' if setup['quick'] else ''}, collectives and "
-                  f"multi-pair tests on {setup['ranks']} ranks"
-                  f"{', extra mpirun arguments ' + repr(setup['mpirun_args']) if setup['mpirun_args'] else ''}"
-                  f"{TWO_HOSTS_NOTE.format(name=setup['two_hosts']) if setup.get('two_hosts') else ''}; "
-                  f"{part['seconds']:.0f} s in all, load average {where['load'][0]:.1f} at the start and "
-                  f"{where['load'][1]:.1f} at the end; the comparisons in `{part['json']}`."
-                  f"{' ' + setup['note'] if setup['note'] else ''}", ""]
+        lines += [
+            "    " + part["command"],
+            "",
+            f"{label}{part['started']} on {where['host']} ({where['cpu']}, {where['cores']} cores, "
+            f"{where['os']}), {where['mpi']}; {setup['rounds']} launches a side"
+            f"{', a tenth of the iterations (quick mode)' if setup['quick'] else ''}, collectives and "
+            f"multi-pair tests on {setup['ranks']} ranks"
+            f"{', extra mpirun arguments ' + repr(setup['mpirun_args']) if setup['mpirun_args'] else ''}"
+            f"{TWO_HOSTS_NOTE.format(name=setup['two_hosts']) if setup.get('two_hosts') else ''}; "
+            f"{part['seconds']:.0f} s in all, load average {where['load'][0]:.1f} at the start and "
+            f"{where['load'][1]:.1f} at the end; the comparisons in `{part['json']}`."
+            f"{' ' + setup['note'] if setup['note'] else ''}",
+            "",
+        ]
     judged = [target_verdict(row) for row in rows if row["target"] is not None]
     counts = {word: sum(verdict.startswith(word) for verdict in judged) for word in ("met", "missed", "undecided")}
-    lines += [f"Targets: {counts['met']} met, {counts['missed']} missed, {counts['undecided']} undecided, of "
-              f"{len(judged)}.", "", *table_lines(rows)]
+    lines += [
+        f"Targets: {counts['met']} met, {counts['missed']} missed, {counts['undecided']} undecided, of "
+        f"{len(judged)}.",
+        "",
+        *table_lines(rows),
+    ]
     failures = [f"- {row['test']} {format_size(row['size'])}: {row['failure']}" for row in rows if row.get("failure")]
     if failures:
         lines += ["", "Failed:", *failures]
@@ -442,7 +532,7 @@ def write_section(path: Path, text: str, name: str, script: str = "bench/omb_sid
     begin_mark, end_mark = marks(name, script)
     start, end = old.find(begin_mark), old.find(end_mark)
     if start >= 0 and end > start:
-        rest = old[end + len(end_mark):]
+        rest = old[end + len(end_mark) :]
         new = old[:start] + text + (rest[1:] if rest.startswith("\n") else rest)
     else:
         new = old.rstrip("\n") + "\n\n" + text if old else text
@@ -450,6 +540,7 @@ def write_section(path: Path, text: str, name: str, script: str = "bench/omb_sid
 
 
 # ---------------------------------------------------------------- driver
+
 
 def select(tests: str) -> list[str]:
     chosen = []
@@ -459,82 +550,160 @@ def select(tests: str) -> list[str]:
         elif name in TESTS:
             chosen.append(name)
         else:
-            raise UsageError(f"unknown test '{name}' in --tests; choose among {', '.join(TESTS)} or the groups "
-                             f"{', '.join(FAMILIES)}")
+            raise UsageError(
+                f"unknown test '{name}' in --tests; choose among {', '.join(TESTS)} or the groups "
+                f"{', '.join(FAMILIES)}"
+            )
     return list(dict.fromkeys(chosen))
 
 
 def add_omb_options(parser: argparse.ArgumentParser) -> None:
     """Where OMB's source comes from and where it is built (shared with bench/pt2pt.py)."""
-    parser.add_argument("--omb-tarball", type=Path, default=DEFAULT_TARBALL, metavar="FILE",
-                        help="OSU Micro-Benchmarks 7.4 source tarball (default: %(default)s)")
-    parser.add_argument("--omb-build", type=Path, default=DEFAULT_BUILD, metavar="DIR",
-                        help="folder outside the repository where OMB is built; a build already there from "
-                             "the same tarball, compiler and flags is reused (default: %(default)s)")
+    parser.add_argument(
+        "--omb-tarball",
+        type=Path,
+        default=DEFAULT_TARBALL,
+        metavar="FILE",
+        help="OSU Micro-Benchmarks 7.4 source tarball (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--omb-build",
+        type=Path,
+        default=DEFAULT_BUILD,
+        metavar="DIR",
+        help="folder outside the repository where OMB is built; a build already there from "
+        "the same tarball, compiler and flags is reused (default: %(default)s)",
+    )
 
 
 def omb_from_options(args, tests=TESTS, log=print) -> dict[str, Path]:
     """Checks the OMB options and returns the built programs of `tests`."""
     tarball, build = args.omb_tarball.resolve(), args.omb_build.resolve()
     if not tarball.is_file():
-        raise UsageError(f"OMB tarball {tarball} not found; give the OSU Micro-Benchmarks 7.4 source tarball "
-                         "with --omb-tarball")
+        raise UsageError(
+            f"OMB tarball {tarball} not found; give the OSU Micro-Benchmarks 7.4 source tarball " "with --omb-tarball"
+        )
     if build == ROOT or ROOT in build.parents:
-        raise UsageError(f"--omb-build {build} is inside the repository; give a folder outside it (such as "
-                         f"{DEFAULT_BUILD})")
+        raise UsageError(
+            f"--omb-build {build} is inside the repository; give a folder outside it (such as " f"{DEFAULT_BUILD})"
+        )
     return build_omb(tarball, build, max(1, cores()), tests, log)
 
 
 def parse_arguments(argv: list[str]):
-    parser = argparse.ArgumentParser(prog="omb_side.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="omb_side.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_omb_options(parser)
-    parser.add_argument("--python", type=Path, default=DEFAULT_PYTHON,
-                        help="interpreter with fpgacomm installed, started by mpirun (default: %(default)s)")
-    parser.add_argument("--mpirun-args", default="", metavar="ARGS",
-                        help="extra mpirun arguments for both sides, as one string (e.g. \"--mca btl self,vader\")")
-    parser.add_argument("--two-hosts", metavar="NAME",
-                        help="run every measurement across the two-host test bed NAME (first, as root: "
-                             "scripts/two_hosts.sh up NAME): its mpirun options, unbound as it says, and --map-by "
-                             "node")
-    parser.add_argument("--tests", default=",".join(FAMILIES), metavar="LIST",
-                        help=f"comma-separated tests or groups ({', '.join(FAMILIES)}; default all); tests: "
-                             f"{', '.join(TESTS)}")
+    parser.add_argument(
+        "--python",
+        type=Path,
+        default=DEFAULT_PYTHON,
+        help="interpreter with fpgacomm installed, started by mpirun (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--mpirun-args",
+        default="",
+        metavar="ARGS",
+        help='extra mpirun arguments for both sides, as one string (e.g. "--mca btl self,vader")',
+    )
+    parser.add_argument(
+        "--two-hosts",
+        metavar="NAME",
+        help="run every measurement across the two-host test bed NAME (first, as root: "
+        "scripts/two_hosts.sh up NAME): its mpirun options, unbound as it says, and --map-by "
+        "node",
+    )
+    parser.add_argument(
+        "--tests",
+        default=",".join(FAMILIES),
+        metavar="LIST",
+        help=f"comma-separated tests or groups ({', '.join(FAMILIES)}; default all); tests: " f"{', '.join(TESTS)}",
+    )
     parser.add_argument("--rounds", type=int, metavar="N", help="launches of each side per case (default 7; quick 3)")
-    parser.add_argument("--ranks", type=int, default=4 if cores() >= 4 else 2, metavar="N",
-                        help="ranks of multi_lat, mbw_mr and the collectives: even (default here %(default)s)")
-    parser.add_argument("--quick", action="store_true",
-                        help="a tenth of the iterations and 3 launches; the section says it is a rehearsal")
-    parser.add_argument("--rehearsal", metavar="WHY", default="",
-                        help="mark the section as a rehearsal, saying why (e.g. 'a shared, busy machine')")
+    parser.add_argument(
+        "--ranks",
+        type=int,
+        default=4 if cores() >= 4 else 2,
+        metavar="N",
+        help="ranks of multi_lat, mbw_mr and the collectives: even (default here %(default)s)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a tenth of the iterations and 3 launches; the section says it is a rehearsal",
+    )
+    parser.add_argument(
+        "--rehearsal",
+        metavar="WHY",
+        default="",
+        help="mark the section as a rehearsal, saying why (e.g. 'a shared, busy machine')",
+    )
     parser.add_argument("--note", default="", help="a sentence for the section (e.g. the machine's load)")
-    parser.add_argument("--test-timeout", type=float, default=120.0, metavar="SECONDS",
-                        help="time limit of each mpirun (default: %(default)s)")
-    parser.add_argument("--section", metavar="NAME",
-                        help="the section's name, one per machine, in its title and marks (default: 'N cores')")
-    parser.add_argument("--results", metavar="FILE",
-                        help="Markdown file whose omb_side section is written or replaced, '' for none (default: "
-                             "bench/RESULTS.md)")
-    parser.add_argument("--json", type=Path, metavar="FILE",
-                        help="the run's report (default: bench/results/omb_side-HOST.json)")
-    parser.add_argument("--out", type=Path, metavar="DIR",
-                        help="a new folder for every launch's output, a subfolder per case (default: a new "
-                             "temporary folder)")
-    parser.add_argument("--report", type=Path, nargs="+", metavar="JSON",
-                        help="measure nothing: write the section from these reports (--json files of earlier runs; "
-                             "a later file's row of a test and size replaces an earlier one's)")
+    parser.add_argument(
+        "--test-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="time limit of each mpirun (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--section",
+        metavar="NAME",
+        help="the section's name, one per machine, in its title and marks (default: 'N cores')",
+    )
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        help="Markdown file whose omb_side section is written or replaced, '' for none (default: " "bench/RESULTS.md)",
+    )
+    parser.add_argument(
+        "--json", type=Path, metavar="FILE", help="the run's report (default: bench/results/omb_side-HOST.json)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="a new folder for every launch's output, a subfolder per case (default: a new " "temporary folder)",
+    )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="measure nothing: write the section from these reports (--json files of earlier runs; "
+        "a later file's row of a test and size replaces an earlier one's)",
+    )
     args = parser.parse_args(argv)
     args.results = DEFAULT_RESULTS if args.results is None else (Path(args.results) if args.results else None)
     if args.section is not None and not SECTION_NAME.match(args.section):
         raise UsageError(f"--section {args.section!r}: use letters, digits, spaces and . , _ ( ) -, no '--'")
     if args.report:
-        measuring = [f"--{name.replace('_', '-')}" for name in ("omb_tarball", "omb_build", "python", "mpirun_args",
-                                                                "two_hosts", "tests", "rounds", "ranks", "quick",
-                                                                "rehearsal", "note", "test_timeout", "json", "out")
-                     if getattr(args, name) != parser.get_default(name)]
+        measuring = [
+            f"--{name.replace('_', '-')}"
+            for name in (
+                "omb_tarball",
+                "omb_build",
+                "python",
+                "mpirun_args",
+                "two_hosts",
+                "tests",
+                "rounds",
+                "ranks",
+                "quick",
+                "rehearsal",
+                "note",
+                "test_timeout",
+                "json",
+                "out",
+            )
+            if getattr(args, name) != parser.get_default(name)
+        ]
         if measuring:
-            raise UsageError(f"--report measures nothing, so {', '.join(measuring)} would do nothing; give those "
-                             "options to the run that measures")
+            raise UsageError(
+                f"--report measures nothing, so {', '.join(measuring)} would do nothing; give those "
+                "options to the run that measures"
+            )
         missing = [str(path) for path in args.report if not path.is_file()]
         if missing:
             raise UsageError(f"no report at {', '.join(missing)}; give --json files of earlier runs")
@@ -544,15 +713,18 @@ def parse_arguments(argv: list[str]):
     if args.rounds < 1:
         raise UsageError(f"--rounds must be at least 1, got {args.rounds}")
     if args.ranks < 2 or args.ranks % 2:
-        raise UsageError(f"--ranks must be even and at least 2 (multi_lat and mbw_mr pair the ranks), got "
-                         f"{args.ranks}")
+        raise UsageError(
+            f"--ranks must be even and at least 2 (multi_lat and mbw_mr pair the ranks), got " f"{args.ranks}"
+        )
     if args.test_timeout <= 0:
         raise UsageError(f"--test-timeout must be positive, got {args.test_timeout:g}")
     if args.two_hosts:
         bed = TWO_HOSTS_STATE / args.two_hosts / "mpirun-options"
         if not bed.is_file():
-            raise UsageError(f"no two-host test bed {args.two_hosts!r} ({bed} is missing); make it first, as root: "
-                             f"scripts/two_hosts.sh up {args.two_hosts}")
+            raise UsageError(
+                f"no two-host test bed {args.two_hosts!r} ({bed} is missing); make it first, as root: "
+                f"scripts/two_hosts.sh up {args.two_hosts}"
+            )
         args.mpirun_args = " ".join([bed.read_text().strip(), "--map-by node", args.mpirun_args]).strip()
     args.section = args.section or (f"two hosts on {cores()} cores" if args.two_hosts else f"{cores()} cores")
     if args.quick and not args.rehearsal:

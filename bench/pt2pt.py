@@ -34,8 +34,12 @@ WINDOW = 64
 OMB_TIMEOUT = 300.0
 
 # (name, kind pair, path, benchmark) sweeps whose peak memory is measured.
-MEMORY_CASES = [("bw H H", ("H", "H"), "auto", "bw"), ("bw D D staged", ("D", "D"), "staged", "bw"),
-                ("bw D D mapped", ("D", "D"), "mapped", "bw"), ("latency D D staged", ("D", "D"), "staged", "latency")]
+MEMORY_CASES = [
+    ("bw H H", ("H", "H"), "auto", "bw"),
+    ("bw D D staged", ("D", "D"), "staged", "bw"),
+    ("bw D D mapped", ("D", "D"), "mapped", "bw"),
+    ("latency D D staged", ("D", "D"), "staged", "latency"),
+]
 MEMORY_SIZES = "256M:1G"
 # (test, size, timed iterations, warm-up) of the host-route figures, the
 # same in fpgacomm and in OMB; "chunk" is the pipelining chunk, known once
@@ -54,19 +58,32 @@ def measure_ranks(platform_name: str) -> dict:
     # The host route first, before a device (and a CPU device's worker
     # threads) exists in the process, as in OMB's processes.
     _, size, iterations, warmup = HOST_LATENCY
-    figures = {"latency_8B_fpgacomm": osu.latency(comm, sizes=[size], iterations=iterations,
-                                                  warmup=warmup).rows[0]["latency_avg"]}
+    figures = {
+        "latency_8B_fpgacomm": osu.latency(comm, sizes=[size], iterations=iterations, warmup=warmup).rows[0][
+            "latency_avg"
+        ]
+    }
     _, size, iterations, warmup = HOST_BW
-    figures["bw_4MiB_fpgacomm_HH"] = osu.bw(comm, sizes=[size], window=WINDOW, iterations=iterations,
-                                            warmup=warmup).rows[0]["bandwidth"]
+    figures["bw_4MiB_fpgacomm_HH"] = osu.bw(
+        comm, sizes=[size], window=WINDOW, iterations=iterations, warmup=warmup
+    ).rows[0]["bandwidth"]
     options = DeviceOptions(platform=platform_name)
     device = open_device(comm, options)
     chunk = _core.default_chunk_bytes(device)
     figures["chunk_bytes"] = chunk
 
     def bandwidth(size, mem, path="auto", window=WINDOW, iterations=10, chunk_bytes=chunk):
-        result = osu.bw(comm, sizes=[size], mem=mem, path=path, window=window, iterations=iterations, warmup=2,
-                        chunk_bytes=chunk_bytes, device=options)
+        result = osu.bw(
+            comm,
+            sizes=[size],
+            mem=mem,
+            path=path,
+            window=window,
+            iterations=iterations,
+            warmup=2,
+            chunk_bytes=chunk_bytes,
+            device=options,
+        )
         return result.rows[0]["bandwidth"]
 
     def copy_bandwidth(direction, size, rank):
@@ -83,17 +100,20 @@ def measure_ranks(platform_name: str) -> dict:
         figures[f"d2h_{tag}"] = copy_bandwidth("d2h", size, 0)
         figures[f"h2d_{tag}"] = copy_bandwidth("h2d", size, 1)
     for sweep_chunk in (64 * 1024, 256 * 1024, MiB, 2 * MiB, 4 * MiB, 8 * MiB):
-        figures[f"chunk_{sweep_chunk}_bw_16MiB_DD_staged"] = bandwidth(16 * MiB, ("D", "D"), "staged", 16, 5,
-                                                                       chunk_bytes=sweep_chunk)
+        figures[f"chunk_{sweep_chunk}_bw_16MiB_DD_staged"] = bandwidth(
+            16 * MiB, ("D", "D"), "staged", 16, 5, chunk_bytes=sweep_chunk
+        )
     return figures
 
 
 def measure_omb(programs: dict, chunk: int) -> dict:
     """One round of OMB's host-route figures, one mpirun each."""
     figures = {}
-    for name, (test, size, iterations, warmup) in (("latency_8B_omb", HOST_LATENCY),
-                                                   ("bw_4MiB_omb", HOST_BW),
-                                                   ("hh_chunk_omb", HOST_BW_CHUNK)):
+    for name, (test, size, iterations, warmup) in (
+        ("latency_8B_omb", HOST_LATENCY),
+        ("bw_4MiB_omb", HOST_BW),
+        ("hh_chunk_omb", HOST_BW_CHUNK),
+    ):
         size = chunk if size == "chunk" else size
         flags = ["-m", f"{size}:{size}", "-i", str(iterations), "-x", str(warmup)]
         flags += ["-W", str(WINDOW)] if test == "bw" else []
@@ -117,8 +137,17 @@ def measure_memory(case: str, platform_name: str) -> dict:
 
     name, mem, path, test = next(c for c in MEMORY_CASES if c[0] == case)
     comm = mpi.world()
-    osu.run(test, comm, sizes=MEMORY_SIZES, mem=mem, path=path, iterations=1, warmup=1,
-            device=DeviceOptions(platform=platform_name), **({"window": 2} if test != "latency" else {}))
+    osu.run(
+        test,
+        comm,
+        sizes=MEMORY_SIZES,
+        mem=mem,
+        path=path,
+        iterations=1,
+        warmup=1,
+        device=DeviceOptions(platform=platform_name),
+        **({"window": 2} if test != "latency" else {}),
+    )
     peaks = comm.gather(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, root=0)
     return {"case": name, "largest_message": GiB, "peak_rss_per_rank": peaks}
 
@@ -126,18 +155,36 @@ def measure_memory(case: str, platform_name: str) -> dict:
 def launch(platform_name: str, *arguments: str) -> dict:
     output = ROOT / "build" / "bench" / "part.json"
     output.parent.mkdir(parents=True, exist_ok=True)
-    command = omb_side.mpirun_command(2, []) + [sys.executable, __file__, "--platform", platform_name, "--part",
-                                                *arguments, "--part-output", str(output)]
+    command = omb_side.mpirun_command(2, []) + [
+        sys.executable,
+        __file__,
+        "--platform",
+        platform_name,
+        "--part",
+        *arguments,
+        "--part-output",
+        str(output),
+    ]
     subprocess.run(command, check=True, env=ENV, timeout=1800)
     return json.loads(output.read_text())
 
 
 def ratios(m: dict) -> list[tuple[str, float, str, bool]]:
     """(what, ratio, target, met) for every point-to-point speed target (bench/RESULTS.md)."""
-    rows = [("osu latency H H 8 B / OMB 7.4", m["latency_8B_fpgacomm"] / m["latency_8B_omb"], "<= 1.10",
-             m["latency_8B_fpgacomm"] / m["latency_8B_omb"] <= 1.10),
-            ("osu bw H H 4 MiB / OMB 7.4", m["bw_4MiB_fpgacomm_HH"] / m["bw_4MiB_omb"], ">= 0.95",
-             m["bw_4MiB_fpgacomm_HH"] / m["bw_4MiB_omb"] >= 0.95)]
+    rows = [
+        (
+            "osu latency H H 8 B / OMB 7.4",
+            m["latency_8B_fpgacomm"] / m["latency_8B_omb"],
+            "<= 1.10",
+            m["latency_8B_fpgacomm"] / m["latency_8B_omb"] <= 1.10,
+        ),
+        (
+            "osu bw H H 4 MiB / OMB 7.4",
+            m["bw_4MiB_fpgacomm_HH"] / m["bw_4MiB_omb"],
+            ">= 0.95",
+            m["bw_4MiB_fpgacomm_HH"] / m["bw_4MiB_omb"] >= 0.95,
+        ),
+    ]
     for tag in ("4MiB", "16MiB", "64MiB"):
         bound = 1.0 / (1.0 / m[f"d2h_{tag}"] + 1.0 / m["hh_chunk_omb"] + 1.0 / m[f"h2d_{tag}"])
         ratio = m[f"bw_{tag}_fpgacomm_DD_staged"] / bound
@@ -158,8 +205,9 @@ def main() -> int:
     args = parser.parse_args()
 
     if args.part:  # inside mpirun
-        figures = measure_ranks(args.platform) if args.part[0] == "ranks" else measure_memory(args.part[1],
-                                                                                            args.platform)
+        figures = (
+            measure_ranks(args.platform) if args.part[0] == "ranks" else measure_memory(args.part[1], args.platform)
+        )
         write_part(args.part_output, figures)
         return 0
 
@@ -176,8 +224,9 @@ def main() -> int:
     table = ratios(figures)
     for case in memory:
         worst = max(case["peak_rss_per_rank"]) / case["largest_message"]
-        table.append((f"peak memory per rank / largest message, {case['case']} sweep {MEMORY_SIZES}", worst, "< 3",
-                      worst < 3))
+        table.append(
+            (f"peak memory per rank / largest message, {case['case']} sweep {MEMORY_SIZES}", worst, "< 3", worst < 3)
+        )
     print(f"{'what':<72}{'ratio':>8}  target")
     for what, ratio, target, met in table:
         print(f"{what:<72}{ratio:8.3f}  {target}{'' if met else '   MISSED'}")
@@ -185,10 +234,18 @@ def main() -> int:
     for name, value in sorted(figures.items()):
         print(f"  {name:<40} {value:.6g}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"host": platform.node(), "platform": args.platform, "figures": figures,
-                                          "memory": memory,
-                                          "ratios": [dict(what=w, ratio=r, target=t, met=m) for w, r, t, m in table]},
-                                         indent=1))
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "host": platform.node(),
+                "platform": args.platform,
+                "figures": figures,
+                "memory": memory,
+                "ratios": [dict(what=w, ratio=r, target=t, met=m) for w, r, t, m in table],
+            },
+            indent=1,
+        )
+    )
     return 0 if all(met for *_, met in table) else 1
 
 

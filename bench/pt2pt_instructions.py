@@ -55,7 +55,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from harness import ENV  # noqa: E402
-from omb_side import (UsageError, add_omb_options, marks, omb_from_options, write_section)  # noqa: E402
+from omb_side import UsageError, add_omb_options, marks, omb_from_options, write_section  # noqa: E402
 
 PYTHON = ROOT / ".venv" / "bin" / "python"
 CORE_BUILD = ROOT / "build" / "callgrind"
@@ -77,13 +77,26 @@ def unstripped_package() -> Path:
     import fpgacomm
 
     installed = Path(fpgacomm.__file__).parent
-    cache = subprocess.run(["cmake", "-L", "-N", str(next(ROOT.glob("build/cp*")))], capture_output=True,
-                           text=True).stdout
+    cache = subprocess.run(
+        ["cmake", "-L", "-N", str(next(ROOT.glob("build/cp*")))], capture_output=True, text=True
+    ).stdout
     pybind = re.search(r"pybind11_DIR:PATH=(.*)", cache)
-    configure = ["cmake", "-S", str(ROOT), "-B", str(CORE_BUILD), "-G", "Ninja", "-DSKBUILD=ON",
-                 "-DSKBUILD_PROJECT_VERSION=0.1.0", "-DCMAKE_BUILD_TYPE=Release",
-                 # pybind11 strips Release modules with CMAKE_STRIP; this keeps the symbols.
-                 "-DCMAKE_STRIP=/bin/true", "-DFPGACOMM_SYCL=OFF", f"-DPython_EXECUTABLE={PYTHON}"]
+    configure = [
+        "cmake",
+        "-S",
+        str(ROOT),
+        "-B",
+        str(CORE_BUILD),
+        "-G",
+        "Ninja",
+        "-DSKBUILD=ON",
+        "-DSKBUILD_PROJECT_VERSION=0.1.0",
+        "-DCMAKE_BUILD_TYPE=Release",
+        # pybind11 strips Release modules with CMAKE_STRIP; this keeps the symbols.
+        "-DCMAKE_STRIP=/bin/true",
+        "-DFPGACOMM_SYCL=OFF",
+        f"-DPython_EXECUTABLE={PYTHON}",
+    ]
     if pybind:
         configure.append(f"-Dpybind11_DIR={pybind.group(1)}")
     if shutil.which("ccache"):
@@ -91,8 +104,10 @@ def unstripped_package() -> Path:
     for command in (configure, ["ninja", "-C", str(CORE_BUILD), "_core"]):
         run = subprocess.run(command, capture_output=True, text=True)
         if run.returncode != 0:
-            raise UsageError(f"building the unstripped core failed ({' '.join(command[:3])}): "
-                             f"{(run.stdout + run.stderr).strip().splitlines()[-1:]}")
+            raise UsageError(
+                f"building the unstripped core failed ({' '.join(command[:3])}): "
+                f"{(run.stdout + run.stderr).strip().splitlines()[-1:]}"
+            )
     overlay = CORE_BUILD / "overlay"
     shutil.rmtree(overlay, ignore_errors=True)
     shutil.copytree(installed, overlay / "fpgacomm", ignore=shutil.ignore_patterns("_core*.so", "__pycache__"))
@@ -123,8 +138,12 @@ def counted_launch(program: list[str], rank: int, toggle: str | None, env: dict,
     run = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
     if run.returncode != 0:
         raise RuntimeError(f"{' '.join(program[:4])} failed: {(run.stderr or run.stdout).strip()[-300:]}")
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
-                          capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     out.unlink()
     return counts_of(text)
 
@@ -132,6 +151,7 @@ def counted_launch(program: list[str], rank: int, toggle: str | None, env: dict,
 def counts_of(annotated: str) -> dict:
     """From callgrind_annotate --inclusive=yes: the program's total and the
     inclusive counts of the MPI calls that wait, summed."""
+
     def count(pattern: str) -> int:
         match = re.search(r"^\s*([\d,]+)\s.*" + pattern, annotated, re.MULTILINE)
         return int(match.group(1).replace(",", "")) if match else 0
@@ -146,8 +166,10 @@ def per_message(test: str, program, rank: int, toggle, env, iterations, repeat, 
     for n in iterations:
         launches = [counted_launch(program(n), rank, toggle, env, folder) for _ in range(repeat)]
         # Polling only adds: the fewest instructions are the launch that waited least.
-        counts[n] = {"total": min(c["total"] for c in launches),
-                     "outside_waits": min(c["total"] - c["waits"] for c in launches)}
+        counts[n] = {
+            "total": min(c["total"] for c in launches),
+            "outside_waits": min(c["total"] - c["waits"] for c in launches),
+        }
     messages = (high - low) * messages_per_iteration(test)
     return {key: (counts[high][key] - counts[low][key]) / messages for key in ("total", "outside_waits")}
 
@@ -159,20 +181,26 @@ def measure(args, omb: dict[str, Path], overlay: Path) -> list[dict]:
         for test in args.tests:
             sides = {
                 "OMB": (lambda n, t=test: [str(omb[t]), *flags(t, args.size, n)], None),
-                "fpgacomm": (lambda n, t=test: [str(PYTHON), "-m", "fpgacomm", "osu", t, "H", "H",
-                                                *flags(t, args.size, n)], TOGGLE),
+                "fpgacomm": (
+                    lambda n, t=test: [str(PYTHON), "-m", "fpgacomm", "osu", t, "H", "H", *flags(t, args.size, n)],
+                    TOGGLE,
+                ),
             }
             for rank in (0, 1):
                 row = {"test": test, "size": args.size, "rank": rank}
                 for name, (program, toggle) in sides.items():
-                    row[name] = per_message(test, program, rank, toggle, env, args.iterations, args.repeat,
-                                            Path(folder))
+                    row[name] = per_message(
+                        test, program, rank, toggle, env, args.iterations, args.repeat, Path(folder)
+                    )
                 row["ratio"] = row["fpgacomm"]["outside_waits"] / row["OMB"]["outside_waits"]
                 row["met"] = row["ratio"] <= TARGET
-                print(f"{test} {args.size} B rank {rank}: OMB {row['OMB']['outside_waits']:.0f}, fpgacomm "
-                      f"{row['fpgacomm']['outside_waits']:.0f} instructions a message outside the waiting "
-                      f"calls ({row['ratio']:.3f}x; all: {row['OMB']['total']:.0f} and "
-                      f"{row['fpgacomm']['total']:.0f})", flush=True)
+                print(
+                    f"{test} {args.size} B rank {rank}: OMB {row['OMB']['outside_waits']:.0f}, fpgacomm "
+                    f"{row['fpgacomm']['outside_waits']:.0f} instructions a message outside the waiting "
+                    f"calls ({row['ratio']:.3f}x; all: {row['OMB']['total']:.0f} and "
+                    f"{row['fpgacomm']['total']:.0f})",
+                    flush=True,
+                )
                 rows.append(row)
     return rows
 
@@ -181,28 +209,36 @@ def section(rows: list[dict], argv: list[str]) -> str:
     begin, end = marks(SECTION, SCRIPT)
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     mpi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
-    lines = [begin, f"## {SECTION}: `bench/pt2pt_instructions.py`", "",
-             f"`python bench/pt2pt_instructions.py {' '.join(argv)}` on {platform.node() or 'this machine'} "
-             f"({os.cpu_count()} cores, {platform.machine()}, {' '.join(mpi)}, {valgrind}), "
-             f"{datetime.date.today().isoformat()}. Host buffers, two ranks; one rank under callgrind, the other "
-             "native. Instructions per message: the difference between two iteration counts over the "
-             "difference of the messages; 'outside waits' leaves out the MPI calls that wait "
-             "(MPI_Recv, MPI_Wait, MPI_Waitall, MPI_Barrier), where a rank polls for its peer as long as the "
-             "machine's load makes it; it decides; 'all' is the "
-             "smallest of the launches. Target: fpgacomm within 10 % of OMB outside waits.", "",
-             "| test | size | rank | OMB outside waits | fpgacomm outside waits | ratio | OMB all | "
-             "fpgacomm all | target |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        begin,
+        f"## {SECTION}: `bench/pt2pt_instructions.py`",
+        "",
+        f"`python bench/pt2pt_instructions.py {' '.join(argv)}` on {platform.node() or 'this machine'} "
+        f"({os.cpu_count()} cores, {platform.machine()}, {' '.join(mpi)}, {valgrind}), "
+        f"{datetime.date.today().isoformat()}. Host buffers, two ranks; one rank under callgrind, the other "
+        "native. Instructions per message: the difference between two iteration counts over the "
+        "difference of the messages; 'outside waits' leaves out the MPI calls that wait "
+        "(MPI_Recv, MPI_Wait, MPI_Waitall, MPI_Barrier), where a rank polls for its peer as long as the "
+        "machine's load makes it; it decides; 'all' is the "
+        "smallest of the launches. Target: fpgacomm within 10 % of OMB outside waits.",
+        "",
+        "| test | size | rank | OMB outside waits | fpgacomm outside waits | ratio | OMB all | "
+        "fpgacomm all | target |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
-        lines.append(f"| {row['test']} | {row['size']} B | {row['rank']} | {row['OMB']['outside_waits']:.0f} | "
-                     f"{row['fpgacomm']['outside_waits']:.0f} | {row['ratio']:.3f} | {row['OMB']['total']:.0f} "
-                     f"| {row['fpgacomm']['total']:.0f} | {'met' if row['met'] else 'missed'} |")
+        lines.append(
+            f"| {row['test']} | {row['size']} B | {row['rank']} | {row['OMB']['outside_waits']:.0f} | "
+            f"{row['fpgacomm']['outside_waits']:.0f} | {row['ratio']:.3f} | {row['OMB']['total']:.0f} "
+            f"| {row['fpgacomm']['total']:.0f} | {'met' if row['met'] else 'missed'} |"
+        )
     return "\n".join(lines + ["", end]) + "\n"
 
 
 def parse_arguments(argv: list[str]):
-    parser = argparse.ArgumentParser(prog="pt2pt_instructions.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="pt2pt_instructions.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tests", default="bw", help=f"comma-separated, among {', '.join(TESTS)} (default: bw)")
     parser.add_argument("--size", type=int, default=8, help="message size in bytes (default: 8)")
     parser.add_argument("--iterations", default="200,1200", help="the two iteration counts (default: 200,1200)")

@@ -67,12 +67,16 @@ def compare(before: dict, after: dict) -> None:
         for n in sorted(set(before.get(measure, {})) | set(after.get(measure, {}))):
             b, a = before.get(measure, {}).get(n, []), after.get(measure, {}).get(n, [])
             if not b or not a:
-                print(f"  {size(n):>5}  {'-' if not b else value(measure, np.median(b))}  "
-                      f"{'-' if not a else value(measure, np.median(a))}")
+                print(
+                    f"  {size(n):>5}  {'-' if not b else value(measure, np.median(b))}  "
+                    f"{'-' if not a else value(measure, np.median(a))}"
+                )
                 continue
             ratio, low, high = interval(b, a)
-            print(f"  {size(n):>5}  {value(measure, np.median(b))}  {value(measure, np.median(a))}  "
-                  f"{ratio:6.3f} [{low:.3f}, {high:.3f}]  {len(b)}/{len(a)}")
+            print(
+                f"  {size(n):>5}  {value(measure, np.median(b))}  {value(measure, np.median(a))}  "
+                f"{ratio:6.3f} [{low:.3f}, {high:.3f}]  {len(b)}/{len(a)}"
+            )
 
 
 def targets(side: str, table: dict) -> None:
@@ -83,8 +87,10 @@ def targets(side: str, table: dict) -> None:
         medians = [float(np.median(dd[n])) for n in sizes]
         falls = [(sizes[i + 1], 1 - medians[i + 1] / medians[i]) for i in range(len(sizes) - 1)]
         worst = max(falls, key=lambda f: f[1])
-        print(f"  cliff: largest fall of D-D latency to the next size {worst[1]:.1%} (at {size(worst[0])}): "
-              f"{'met' if worst[1] <= 0.10 else 'MISSED'} (at most 10 %)")
+        print(
+            f"  cliff: largest fall of D-D latency to the next size {worst[1]:.1%} (at {size(worst[0])}): "
+            f"{'met' if worst[1] <= 0.10 else 'MISSED'} (at most 10 %)"
+        )
     hd, hh = table.get("latency_H_D", {}), table.get("latency_H_H", {})
     if dd and hd and hh:
         worst_ratio, at = 0.0, 0
@@ -95,16 +101,20 @@ def targets(side: str, table: dict) -> None:
             ratio = np.median(dd[n]) / ideal
             if ratio > worst_ratio:
                 worst_ratio, at = ratio, n
-        print(f"  D-D latency over 2 x H-D - H-H up to 16 KiB: at most {worst_ratio:.2f} (at {size(at)}): "
-              f"{'met' if worst_ratio <= 1.3 else 'MISSED'} (at most 1.3)")
+        print(
+            f"  D-D latency over 2 x H-D - H-H up to 16 KiB: at most {worst_ratio:.2f} (at {size(at)}): "
+            f"{'met' if worst_ratio <= 1.3 else 'MISSED'} (at most 1.3)"
+        )
     bd, bh = table.get("bw_D_D", {}), table.get("bw_H_H", {})
     for n in sorted(set(bd) & set(bh)):
         if n < 16 * MiB:
             continue
         rounds = min(len(bd[n]), len(bh[n]))
         ratios = np.asarray(bd[n][:rounds]) / np.asarray(bh[n][:rounds])
-        print(f"  D-D / H-H bandwidth at {size(n)}: median {np.median(ratios):.3f} (rounds {ratios.min():.3f} to "
-              f"{ratios.max():.3f}): {'met' if np.median(ratios) >= 0.9 else 'MISSED'} (at least 0.9)")
+        print(
+            f"  D-D / H-H bandwidth at {size(n)}: median {np.median(ratios):.3f} (rounds {ratios.min():.3f} to "
+            f"{ratios.max():.3f}): {'met' if np.median(ratios) >= 0.9 else 'MISSED'} (at least 0.9)"
+        )
 
 
 def main(argv: list) -> int:

@@ -31,19 +31,23 @@ from harness import ENV  # noqa: E402
 # The emulator reports host-unified memory, so OpenCL maps device buffers
 # by default (--path auto) where SYCL stages them: "opencl staged" is the
 # like-for-like route, on the point-to-point tests (collectives always stage).
-INTERFACES = {"opencl": ["-d", "opencl", "--device-type", "fpga"],
-              "opencl staged": ["-d", "opencl", "--device-type", "fpga", "--path", "staged"],
-              "sycl": ["-d", "sycl"]}
+INTERFACES = {
+    "opencl": ["-d", "opencl", "--device-type", "fpga"],
+    "opencl staged": ["-d", "opencl", "--device-type", "fpga", "--path", "staged"],
+    "sycl": ["-d", "sycl"],
+}
 POINT_TO_POINT_ONLY = ("opencl staged",)
 POINT_TO_POINT = ("latency", "bw", "bibw", "multi_lat", "mbw_mr")
 # name: (ranks, fpgacomm osu arguments, column, sizes reported)
 RUNS = {
-    "latency D D": (2, ["latency", "D", "D", "-m", "1:64K", "-i", "100", "-x", "10"], "latency_avg",
-                    (1, 4096, 65536)),
-    "bw D D": (2, ["bw", "D", "D", "-m", "64K:16M", "-i", "10", "-x", "2", "-W", "16"], "bandwidth",
-               (65536, 1 << 20, 1 << 24)),
-    "allreduce D, 3 ranks": (3, ["allreduce", "-m", "4:1M", "-i", "20", "-x", "2"], "latency_avg",
-                             (4, 65536, 1 << 20)),
+    "latency D D": (2, ["latency", "D", "D", "-m", "1:64K", "-i", "100", "-x", "10"], "latency_avg", (1, 4096, 65536)),
+    "bw D D": (
+        2,
+        ["bw", "D", "D", "-m", "64K:16M", "-i", "10", "-x", "2", "-W", "16"],
+        "bandwidth",
+        (65536, 1 << 20, 1 << 24),
+    ),
+    "allreduce D, 3 ranks": (3, ["allreduce", "-m", "4:1M", "-i", "20", "-x", "2"], "latency_avg", (4, 65536, 1 << 20)),
 }
 
 
@@ -57,11 +61,30 @@ def run(rounds: int) -> list[dict]:
                 for interface, flags in INTERFACES.items():
                     if interface in POINT_TO_POINT_ONLY and arguments[0] not in POINT_TO_POINT:
                         continue
-                    command = ["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable, "-m", "fpgacomm",
-                               "osu", *arguments, *flags, "--json", str(out)]
+                    command = [
+                        "mpirun",
+                        "-np",
+                        str(ranks),
+                        "--oversubscribe",
+                        sys.executable,
+                        "-m",
+                        "fpgacomm",
+                        "osu",
+                        *arguments,
+                        *flags,
+                        "--json",
+                        str(out),
+                    ]
                     subprocess.run(command, check=True, env=ENV, capture_output=True, text=True)
-                    launches.append({"round": round_index, "run": name, "interface": interface,
-                                     "command": " ".join(command[5:]), "result": json.loads(out.read_text())})
+                    launches.append(
+                        {
+                            "round": round_index,
+                            "run": name,
+                            "interface": interface,
+                            "command": " ".join(command[5:]),
+                            "result": json.loads(out.read_text()),
+                        }
+                    )
     return launches
 
 
@@ -91,8 +114,13 @@ def main() -> int:
     load = os.getloadavg()[0]
     launches = run(args.rounds)
     table = medians(launches)
-    Path(args.out).write_text(json.dumps({"rounds": args.rounds, "load_at_start": load, "medians": table,
-                                          "launches": launches}, separators=(",", ":")) + "\n")
+    Path(args.out).write_text(
+        json.dumps(
+            {"rounds": args.rounds, "load_at_start": load, "medians": table, "launches": launches},
+            separators=(",", ":"),
+        )
+        + "\n"
+    )
     print(f"load average at start {load:.1f}, medians of {args.rounds} interleaved rounds; raw: {args.out}")
     print("| run | figure | " + " | ".join(f"-d {name} (emulation)" for name in INTERFACES) + " |")
     print("|---|---|" + "---|" * len(INTERFACES))

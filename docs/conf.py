@@ -28,8 +28,7 @@ html_title = f"fpgacomm {release}"
 autodoc_member_order = "bysource"
 # Each object once, in the module that defines it: the package root's __all__
 # (Result, load, compare, ...) names objects documented in their homes.
-autodoc_default_options = {"members": True, "undoc-members": True, "show-inheritance": True,
-                           "ignore-module-all": True}
+autodoc_default_options = {"members": True, "undoc-members": True, "show-inheritance": True, "ignore-module-all": True}
 autodoc_typehints = "description"
 # Markdown headings become link targets (docs/SLURM.md#srun), as GitHub renders them.
 myst_heading_anchors = 3

@@ -33,8 +33,10 @@ def kernel_interpreter(name: str = KERNEL) -> str:
     try:
         return KernelSpecManager().get_kernel_spec(name).argv[0]
     except NoSuchKernel:
-        raise RuntimeError(f"no Jupyter kernel {name!r} for {sys.prefix}: scripts/setup.sh registers it "
-                           f"({sys.executable} -m ipykernel install --sys-prefix --name {name})") from None
+        raise RuntimeError(
+            f"no Jupyter kernel {name!r} for {sys.prefix}: scripts/setup.sh registers it "
+            f"({sys.executable} -m ipykernel install --sys-prefix --name {name})"
+        ) from None
 
 
 def execute(path: Path, workdir: Path, timeout: float):
@@ -48,11 +50,20 @@ def execute(path: Path, workdir: Path, timeout: float):
     kernel = notebook.metadata["kernelspec"]["name"]
     kernel_interpreter(kernel)  # registered, or a message saying how
     saved = dict(os.environ)
-    os.environ.update(MPLBACKEND="Agg", PYDEVD_DISABLE_FILE_VALIDATION="1",  # the debugger warns on frozen modules
-                      OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    os.environ.update(
+        MPLBACKEND="Agg",
+        PYDEVD_DISABLE_FILE_VALIDATION="1",  # the debugger warns on frozen modules
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+    )
     try:
-        nbclient.NotebookClient(notebook, timeout=timeout, kernel_name=kernel, record_timing=False,
-                                resources={"metadata": {"path": str(workdir)}}).execute()
+        nbclient.NotebookClient(
+            notebook,
+            timeout=timeout,
+            kernel_name=kernel,
+            record_timing=False,
+            resources={"metadata": {"path": str(workdir)}},
+        ).execute()
     finally:
         os.environ.clear()
         os.environ.update(saved)

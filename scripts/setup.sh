@@ -32,7 +32,9 @@ packages=(build-essential cmake git pkg-config
           python3-dev python3-venv python3-pip python3-mpi4py python3-numpy
           python3-matplotlib python3-pytest pybind11-dev python3-pybind11
           python3-nbclient python3-ipykernel python3-nbformat python3-pyte
-          slurm-wlm munge python3-sphinx python3-myst-parser)
+          slurm-wlm munge python3-sphinx python3-myst-parser clang-format)
+
+RUFF_VERSION=0.8.4
 
 if [ -n "${FPGACOMM_PYTHON:-}" ]; then
   python="$FPGACOMM_PYTHON"
@@ -55,6 +57,11 @@ else
   python=.venv/bin/python
   if ! "$python" -c "import scikit_build_core" 2>/dev/null; then
     "$python" -m pip install -q "scikit-build-core>=0.8"
+  fi
+  # The linter and formatter that make lint (and CI) run, pinned: another
+  # version would judge the same code differently.
+  if [ "$("$python" -m ruff --version 2>/dev/null)" != "ruff $RUFF_VERSION" ]; then
+    "$python" -m pip install -q "ruff==$RUFF_VERSION"
   fi
 fi
 

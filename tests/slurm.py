@@ -60,38 +60,78 @@ class Cluster:
         controller, *node_ports = _free_ports(1 + nodes)
         host = socket.gethostname()
         lines = [
-            "ClusterName=fpgacommtest", f"SlurmctldHost={host}(127.0.0.1)", f"SlurmctldPort={controller}",
-            "SlurmUser=root", "SlurmdUser=root", "AuthType=auth/munge", f"AuthInfo=socket={self.socket}",
-            "CredType=cred/munge", f"StateSaveLocation={folder}/state", f"SlurmdSpoolDir={folder}/%n",
-            f"TmpFS={folder}/%n", f"SlurmctldPidFile={folder}/slurmctld.pid", f"SlurmdPidFile={folder}/%n/slurmd.pid",
-            f"SlurmctldLogFile={folder}/slurmctld.log", f"SlurmdLogFile={folder}/%n/slurmd.log",
-            "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/affinity", "SelectType=select/cons_tres",
-            "SelectTypeParameters=CR_Core", "MpiDefault=none", "ReturnToService=2",
-            "JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none",
-            "SchedulerType=sched/builtin", "InactiveLimit=0", "KillWait=5", "MailProg=/bin/true",
+            "ClusterName=fpgacommtest",
+            f"SlurmctldHost={host}(127.0.0.1)",
+            f"SlurmctldPort={controller}",
+            "SlurmUser=root",
+            "SlurmdUser=root",
+            "AuthType=auth/munge",
+            f"AuthInfo=socket={self.socket}",
+            "CredType=cred/munge",
+            f"StateSaveLocation={folder}/state",
+            f"SlurmdSpoolDir={folder}/%n",
+            f"TmpFS={folder}/%n",
+            f"SlurmctldPidFile={folder}/slurmctld.pid",
+            f"SlurmdPidFile={folder}/%n/slurmd.pid",
+            f"SlurmctldLogFile={folder}/slurmctld.log",
+            f"SlurmdLogFile={folder}/%n/slurmd.log",
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/affinity",
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_Core",
+            "MpiDefault=none",
+            "ReturnToService=2",
+            "JobAcctGatherType=jobacct_gather/none",
+            "AccountingStorageType=accounting_storage/none",
+            "SchedulerType=sched/builtin",
+            "InactiveLimit=0",
+            "KillWait=5",
+            "MailProg=/bin/true",
         ]
         # Each node has the host's cores: Slurm binds a task to its own.
-        lines += [f"NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 Port={port} CPUs={CPUS} "
-                  f"CoresPerSocket={CPUS} ThreadsPerCore=1 State=UNKNOWN" for node, port in zip(self.nodes, node_ports)]
-        lines.append(f"PartitionName=debug Nodes={','.join(self.nodes)} Default=YES MaxTime=INFINITE State=UP "
-                     "OverSubscribe=YES")
+        lines += [
+            f"NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 Port={port} CPUs={CPUS} "
+            f"CoresPerSocket={CPUS} ThreadsPerCore=1 State=UNKNOWN"
+            for node, port in zip(self.nodes, node_ports)
+        ]
+        lines.append(
+            f"PartitionName=debug Nodes={','.join(self.nodes)} Default=YES MaxTime=INFINITE State=UP "
+            "OverSubscribe=YES"
+        )
         self.conf = folder / "slurm.conf"
         self.conf.write_text("\n".join(lines) + "\n")
         # Ranks on two nodes of one host would each take the other for a
         # remote peer, yet both make Open MPI's shared-memory segments in the
         # one /dev/shm, named alike, and crash in them (seen in the vader
         # transport): the cluster's ranks talk over TCP, as between real nodes.
-        self.env = {**os.environ, "SLURM_CONF": str(self.conf), "PATH": path, "OMPI_MCA_btl": "self,tcp",
-                    "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-        for name in [variable for variable in self.env if variable.startswith(("SLURM_", "SLURMD_")) and
-                     variable != "SLURM_CONF"]:
+        self.env = {
+            **os.environ,
+            "SLURM_CONF": str(self.conf),
+            "PATH": path,
+            "OMPI_MCA_btl": "self,tcp",
+            "OMPI_ALLOW_RUN_AS_ROOT": "1",
+            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+        }
+        for name in [
+            variable for variable in self.env if variable.startswith(("SLURM_", "SLURMD_")) and variable != "SLURM_CONF"
+        ]:
             del self.env[name]  # a test run inside someone's job must not join it
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         folder = self.folder
-        self._start("munged", ["munged", "-F", "-f", f"--socket={self.socket}",
-                               f"--key-file={folder}/munge/munge.key", f"--pid-file={folder}/munge/munged.pid",
-                               f"--log-file={folder}/munged.log", f"--seed-file={folder}/munge/seed"])
+        self._start(
+            "munged",
+            [
+                "munged",
+                "-F",
+                "-f",
+                f"--socket={self.socket}",
+                f"--key-file={folder}/munge/munge.key",
+                f"--pid-file={folder}/munge/munged.pid",
+                f"--log-file={folder}/munged.log",
+                f"--seed-file={folder}/munge/seed",
+            ],
+        )
         self._wait(lambda: self.socket.exists(), "munged's socket")
         self._start("slurmctld", ["slurmctld", "-D", "-i"])
         for node in self.nodes:
@@ -101,13 +141,21 @@ class Cluster:
 
     def _start(self, label: str, command: list[str]) -> None:
         with open(self.folder / f"{label}.out", "wb") as output:
-            self.processes.append(subprocess.Popen([_program(command[0]), *command[1:]], env=self.env,
-                                                   stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                   start_new_session=True))
+            self.processes.append(
+                subprocess.Popen(
+                    [_program(command[0]), *command[1:]],
+                    env=self.env,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
 
     def _idle(self) -> int:
-        states = subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], env=self.env, capture_output=True, text=True,
-                                timeout=30).stdout.split()
+        states = subprocess.run(
+            ["sinfo", "-h", "-N", "-o", "%t"], env=self.env, capture_output=True, text=True, timeout=30
+        ).stdout.split()
         return states.count("idle")
 
     def _wait(self, ready, what: str, seconds: float = 60) -> None:
@@ -115,16 +163,21 @@ class Cluster:
         while not ready():
             ended = [process.args[0] for process in self.processes if process.poll() is not None]
             if ended or time.monotonic() > deadline:
-                logs = "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-2000:]}"
-                                 for path in sorted(self.folder.glob("*.out")))
-                raise RuntimeError(f"Slurm test cluster: no {what} ({'ended: ' + ', '.join(ended) if ended else 'timed out'})"
-                                   f"\n{logs}")
+                logs = "\n".join(
+                    f"--- {path.name}\n{path.read_text(errors='replace')[-2000:]}"
+                    for path in sorted(self.folder.glob("*.out"))
+                )
+                raise RuntimeError(
+                    f"Slurm test cluster: no {what} ({'ended: ' + ', '.join(ended) if ended else 'timed out'})"
+                    f"\n{logs}"
+                )
             time.sleep(0.2)
 
     def run(self, command: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:
         """`command` (a shell line, as a user types it) against this cluster."""
-        return subprocess.run(command, shell=True, env=self.env, cwd=cwd or self.folder, capture_output=True,
-                              text=True, timeout=timeout)
+        return subprocess.run(
+            command, shell=True, env=self.env, cwd=cwd or self.folder, capture_output=True, text=True, timeout=timeout
+        )
 
     def stop(self) -> None:
         """Cancels what still runs, then ends the daemons by PID, slurmd first."""

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from fpgacomm import _core, beff, cli
 from fpgacomm.models.beff import ChannelModel
 from fpgacomm.results.report import format_text
@@ -34,11 +33,14 @@ def test_default_sizes_are_21_powers_of_two():
     assert beff.message_sizes(3, 9, 3) == [8, 64, 512]
 
 
-@pytest.mark.parametrize("arguments,message", [
-    ((0, 31, 1), "0 <= --min-size <= -m <= 30, got --min-size 0 -m 31"),
-    ((5, 4, 1), "got --min-size 5 -m 4"),
-    ((0, 4, 0), "--step-size must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "arguments,message",
+    [
+        ((0, 31, 1), "0 <= --min-size <= -m <= 30, got --min-size 0 -m 31"),
+        ((5, 4, 1), "got --min-size 5 -m 4"),
+        ((0, 4, 0), "--step-size must be at least 1"),
+    ],
+)
 def test_sizes_out_of_range_are_clear_errors(arguments, message):
     with pytest.raises(_core.UsageError, match=message):
         beff.message_sizes(*arguments)
@@ -82,14 +84,31 @@ def test_messages_carry_the_seed_fill_and_a_stamp_at_both_ends():
     # A 1-byte message differs from every one of the 255 before it, so a
     # stale or duplicated one is always seen.
     first = [_core.testing.beff_message_byte(0, 1, _core.testing.beff_stamp(2, 1, q)) for q in range(1000)]
-    assert all(len(set(first[q:q + 256])) == 256 for q in range(0, 744))
+    assert all(len(set(first[q : q + 256])) == 256 for q in range(0, 744))
 
 
 def test_table_is_the_seeds_layout_with_the_b_eff_line():
-    rows = [{"pattern": "ring", "size": 1 << m, "loop_length": 10, "time": 1e-3, "bandwidth": 4e4 * (1 << m),
-             "pair_bandwidth": 1e4 * (1 << m), "validation": "pass", "validation_errors": 0} for m in range(3)]
-    params = {"comm_type": "cpu", "ranks": 2, "loop_rule": "hpcc", "b_eff": 9.33333e4,
-              "b_eff_reduction": "arithmetic mean of B(m) over the 3 sizes run", "rings": {"ring": [1, 0]}}
+    rows = [
+        {
+            "pattern": "ring",
+            "size": 1 << m,
+            "loop_length": 10,
+            "time": 1e-3,
+            "bandwidth": 4e4 * (1 << m),
+            "pair_bandwidth": 1e4 * (1 << m),
+            "validation": "pass",
+            "validation_errors": 0,
+        }
+        for m in range(3)
+    ]
+    params = {
+        "comm_type": "cpu",
+        "ranks": 2,
+        "loop_rule": "hpcc",
+        "b_eff": 9.33333e4,
+        "b_eff_reduction": "arithmetic mean of B(m) over the 3 sizes run",
+        "rings": {"ring": [1, 0]},
+    }
     result = Result("beff", params, {}, rows, {k: "" for k in rows[0]})
     lines = format_text(result).splitlines()
     assert lines[1].split() == ["MSize", "looplength", "time", "[s]", "B/s"]
@@ -99,11 +118,14 @@ def test_table_is_the_seeds_layout_with_the_b_eff_line():
     assert lines[-1] == "b_eff = 9.33333e+04 B/s"
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["beff", "-m", "40"], "-m <= 30"),
-    (["beff", "--loop-rule", "adaptive", "-n", "0"], "repetitions -n must be at least 1"),
-    (["beff", "--comm-type", "cpu", "-l", "0"], "1 <= -l"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["beff", "-m", "40"], "-m <= 30"),
+        (["beff", "--loop-rule", "adaptive", "-n", "0"], "repetitions -n must be at least 1"),
+        (["beff", "--comm-type", "cpu", "-l", "0"], "1 <= -l"),
+    ],
+)
 def test_cli_errors_name_the_problem(capsys, argv, message):
     assert cli.main(argv) == cli.EXIT_USAGE
     err = capsys.readouterr().err
@@ -111,10 +133,26 @@ def test_cli_errors_name_the_problem(capsys, argv, message):
 
 
 def test_table_shows_the_model_beside_each_row():
-    rows = [{"pattern": "ring", "size": 64, "loop_length": 10, "time": 1e-3, "bandwidth": 4e6, "pair_bandwidth": 1e6,
-             "validation": "pass", "validation_errors": 0}]
-    params = {"comm_type": "cpu", "ranks": 2, "loop_rule": "hpcc", "b_eff": 4e6,
-              "b_eff_reduction": "arithmetic mean of B(m) over the 1 sizes run", "rings": {"ring": [0, 1]}}
+    rows = [
+        {
+            "pattern": "ring",
+            "size": 64,
+            "loop_length": 10,
+            "time": 1e-3,
+            "bandwidth": 4e6,
+            "pair_bandwidth": 1e6,
+            "validation": "pass",
+            "validation_errors": 0,
+        }
+    ]
+    params = {
+        "comm_type": "cpu",
+        "ranks": 2,
+        "loop_rule": "hpcc",
+        "b_eff": 4e6,
+        "b_eff_reduction": "arithmetic mean of B(m) over the 1 sizes run",
+        "rings": {"ring": [0, 1]},
+    }
     result = beff._with_model(Result("beff", params, {}, rows, {k: "" for k in rows[0]}), "520n")
     lines = format_text(result).splitlines()
     assert lines[1].split() == ["MSize", "looplength", "time", "[s]", "B/s", "model", "B/s"]
@@ -124,14 +162,40 @@ def test_table_shows_the_model_beside_each_row():
 def test_mpirun_beff_prints_the_520n_model_beside_each_measured_row():
     # -m 8 with short loops (-u 64 -l 4 -n 2) keeps the run to a second.
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "beff", "-m", "8", "-u", "64",
-                          "-l", "4", "-o", "4", "-d", "3", "-n", "2", "--model", "520n"],
-                         capture_output=True, text=True, timeout=300, env=env)
+    run = subprocess.run(
+        [
+            "mpirun",
+            "-np",
+            "2",
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "beff",
+            "-m",
+            "8",
+            "-u",
+            "64",
+            "-l",
+            "4",
+            "-o",
+            "4",
+            "-d",
+            "3",
+            "-n",
+            "2",
+            "--model",
+            "520n",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["MSize"])
     assert lines[header].split() == ["MSize", "looplength", "time", "[s]", "B/s", "model", "B/s"]
-    table = [line.split() for line in lines[header + 1:header + 10]]
+    table = [line.split() for line in lines[header + 1 : header + 10]]
     assert [int(cells[0]) for cells in table] == [1 << m for m in range(9)]
     model = ChannelModel.bittware_520n()
     for cells in table:
@@ -141,12 +205,18 @@ def test_mpirun_beff_prints_the_520n_model_beside_each_measured_row():
     assert lines[header + 10].startswith("b_eff = ")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["beff", "--comm-type", "cpu", "--nodes", "50"], "--nodes sets the FPGAs of the simulated ring (--comm-type sim)"),
-    (["beff", "--comm-type", "sim", "--random-rings", "0"], "--random-rings must be at least 1, got 0"),
-    (["beff", "--comm-type", "cpu", "--max-events", "1e6"], "beff: --max-events limits the simulated ring"),
-    (["gather", "--fabric", "vcsn", "--root", "3"], "gather: --root applies to real runs"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["beff", "--comm-type", "cpu", "--nodes", "50"],
+            "--nodes sets the FPGAs of the simulated ring (--comm-type sim)",
+        ),
+        (["beff", "--comm-type", "sim", "--random-rings", "0"], "--random-rings must be at least 1, got 0"),
+        (["beff", "--comm-type", "cpu", "--max-events", "1e6"], "beff: --max-events limits the simulated ring"),
+        (["gather", "--fabric", "vcsn", "--root", "3"], "gather: --root applies to real runs"),
+    ],
+)
 def test_options_that_cannot_apply_are_refused_not_ignored(argv, message, capsys):
     assert cli.main(argv) == cli.EXIT_USAGE
     out, err = capsys.readouterr()

@@ -6,11 +6,9 @@ import json
 
 import numpy as np
 import pytest
-
 from fpgacomm import Result
 from fpgacomm.calibration import campaign
 from fpgacomm.calibration.families import FAMILIES
-
 from test_cli import fpgacomm
 
 
@@ -35,8 +33,9 @@ def test_drawn_sizes_are_log_uniform_distinct_and_follow_the_seed():
     # Log-uniform: about as many below 2 KiB (half the log range) as above.
     below = sum(size < 2048 for size in sizes)
     assert 60 < below < 140
-    assert campaign.drawn_sizes(np.random.default_rng(1), 8, 1 << 22) == \
-        campaign.drawn_sizes(np.random.default_rng(1), 8, 1 << 22)
+    assert campaign.drawn_sizes(np.random.default_rng(1), 8, 1 << 22) == campaign.drawn_sizes(
+        np.random.default_rng(1), 8, 1 << 22
+    )
 
 
 def test_a_launch_is_one_result_with_every_family_and_an_index(launched):
@@ -66,11 +65,28 @@ def test_fit_from_one_launch_says_it_cannot_bootstrap_and_predict_reads_it(launc
     assert document["schema"] == "fpgacomm.platform/1" and document["preset"] == "cluster"
     assert all(item["value"] >= 0 for item in document["parameters"].values() if not isinstance(item["value"], str))
     assert 1 <= len(document["draws"]) <= 5
-    assert set(document["calibration"]["experiments"]) == {"gather/ring", "gather/tree", "gather/vlink",
-                                                           "gather/mpi", "beff/ring", "mbw_mr"}
+    assert set(document["calibration"]["experiments"]) == {
+        "gather/ring",
+        "gather/tree",
+        "gather/vlink",
+        "gather/mpi",
+        "beff/ring",
+        "mbw_mr",
+    }
     prediction = tmp_path / "pred.json"
-    run = fpgacomm("predict", "--fabric", str(platform), "--schedule", "ring", "--nodes", "4,16", "--sizes",
-                   "64K,1M", "--json", str(prediction))
+    run = fpgacomm(
+        "predict",
+        "--fabric",
+        str(platform),
+        "--schedule",
+        "ring",
+        "--nodes",
+        "4,16",
+        "--sizes",
+        "64K,1M",
+        "--json",
+        str(prediction),
+    )
     assert run.returncode == 0, run.stderr
     rows = Result.read_json(prediction).rows
     assert [(row["nodes"], row["size"]) for row in rows] == [(4, 65536), (4, 1 << 20), (16, 65536), (16, 1 << 20)]
@@ -89,8 +105,7 @@ def test_a_folder_without_a_family_the_fit_needs_names_it(launched, tmp_path):
     launch = Result.read_json(next(folder.glob("launch-*.json")))
     launch.rows = [row for row in launch.rows if row["family"] != "mbw_mr"]
     launch.write_json(tmp_path / "launch-without-mbw_mr.json")
-    _one_message(fpgacomm("calibrate", "fit", str(tmp_path), "-o", str(tmp_path / "p.json")), "mbw_mr",
-                 "calibrate run")
+    _one_message(fpgacomm("calibrate", "fit", str(tmp_path), "-o", str(tmp_path / "p.json")), "mbw_mr", "calibrate run")
     assert not (tmp_path / "p.json").exists()
 
 
@@ -100,6 +115,7 @@ def test_bad_input_stops_with_status_2_and_one_message(tmp_path):
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"schema": "fpgacomm.platform/2", "preset": "cluster", "parameters": {}}))
     _one_message(fpgacomm("predict", "--fabric", str(other), "--nodes", "4", "--sizes", "64K"), "schema")
-    _one_message(fpgacomm("predict", "--fabric", "beff_520n", "--schedule", "tree", "--nodes", "4", "--sizes",
-                          "64K"), "tree")
+    _one_message(
+        fpgacomm("predict", "--fabric", "beff_520n", "--schedule", "tree", "--nodes", "4", "--sizes", "64K"), "tree"
+    )
     _one_message(fpgacomm("calibrate", "run", str(tmp_path / "c"), ranks=1), "at least 2 ranks")

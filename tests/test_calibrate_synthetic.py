@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-
 from fpgacomm.calibration import campaign, fit, predict
 from fpgacomm.calibration.experiments import WINDOW, one_way, simulate
 from fpgacomm.calibration.families import BENCHMARK, UNITS
@@ -15,17 +14,34 @@ from fpgacomm.results.result import Result
 from fpgacomm.simulation import fabric as fabrics
 from fpgacomm.simulation import patterns
 
-TRUTH = {"ranks_per_host": 64, "send_overhead": 0.3e-6, "recv_overhead": 0.4e-6, "gap": 0.6e-6,
-         "intra_latency": 0.25e-6, "intra_bandwidth": 8e9, "host_bandwidth": 20e9, "eager_threshold": 8192,
-         "rendezvous_latency": 1.5e-6}
+TRUTH = {
+    "ranks_per_host": 64,
+    "send_overhead": 0.3e-6,
+    "recv_overhead": 0.4e-6,
+    "gap": 0.6e-6,
+    "intra_latency": 0.25e-6,
+    "intra_bandwidth": 8e9,
+    "host_bandwidth": 20e9,
+    "eager_threshold": 8192,
+    "rendezvous_latency": 1.5e-6,
+}
 NOISE = 0.01
 RANKS = 8
 GATHER_SIZES = [64 << 10, 1 << 20, 4 << 20]
 
 
 def _row(family, ranks, size, time, schedule="", pairs=0):
-    return {"family": family, "ranks": ranks, "schedule": schedule, "pairs": pairs, "size": size, "time": time,
-            "spread": None, "iterations": 1, "load": 0.0}
+    return {
+        "family": family,
+        "ranks": ranks,
+        "schedule": schedule,
+        "pairs": pairs,
+        "size": size,
+        "time": time,
+        "spread": None,
+        "iterations": 1,
+        "load": 0.0,
+    }
 
 
 def _launch(generator) -> Result:
@@ -37,19 +53,23 @@ def _launch(generator) -> Result:
     for side in ("send", "recv"):
         rows += [_row(f"{side}_overhead", 2, s, noisy(TRUTH[f"{side}_overhead"])) for s in sizes if s <= 4096]
     streamed = [s for s in sizes if s >= 1024]
-    rows += [_row("bandwidth", 2, r["size"], noisy(r["time"] / WINDOW), pairs=1)
-             for r in patterns.mbw_mr(pair, pairs=1, size=streamed, window=WINDOW).rows]
+    rows += [
+        _row("bandwidth", 2, r["size"], noisy(r["time"] / WINDOW), pairs=1)
+        for r in patterns.mbw_mr(pair, pairs=1, size=streamed, window=WINDOW).rows
+    ]
     for pairs in range(1, RANKS // 2 + 1):
         fab = fabrics.cluster(2 * pairs, **TRUTH)
-        rows += [_row("mbw_mr", 2 * pairs, r["size"], noisy(r["time"] / WINDOW), pairs=pairs)
-                 for r in patterns.mbw_mr(fab, pairs=pairs, size=list(campaign.CONTENTION_SIZES),
-                                          window=WINDOW).rows]
+        rows += [
+            _row("mbw_mr", 2 * pairs, r["size"], noisy(r["time"] / WINDOW), pairs=pairs)
+            for r in patterns.mbw_mr(fab, pairs=pairs, size=list(campaign.CONTENTION_SIZES), window=WINDOW).rows
+        ]
     for n in campaign.rank_counts(RANKS):
         for schedule in ("ring", "tree", "vlink", "mpi"):
             times = simulate(TRUTH, "gather", schedule, n, GATHER_SIZES)
             rows += [_row("gather", n, s, noisy(t), schedule) for s, t in zip(GATHER_SIZES, times)]
-        rows += [_row("beff", n, s, noisy(t)) for s, t in zip([1024, 65536], simulate(TRUTH, "beff", "", n,
-                                                                                        [1024, 65536]))]
+        rows += [
+            _row("beff", n, s, noisy(t)) for s, t in zip([1024, 65536], simulate(TRUTH, "beff", "", n, [1024, 65536]))
+        ]
     params = {"ranks": RANKS, "cores": 64, "ranks_per_host": RANKS, "started": "synthetic"}
     return Result(BENCHMARK, params, {"hosts": ["synthetic"] * RANKS}, rows, UNITS)
 
@@ -66,8 +86,18 @@ def fitted(tmp_path_factory):
     return fab, record, said, str(path)
 
 
-@pytest.mark.parametrize("key", ["send_overhead", "recv_overhead", "gap", "intra_latency", "intra_bandwidth",
-                                 "host_bandwidth", "rendezvous_latency"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "send_overhead",
+        "recv_overhead",
+        "gap",
+        "intra_latency",
+        "intra_bandwidth",
+        "host_bandwidth",
+        "rendezvous_latency",
+    ],
+)
 def test_parameters_within_five_percent_of_the_truth(fitted, key):
     fab = fitted[0]
     assert fab.arguments[key] == pytest.approx(TRUTH[key], rel=0.05)

@@ -12,19 +12,27 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fpgacomm import _core
 from fpgacomm.runtime import calibration
 from fpgacomm.runtime.calibration import KiB, MiB, Sizing
 
 US = 1e-6
-KEY = {"host": "node1", "platform": "NVIDIA CUDA", "platform_version": "OpenCL 3.0", "device": "H200",
-       "driver": "580.159.04", "ranks_sharing_device": 2, "method": calibration.METHOD}
+KEY = {
+    "host": "node1",
+    "platform": "NVIDIA CUDA",
+    "platform_version": "OpenCL 3.0",
+    "device": "H200",
+    "driver": "580.159.04",
+    "ranks_sharing_device": 2,
+    "method": calibration.METHOD,
+}
 
 
 def rows(to_device, to_host):
-    return [{"bytes": size, "to_device": d * US, "to_host": h * US}
-            for size, d, h in zip(calibration.SMALL_SIZES, to_device, to_host)]
+    return [
+        {"bytes": size, "to_device": d * US, "to_host": h * US}
+        for size, d, h in zip(calibration.SMALL_SIZES, to_device, to_host)
+    ]
 
 
 def test_the_smallest_fast_copy_is_where_the_wait_ends():
@@ -40,11 +48,14 @@ def test_the_smallest_fast_copy_is_where_the_wait_ends():
 def test_chunk_is_the_fastest_pipeline_and_slots_the_fewest_near_the_fastest():
     chunk, why = calibration.choose_chunk({MiB: 0.020, 2 * MiB: 0.014, 4 * MiB: 0.016})
     assert chunk == 2 * MiB
-    assert sum("<- fastest" in line for line in why) == 1 and "chunk 2 MiB" in next(l for l in why if "<-" in l)
+    assert sum("<- fastest" in line for line in why) == 1 and "chunk 2 MiB" in next(
+        line for line in why if "<-" in line
+    )
     slots, why = calibration.choose_slots({2: 0.0150, 3: 0.0141, 4: 0.0140, 8: 0.0139}, 2 * MiB)
     assert slots == 3  # within 98 % of the fastest (8 slots), with less pinned memory
-    sizing = calibration.choose(rows([150] * 7 + [16] * 4, [15] * 11), {MiB: 0.02, 2 * MiB: 0.014},
-                                {2: 0.015, 4: 0.014}, 2 * MiB)
+    sizing = calibration.choose(
+        rows([150] * 7 + [16] * 4, [15] * 11), {MiB: 0.02, 2 * MiB: 0.014}, {2: 0.015, 4: 0.014}, 2 * MiB
+    )
     assert (sizing.chunk_bytes, sizing.slots, sizing.fast_to_device, sizing.fast_to_host) == (2 * MiB, 4, 32 * KiB, 1)
     assert sizing.source == "measured" and any("smallest fast copy" in line for line in sizing.why)
 
@@ -56,8 +67,15 @@ def cache(tmp_path, monkeypatch):
 
 
 def stored(**changes) -> Sizing:
-    sizing = Sizing(chunk_bytes=2 * MiB, slots=4, fast_to_device=32 * KiB, fast_to_host=1, source="measured",
-                    why=["figures"], measured_at="2026-11-27T08:30:28Z")
+    sizing = Sizing(
+        chunk_bytes=2 * MiB,
+        slots=4,
+        fast_to_device=32 * KiB,
+        fast_to_host=1,
+        source="measured",
+        why=["figures"],
+        measured_at="2026-11-27T08:30:28Z",
+    )
     path = calibration.store(KEY, sizing, {"small": []})
     entry = json.loads(path.read_text())
     entry.update(changes)
@@ -80,15 +98,18 @@ def test_a_fresh_entry_is_trusted_with_how_and_when_it_was_measured(cache):
 GOOD = Sizing(chunk_bytes=MiB, slots=4, measured_at="2026-11-27T08:30:28Z").params()
 
 
-@pytest.mark.parametrize("entry,problem", [
-    ("{not json", "bad entry"),
-    ({"key": {**KEY, "driver": "older"}}, "measured for another device, driver or method"),
-    ({"sizing": {**GOOD, "chunk_bytes": 0}}, "chunk_bytes 0 is not"),
-    ({"sizing": {**GOOD, "slots": 999}}, "slots 999"),
-    ({"measured_at_epoch": "yesterday"}, "measured_at_epoch 'yesterday' is not a finite number"),
-    ({"measured_at_epoch": time.time() - (calibration.MAX_AGE_DAYS + 1) * 86400}, "stale entry"),
-    ({"measured_at_epoch": time.time() + 86400}, "measured in the future"),
-])
+@pytest.mark.parametrize(
+    "entry,problem",
+    [
+        ("{not json", "bad entry"),
+        ({"key": {**KEY, "driver": "older"}}, "measured for another device, driver or method"),
+        ({"sizing": {**GOOD, "chunk_bytes": 0}}, "chunk_bytes 0 is not"),
+        ({"sizing": {**GOOD, "slots": 999}}, "slots 999"),
+        ({"measured_at_epoch": "yesterday"}, "measured_at_epoch 'yesterday' is not a finite number"),
+        ({"measured_at_epoch": time.time() - (calibration.MAX_AGE_DAYS + 1) * 86400}, "stale entry"),
+        ({"measured_at_epoch": time.time() + 86400}, "measured in the future"),
+    ],
+)
 def test_a_bad_or_stale_entry_is_never_trusted(cache, entry, problem):
     stored()
     path = calibration.cache_path(KEY)
@@ -100,7 +121,6 @@ def test_a_bad_or_stale_entry_is_never_trusted(cache, entry, problem):
         path.write_text(json.dumps(data))
     sizing, why = calibration.load(KEY)
     assert sizing is None and problem in why, why
-
 
 
 def malformed(entry: dict, where: str, value) -> dict:
@@ -116,28 +136,31 @@ def malformed(entry: dict, where: str, value) -> dict:
 
 
 # Each field with a value of the wrong shape: type, finiteness, range, string.
-@pytest.mark.parametrize("where,value,problem", [
-    ("entry", [1, 2, 3], "a JSON object was expected, found list"),
-    ("entry", "a string", "a JSON object was expected, found str"),
-    ("sizing", [1, 2, 3], "'sizing' [1, 2, 3] is not an object"),
-    ("sizing", {"chunk_bytes": MiB}, "'sizing' lacks fast_to_device"),
-    ("chunk_bytes", True, "chunk_bytes True is not a size"),
-    ("chunk_bytes", 1.5, "chunk_bytes 1.5 is not a size"),
-    ("chunk_bytes", "1M", "chunk_bytes '1M' is not a size"),
-    ("fast_to_device", False, "fast_to_device False is not a size"),
-    ("fast_to_host", 1 << 31, "fast_to_host 2147483648 is not a size"),
-    ("slots", True, "slots True is not from 1 to 64"),
-    ("slots", 4.0, "slots 4.0 is not from 1 to 64"),
-    ("source", 3, "source 3 is not a string"),
-    ("why", {"a": 1}, "why {'a': 1} is not a list of strings"),
-    ("why", ["fine", 2], "why ['fine', 2] is not a list of strings"),
-    ("measured_at", float("nan"), "measured_at nan is not a UTC time"),
-    ("measured_at", "yesterday", "measured_at 'yesterday' is not a UTC time"),
-    ("measured_at_epoch", float("nan"), "measured_at_epoch nan is not a finite number"),
-    ("measured_at_epoch", float("inf"), "measured_at_epoch inf is not a finite number"),
-    ("measured_at_epoch", True, "measured_at_epoch True is not a finite number"),
-    ("measured_at_epoch", None, "measured_at_epoch None is not a finite number"),
-])
+@pytest.mark.parametrize(
+    "where,value,problem",
+    [
+        ("entry", [1, 2, 3], "a JSON object was expected, found list"),
+        ("entry", "a string", "a JSON object was expected, found str"),
+        ("sizing", [1, 2, 3], "'sizing' [1, 2, 3] is not an object"),
+        ("sizing", {"chunk_bytes": MiB}, "'sizing' lacks fast_to_device"),
+        ("chunk_bytes", True, "chunk_bytes True is not a size"),
+        ("chunk_bytes", 1.5, "chunk_bytes 1.5 is not a size"),
+        ("chunk_bytes", "1M", "chunk_bytes '1M' is not a size"),
+        ("fast_to_device", False, "fast_to_device False is not a size"),
+        ("fast_to_host", 1 << 31, "fast_to_host 2147483648 is not a size"),
+        ("slots", True, "slots True is not from 1 to 64"),
+        ("slots", 4.0, "slots 4.0 is not from 1 to 64"),
+        ("source", 3, "source 3 is not a string"),
+        ("why", {"a": 1}, "why {'a': 1} is not a list of strings"),
+        ("why", ["fine", 2], "why ['fine', 2] is not a list of strings"),
+        ("measured_at", float("nan"), "measured_at nan is not a UTC time"),
+        ("measured_at", "yesterday", "measured_at 'yesterday' is not a UTC time"),
+        ("measured_at_epoch", float("nan"), "measured_at_epoch nan is not a finite number"),
+        ("measured_at_epoch", float("inf"), "measured_at_epoch inf is not a finite number"),
+        ("measured_at_epoch", True, "measured_at_epoch True is not a finite number"),
+        ("measured_at_epoch", None, "measured_at_epoch None is not a finite number"),
+    ],
+)
 def test_every_field_of_an_entry_is_checked(cache, where, value, problem):
     stored()
     path = calibration.cache_path(KEY)
@@ -169,8 +192,9 @@ class Measured:
 
     def __call__(self, comm, device, copies=True):
         self.calls += 1
-        return Sizing(chunk_bytes=4 * MiB, slots=3, source="measured", why=["measured"],
-                      measured_at="2026-11-27T22:00:00Z"), {"small": []}
+        return Sizing(
+            chunk_bytes=4 * MiB, slots=3, source="measured", why=["measured"], measured_at="2026-11-27T22:00:00Z"
+        ), {"small": []}
 
 
 def self_comm():
@@ -240,8 +264,10 @@ def test_a_failed_write_leaves_no_temporary_file(cache, monkeypatch):
         calibration.store(KEY, Sizing(chunk_bytes=MiB, slots=4), {})
     assert not list(calibration.cache_folder().glob("*"))
     Measured(monkeypatch)
-    with pytest.raises(_core.UsageError, match="cannot write the calibration entry .*No space left on device.*"
-                                               "the figures measured were not cached"):
+    with pytest.raises(
+        _core.UsageError,
+        match="cannot write the calibration entry .*No space left on device.*" "the figures measured were not cached",
+    ):
         calibration.calibrate(self_comm(), None, ["node1"], force=True)
     assert not list(calibration.cache_folder().glob("*"))
 
@@ -272,11 +298,17 @@ def test_tune_with_an_unusable_cache_folder_exits_2_before_measuring(tmp_path, h
         else:
             stack.enter_context(mounted(folder, "size=16k"))
             (folder / "filler").write_bytes(b"x" * 12288)  # what is left is less than an entry
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   XDG_CACHE_HOME=str(tmp_path))
+        env = dict(
+            os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", XDG_CACHE_HOME=str(tmp_path)
+        )
         started = time.monotonic()
-        run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "tune", "--platform", "Portable"],
-                             capture_output=True, text=True, timeout=300, env=env)
+        run = subprocess.run(
+            ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "tune", "--platform", "Portable"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         seconds = time.monotonic() - started
         assert run.returncode == 2, run.stderr
         assert run.stderr.count(f"the calibration cache folder {folder} cannot be written") == 1, run.stderr

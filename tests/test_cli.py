@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fpgacomm import Result, _core, collectives, onesided
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -49,8 +48,26 @@ def test_bad_arguments_exit_2_with_one_message():
 
 
 def test_osu_bw_prints_omb_text_and_writes_json_and_csv(tmp_path):
-    run = fpgacomm("osu", "bw", "H", "D", "-m", "1K:64K", "-i", "3", "-x", "1", "-W", "4", "-c",
-                   "--json", str(tmp_path / "bw.json"), "--csv", str(tmp_path / "bw.csv"), ranks=2)
+    run = fpgacomm(
+        "osu",
+        "bw",
+        "H",
+        "D",
+        "-m",
+        "1K:64K",
+        "-i",
+        "3",
+        "-x",
+        "1",
+        "-W",
+        "4",
+        "-c",
+        "--json",
+        str(tmp_path / "bw.json"),
+        "--csv",
+        str(tmp_path / "bw.csv"),
+        ranks=2,
+    )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("# OSU MPI-OpenCL Bandwidth Test v")
@@ -68,8 +85,11 @@ def test_osu_bw_prints_omb_text_and_writes_json_and_csv(tmp_path):
 def test_kinds_go_before_or_after_the_options_as_in_omb(tmp_path):
     """OSU Micro-Benchmarks takes options first, then the kinds; fpgacomm
     takes them in any order, and still names an unknown option."""
-    orders = [("H", "D", "-m", "8:16", "-i", "5"), ("-m", "8:16", "-i", "5", "H", "D"),
-              ("H", "-m", "8:16", "-i", "5", "D")]
+    orders = [
+        ("H", "D", "-m", "8:16", "-i", "5"),
+        ("-m", "8:16", "-i", "5", "H", "D"),
+        ("H", "-m", "8:16", "-i", "5", "D"),
+    ]
     for number, order in enumerate(orders):
         target = tmp_path / f"latency{number}.json"
         run = fpgacomm("osu", "latency", *order, "-c", "--json", str(target), ranks=2)
@@ -94,14 +114,16 @@ def test_thread_level_is_asked_for_and_recorded(tmp_path):
 
 def test_another_thread_level_once_mpi_runs_names_both_levels():
     """MPI cannot change its thread level once started: asking is a usage error naming both."""
-    code = ("import mpi4py; mpi4py.rc.thread_level = 'funneled'\n"
-            "from mpi4py import MPI\n"
-            "from fpgacomm import _core, mpi\n"
-            "assert mpi.init() is MPI  # no level asked for: whatever runs\n"
-            "try:\n"
-            "    mpi.init(thread_level='single')\n"
-            "except _core.UsageError as error:\n"
-            "    print(error)\n")
+    code = (
+        "import mpi4py; mpi4py.rc.thread_level = 'funneled'\n"
+        "from mpi4py import MPI\n"
+        "from fpgacomm import _core, mpi\n"
+        "assert mpi.init() is MPI  # no level asked for: whatever runs\n"
+        "try:\n"
+        "    mpi.init(thread_level='single')\n"
+        "except _core.UsageError as error:\n"
+        "    print(error)\n"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=ENV)
     assert run.returncode == 0, run.stderr
     assert "MPI already runs at thread level" in run.stdout
@@ -127,8 +149,28 @@ def test_errors_are_clear_and_leave_no_json(tmp_path):
 
 def test_timeline_is_written_for_staged_bandwidth_tests_and_read_by_the_analysis(tmp_path):
     target = tmp_path / "timeline.json"
-    run = fpgacomm("osu", "bibw", "D", "D", "--path", "staged", "--chunk", "64K", "-m", "100K:100K", "-i", "2",
-                   "-x", "1", "-W", "3", "-c", "--timeline", str(target), ranks=2)
+    run = fpgacomm(
+        "osu",
+        "bibw",
+        "D",
+        "D",
+        "--path",
+        "staged",
+        "--chunk",
+        "64K",
+        "-m",
+        "100K:100K",
+        "-i",
+        "2",
+        "-x",
+        "1",
+        "-W",
+        "3",
+        "-c",
+        "--timeline",
+        str(target),
+        ranks=2,
+    )
     assert run.returncode == 0, run.stderr
     timeline = Result.read_json(target)
     assert timeline.benchmark == "osu_bibw_timeline" and timeline.params["chunk_bytes"] == 65536
@@ -144,8 +186,24 @@ def test_timeline_is_written_for_staged_bandwidth_tests_and_read_by_the_analysis
 
 def test_latency_timeline_records_each_ranks_two_copies_of_the_last_round_trip(tmp_path):
     target = tmp_path / "timeline.json"
-    run = fpgacomm("osu", "latency", "D", "D", "--path", "staged", "-m", "4:8", "-i", "3", "-x", "1", "-c",
-                   "--timeline", str(target), ranks=2)
+    run = fpgacomm(
+        "osu",
+        "latency",
+        "D",
+        "D",
+        "--path",
+        "staged",
+        "-m",
+        "4:8",
+        "-i",
+        "3",
+        "-x",
+        "1",
+        "-c",
+        "--timeline",
+        str(target),
+        ranks=2,
+    )
     assert run.returncode == 0, run.stderr
     timeline = Result.read_json(target)
     assert timeline.benchmark == "osu_latency_timeline"
@@ -177,8 +235,13 @@ def test_timeline_is_refused_where_nothing_is_staged(tmp_path):
 
 
 def test_mapping_errors_under_mpirun():
-    env_run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "D", "D"],
-                             capture_output=True, text=True, timeout=120, env=dict(ENV, FPGA_MAPPING="0:7"))
+    env_run = subprocess.run(
+        ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "D", "D"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(ENV, FPGA_MAPPING="0:7"),
+    )
     assert env_run.returncode == 2
     matching = len(_core.select_devices())
     assert f"FPGA_MAPPING maps node-local rank 1 to device 7, but only {matching} device(s) match" in env_run.stderr
@@ -205,8 +268,22 @@ def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     (results / "stale.json").write_text("{}")  # not fpgacomm's: left alone, never mixed with the run's files
-    run = fpgacomm("suite", str(results), "--full", "-m", "1:64K", "-i", "3", "-x", "1", "--beff-max-size", "6",
-                   "--beff-repetitions", "1", ranks=2)
+    run = fpgacomm(
+        "suite",
+        str(results),
+        "--full",
+        "-m",
+        "1:64K",
+        "-i",
+        "3",
+        "-x",
+        "1",
+        "--beff-max-size",
+        "6",
+        "--beff-repetitions",
+        "1",
+        ranks=2,
+    )
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
     out = results / "latest"  # the run's own folder
@@ -222,8 +299,11 @@ def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     figures = [name for name in names if name.endswith(".png")]
     # H H latency grows with the size even over 1 B .. 64 KiB; D D on PoCL may
     # not, and then the suite says so instead of writing a fit.
-    fits = [name for name in ["fit_hockney_osu_latency_D_D.json", "fit_hockney_osu_latency_H_H.json"]
-            if name in names or "H_H" in name]
+    fits = [
+        name
+        for name in ["fit_hockney_osu_latency_D_D.json", "fit_hockney_osu_latency_H_H.json"]
+        if name in names or "H_H" in name
+    ]
     if "fit_hockney_osu_latency_D_D.json" not in fits:
         assert "Hockney fit of osu_latency_D_D: not drawn: " in run.stdout, run.stdout
     simulated = [name for name in names if name.startswith("sim")]
@@ -231,9 +311,11 @@ def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     assert len(simulated) == len(names) - len(measured + figures + fits) - 1 >= 7
     # One figure per benchmark that sweeps sizes (the barrier has none; each simulated fabric_latency and
     # fabric_bw is one point); the Hockney fits of the latency Results beside them.
-    expected = {f"{name}.png" for name in ["osu_latency", "osu_bw", "beff", "gather", "gather_sim", "fabric_beff",
-                                           "fabric_put", "fabric_get"]
-                + [f"osu_{test}" for test in collectives.TESTS + onesided.TESTS if test != "barrier"]}
+    expected = {
+        f"{name}.png"
+        for name in ["osu_latency", "osu_bw", "beff", "gather", "gather_sim", "fabric_beff", "fabric_put", "fabric_get"]
+        + [f"osu_{test}" for test in collectives.TESTS + onesided.TESTS if test != "barrier"]
+    }
     assert set(figures) == expected, set(figures) ^ expected
     for name in figures:
         assert_png(out / name)
@@ -260,37 +342,54 @@ def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
 
 def test_a_closed_pipe_ends_the_command_quietly():
     """`fpgacomm model vcsn | head -1`: the reader leaves before the output ends."""
-    process = subprocess.Popen([sys.executable, "-m", "fpgacomm", "model", "vcsn"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=ENV)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fpgacomm", "model", "vcsn"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
+    )
     process.stdout.close()  # no reader at all: every write meets a closed pipe
     _, err = process.communicate(timeout=60)
     assert process.returncode == 0 and err == b""
 
 
-@pytest.mark.parametrize("environment, argv, message", [
-    ({"FPGACOMM_TIMEOUT": "abc"}, ["devices"], "argument --timeout: 'abc' is not a number of seconds"),
-    ({}, ["--timeout", "-5", "devices"], "argument --timeout: '-5': give seconds above 0, or 0 for no limit"),
-    ({}, ["--timeout", "nan", "devices"], "argument --timeout: 'nan': give seconds above 0, or 0 for no limit"),
-])
+@pytest.mark.parametrize(
+    "environment, argv, message",
+    [
+        ({"FPGACOMM_TIMEOUT": "abc"}, ["devices"], "argument --timeout: 'abc' is not a number of seconds"),
+        ({}, ["--timeout", "-5", "devices"], "argument --timeout: '-5': give seconds above 0, or 0 for no limit"),
+        ({}, ["--timeout", "nan", "devices"], "argument --timeout: 'nan': give seconds above 0, or 0 for no limit"),
+    ],
+)
 def test_a_bad_time_limit_is_one_clear_usage_error(environment, argv, message):
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", *argv], capture_output=True, text=True, timeout=60,
-                         env=dict(ENV, **environment))
+    run = subprocess.run(
+        [sys.executable, "-m", "fpgacomm", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(ENV, **environment),
+    )
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
 
 
-@pytest.mark.parametrize("option, name, message", [
-    ("--json", "nodir/bw.json", "--json {path}: its directory does not exist; create it or give another path"),
-    ("--json", "adir", "--json {path}: --json writes a JSON file; give a name ending in .json"),
-    ("--json", "adir.json", "--json {path}: that is a directory; give a file name"),
-    ("--csv", "o.json", "--csv {path}: --csv writes a CSV file; give a name ending in .csv"),
-    ("--json", "/proc/bw.json", "--json {path}: cannot write in /proc"),
-])
+@pytest.mark.parametrize(
+    "option, name, message",
+    [
+        ("--json", "nodir/bw.json", "--json {path}: its directory does not exist; create it or give another path"),
+        ("--json", "adir", "--json {path}: --json writes a JSON file; give a name ending in .json"),
+        ("--json", "adir.json", "--json {path}: that is a directory; give a file name"),
+        ("--csv", "o.json", "--csv {path}: --csv writes a CSV file; give a name ending in .csv"),
+        ("--json", "/proc/bw.json", "--json {path}: cannot write in /proc"),
+    ],
+)
 def test_outputs_are_checked_on_every_rank_before_anything_is_measured(tmp_path, option, name, message):
     (tmp_path / "adir").mkdir()
     (tmp_path / "adir.json").mkdir()
     path = name if name.startswith("/") else str(tmp_path / name)
-    run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "bw", "-m", "8", "-i", "2",
-                          option, path], capture_output=True, text=True, timeout=120, env=ENV)
+    run = subprocess.run(
+        ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "bw", "-m", "8", "-i", "2", option, path],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+    )
     assert run.returncode == 2, run.stderr
     assert run.stdout == ""  # nothing measured: no table
     assert run.stderr.count("fpgacomm: error: ") == 1 and message.format(path=path) in run.stderr
@@ -299,8 +398,13 @@ def test_outputs_are_checked_on_every_rank_before_anything_is_measured(tmp_path,
 def test_the_suite_refuses_a_file_or_an_unwritable_place_for_its_folder(tmp_path):
     (tmp_path / "afile").write_text("")
     for folder, message in ((tmp_path / "afile", "a file, not a folder"), ("/proc/results", "cannot write in /proc")):
-        run = subprocess.run([sys.executable, "-m", "fpgacomm", "suite", str(folder), "-m", "8"], capture_output=True,
-                             text=True, timeout=120, env=ENV)
+        run = subprocess.run(
+            [sys.executable, "-m", "fpgacomm", "suite", str(folder), "-m", "8"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=ENV,
+        )
         assert run.returncode == 2 and message in run.stderr and run.stdout == "", run.stderr
 
 
@@ -319,8 +423,11 @@ def test_suite_sizes_bound_the_collectives_and_one_sided_tests_too():
 def test_timeout_stands_before_or_after_the_command():
     from fpgacomm.cli import command
 
-    for argv in (["--timeout", "7", "model", "vcsn"], ["model", "vcsn", "--timeout", "7"],
-                 ["model", "--timeout=7", "vcsn"]):
+    for argv in (
+        ["--timeout", "7", "model", "vcsn"],
+        ["model", "vcsn", "--timeout", "7"],
+        ["model", "--timeout=7", "vcsn"],
+    ):
         args = command.parse_arguments(argv)
         assert args.timeout == 7.0 and args.command == "model"
 
@@ -347,11 +454,21 @@ def test_rows_printed_as_measured_read_as_the_text_of_the_whole_result(tmp_path)
 
 
 def test_a_bad_progress_delay_is_one_usage_error_before_measuring():
-    run = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "8"],
-                         capture_output=True, text=True, timeout=120, env={**ENV, "FPGACOMM_PROGRESS_AFTER": "soon"})
+    run = subprocess.run(
+        ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "8"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**ENV, "FPGACOMM_PROGRESS_AFTER": "soon"},
+    )
     assert run.returncode == 2 and "Traceback" not in run.stderr and run.stdout == ""
-    assert run.stderr.count("FPGACOMM_PROGRESS_AFTER='soon': give the seconds a sweep runs before its progress "
-                            "line shows, 0 or more (default 0)") == 1
+    assert (
+        run.stderr.count(
+            "FPGACOMM_PROGRESS_AFTER='soon': give the seconds a sweep runs before its progress "
+            "line shows, 0 or more (default 0)"
+        )
+        == 1
+    )
 
 
 def test_tune_measures_again_shows_its_choices_and_caches_them(tmp_path, monkeypatch):
@@ -364,8 +481,11 @@ def test_tune_measures_again_shows_its_choices_and_caches_them(tmp_path, monkeyp
     for entry in reports:
         sizing = entry["sizing"]
         assert sizing["source"] == "measured" and sizing["measured_at"]
-        chosen = (f"chose: chunk {sizing['chunk_bytes'] >> 20} MiB, {sizing['slots']} slots"
-                  if sizing["chunk_bytes"] % (1 << 20) == 0 else "chose: chunk ")
+        chosen = (
+            f"chose: chunk {sizing['chunk_bytes'] >> 20} MiB, {sizing['slots']} slots"
+            if sizing["chunk_bytes"] % (1 << 20) == 0
+            else "chose: chunk "
+        )
         assert chosen in run.stdout
         assert entry["key"]["ranks_sharing_device"] == 2 and entry["key"]["driver"]
         cached = json.loads(Path(entry["cache"]).read_text())

@@ -1,14 +1,14 @@
 """fpgacomm osu for collectives and one-sided tests, under mpirun."""
 
 from fpgacomm import Result
-
 from test_cli import fpgacomm
 
 
 def test_allreduce_prints_omb_text_with_nccl_columns_and_writes_json(tmp_path):
     target = tmp_path / "allreduce.json"
-    run = fpgacomm("osu", "allreduce", "--mem", "D", "-m", "4:4K", "-i", "3", "-x", "1", "-c", "-f",
-                   "--json", str(target), ranks=3)
+    run = fpgacomm(
+        "osu", "allreduce", "--mem", "D", "-m", "4:4K", "-i", "3", "-x", "1", "-c", "-f", "--json", str(target), ranks=3
+    )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("# OSU MPI-OpenCL Allreduce Latency Test")
@@ -24,8 +24,24 @@ def test_allreduce_prints_omb_text_with_nccl_columns_and_writes_json(tmp_path):
 
 
 def test_put_bw_prints_window_and_synchronisation():
-    run = fpgacomm("osu", "put_bw", "--mem", "D", "-s", "fence", "-w", "allocate", "-m", "1K:8K", "-i", "3",
-                   "-W", "4", "-c", ranks=2)
+    run = fpgacomm(
+        "osu",
+        "put_bw",
+        "--mem",
+        "D",
+        "-s",
+        "fence",
+        "-w",
+        "allocate",
+        "-m",
+        "1K:8K",
+        "-i",
+        "3",
+        "-W",
+        "4",
+        "-c",
+        ranks=2,
+    )
     assert run.returncode == 0, run.stderr
     assert "# Window creation: MPI_Win_allocate" in run.stdout
     assert "# Synchronization: MPI_Win_fence" in run.stdout
@@ -62,15 +78,19 @@ def test_an_option_that_does_not_apply_is_not_offered():
         (("osu", "put_latency", "-W", "8"), "unrecognized arguments: -W 8"),
         (("osu", "latency", "-W", "8"), "unrecognized arguments: -W\n"),
         (("osu", "bcast", "--timeline", "t.json"), "unrecognized arguments: --timeline t.json"),
-        (("osu", "barrier", "-m", "8"), "-m/--message-size is OSU Micro-Benchmarks' option for message sizes, "
-                                         "and the barrier moves no data"),
+        (
+            ("osu", "barrier", "-m", "8"),
+            "-m/--message-size is OSU Micro-Benchmarks' option for message sizes, " "and the barrier moves no data",
+        ),
     ]
     for args, message in cases:
         run = fpgacomm(*args, ranks=2)
         assert run.returncode == 2, (args, run.stderr)
         assert message in run.stderr and run.stderr.count("error:") == 1, (args, run.stderr)
-    offered = {test: fpgacomm("osu", test, "--help").stdout
-               for test in ("latency", "bw", "allreduce", "bcast", "barrier", "put_latency", "put_bibw")}
+    offered = {
+        test: fpgacomm("osu", test, "--help").stdout
+        for test in ("latency", "bw", "allreduce", "bcast", "barrier", "put_latency", "put_bibw")
+    }
     assert all(run.startswith(f"usage: fpgacomm osu {test} ") for test, run in offered.items())
     assert "--window-size" in offered["bw"] and "--window-size" not in offered["latency"]
     assert "--timeline" in offered["latency"] and "--timeline" not in offered["bcast"]
@@ -86,8 +106,24 @@ def test_omb_flags_d_opencl_and_datatype_with_omb_size_rule(tmp_path):
     """-d opencl gives device buffers, as --mem D; -T mpi_int skips the
     sizes below one element, as OSU Micro-Benchmarks 7.4 does."""
     target = tmp_path / "reduce.json"
-    run = fpgacomm("osu", "reduce", "-d", "opencl", "-T", "mpi_int", "-m", "1:16", "-i", "3", "-x", "1", "-c",
-                   "--json", str(target), ranks=2)
+    run = fpgacomm(
+        "osu",
+        "reduce",
+        "-d",
+        "opencl",
+        "-T",
+        "mpi_int",
+        "-m",
+        "1:16",
+        "-i",
+        "3",
+        "-x",
+        "1",
+        "-c",
+        "--json",
+        str(target),
+        ranks=2,
+    )
     assert run.returncode == 0, run.stderr
     assert "# Datatype: MPI_INT." in run.stdout
     assert [int(line.split()[0]) for line in run.stdout.splitlines() if line[:1].isdigit()] == [4, 8, 16]

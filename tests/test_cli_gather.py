@@ -1,22 +1,32 @@
 """fpgacomm gather: real ranks under mpirun, and its errors."""
 
-
 from fpgacomm import Result
-
 from test_cli import fpgacomm
 
 
 def test_tree_gather_prints_the_stage_table_and_writes_json(tmp_path):
     target = tmp_path / "gather.json"
-    run = fpgacomm("gather", "--schedule", "tree", "--mem", "D", "--sizes", "1K:4K", "-i", "2", "--json",
-                   str(target), ranks=5)
+    run = fpgacomm(
+        "gather", "--schedule", "tree", "--mem", "D", "--sizes", "1K:4K", "-i", "2", "--json", str(target), ranks=5
+    )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "# fpgacomm gather: gather, mem D, control barrier, ports 2, virtual ports 2"
-    assert lines[1] == ("# set-up, transfer, barrier: the time split by what held the gather up, stage by stage; "
-                        "they add up to time")
-    assert lines[2].split() == ["schedule", "nodes", "size", "stages", "time", "throughput", "set-up", "transfer",
-                                "barrier", "validation"]
+    assert lines[1] == (
+        "# set-up, transfer, barrier: the time split by what held the gather up, stage by stage; " "they add up to time"
+    )
+    assert lines[2].split() == [
+        "schedule",
+        "nodes",
+        "size",
+        "stages",
+        "time",
+        "throughput",
+        "set-up",
+        "transfer",
+        "barrier",
+        "validation",
+    ]
     rows = [line.split() for line in lines[3:]]
     assert [row[2] + row[3] for row in rows] == ["1KiB", "2KiB", "4KiB"]
     assert all(row[0] == "tree" and row[1] == "5" and row[4] == "2" and row[-1] == "pass" for row in rows)
@@ -30,8 +40,24 @@ def test_without_barriers_the_phases_still_add_up_to_the_time(tmp_path):
     split on their common time line, add up to the longest rank's time
     (docs/METHODS.md), never more (as per-stage maxima summed did)."""
     target = tmp_path / "local.json"
-    run = fpgacomm("gather", "--schedule", "ring", "--ports", "4", "--control", "local", "--mem", "H", "--sizes",
-                   "64K:1M", "-i", "3", "--json", str(target), ranks=4)
+    run = fpgacomm(
+        "gather",
+        "--schedule",
+        "ring",
+        "--ports",
+        "4",
+        "--control",
+        "local",
+        "--mem",
+        "H",
+        "--sizes",
+        "64K:1M",
+        "-i",
+        "3",
+        "--json",
+        str(target),
+        ranks=4,
+    )
     assert run.returncode == 0, run.stderr
     result = Result.read_json(target)
     for row in result.rows:
@@ -48,8 +74,12 @@ def test_fabric_runs_the_simulator():
     assert run.returncode == 0, run.stderr
     assert "(simulated)" in run.stdout.splitlines()[0]
     rows = [line.split() for line in run.stdout.splitlines() if line.strip().startswith("tree")]
-    assert [(row[1], row[2] + row[3]) for row in rows] == [("4", "64KiB"), ("4", "128KiB"), ("9", "64KiB"),
-                                                           ("9", "128KiB")], run.stdout
+    assert [(row[1], row[2] + row[3]) for row in rows] == [
+        ("4", "64KiB"),
+        ("4", "128KiB"),
+        ("9", "64KiB"),
+        ("9", "128KiB"),
+    ], run.stdout
 
 
 def test_gather_errors_are_one_clear_message():

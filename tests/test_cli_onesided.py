@@ -2,14 +2,25 @@
 
 from test_cli import fpgacomm
 
-CALLS = {"lock": "MPI_Win_lock/unlock", "flush": "MPI_Win_flush", "flush_local": "MPI_Win_flush_local",
-         "lock_all": "MPI_Win_lock_all/unlock_all", "pscw": "MPI_Win_post/start/complete/wait",
-         "fence": "MPI_Win_fence"}
+CALLS = {
+    "lock": "MPI_Win_lock/unlock",
+    "flush": "MPI_Win_flush",
+    "flush_local": "MPI_Win_flush_local",
+    "lock_all": "MPI_Win_lock_all/unlock_all",
+    "pscw": "MPI_Win_post/start/complete/wait",
+    "fence": "MPI_Win_fence",
+}
 
 
 def test_defaults_are_omb_s_and_every_sync_prints_its_calls():
-    for test, sync in [("put_bw", None), ("put_bibw", None), ("get_latency", "flush_local"),
-                       ("put_bw", "LOCK_ALL"), ("get_bw", "pscw"), ("put_bibw", "fence")]:
+    for test, sync in [
+        ("put_bw", None),
+        ("put_bibw", None),
+        ("get_latency", "flush_local"),
+        ("put_bw", "LOCK_ALL"),
+        ("get_bw", "pscw"),
+        ("put_bibw", "fence"),
+    ]:
         args = ["osu", test, "-m", "8:1K", "-i", "3", "-x", "1", "-c"] + (["-s", sync] if sync else [])
         run = fpgacomm(*args, ranks=2)
         assert run.returncode == 0, (args, run.stderr)

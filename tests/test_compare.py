@@ -13,10 +13,9 @@ import subprocess
 import sys
 import time
 
+import fpgacomm
 import numpy as np
 import pytest
-
-import fpgacomm
 from fpgacomm import Result
 from fpgacomm.results import compare_stats, peers
 from fpgacomm.results.compare import compare, format_comparison
@@ -26,12 +25,21 @@ SIZES = [1 << k for k in range(23)]
 
 
 def cli(*args, cwd=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "fpgacomm", *args], capture_output=True, text=True, env=ENV,
-                          cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "fpgacomm", *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=timeout
+    )
 
 
-def rounds_file(path, values_per_size: dict, benchmark="osu_latency", column="latency_avg", unit="s",
-                round_loads=None, cores=2, load_before=0.1):
+def rounds_file(
+    path,
+    values_per_size: dict,
+    benchmark="osu_latency",
+    column="latency_avg",
+    unit="s",
+    round_loads=None,
+    cores=2,
+    load_before=0.1,
+):
     """A Result file with rounds: each row's median and its values per round."""
     rows = []
     for size, values in values_per_size.items():
@@ -40,12 +48,26 @@ def rounds_file(path, values_per_size: dict, benchmark="osu_latency", column="la
             row["rounds"] = {column: [float(v) for v in values]}
         rows.append(row)
     count = max(len(values) for values in values_per_size.values())
-    env = {"machine": {"cpu_model": "test", "cores": cores, "governor": None, "load_before": load_before,
-                       "load_after": load_before}}
+    env = {
+        "machine": {
+            "cpu_model": "test",
+            "cores": cores,
+            "governor": None,
+            "load_before": load_before,
+            "load_after": load_before,
+        }
+    }
     if count > 1:
         env["round_loads"] = round_loads or [0.1] * count
-    data = {"schema": "fpgacomm.result/1", "benchmark": benchmark, "params": {"rounds": count}, "env": env,
-            "units": {"size": "B", column: unit}, "rows": rows, "samples": None}
+    data = {
+        "schema": "fpgacomm.result/1",
+        "benchmark": benchmark,
+        "params": {"rounds": count},
+        "env": env,
+        "units": {"size": "B", column: unit},
+        "rows": rows,
+        "samples": None,
+    }
     path.write_text(json.dumps(data))
     return str(path)
 
@@ -55,6 +77,7 @@ def spread(rng, centre, count, cv=0.03):
 
 
 # ------------------------------------------------------------ statistics
+
 
 def test_u_distribution_is_the_count_of_orderings_by_enumeration():
     for m, n in [(1, 1), (2, 3), (3, 4), (4, 4)]:
@@ -75,7 +98,8 @@ def test_the_interval_is_two_order_statistics_of_the_pairwise_log_ratios():
     # 7 against 7: P(U <= 9) = 0.0265 > 0.025 >= P(U <= 8) = 0.0189, so the interval is the 9th smallest
     # to the 9th largest difference (96.2 % coverage), as the tables of U's critical values give.
     assert found.low == pytest.approx(math.exp(differences[8])) and found.high == pytest.approx(
-        math.exp(differences[49 - 9]))
+        math.exp(differences[49 - 9])
+    )
     assert found.p == pytest.approx(2 / math.comb(14, 7))  # completely apart: the smallest p there is
 
 
@@ -139,6 +163,7 @@ def test_the_coverage_and_false_positive_rate_hold_on_simulated_rounds():
 
 # ------------------------------------------------------------ comparisons
 
+
 def launches(folder, count, centre, rng, rounds=3, sizes=SIZES, cv=0.03, **options):
     """`count` Result files (launches) of `rounds` rounds each in `folder`, the
     values of size s spread around centre(s); returns the folder."""
@@ -158,8 +183,13 @@ def test_seven_launches_a_side_with_b_twice_a_are_slower_at_every_size_and_fail_
     slower = launches(tmp_path / "b", 7, lambda s: 2 * latency_of(s), rng)
     result = compare([base, slower])
     assert result.benchmark == "comparison" and len(result.rows) == 23
-    assert all(row["verdict"] == "slower" and row["ratio_low"] > 1.8 and row["ratio_high"] < 2.2
-               and (row["n_base"], row["n_candidate"]) == (7, 7) for row in result.rows)
+    assert all(
+        row["verdict"] == "slower"
+        and row["ratio_low"] > 1.8
+        and row["ratio_high"] < 2.2
+        and (row["n_base"], row["n_candidate"]) == (7, 7)
+        for row in result.rows
+    )
     # 7 launches a side wholly apart: p = 2 / C(14, 7) at every size, times 23 by Holm.
     assert all(row["p_holm"] == pytest.approx(min(1, 23 * 2 / math.comb(14, 7))) for row in result.rows)
     assert result.params["quantity"] == "latency" and result.params["lower_is_better"]
@@ -179,15 +209,20 @@ def test_three_launches_a_side_with_b_twice_a_are_undecided_and_fail_with_3(tmp_
     slower = launches(tmp_path / "b", 3, lambda s: 2 * latency_of(s), rng)
     result = compare([base, slower])
     assert {row["verdict"] for row in result.rows} == {"undecided"}
-    assert all(row["ratio_low"] > 1.8 and row["coverage"] == pytest.approx(1 - 2 / math.comb(6, 3))
-               for row in result.rows)
+    assert all(
+        row["ratio_low"] > 1.8 and row["coverage"] == pytest.approx(1 - 2 / math.comb(6, 3)) for row in result.rows
+    )
     # 6 a side reach 2 / C(12, 6) = 0.00216 below 0.05 / 23 = 0.00217, Holm's first step.
     assert {row["launches_needed"] for row in result.rows} == {6}
     run = cli("compare", base, slower, "--fail-on-regression")
     assert run.returncode == 3, run.stderr
-    assert "# undecided at 23 sizes: neither a difference (the test, corrected over the sizes) nor its absence " \
-           "(the interval inside the threshold band) is shown; about 6 launches a side would decide" in \
-           run.stdout and "1.800" not in run.stdout and "(90 %)" in run.stdout
+    assert (
+        "# undecided at 23 sizes: neither a difference (the test, corrected over the sizes) nor its absence "
+        "(the interval inside the threshold band) is shown; about 6 launches a side would decide"
+        in run.stdout
+        and "1.800" not in run.stdout
+        and "(90 %)" in run.stdout
+    )
     # Faster and undecided is no regression: exit 0.
     assert cli("compare", slower, base, "--fail-on-regression").returncode == 0
 
@@ -225,7 +260,7 @@ def test_one_job_a_side_compares_the_two_jobs_rounds_with_no_verdict_on_the_set_
     assert {row["verdict"] for row in compare([base, again]).rows} <= {"one job a side", "jobs differ"}
     # One value a side (one OMB run each): the ratio alone.
     single = [rounds_file(tmp_path / f"{name}.json", {8: [value]}) for name, value in (("x", 1e-6), ("y", 1.5e-6))]
-    row, = compare(single).rows
+    (row,) = compare(single).rows
     assert (row["ratio"], row["verdict"], row["ratio_low"], row["p"]) == (1.5, "one job a side", None, None)
 
 
@@ -236,8 +271,9 @@ LOADED = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 def test_a_side_takes_each_file_as_a_launch_reduced_to_its_median(tmp_path):
     (tmp_path / "a").mkdir()
     for i in range(3):  # three launches of four rounds: medians 1.0, 1.1, 1.2 us
-        rounds_file(tmp_path / "a" / f"{i}.json", {8: [(1 + i / 10) * 1e-6 * k for k in (0.5, 1, 1, 9)],
-                                                    16: [1e-6] * 4})
+        rounds_file(
+            tmp_path / "a" / f"{i}.json", {8: [(1 + i / 10) * 1e-6 * k for k in (0.5, 1, 1, 9)], 16: [1e-6] * 4}
+        )
     for i in range(5):  # launches without rounds: one value each
         rounds_file(tmp_path / f"b{i}.json", {8: [1e-6 * (1 + i / 100)], 16: [1e-6]})
     result = compare([str(tmp_path / "a"), str(tmp_path / "b*.json")])
@@ -297,8 +333,10 @@ def test_what_matched_nothing_and_values_printed_as_zero_are_named(tmp_path):
     assert "# matched nothing: A only: 1 size, 32 B\n# matched nothing: B only: 3 sizes, 16 B to 128 B" in text
     assert "# A: values printed as 0, below the printed precision, left out of the ratios at 16 B" in text
     # A peer's text says its printed step: OMB's MB/s with two decimals.
-    (tmp_path / "bw.txt").write_text("# OSU MPI Bandwidth Test v7.4\n# Size      Bandwidth (MB/s)\n"
-                                     "1                       0.00\n2                       1.50\n")
+    (tmp_path / "bw.txt").write_text(
+        "# OSU MPI Bandwidth Test v7.4\n# Size      Bandwidth (MB/s)\n"
+        "1                       0.00\n2                       1.50\n"
+    )
     text = format_comparison(compare([str(tmp_path / "bw.txt")] * 2))
     assert "# B: values printed as 0, below the printed precision (10.0 kB/s), left out of the ratios at 1 B" in text
 
@@ -308,8 +346,9 @@ def test_nccl_tests_are_compared_by_their_time_the_most_precise_column_and_say_s
     result = compare([posted, posted])
     assert result.params["column"] == "time" and result.params["lower_is_better"]
     assert all(row["median_base"] > 0 for row in result.rows)  # busbw prints 0.00 at small sizes; time never does
-    assert format_comparison(result).startswith("# fpgacomm compare: time, the most precise of time and busbw "
-                                                "(latency, lower is better)")
+    assert format_comparison(result).startswith(
+        "# fpgacomm compare: time, the most precise of time and busbw " "(latency, lower is better)"
+    )
 
 
 def test_rounds_and_runs_under_load_are_named(tmp_path):
@@ -320,8 +359,10 @@ def test_rounds_and_runs_under_load_are_named(tmp_path):
     assert f"A: taken while the load exceeded the cores: {loaded} round 2 (load 2.5 on 2 cores)" in text
     assert f"B: taken while the load exceeded the cores: {busy_run} (load 4.0 on 2 cores)" in text
     busy = rounds_file(tmp_path / "c.json", {8: spread(np.random.default_rng(9), 1e-6, 3)}, round_loads=[3, 5, 1])
-    assert f"B: taken while the load exceeded the cores: {busy} rounds 1, 2 (load 3.0 to 5.0 on 2 cores)" in \
-        format_comparison(compare([loaded, busy]))
+    assert (
+        f"B: taken while the load exceeded the cores: {busy} rounds 1, 2 (load 3.0 to 5.0 on 2 cores)"
+        in format_comparison(compare([loaded, busy]))
+    )
 
 
 def test_python_compare_is_a_result_with_table_html_and_text(tmp_path):
@@ -337,25 +378,35 @@ def test_python_compare_is_a_result_with_table_html_and_text(tmp_path):
 
 # ------------------------------------------------------------ bad input
 
+
 def test_bad_inputs_exit_2_with_one_message(tmp_path):
     latency = rounds_file(tmp_path / "lat.json", {8: [1e-6], 16: [2e-6]})
     bandwidth = rounds_file(tmp_path / "bw.json", {8: [1e9]}, benchmark="osu_bw", column="bandwidth", unit="B/s")
     large = rounds_file(tmp_path / "large.json", {1 << 20: [1e-4], 4 << 20: [4e-4]})
     (tmp_path / "notes.txt").write_text("nothing a benchmark printed\n")
     cases = [
-        ((latency, str(tmp_path / "notes.txt")), "not a format fpgacomm reads; it reads Result JSON and CSV files and "
-         f"the text output of {', '.join(peers.FORMATS)}"),
-        ((latency, bandwidth), "measures bandwidth and A (" + latency + ", osu_latency) latency; compare runs of one "
-         "quantity"),
-        ((latency, large), f"the sizes of A and B do not overlap: A ({latency}) has 8 B to 16 B, B ({large}) has "
-         "1 MiB to 4 MiB"),
+        (
+            (latency, str(tmp_path / "notes.txt")),
+            "not a format fpgacomm reads; it reads Result JSON and CSV files and "
+            f"the text output of {', '.join(peers.FORMATS)}",
+        ),
+        (
+            (latency, bandwidth),
+            "measures bandwidth and A (" + latency + ", osu_latency) latency; compare runs of one " "quantity",
+        ),
+        (
+            (latency, large),
+            f"the sizes of A and B do not overlap: A ({latency}) has 8 B to 16 B, B ({large}) has " "1 MiB to 4 MiB",
+        ),
         ((latency, str(tmp_path / "none.json")), "none.json: no such file or folder"),
         ((latency,), "compare needs two inputs at least, got 1"),
         (("--run", "true", "--rounds", "0"), "argument --rounds: --rounds takes a whole number, 1 or more, got '0'"),
         (("--run", "true", "--rounds", "1.5"), "got '1.5'"),
         (("--run", "true", "--rounds", "x"), "got 'x'"),
-        ((latency, latency, "--threshold", "five"), "--threshold takes a fraction below 1 or a percentage: 0.05 "
-         "and 5% both mean 5 %; got 'five'"),
+        (
+            (latency, latency, "--threshold", "five"),
+            "--threshold takes a fraction below 1 or a percentage: 0.05 " "and 5% both mean 5 %; got 'five'",
+        ),
         ((latency, latency, "--threshold", "5"), "got '5'"),
         ((latency, latency, "--level", "100%"), "--level takes a percentage from 50 to below 100"),
         ((latency, latency, "--run", "true"), "compare takes Result files or --run commands, not both"),
@@ -372,33 +423,48 @@ def test_inputs_of_different_series_name_them_rather_than_their_sizes(tmp_path):
     rows = [{"test": "PingPong", "processes": 2, "size": size, "time": 1e-6} for size in (0, 4 << 20)]
     Result("imb_mpi1", {}, {}, rows, {"test": "", "processes": "", "size": "B", "time": "s"}).write(tmp_path / "i.json")
     other = [{**row, "test": "PingPing"} for row in rows]
-    Result("imb_mpi1", {}, {}, other, {"test": "", "processes": "", "size": "B", "time": "s"}).write(tmp_path / "j.json")
+    Result("imb_mpi1", {}, {}, other, {"test": "", "processes": "", "size": "B", "time": "s"}).write(
+        tmp_path / "j.json"
+    )
     run = cli("compare", "i.json", "j.json", cwd=tmp_path)
     assert run.returncode == 2 and "do not overlap" not in run.stderr
-    assert "no series of A (i.json) is one of B (j.json); sizes are compared within a series (test, processes" in \
-        run.stderr and "A only: test=PingPong processes=2, 2 sizes, 0 B to 4 MiB; B only: test=PingPing " \
-        "processes=2, 2 sizes, 0 B to 4 MiB" in run.stderr
+    assert (
+        "no series of A (i.json) is one of B (j.json); sizes are compared within a series (test, processes"
+        in run.stderr
+        and "A only: test=PingPong processes=2, 2 sizes, 0 B to 4 MiB; B only: test=PingPing "
+        "processes=2, 2 sizes, 0 B to 4 MiB"
+        in run.stderr
+    )
 
 
 def test_an_input_holds_launches_of_one_experiment_never_pooled_with_another(tmp_path):
     (tmp_path / "mixed").mkdir()
     for name, kinds in (("hh.json", "H"), ("dd.json", "D")):
-        Result("osu_latency", {"send_kind": kinds, "recv_kind": kinds}, {}, [{"size": 8, "latency_avg": 1e-6}],
-               {"size": "B", "latency_avg": "s"}).write(tmp_path / "mixed" / name)
+        Result(
+            "osu_latency",
+            {"send_kind": kinds, "recv_kind": kinds},
+            {},
+            [{"size": 8, "latency_avg": 1e-6}],
+            {"size": "B", "latency_avg": "s"},
+        ).write(tmp_path / "mixed" / name)
     run = cli("compare", "mixed", "mixed/hh.json", cwd=tmp_path)
     assert run.returncode == 2 and run.stderr.count("error") == 1
-    assert "A: mixed/dd.json (osu_latency send_kind=D recv_kind=D) and mixed/hh.json (osu_latency send_kind=H " \
-           "recv_kind=H) are different experiments, and the files of an input are launches of one; give them as " \
-           "separate inputs" in run.stderr
+    assert (
+        "A: mixed/dd.json (osu_latency send_kind=D recv_kind=D) and mixed/hh.json (osu_latency send_kind=H "
+        "recv_kind=H) are different experiments, and the files of an input are launches of one; give them as "
+        "separate inputs" in run.stderr
+    )
 
 
 def test_a_failing_run_stops_with_its_status_and_last_line_keeping_what_ran(tmp_path):
     good = f"{sys.executable} -c 'print(\"# OSU MPI Latency Test v7.4\\n# Size       Avg Latency(us)\\n8  1.5\")'"
-    bad = f"{sys.executable} -c 'import sys; print(\"warming up\", file=sys.stderr); sys.exit(\"no device\")'"
+    bad = f'{sys.executable} -c \'import sys; print("warming up", file=sys.stderr); sys.exit("no device")\''
     run = cli("compare", "--run", good, "--run", bad, "--rounds", "3", "--out", str(tmp_path / "out"))
     assert run.returncode == 2
-    assert f"--run {bad!r} failed in launch 1 of 3 with status 1: no device; the outputs of the launches so " \
-           f"far are kept in {tmp_path / 'out'}" in run.stderr
+    assert (
+        f"--run {bad!r} failed in launch 1 of 3 with status 1: no device; the outputs of the launches so "
+        f"far are kept in {tmp_path / 'out'}" in run.stderr
+    )
     assert (tmp_path / "out" / "A" / "01.txt").read_text().startswith("# OSU MPI Latency Test")
     assert json.loads((tmp_path / "out" / "B" / "launches.json").read_text())["launches"][0]["status"] == 1
     again = cli("compare", "--run", good, "--run", good, "--out", str(tmp_path / "out"))
@@ -408,8 +474,11 @@ def test_a_failing_run_stops_with_its_status_and_last_line_keeping_what_ran(tmp_
 def test_run_launches_take_turns_and_read_omb_text(tmp_path):
     # Each launch appends its command's letter to one log: the order the launches ran in.
     log = tmp_path / "order.log"
-    commands = [f"echo {letter} >> {log} && printf '# OSU MPI Latency Test v7.4\\n# Size       Avg Latency(us)\\n"
-                f"8 {value}\\n16 {value}\\n'" for letter, value in (("A", "1.00"), ("B", "2.00"))]
+    commands = [
+        f"echo {letter} >> {log} && printf '# OSU MPI Latency Test v7.4\\n# Size       Avg Latency(us)\\n"
+        f"8 {value}\\n16 {value}\\n'"
+        for letter, value in (("A", "1.00"), ("B", "2.00"))
+    ]
     run = cli("compare", "--run", commands[0], "--run", commands[1], "--rounds", "3", "--out", str(tmp_path / "o"))
     assert run.returncode == 0, run.stderr
     assert log.read_text().split() == ["A", "B", "A", "B", "A", "B"]
@@ -419,24 +488,39 @@ def test_run_launches_take_turns_and_read_omb_text(tmp_path):
 
 # ------------------------------------------------------------ load
 
+
 def _result(benchmark, params, rows, units):
     return Result(benchmark, params, {}, rows, units)
 
 
 def test_load_joins_a_run_with_a_flag_another_family_and_a_column_in_other_units(tmp_path):
-    _result("osu_bw", {"send_kind": "H", "recv_kind": "H", "validate": True},
-            [{"size": 8, "bandwidth": 1e9, "validation": "pass"}],
-            {"size": "B", "bandwidth": "B/s", "validation": ""}).write(tmp_path / "bw.json")
-    _result("osu_latency", {"send_kind": "H", "recv_kind": "H", "validate": False},
-            [{"size": 8, "latency_avg": 1e-6}], {"size": "B", "latency_avg": "s"}).write(tmp_path / "lat.json")
+    _result(
+        "osu_bw",
+        {"send_kind": "H", "recv_kind": "H", "validate": True},
+        [{"size": 8, "bandwidth": 1e9, "validation": "pass"}],
+        {"size": "B", "bandwidth": "B/s", "validation": ""},
+    ).write(tmp_path / "bw.json")
+    _result(
+        "osu_latency",
+        {"send_kind": "H", "recv_kind": "H", "validate": False},
+        [{"size": 8, "latency_avg": 1e-6}],
+        {"size": "B", "latency_avg": "s"},
+    ).write(tmp_path / "lat.json")
     joined = fpgacomm.load([tmp_path / "bw.json", tmp_path / "lat.json"])
     assert [(row["benchmark"], row["validate"], row["bandwidth"], row["latency_avg"]) for row in joined.rows] == [
-        ("osu_bw", "true", 1e9, None), ("osu_latency", "false", None, 1e-6)]
+        ("osu_bw", "true", 1e9, None),
+        ("osu_latency", "false", None, 1e-6),
+    ]
     # The suite's folder: a gather's model column is a time, a fit's a name.
-    _result("gather", {"mem": "D"}, [{"size": 8, "time": 1e-6, "model": 2e-6}],
-            {"size": "B", "time": "s", "model": "s"}).write(tmp_path / "gather.json")
-    _result("fit_hockney", {"points": 3}, [{"parameter": "alpha", "value": 1e-6, "model": "hockney"}],
-            {"parameter": "", "value": "", "model": ""}).write(tmp_path / "fit.json")
+    _result(
+        "gather", {"mem": "D"}, [{"size": 8, "time": 1e-6, "model": 2e-6}], {"size": "B", "time": "s", "model": "s"}
+    ).write(tmp_path / "gather.json")
+    _result(
+        "fit_hockney",
+        {"points": 3},
+        [{"parameter": "alpha", "value": 1e-6, "model": "hockney"}],
+        {"parameter": "", "value": "", "model": ""},
+    ).write(tmp_path / "fit.json")
     joined = fpgacomm.load(str(tmp_path / "*.json"))
     assert joined.units["model (gather)"] == "s" and joined.units["model (fit_hockney)"] == ""
     assert [row["model (fit_hockney)"] for row in joined.rows if row["benchmark"] == "fit_hockney"] == ["hockney"]
@@ -448,9 +532,12 @@ def test_a_joined_result_draws_one_line_per_run_named_by_what_tells_them_apart(t
     from fpgacomm import plot
 
     for kinds, scale in (("HH", 1.0), ("DD", 3.0)):
-        _result("osu_latency", {"send_kind": kinds[0], "recv_kind": kinds[1], "iterations": 100},
-                [{"size": 1 << i, "latency_avg": scale * (1e-6 + i * 1e-7)} for i in range(17)],
-                {"size": "B", "latency_avg": "s"}).write(tmp_path / f"osu_latency_{kinds}.json")
+        _result(
+            "osu_latency",
+            {"send_kind": kinds[0], "recv_kind": kinds[1], "iterations": 100},
+            [{"size": 1 << i, "latency_avg": scale * (1e-6 + i * 1e-7)} for i in range(17)],
+            {"size": "B", "latency_avg": "s"},
+        ).write(tmp_path / f"osu_latency_{kinds}.json")
     figure = plot.latency([fpgacomm.load(str(tmp_path / "osu_latency_*.json"))])
     lines = figure.axes[0].get_lines()
     assert [line.get_label() for line in lines] == ["send_kind=D recv_kind=D", "send_kind=H recv_kind=H"]
@@ -460,8 +547,10 @@ def test_a_joined_result_draws_one_line_per_run_named_by_what_tells_them_apart(t
 
 
 def test_peer_text_reads_through_result_read_and_load(tmp_path):
-    (tmp_path / "omb.txt").write_text("# OSU MPI Latency Test v7.4\n# Datatype: MPI_CHAR.\n"
-                                      "# Size       Avg Latency(us)\n1                       0.21\n")
+    (tmp_path / "omb.txt").write_text(
+        "# OSU MPI Latency Test v7.4\n# Datatype: MPI_CHAR.\n"
+        "# Size       Avg Latency(us)\n1                       0.21\n"
+    )
     assert Result.read(tmp_path / "omb.txt").rows == [{"size": 1, "latency_avg": 2.1e-07}]
     assert fpgacomm.load([tmp_path / "omb.txt"]).rows[0]["latency_avg"] == 2.1e-07
 

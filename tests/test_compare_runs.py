@@ -18,16 +18,34 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 def compare_runs(tmp_path, commands, rounds, *options):
     arguments = [argument for command in commands for argument in ("--run", command)]
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", *arguments, "--rounds", str(rounds), "--out",
-                          str(tmp_path / "runs"), "--json", str(tmp_path / "comparison.json"), *options],
-                         capture_output=True, text=True, env=ENV, timeout=600)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "compare",
+            *arguments,
+            "--rounds",
+            str(rounds),
+            "--out",
+            str(tmp_path / "runs"),
+            "--json",
+            str(tmp_path / "comparison.json"),
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr
     return Result.read(tmp_path / "comparison.json"), run.stdout
 
 
 def latency(kinds, sizes, iterations):
-    return (f"mpirun -np 2 {sys.executable} -m fpgacomm osu latency -m {sizes} -i {iterations} -x 10 "
-            f"{' '.join(kinds)}")
+    return (
+        f"mpirun -np 2 {sys.executable} -m fpgacomm osu latency -m {sizes} -i {iterations} -x 10 " f"{' '.join(kinds)}"
+    )
 
 
 def test_one_command_against_itself_finds_no_difference(tmp_path):
@@ -54,16 +72,40 @@ def test_device_buffers_are_slower_than_host_buffers_at_every_size(tmp_path):
 def test_two_single_jobs_of_one_command_give_no_verdict_and_fail_nothing(tmp_path):
     # The pattern a new user tries first: the same command run twice as two jobs, each of several rounds.
     for name in ("before", "same"):
-        job = subprocess.run(f"{latency(('H', 'H'), '1:64K', 50)} --rounds 3 --json {tmp_path / name}.json",
-                             shell=True, capture_output=True, text=True, env=ENV, timeout=300)
+        job = subprocess.run(
+            f"{latency(('H', 'H'), '1:64K', 50)} --rounds 3 --json {tmp_path / name}.json",
+            shell=True,
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=300,
+        )
         assert job.returncode == 0, job.stderr
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", str(tmp_path / "before.json"),
-                          str(tmp_path / "same.json"), "--threshold", "5%", "--fail-on-regression", "--json",
-                          str(tmp_path / "comparison.json")], capture_output=True, text=True, env=ENV, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "compare",
+            str(tmp_path / "before.json"),
+            str(tmp_path / "same.json"),
+            "--threshold",
+            "5%",
+            "--fail-on-regression",
+            "--json",
+            str(tmp_path / "comparison.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     comparison = Result.read(tmp_path / "comparison.json")
-    assert len(comparison.rows) == 17 and {row["verdict"] for row in comparison.rows} <= {"one job a side",
-                                                                                         "jobs differ"}
+    assert len(comparison.rows) == 17 and {row["verdict"] for row in comparison.rows} <= {
+        "one job a side",
+        "jobs differ",
+    }
     assert "it says whether two jobs differ, not two set-ups" in run.stdout
 
 
@@ -93,14 +135,33 @@ def _gone_within(marker: str, seconds: float) -> list:
 def test_the_time_limit_ends_the_launch_running_and_everything_it_started(tmp_path):
     command = f"sleep 300.{os.getpid()}"  # a command line of this test's own
     started = time.monotonic()
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", "--timeout", "5", "compare", "--run", command, "--run",
-                          command, "--out", str(tmp_path / "runs")], capture_output=True, text=True, env=ENV,
-                         timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "--timeout",
+            "5",
+            "compare",
+            "--run",
+            command,
+            "--run",
+            command,
+            "--out",
+            str(tmp_path / "runs"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
     assert run.returncode == 124, run.stderr
     assert time.monotonic() - started < 5 + 10
     assert _gone_within(command, 5) == []
-    assert (f"compare: time limit (--timeout): launch 1 of 7 of A ended with every process it started; the outputs "
-            f"of the launches are in {tmp_path / 'runs'}") == run.stderr.strip().splitlines()[-1]
+    assert (
+        f"compare: time limit (--timeout): launch 1 of 7 of A ended with every process it started; the outputs "
+        f"of the launches are in {tmp_path / 'runs'}"
+    ) == run.stderr.strip().splitlines()[-1]
     record = json.loads((tmp_path / "runs" / "A" / "launches.json").read_text())
     assert record["launches"][0]["interrupted"] == "time limit (--timeout)" and record["launches"][0]["status"] is None
     assert not (tmp_path / "runs" / "B" / "01.txt").exists()
@@ -109,8 +170,13 @@ def test_the_time_limit_ends_the_launch_running_and_everything_it_started(tmp_pa
 def test_sigterm_to_compare_ends_its_mpirun_launch_with_every_rank(tmp_path):
     out = tmp_path / "runs"
     command = f"mpirun -np 2 {sys.executable} -m fpgacomm osu latency -m 1:4M -i 100000"
-    compare = subprocess.Popen([sys.executable, "-m", "fpgacomm", "compare", "--run", command, "--run", command,
-                                "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    compare = subprocess.Popen(
+        [sys.executable, "-m", "fpgacomm", "compare", "--run", command, "--run", command, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
     try:
         deadline = time.monotonic() + 60
         while len(_campaign_processes(str(out))) < 3 and time.monotonic() < deadline:  # mpirun and its 2 ranks
@@ -126,19 +192,40 @@ def test_sigterm_to_compare_ends_its_mpirun_launch_with_every_rank(tmp_path):
     record = json.loads((out / "A" / "launches.json").read_text())
     assert record["launches"][0]["interrupted"] == "interrupted by SIGTERM"
     time.sleep(2)  # nothing of the launch writes into the campaign afterwards
-    assert sorted(os.listdir(out / "A")) in (["01.err", "01.txt", "launches.json"],
-                                            ["01.err", "01.json", "01.txt", "launches.json"])
+    assert sorted(os.listdir(out / "A")) in (
+        ["01.err", "01.txt", "launches.json"],
+        ["01.err", "01.json", "01.txt", "launches.json"],
+    )
     if (out / "A" / "01.json").exists():  # rank 0 saved what it had measured when mpirun ended it
         assert Result.read(out / "A" / "01.json").incomplete.startswith("interrupted by SIGTERM from mpirun")
 
 
 def test_a_first_launch_without_a_result_ends_the_campaign_at_once(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", "--run", "echo hello", "--run", "echo hello",
-                          "--rounds", "3", "--out", str(tmp_path / "runs")], capture_output=True, text=True, env=ENV,
-                         timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "compare",
+            "--run",
+            "echo hello",
+            "--run",
+            "echo hello",
+            "--rounds",
+            "3",
+            "--out",
+            str(tmp_path / "runs"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
     assert run.returncode == 2, run.stderr
-    assert f"--run 'echo hello': the output of its first launch ({tmp_path / 'runs' / 'A' / '01.txt'}) holds no " \
-           "result to compare" in run.stderr
+    assert (
+        f"--run 'echo hello': the output of its first launch ({tmp_path / 'runs' / 'A' / '01.txt'}) holds no "
+        "result to compare" in run.stderr
+    )
     assert sorted(os.listdir(tmp_path / "runs" / "A")) == ["01.err", "01.txt", "launches.json"]
     assert not (tmp_path / "runs" / "B").joinpath("01.txt").exists()
     assert "Traceback" not in run.stderr
@@ -147,14 +234,46 @@ def test_a_first_launch_without_a_result_ends_the_campaign_at_once(tmp_path):
 def test_the_result_path_goes_through_the_environment_and_the_command_line_stays_the_users(tmp_path):
     """`cd X && fpgacomm ... | cat`: an appended --json would land on cat."""
     command = f"cd {tmp_path} && mpirun -np 2 {sys.executable} -m fpgacomm osu latency -m 1:4 -i 20 | cat"
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", "--run", command, "--run", command,
-                          "--rounds", "2", "--out", str(tmp_path / "runs")], capture_output=True, text=True, env=ENV,
-                         timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "compare",
+            "--run",
+            command,
+            "--run",
+            command,
+            "--rounds",
+            "2",
+            "--out",
+            str(tmp_path / "runs"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     for side in "AB":
         for launch in ("01", "02"):
             assert Result.read(tmp_path / "runs" / side / f"{launch}.json").benchmark == "osu_latency"
-    refused = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", "--run",
-                              "fpgacomm osu latency --json=x.json", "--run", "fpgacomm osu latency", "--out",
-                              str(tmp_path / "other")], capture_output=True, text=True, env=ENV, timeout=60)
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "compare",
+            "--run",
+            "fpgacomm osu latency --json=x.json",
+            "--run",
+            "fpgacomm osu latency",
+            "--out",
+            str(tmp_path / "other"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
     assert refused.returncode == 2 and "gives each launch its own --json (through FPGACOMM_JSON)" in refused.stderr

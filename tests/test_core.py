@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from fpgacomm import _core, params
 from fpgacomm.runtime.devices import DeviceOptions, describe, device_for, kernel_dir
 
@@ -20,14 +19,17 @@ def test_sizes_follow_omb():
         params.resolve_sizes([0])
 
 
-@pytest.mark.parametrize("hosts,expected", [
-    # one node: node-local rank modulo the device count (3 devices)
-    (["a"] * 5, [0, 1, 2, 0, 1]),
-    # two nodes, block placement: each node counts its own ranks
-    (["a", "a", "b", "b"], [0, 1, 0, 1]),
-    # three nodes, round-robin placement
-    (["a", "b", "c", "a", "b", "c"], [0, 0, 0, 1, 1, 1]),
-])
+@pytest.mark.parametrize(
+    "hosts,expected",
+    [
+        # one node: node-local rank modulo the device count (3 devices)
+        (["a"] * 5, [0, 1, 2, 0, 1]),
+        # two nodes, block placement: each node counts its own ranks
+        (["a", "a", "b", "b"], [0, 1, 0, 1]),
+        # three nodes, round-robin placement
+        (["a", "b", "c", "a", "b", "c"], [0, 0, 0, 1, 1, 1]),
+    ],
+)
 def test_ranks_map_by_node_local_rank(hosts, expected, monkeypatch):
     monkeypatch.delenv("FPGA_MAPPING", raising=False)
     assert [device_for(hosts, rank, 3, DeviceOptions()) for rank in range(len(hosts))] == expected
@@ -41,11 +43,14 @@ def test_fpga_mapping_indexes_node_local_ranks(monkeypatch):
     assert device_for(hosts, 0, 4, DeviceOptions(device_map="1")) == 1
 
 
-@pytest.mark.parametrize("spec,message", [
-    ("2:x", "non-numeric entry 'x'"),
-    ("", "FPGA_MAPPING is empty"),
-    ("0::1", "empty or oversized entry"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("2:x", "non-numeric entry 'x'"),
+        ("", "FPGA_MAPPING is empty"),
+        ("0::1", "empty or oversized entry"),
+    ],
+)
 def test_malformed_fpga_mapping_is_named(spec, message, monkeypatch):
     monkeypatch.setenv("FPGA_MAPPING", spec)
     with pytest.raises(_core.UsageError, match=message):
@@ -95,8 +100,9 @@ def test_auto_takes_the_real_accelerators_when_there_are_any_and_never_an_emulat
     real = [d for d in every if not d.emulated]
     accelerators = [d for d in real if d.type in ("fpga", "gpu")]
     expected = accelerators or real or every
-    assert [(d.platform_index, d.device_index) for d in _core.select_devices()] == \
-        [(d.platform_index, d.device_index) for d in expected]
+    assert [(d.platform_index, d.device_index) for d in _core.select_devices()] == [
+        (d.platform_index, d.device_index) for d in expected
+    ]
     assert _core.select_devices(type="auto")[0].name == expected[0].name
 
 

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from fpgacomm import Result, _core, devbw
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -33,8 +32,13 @@ def test_every_rank_size_direction_and_kind_is_measured(two_ranks):
     sizes = [1 << n for n in range(17)]
     assert result.benchmark == "devbw" and result.params["sizes"] == sizes
     measured = {(row["rank"], row["size"], row["direction"], row["host_kind"]) for row in result.rows}
-    assert measured == {(rank, size, direction, kind) for rank in (0, 1) for size in sizes
-                        for direction in ("h2d", "d2h") for kind in ("H", "H!")}
+    assert measured == {
+        (rank, size, direction, kind)
+        for rank in (0, 1)
+        for size in sizes
+        for direction in ("h2d", "d2h")
+        for kind in ("H", "H!")
+    }
     assert len(result.rows) == len(measured)
     assert len(result.env["rank_devices"]) == 2 and all(result.env["rank_devices"])
 
@@ -68,7 +72,7 @@ def test_the_copy_runs_inside_the_host_timed_call(two_ranks):
     _, result = two_ranks
     for key, host in result.samples.items():
         if key.endswith(" host"):
-            device = result.samples[key[:-len("host")] + "device"]
+            device = result.samples[key[: -len("host")] + "device"]
             assert all(d <= h for d, h in zip(device, host)), key
 
 
@@ -81,7 +85,7 @@ def test_rank_0_prints_every_ranks_omb_style_table(two_ranks):
         start = lines.index(f"# Rank {rank}: {result.env['rank_devices'][rank]}")
         header = lines[start + 1].split()
         assert header[:3] == ["#", "Size", "H->D(MB/s)"] and "D->H!(us)" in header and "H!->D" in header
-        table = lines[start + 2:start + 2 + len(sizes)]
+        table = lines[start + 2 : start + 2 + len(sizes)]
         assert [int(line.split()[0]) for line in table] == sizes
         by_key = {(row["size"], row["direction"], row["host_kind"]): row for row in result.rows if row["rank"] == rank}
         # Host-clock columns (the second 4) are positive and this rank's;
@@ -96,11 +100,17 @@ def test_rank_0_prints_every_ranks_omb_style_table(two_ranks):
 
 def test_round_trip_and_peak_bandwidth_read_the_rows(two_ranks):
     _, result = two_ranks
-    one_byte = {(row["direction"]): row["time_avg"] for row in result.rows
-                if row["rank"] == 1 and row["size"] == 1 and row["host_kind"] == "H!"}
+    one_byte = {
+        (row["direction"]): row["time_avg"]
+        for row in result.rows
+        if row["rank"] == 1 and row["size"] == 1 and row["host_kind"] == "H!"
+    }
     assert devbw.round_trip(result, rank=1) == one_byte["h2d"] + one_byte["d2h"]
-    large = [row["bandwidth"] for row in result.rows
-             if row["rank"] == 0 and row["direction"] == "d2h" and row["host_kind"] == "H" and row["size"] >= 1024]
+    large = [
+        row["bandwidth"]
+        for row in result.rows
+        if row["rank"] == 0 and row["direction"] == "d2h" and row["host_kind"] == "H" and row["size"] >= 1024
+    ]
     assert devbw.peak_bandwidth(result, "d2h", host_kind="H", min_size=1024) == max(large)
     with pytest.raises(ValueError, match="no d2h H! rows of rank 0 at 1048576 B"):
         devbw.peak_bandwidth(result, "d2h", min_size=1 << 20)
@@ -108,12 +118,15 @@ def test_round_trip_and_peak_bandwidth_read_the_rows(two_ranks):
 
 def test_one_direction_and_kind_concurrently(tmp_path):
     path = tmp_path / "d2h.json"
-    run = fpgacomm("devbw", "H!", "--direction", "d2h", "--concurrent", "-m", "4K:4K", "-i", "3",
-                   "--json", str(path), ranks=2)
+    run = fpgacomm(
+        "devbw", "H!", "--direction", "d2h", "--concurrent", "-m", "4K:4K", "-i", "3", "--json", str(path), ranks=2
+    )
     assert run.returncode == 0, run.stderr
     result = Result.read_json(path)
     assert {(row["rank"], row["direction"], row["host_kind"], row["size"]) for row in result.rows} == {
-        (0, "d2h", "H!", 4096), (1, "d2h", "H!", 4096)}
+        (0, "d2h", "H!", 4096),
+        (1, "d2h", "H!", 4096),
+    }
     assert result.params["concurrent"] is True
 
 

@@ -20,8 +20,12 @@ from reference import parsers, public_modules  # noqa: E402  (docs/reference.py,
 def built(tmp_path_factory):
     """The reference as `make docs` builds it (-W: a warning fails the build)."""
     out = tmp_path_factory.mktemp("docs")
-    completed = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-E", "-b", "html",
-                                str(ROOT / "docs"), str(out)], capture_output=True, text=True, timeout=600)
+    completed = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-E", "-b", "html", str(ROOT / "docs"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert completed.returncode == 0, completed.stderr
     return out
 
@@ -32,8 +36,11 @@ def public_objects() -> set[str]:
     for name in public_modules():
         module = importlib.import_module(name)
         for member, value in vars(module).items():
-            if (not member.startswith("_") and (inspect.isfunction(value) or inspect.isclass(value))
-                    and value.__module__ == name):
+            if (
+                not member.startswith("_")
+                and (inspect.isfunction(value) or inspect.isclass(value))
+                and value.__module__ == name
+            ):
                 found.add(f"{name}.{member}")
     return found
 
@@ -53,7 +60,7 @@ def test_the_cli_reference_holds_every_commands_help(built):
     page = (built / "cli.html").read_text()
     commands = [prog for prog, _ in parsers()]
     assert {"fpgacomm", "fpgacomm osu", "fpgacomm suite", "fpgacomm fabric latency"} <= set(commands)
-    for prog, parser in parsers():
+    for prog, _ in parsers():
         assert f'>{prog}<a class="headerlink"' in page, prog  # a section titled by the command line
     assert "--beff-max-size" in page and "run the standard benchmarks" in page
 

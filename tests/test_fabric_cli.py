@@ -4,7 +4,6 @@ import argparse
 import json
 
 import pytest
-
 from fpgacomm.cli import fabric as fabric_cli
 
 
@@ -17,8 +16,24 @@ def run(argv):
 
 def test_latency_prints_each_value_with_its_unit_and_json_keeps_every_digit(tmp_path, capsys):
     path = tmp_path / "lat.json"
-    assert run(["fabric", "latency", "cuscomnet_torus", "--nodes", "16", "--hops", "2", "--size", "64",
-                "--json", str(path)]) == 0
+    assert (
+        run(
+            [
+                "fabric",
+                "latency",
+                "cuscomnet_torus",
+                "--nodes",
+                "16",
+                "--hops",
+                "2",
+                "--size",
+                "64",
+                "--json",
+                str(path),
+            ]
+        )
+        == 0
+    )
     header, row = capsys.readouterr().out.splitlines()[1:]
     assert header.split()[:4] == ["size", "hops", "latency", "first_byte"]
     assert row.split()[:6] == ["64", "B", "2", "1.727", "us", "1.400"]  # 1.157 us + one hub (0.57 us)
@@ -28,7 +43,16 @@ def test_latency_prints_each_value_with_its_unit_and_json_keeps_every_digit(tmp_
 def test_bw_writes_json(tmp_path, capsys):
     path = tmp_path / "bw.json"
     assert run(["fabric", "bw", "vcsn", "--nodes", "4", "--size", str(64 << 20), "--json", str(path)]) == 0
-    assert capsys.readouterr().out.splitlines()[2].split() == ["64", "MiB", "2", "5.395", "ms", "12.44", "GB/s", "44001"]
+    assert capsys.readouterr().out.splitlines()[2].split() == [
+        "64",
+        "MiB",
+        "2",
+        "5.395",
+        "ms",
+        "12.44",
+        "GB/s",
+        "44001",
+    ]
     row = json.loads(path.read_text())["rows"][0]
     assert row["bandwidth"] == pytest.approx(12.44e9, rel=0.005)
 

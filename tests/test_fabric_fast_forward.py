@@ -8,7 +8,6 @@ jumps do happen where the streams are long."""
 import random
 
 import pytest
-
 from fpgacomm import fabric, gather_sim, schedules
 
 MiB = 1 << 20
@@ -40,8 +39,9 @@ def frames_of(fab, frames):
     return frames * fab.spec.framing.max_payload
 
 
-@pytest.mark.parametrize("frames, jumps", [(1, False), (200, False), (256, False), (300, None), (2000, True),
-                                           (20000, True)])
+@pytest.mark.parametrize(
+    "frames, jumps", [(1, False), (200, False), (256, False), (300, None), (2000, True), (20000, True)]
+)
 def test_one_stream_on_vcsn_short_and_long(frames, jumps):
     fab = fabric.vcsn(4)
     assert_identical(fab, [[(0, 1, frames_of(fab, frames))]], jumps=jumps)
@@ -85,8 +85,9 @@ def test_the_ring_gather_on_bounded_buffers():
     assert_identical(gather_sim.sized("dcn_ring", 16, 2, 2), gather_sim.fabric_stages(plan), jumps=True)
 
 
-@pytest.mark.parametrize("preset, device, port", [("vcsn", 0, 0), ("vcsn", 4, 1), ("dcn_ring", 1, 0),
-                                                  ("vcsn_fat_tree", 64, 0)])
+@pytest.mark.parametrize(
+    "preset, device, port", [("vcsn", 0, 0), ("vcsn", 4, 1), ("dcn_ring", 1, 0), ("vcsn_fat_tree", 64, 0)]
+)
 def test_a_slowed_link(preset, device, port):
     fab = fabric.preset(preset, 64 if preset == "vcsn_fat_tree" else 8)
     fab.spec.scale_link(device, port, 0.37)
@@ -96,24 +97,28 @@ def test_a_slowed_link(preset, device, port):
 def test_contending_streams_share_a_port_in_round_robin():
     fab = fabric.vcsn(8)
     # Three senders into node 0 on plane 0, one of them on the other virtual port.
-    assert_identical(fab, [[(1, 0, frames_of(fab, 3000)), (2, 0, frames_of(fab, 2500)),
-                            (3, 0, frames_of(fab, 2000), 0, 1)]])
+    assert_identical(
+        fab, [[(1, 0, frames_of(fab, 3000)), (2, 0, frames_of(fab, 2500)), (3, 0, frames_of(fab, 2000), 0, 1)]]
+    )
 
 
 def test_reads_waiting_for_an_engine_and_parallel_links():
     # Three messages from one node (two DMA engines: the third waits), on a
     # ring with two parallel links per neighbour (frames striped over both).
     fab = fabric.dcn_ring(6, ports=4)
-    assert_identical(fab, [[(0, 1, frames_of(fab, 2000)), (0, 2, frames_of(fab, 1500)),
-                            (0, 5, frames_of(fab, 1800))]], jumps=True)
+    assert_identical(
+        fab, [[(0, 1, frames_of(fab, 2000)), (0, 2, frames_of(fab, 1500)), (0, 5, frames_of(fab, 1800))]], jumps=True
+    )
 
 
 @pytest.mark.parametrize("forwarding", ["cut_through", "store_and_forward"])
 def test_priorities_and_forwarding_on_the_torus(forwarding):
     fab = fabric.cuscomnet_torus(3, 3, forwarding=forwarding, priorities=2)
     fab.spec.sw.arbitration = fab.spec.hub.arbitration = "strict_priority"
-    assert_identical(fab, [[(0, 4, frames_of(fab, 2500), 0, 1), (1, 4, frames_of(fab, 2500), 0, 0),
-                            (3, 8, frames_of(fab, 900), 0, 0)]])
+    assert_identical(
+        fab,
+        [[(0, 4, frames_of(fab, 2500), 0, 1), (1, 4, frames_of(fab, 2500), 0, 0), (3, 8, frames_of(fab, 900), 0, 0)]],
+    )
 
 
 def test_bit_errors_are_stepped():
@@ -130,8 +135,17 @@ def test_a_reader_faster_than_its_link_queues_runs_of_frames(forwarding):
     fab.spec.hub.forwarding = forwarding
     fab.spec.sw.forwarding = forwarding
     assert_identical(fab, [[(0, 40, frames_of(fab, 30000), 0, 0)]], jumps=True)
-    assert_identical(fab, [[(0, 40, frames_of(fab, 9000), 0, 0), (0, 41, frames_of(fab, 7000), 0, 1),
-                            (5, 40, frames_of(fab, 8000) + 4096, 1, 0)]], jumps=True)
+    assert_identical(
+        fab,
+        [
+            [
+                (0, 40, frames_of(fab, 9000), 0, 0),
+                (0, 41, frames_of(fab, 7000), 0, 1),
+                (5, 40, frames_of(fab, 8000) + 4096, 1, 0),
+            ]
+        ],
+        jumps=True,
+    )
 
 
 def test_random_stages_on_random_fabrics():
@@ -141,10 +155,15 @@ def test_random_stages_on_random_fabrics():
     made = 0
     for _ in range(60):
         kind = rng.randrange(5)
-        fab = [lambda: fabric.vcsn_fat_tree(64), lambda: fabric.dcn_ring(8, ports=rng.choice([2, 4])),
-               lambda: fabric.cuscomnet_torus(3, 3, forwarding=rng.choice(["cut_through", "store_and_forward"]),
-                                              priorities=2),
-               lambda: fabric.vcsn(8), lambda: fabric.host_path(4)][kind]()
+        fab = [
+            lambda: fabric.vcsn_fat_tree(64),
+            lambda: fabric.dcn_ring(8, ports=rng.choice([2, 4])),
+            lambda: fabric.cuscomnet_torus(
+                3, 3, forwarding=rng.choice(["cut_through", "store_and_forward"]), priorities=2
+            ),
+            lambda: fabric.vcsn(8),
+            lambda: fabric.host_path(4),
+        ][kind]()
         if rng.random() < 0.3:
             fab.spec.scale_link(rng.randrange(fab.nodes), 0, rng.choice([0.5, 0.37, 1.7]))
         if kind in (0, 3) and rng.random() < 0.3:
@@ -157,7 +176,9 @@ def test_random_stages_on_random_fabrics():
                 src = rng.randrange(fab.nodes)
                 dst = (src + rng.randrange(1, fab.nodes)) % fab.nodes
                 size = rng.randrange(100, 4000) * unit + rng.randrange(0, 3) * rng.randrange(1, 5000)
-                stage.append((src, dst, size, rng.randrange(fab.spec.ports_per_node), rng.randrange(fab.spec.hub.lanes)))
+                stage.append(
+                    (src, dst, size, rng.randrange(fab.spec.ports_per_node), rng.randrange(fab.spec.hub.lanes))
+                )
             stages.append(stage)
         made += assert_identical(fab, stages)
     assert made > 100

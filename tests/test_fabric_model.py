@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from fpgacomm import _core, fabric, gather, gather_sim
 from fpgacomm.models import vcsn as vcsn_model
 
@@ -23,6 +22,7 @@ def stream_time(fab, size=4 * MiB):
 
 
 # --- sensitivity: one component changed, the figures move as predicted ------
+
 
 def test_line_coding_scales_bandwidth_only():
     base = fabric.dcn_ring(4)
@@ -149,6 +149,7 @@ def test_dma_engines_read_messages_one_at_a_time(engines, factor):
 
 # --- VCSN virtual ports: MUX, MAC table, DMUX ---------------------------------
 
+
 def vcsn_with_links(*links):
     fab = fabric.vcsn(4)
     for source, destination in links:
@@ -179,14 +180,17 @@ def test_mac_addresses_name_node_port_and_virtual_port():
     assert fabric.virtual_streams(fab, [(2, 1, 1, 64)]).rows[0]["dst"] == 3
 
 
-@pytest.mark.parametrize("links, transfer, message", [
-    ([((0, 0, 0), "02:00:00:63:00:00")], (0, 0, 0, 64), "unknown MAC 02:00:00:63:00:00"),
-    ([], (0, 0, 0, 64), "no entry in its node's MAC table"),
-    ([((0, 0, 0), (1, 0, 0))], (0, 0, 2, 64), "no virtual port 2 of port 0 of node 0"),
-    ([((0, 0, 0), (1, 1, 0))], (0, 0, 0, 64), "another plane"),
-    ([((0, 0, 0), (1, 0, 0)), ((2, 0, 0), (1, 0, 0))], (0, 0, 0, 64), "two virtual ports send to"),
-    ([((0, 0, 0), (0, 0, 1))], (0, 0, 0, 64), "its own node"),
-])
+@pytest.mark.parametrize(
+    "links, transfer, message",
+    [
+        ([((0, 0, 0), "02:00:00:63:00:00")], (0, 0, 0, 64), "unknown MAC 02:00:00:63:00:00"),
+        ([], (0, 0, 0, 64), "no entry in its node's MAC table"),
+        ([((0, 0, 0), (1, 0, 0))], (0, 0, 2, 64), "no virtual port 2 of port 0 of node 0"),
+        ([((0, 0, 0), (1, 1, 0))], (0, 0, 0, 64), "another plane"),
+        ([((0, 0, 0), (1, 0, 0)), ((2, 0, 0), (1, 0, 0))], (0, 0, 0, 64), "two virtual ports send to"),
+        ([((0, 0, 0), (0, 0, 1))], (0, 0, 0, 64), "its own node"),
+    ],
+)
 def test_bad_mac_tables_are_clear_errors(links, transfer, message):
     with pytest.raises(UsageError, match=message):
         fabric.virtual_streams(vcsn_with_links(*links), [transfer])
@@ -199,6 +203,7 @@ def test_malformed_mac_address():
 
 # --- schedules -----------------------------------------------------------------
 
+
 def test_schedule_control_costs_are_table5_and_eq6():
     vcsn = fabric.vcsn(16)
     result = fabric.run_schedule(vcsn, [[(1, 0, 1 * MiB, 0)]])
@@ -209,7 +214,8 @@ def test_schedule_control_costs_are_table5_and_eq6():
     assert stage["transfer"] == pytest.approx(stream, rel=1e-12)
     assert stage["control"] == pytest.approx(barrier + 52e-6, rel=1e-12)  # 85 us of work: the short correction
     assert fabric.run_schedule(fabric.dcn_ring(16), [[(1, 0, MiB, 0)]]).rows[0]["control"] == pytest.approx(
-        1.35e-6 + barrier + 52e-6, rel=1e-12)
+        1.35e-6 + barrier + 52e-6, rel=1e-12
+    )
 
 
 def test_interrupt_adds_to_every_stage_before_its_barrier():
@@ -258,6 +264,7 @@ def test_vcsn_gathers_small_blocks_faster_than_dcn():
 
 # --- determinism -------------------------------------------------------------------
 
+
 def test_same_inputs_same_results():
     first = fabric.traffic(fabric.cuscomnet_torus(4, 4), rate=1e6, packets=300)
     second = fabric.traffic(fabric.cuscomnet_torus(4, 4), rate=1e6, packets=300)
@@ -278,13 +285,21 @@ def test_traffic_waits_grow_with_load():
 
 # --- errors ---------------------------------------------------------------------------
 
+
 def test_torus_with_a_zero_side():
     with pytest.raises(UsageError, match="side of zero"):
         fabric.latency(fabric.cuscomnet_torus(0, 4))
 
 
-@pytest.mark.parametrize("make", [lambda: fabric.vcsn(1), lambda: fabric.dcn_ring(1),
-                                  lambda: fabric.beff_520n(2), lambda: fabric.preset("fshmem_pair", 3)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: fabric.vcsn(1),
+        lambda: fabric.dcn_ring(1),
+        lambda: fabric.beff_520n(2),
+        lambda: fabric.preset("fshmem_pair", 3),
+    ],
+)
 def test_too_few_nodes(make):
     with pytest.raises(UsageError, match="at least|pair"):
         make()
@@ -326,6 +341,7 @@ def test_unknown_names():
 
 # --- results --------------------------------------------------------------------------
 
+
 def test_result_records_simulation_and_parameters(tmp_path):
     result = fabric.latency("vcsn", nodes=4, size=[0, 64])
     assert result.env["simulated"] is True
@@ -349,8 +365,10 @@ def test_sizes_whole_bytes_or_text():
     sizes = [row["size"] for row in fabric.bandwidth("vcsn", size=[0, "64K", 3 << 20]).rows]
     assert sizes == [0, 65536, 3 << 20]
     assert fabric.latency("vcsn", size="1K").rows[0]["size"] == 1024
-    for bad, message in ((-1, r"message size -1; give whole bytes, 0 or more"),
-                         (1.5, r"message size 1.5; give whole bytes, 0 or more"),
-                         ("64Q", r"message size '64Q' has an unknown suffix")):
+    for bad, message in (
+        (-1, r"message size -1; give whole bytes, 0 or more"),
+        (1.5, r"message size 1.5; give whole bytes, 0 or more"),
+        ("64Q", r"message size '64Q' has an unknown suffix"),
+    ):
         with pytest.raises(UsageError, match=message):
             fabric.bandwidth("vcsn", size=bad)

@@ -1,13 +1,10 @@
 """The simulator's resource estimate and its refusal (fpgacomm.fabric_resources)."""
 
-
 import json
 
 import pytest
-
 from fpgacomm import fabric, fabric_resources, gather_sim
 from fpgacomm.simulation.resources import Limits
-
 from test_cli import fpgacomm
 
 MiB = 1 << 20
@@ -18,9 +15,14 @@ def gather_estimate(schedule, preset, nodes, size, **options):
 
 
 def test_the_default_admits_the_cluster_scale_targets():
-    for args in (("tree", "vcsn_fat_tree", 1024, 16 * MiB), ("tree", "vcsn_fat_tree", 4096, 16 * MiB),
-                 ("ring", "dcn_ring", 11664, 64 << 10), ("tree", "vcsn_fat_tree", 11664, 64 << 10),
-                 ("ring", "dcn_ring", 11664, 256 * MiB), ("tree", "vcsn_fat_tree", 11664, 256 * MiB)):
+    for args in (
+        ("tree", "vcsn_fat_tree", 1024, 16 * MiB),
+        ("tree", "vcsn_fat_tree", 4096, 16 * MiB),
+        ("ring", "dcn_ring", 11664, 64 << 10),
+        ("tree", "vcsn_fat_tree", 11664, 64 << 10),
+        ("ring", "dcn_ring", 11664, 256 * MiB),
+        ("tree", "vcsn_fat_tree", 11664, 256 * MiB),
+    ):
         fabric_resources.check(gather_estimate(*args))
 
 
@@ -36,9 +38,14 @@ def test_the_estimate_is_near_what_the_simulator_does():
     # Within a factor of two of the events simulated (bench/fabric_estimates.py
     # checks more cases, and memory): every schedule, with and without reuse,
     # MPI's single stage of every transfer, and traffic over a torus's long paths.
-    cases = [("tree", "vcsn_fat_tree", 64, MiB, "gather", True), ("tree", "vcsn_fat_tree", 64, MiB, "gather", False),
-             ("ring", "dcn_ring", 64, 4 * MiB, "gather", True), ("vlink", "vcsn_fat_tree", 64, MiB, "gather", True),
-             ("mpi", "host_path", 16, 256 << 10, "allgather", True), ("tree", "vcsn_fat_tree", 40, MiB, "allgather", True)]
+    cases = [
+        ("tree", "vcsn_fat_tree", 64, MiB, "gather", True),
+        ("tree", "vcsn_fat_tree", 64, MiB, "gather", False),
+        ("ring", "dcn_ring", 64, 4 * MiB, "gather", True),
+        ("vlink", "vcsn_fat_tree", 64, MiB, "gather", True),
+        ("mpi", "host_path", 16, 256 << 10, "allgather", True),
+        ("tree", "vcsn_fat_tree", 40, MiB, "allgather", True),
+    ]
     for schedule, preset, nodes, size, collective, reuse in cases:
         row = gather_sim.run(schedule, preset, nodes=[nodes], sizes=[size], collective=collective, reuse=reuse).rows[0]
         assert row["events_simulated"] / 2 < row["events_estimated"] < 2 * row["events_simulated"], (schedule, row)
@@ -133,8 +140,14 @@ def test_fast_forward_shrinks_the_estimate_of_long_streams_only():
     assert short[0] == short[1]
 
 
-HUGE = (("latency", "dcn_ring", 10_000_000), ("bw", "dcn_ring", 10_000_000), ("latency", "cuscomnet_torus", 10_000_000),
-        ("latency", "beff_520n", 10_000_000), ("latency", "host_path", 10_000_000), ("bw", "host_path", 10_000_000))
+HUGE = (
+    ("latency", "dcn_ring", 10_000_000),
+    ("bw", "dcn_ring", 10_000_000),
+    ("latency", "cuscomnet_torus", 10_000_000),
+    ("latency", "beff_520n", 10_000_000),
+    ("latency", "host_path", 10_000_000),
+    ("bw", "host_path", 10_000_000),
+)
 
 
 def test_huge_fabrics_are_refused_before_any_topology_is_built(monkeypatch):
@@ -180,8 +193,21 @@ def test_an_interrupt_ends_a_long_simulation_and_saves_the_points_done(tmp_path)
 
     out = tmp_path / "gather.json"
     # The second point, every stage in full, would take minutes.
-    command = [sys.executable, "-m", "fpgacomm", "gather", "--fabric", "dcn_ring", "--nodes", "4,2000", "--sizes",
-               "1M", "--no-reuse", "--json", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "fpgacomm",
+        "gather",
+        "--fabric",
+        "dcn_ring",
+        "--nodes",
+        "4,2000",
+        "--sizes",
+        "1M",
+        "--no-reuse",
+        "--json",
+        str(out),
+    ]
     leader, follower = pty.openpty()
     with open(tmp_path / "rows.txt", "w") as rows:
         process = subprocess.Popen(command, stdout=rows, stderr=follower, env={**ENV, "FPGACOMM_PROGRESS_AFTER": "0"})
@@ -231,15 +257,20 @@ def test_every_topologys_closed_form_is_what_it_builds(name):
     entry = fabric.PRESETS[name]
     # Partial hosts, blocks and pods; fat trees of 8-port switches up to 3 levels, of 4-port ones up to 6.
     variants = {"cluster": [{"ranks_per_host": 3}], "vcsn_fat_tree": [{"switch_ports": 8}, {"switch_ports": 4}]}
-    for nodes, extra in [(n, x) for n in ((3, 8, 13, 40, 97) if entry.node_arguments else (None,))
-                         for x in variants.get(name, [{}])]:
+    for nodes, extra in [
+        (n, x) for n in ((3, 8, 13, 40, 97) if entry.node_arguments else (None,)) for x in variants.get(name, [{}])
+    ]:
         if name == "vcsn" and nodes and nodes > 16:
             continue  # one 16-port switch
         fab = fabric.preset(name, nodes, **extra)
         shape, built = fabric._sim.shape(fab.spec), fab.describe()
         assert (shape["links"], shape["levels"]) == (built["links"], built["levels"]), (name, nodes)
-        lengths = [links for src in range(fab.nodes) for dst, links in enumerate(fabric._sim.distances(fab.spec, src))
-                   if dst != src]
+        lengths = [
+            links
+            for src in range(fab.nodes)
+            for dst, links in enumerate(fabric._sim.distances(fab.spec, src))
+            if dst != src
+        ]
         assert shape["longest_path"] == max(lengths), (name, nodes)
         assert shape["mean_links"] == pytest.approx(sum(lengths) / len(lengths), rel=1e-12), (name, nodes)
         assert fabric_resources.mean_links(fab.spec) == shape["mean_links"]

@@ -4,7 +4,6 @@ bit for bit, on every schedule and fabric, with a slowed link, and where
 transfers contend."""
 
 import pytest
-
 from fpgacomm import fabric, gather_sim, schedules
 
 BLOCK = 20000  # three jumbo frames: several frames per transfer, quick to simulate
@@ -49,8 +48,9 @@ def test_reuse_is_bit_identical_on_every_schedule_and_fabric(schedule, preset):
 
 
 @pytest.mark.parametrize("collective", ["scatter", "allgather"])
-@pytest.mark.parametrize("schedule, preset", [("ring", "dcn_ring"), ("tree", "vcsn_fat_tree"),
-                                              ("vlink", "vcsn"), ("mpi", "host_path")])
+@pytest.mark.parametrize(
+    "schedule, preset", [("ring", "dcn_ring"), ("tree", "vcsn_fat_tree"), ("vlink", "vcsn"), ("mpi", "host_path")]
+)
 def test_reuse_is_bit_identical_for_scatter_and_allgather(collective, schedule, preset):
     for n in (2, 3, 5, 9, 16):
         plan = schedules.schedule(schedule, n, BLOCK, collective=collective, broadcast=False)
@@ -58,8 +58,10 @@ def test_reuse_is_bit_identical_for_scatter_and_allgather(collective, schedule, 
         assert_identical(reused, full)
 
 
-@pytest.mark.parametrize("schedule, preset, device, port", [("ring", "dcn_ring", 3, 1), ("tree", "vcsn", 3, 0),
-                                                            ("tree", "vcsn_fat_tree", 2, 0)])
+@pytest.mark.parametrize(
+    "schedule, preset, device, port",
+    [("ring", "dcn_ring", 3, 1), ("tree", "vcsn", 3, 0), ("tree", "vcsn_fat_tree", 2, 0)],
+)
 def test_a_slowed_link_is_reused_only_where_it_is(schedule, preset, device, port):
     for n in (9, 16, 64) if preset == "vcsn_fat_tree" else (9, 16):
         plan = schedules.schedule(schedule, n, BLOCK)
@@ -78,8 +80,14 @@ def test_contending_groups_are_reused_with_their_arbitration_order():
     # (a new group, reused by its twin); a transfer on lane 1 is a group of
     # its own, the other lone transfer is reused in the second stage.
     fab = fabric.vcsn_fat_tree(64)
-    stage = [(1, 0, 3 * BLOCK), (2, 0, BLOCK), (41, 40, 3 * BLOCK), (42, 40, BLOCK), (60, 61, BLOCK),
-             (20, 21, BLOCK, 0, 1)]
+    stage = [
+        (1, 0, 3 * BLOCK),
+        (2, 0, BLOCK),
+        (41, 40, 3 * BLOCK),
+        (42, 40, BLOCK),
+        (60, 61, BLOCK),
+        (20, 21, BLOCK, 0, 1),
+    ]
     reused, full = both(fab, [stage, stage[::-1]])
     assert_identical(reused, full)
     assert reused.params["groups"] == 8 and reused.params["distinct_groups"] == 4
@@ -102,8 +110,7 @@ def test_local_control_simulates_in_full_and_says_so():
 
 def test_gather_sim_with_and_without_reuse_agree_in_every_column():
     reused = gather_sim.run("tree", "vcsn_fat_tree", nodes=[64], sizes=[BLOCK, 1 << 20])
-    full = gather_sim.run("tree", "vcsn_fat_tree", nodes=[64], sizes=[BLOCK, 1 << 20], reuse=False,
-                          fast_forward=False)
+    full = gather_sim.run("tree", "vcsn_fat_tree", nodes=[64], sizes=[BLOCK, 1 << 20], reuse=False, fast_forward=False)
     work = ("events_simulated", "events_estimated")  # what the runs stepped, and expected to step
     for a, b in zip(reused.rows, full.rows):
         assert {k: v for k, v in a.items() if k not in work} == {k: v for k, v in b.items() if k not in work}
@@ -125,15 +132,25 @@ def test_runs_wrap_round_and_name_real_nodes():
         fabric.run_schedule(fab, [[(0, 1, 2, 3, 4, 5)]])
 
 
-@pytest.mark.parametrize("make", [
-    lambda: fabric.cuscomnet_torus(4, 4, priorities=2),
-    lambda: fabric.cuscomnet_torus(3, 5, forwarding="store_and_forward"),
-    lambda: fabric.dcn_ring(12, ports=4),
-    lambda: fabric.host_path(8),
-    lambda: fabric.vcsn(12, virtual_ports_per_port=4),
-    lambda: fabric.vcsn_fat_tree(80, switch_ports=8),
-], ids=["torus-priorities", "torus-store-and-forward", "ring-two-channels", "host-path", "vcsn-4-vports",
-        "fat-tree-3-levels"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: fabric.cuscomnet_torus(4, 4, priorities=2),
+        lambda: fabric.cuscomnet_torus(3, 5, forwarding="store_and_forward"),
+        lambda: fabric.dcn_ring(12, ports=4),
+        lambda: fabric.host_path(8),
+        lambda: fabric.vcsn(12, virtual_ports_per_port=4),
+        lambda: fabric.vcsn_fat_tree(80, switch_ports=8),
+    ],
+    ids=[
+        "torus-priorities",
+        "torus-store-and-forward",
+        "ring-two-channels",
+        "host-path",
+        "vcsn-4-vports",
+        "fat-tree-3-levels",
+    ],
+)
 def test_random_stages_are_bit_identical(make):
     # Random transfers of random sizes, lanes and planes, repeated with a
     # shift so that relabelled twins exist: bounded buffers, strict
@@ -152,7 +169,7 @@ def test_random_stages_are_bit_identical(make):
             dst = (src + rng.randrange(1, n)) % n
             stage.append((src, dst, rng.choice([0, 1, 64, 3000, 20000]), rng.randrange(planes), rng.randrange(lanes)))
         shift = rng.randrange(1, n)
-        stage += [((s + shift) % n, (d + shift) % n, b, p, l) for s, d, b, p, l in stage]
+        stage += [((s + shift) % n, (d + shift) % n, b, p, lane) for s, d, b, p, lane in stage]
         stages.append(stage)
     reused, full = both(fab, stages)
     assert_identical(reused, full)
@@ -162,15 +179,21 @@ def test_stages_that_only_drain_chains_reuse_the_groups_of_the_stage_before():
     # details=False carries a stage's groups into the next when it only
     # shortens runs (a chain draining); details=True groups every stage
     # afresh. Every figure must agree, the grouping counts included.
-    cases = [("ring", "dcn_ring", 2, 2, "gather"), ("tree", "vcsn_fat_tree", 2, 2, "gather"),
-             ("tree", "vcsn_fat_tree", 4, 2, "scatter"), ("vlink", "vcsn_fat_tree", 2, 4, "gather"),
-             ("ring", "vcsn", 4, 2, "gather"), ("tree", "vcsn", 2, 2, "allgather")]
+    cases = [
+        ("ring", "dcn_ring", 2, 2, "gather"),
+        ("tree", "vcsn_fat_tree", 2, 2, "gather"),
+        ("tree", "vcsn_fat_tree", 4, 2, "scatter"),
+        ("vlink", "vcsn_fat_tree", 2, 4, "gather"),
+        ("ring", "vcsn", 4, 2, "gather"),
+        ("tree", "vcsn", 2, 2, "allgather"),
+    ]
     for schedule, preset, ports, vports, collective in cases:
         for n in (5, 16, 47):
             if preset == "vcsn" and n > 16:
                 continue
-            plan = schedules.schedule(schedule, n, 3 * BLOCK, ports=ports, virtual_ports=vports,
-                                      collective=collective, broadcast=False)
+            plan = schedules.schedule(
+                schedule, n, 3 * BLOCK, ports=ports, virtual_ports=vports, collective=collective, broadcast=False
+            )
             fab = gather_sim.sized(preset, n, ports, vports)
             stages = gather_sim.fabric_stages(plan)
             grouped = fabric.run_schedule(fab, stages, details=True)

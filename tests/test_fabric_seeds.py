@@ -2,7 +2,6 @@
 tolerances each test states."""
 
 import pytest
-
 from fpgacomm import fabric
 
 MiB = 1 << 20
@@ -13,6 +12,7 @@ def rel(a, b):
 
 
 # --- the VCSN paper: eq. 1 and 2, Table 1 ------------------------------------
+
 
 @pytest.mark.parametrize("preset, expected", [("vcsn", 12.44e9), ("dcn_ring", 12.02e9)])
 def test_large_transfer_throughput(preset, expected):
@@ -79,6 +79,7 @@ def test_cuscomnet_small_packet_throughput(payload):
 
 # --- HPCC FPGA: b_eff channel model of the BittWare 520N -----------------------
 
+
 def test_beff_520n_all_sizes_match_channel_model():
     result = fabric.beff_ring(fabric.beff_520n(4))
     assert [row["size"] for row in result.rows] == [1 << m for m in range(21)]
@@ -90,6 +91,7 @@ def test_beff_520n_all_sizes_match_channel_model():
 
 
 # --- the FSHMEM paper: section IV-C ---------------------------------------------
+
 
 @pytest.mark.parametrize("packet, peak", [(128, 2621e6), (256, 3419e6), (512, 3813e6), (1024, 3813e6)])
 def test_fshmem_peak_bandwidth(packet, peak):
@@ -121,6 +123,7 @@ def test_fshmem_get_below_put():
 
 
 # --- the CusComNet paper, eq. 5: queueing--------------------------------------------
+
 
 def test_queue_wait_matches_mm1_and_md1():
     """5 million packets per point, batch means; M/D/1 waits half as long,

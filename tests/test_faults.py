@@ -85,7 +85,6 @@ import sys
 import time
 
 import pytest
-
 from fpgacomm import Result, suite
 from processes import rank_pids, running
 
@@ -98,39 +97,116 @@ RAISE = "or raise the limit with --max-memory SIZE"
 # (case, command after `fpgacomm`, ranks, extra environment, message fragments). Every
 # case ends in status 2 with one message, prints no table and writes nothing.
 CASES = [
-    ("osu bw huge window", ["osu", "bw", "-m", "8", "-i", "2", "-W", "100000000"], 2, {},
-     ["osu bw: the 2 ranks on host", "would hold about 191 GiB", "1e+08 messages in flight", RAISE]),
-    ("osu bw multiple buffers", ["osu", "bw", "-b", "multiple", "-W", "4096", "-m", "64M:64M", "-i", "2"], 2, {},
-     ["osu bw: the 2 ranks", "would hold about 512 GiB", "256 GiB of buffers", RAISE]),
-    ("osu bibw huge window", ["osu", "bibw", "-m", "8", "-i", "2", "-W", "50000000"], 2, {},
-     ["osu bibw: the 2 ranks", "1e+08 messages in flight", RAISE]),
-    ("osu alltoall lowered limit", ["osu", "alltoall", "-m", "256M:256M", "-i", "1", "--max-memory", "1G"], 2, {},
-     ["osu alltoall: the 2 ranks", "more than the limit of 1 GiB (--max-memory)"]),
-    ("osu put_bw window", ["osu", "put_bw", "-m", "1M:1M", "-i", "2", "-W", "100000"], 2, {},
-     ["osu put_bw: the 2 ranks", "would hold about 391 GiB", RAISE]),
-    ("gather real blocks", ["gather", "--mem", "H", "--sizes", "16G", "-i", "1"], 2, {},
-     ["gather: the 2 ranks", "would hold about 64 GiB", "32 GiB of buffers", RAISE]),
-    ("beff real lowered limit", ["beff", "-m", "30", "--min-size", "30", "--max-memory", "1G"], 2, {},
-     ["beff: the 2 ranks", "6 GiB of buffers", "more than the limit of 1 GiB (--max-memory)"]),
-    ("overhead samples", ["overhead", "-m", "1:1", "-i", "1000000000"], 2, {},
-     ["overhead: the 2 ranks", "2e+09 timed samples", RAISE]),
-    ("devbw samples", ["devbw", "H", "-m", "8:8", "-i", "1000000000", "--direction", "h2d"], 2, {},
-     ["devbw: the 2 ranks", "2e+09 timed samples", RAISE]),
-    ("beff sim million nodes", ["beff", "--comm-type", "sim", "--nodes", "1000000"], None, {},
-     ["fabric: a b_eff ring of 1000000 nodes", "GiB of memory (limit 8 GiB, --max-memory)",
-      "--max-events N / --max-memory SIZE"]),
-    ("beff sim lowered limit", ["beff", "--comm-type", "sim", "--nodes", "100000", "--max-memory", "100M"], None, {},
-     ["fabric: a b_eff ring of 100000 nodes", "(limit 0.0977 GiB, --max-memory)"]),
-    ("fabric traffic packets", ["fabric", "traffic", "vcsn", "--rate", "1e6", "--packets", "1000000000"], None, {},
-     ["fabric: random traffic of 1000000000 packets", "events to simulate"]),
-    ("binary that is not there", ["osu", "latency", "H", "H", "-m", "8", "--binary", "/nonexistent.xclbin"], 2, {},
-     ["cannot read device binary '/nonexistent.xclbin' (--binary)"]),
-    ("binary that is a directory, H H", ["osu", "latency", "H", "H", "-m", "8", "--binary", "/tmp"], 2, {},
-     ["cannot read device binary '/tmp' (--binary): a directory, not a file"]),
-    ("binary that is a directory, D D", ["osu", "latency", "D", "D", "-m", "8", "--binary", "/tmp"], 2, {},
-     ["cannot read device binary '/tmp' (--binary): a directory, not a file"]),
-    ("malformed FPGA_MAPPING", ["osu", "latency", "H", "H", "-m", "8"], 2, {"FPGA_MAPPING": "x:y"},
-     ["FPGA_MAPPING"]),
+    (
+        "osu bw huge window",
+        ["osu", "bw", "-m", "8", "-i", "2", "-W", "100000000"],
+        2,
+        {},
+        ["osu bw: the 2 ranks on host", "would hold about 191 GiB", "1e+08 messages in flight", RAISE],
+    ),
+    (
+        "osu bw multiple buffers",
+        ["osu", "bw", "-b", "multiple", "-W", "4096", "-m", "64M:64M", "-i", "2"],
+        2,
+        {},
+        ["osu bw: the 2 ranks", "would hold about 512 GiB", "256 GiB of buffers", RAISE],
+    ),
+    (
+        "osu bibw huge window",
+        ["osu", "bibw", "-m", "8", "-i", "2", "-W", "50000000"],
+        2,
+        {},
+        ["osu bibw: the 2 ranks", "1e+08 messages in flight", RAISE],
+    ),
+    (
+        "osu alltoall lowered limit",
+        ["osu", "alltoall", "-m", "256M:256M", "-i", "1", "--max-memory", "1G"],
+        2,
+        {},
+        ["osu alltoall: the 2 ranks", "more than the limit of 1 GiB (--max-memory)"],
+    ),
+    (
+        "osu put_bw window",
+        ["osu", "put_bw", "-m", "1M:1M", "-i", "2", "-W", "100000"],
+        2,
+        {},
+        ["osu put_bw: the 2 ranks", "would hold about 391 GiB", RAISE],
+    ),
+    (
+        "gather real blocks",
+        ["gather", "--mem", "H", "--sizes", "16G", "-i", "1"],
+        2,
+        {},
+        ["gather: the 2 ranks", "would hold about 64 GiB", "32 GiB of buffers", RAISE],
+    ),
+    (
+        "beff real lowered limit",
+        ["beff", "-m", "30", "--min-size", "30", "--max-memory", "1G"],
+        2,
+        {},
+        ["beff: the 2 ranks", "6 GiB of buffers", "more than the limit of 1 GiB (--max-memory)"],
+    ),
+    (
+        "overhead samples",
+        ["overhead", "-m", "1:1", "-i", "1000000000"],
+        2,
+        {},
+        ["overhead: the 2 ranks", "2e+09 timed samples", RAISE],
+    ),
+    (
+        "devbw samples",
+        ["devbw", "H", "-m", "8:8", "-i", "1000000000", "--direction", "h2d"],
+        2,
+        {},
+        ["devbw: the 2 ranks", "2e+09 timed samples", RAISE],
+    ),
+    (
+        "beff sim million nodes",
+        ["beff", "--comm-type", "sim", "--nodes", "1000000"],
+        None,
+        {},
+        [
+            "fabric: a b_eff ring of 1000000 nodes",
+            "GiB of memory (limit 8 GiB, --max-memory)",
+            "--max-events N / --max-memory SIZE",
+        ],
+    ),
+    (
+        "beff sim lowered limit",
+        ["beff", "--comm-type", "sim", "--nodes", "100000", "--max-memory", "100M"],
+        None,
+        {},
+        ["fabric: a b_eff ring of 100000 nodes", "(limit 0.0977 GiB, --max-memory)"],
+    ),
+    (
+        "fabric traffic packets",
+        ["fabric", "traffic", "vcsn", "--rate", "1e6", "--packets", "1000000000"],
+        None,
+        {},
+        ["fabric: random traffic of 1000000000 packets", "events to simulate"],
+    ),
+    (
+        "binary that is not there",
+        ["osu", "latency", "H", "H", "-m", "8", "--binary", "/nonexistent.xclbin"],
+        2,
+        {},
+        ["cannot read device binary '/nonexistent.xclbin' (--binary)"],
+    ),
+    (
+        "binary that is a directory, H H",
+        ["osu", "latency", "H", "H", "-m", "8", "--binary", "/tmp"],
+        2,
+        {},
+        ["cannot read device binary '/tmp' (--binary): a directory, not a file"],
+    ),
+    (
+        "binary that is a directory, D D",
+        ["osu", "latency", "D", "D", "-m", "8", "--binary", "/tmp"],
+        2,
+        {},
+        ["cannot read device binary '/tmp' (--binary): a directory, not a file"],
+    ),
+    ("malformed FPGA_MAPPING", ["osu", "latency", "H", "H", "-m", "8"], 2, {"FPGA_MAPPING": "x:y"}, ["FPGA_MAPPING"]),
 ]
 
 
@@ -139,8 +215,9 @@ def test_refused_before_anything_is_measured_or_written(tmp_path, case, argv, ra
     output = tmp_path / "out.json"
     command = (MPIRUN if ranks else []) + FPGACOMM + argv + ["--json", str(output)]
     started = time.perf_counter()
-    run = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                         env=dict(ENV, **environment))
+    run = subprocess.run(
+        command, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=dict(ENV, **environment)
+    )
     assert run.returncode == 2, run.stderr
     assert run.stdout == "" and "Traceback" not in run.stderr
     assert run.stderr.count("fpgacomm: error: ") == 1, run.stderr
@@ -154,13 +231,15 @@ def test_the_limit_counts_every_rank_on_the_host_and_can_be_raised(tmp_path):
     # Each rank holds about 3.2 KiB (a 1 KiB buffer, 2 messages at 1 KiB each, 2 samples):
     # within 6 KiB alone, past it together.
     small = FPGACOMM + ["osu", "bw", "-m", "1K:1K", "-i", "2", "-x", "0", "-W", "2"]
-    refused = subprocess.run(MPIRUN + small + ["--max-memory", "6K"], capture_output=True, text=True, timeout=120,
-                             env=ENV)
+    refused = subprocess.run(
+        MPIRUN + small + ["--max-memory", "6K"], capture_output=True, text=True, timeout=120, env=ENV
+    )
     assert refused.returncode == 2 and "the 2 ranks on host" in refused.stderr
     assert "would hold about 6.31 KiB" in refused.stderr
     assert "limit of 6 KiB (--max-memory)" in refused.stderr
-    passed = subprocess.run(MPIRUN + small + ["--max-memory", "1M"], capture_output=True, text=True, timeout=120,
-                            env=ENV)
+    passed = subprocess.run(
+        MPIRUN + small + ["--max-memory", "1M"], capture_output=True, text=True, timeout=120, env=ENV
+    )
     assert passed.returncode == 0, passed.stderr
     assert passed.stdout.splitlines()[-1].split()[0] == "1024"
 
@@ -178,9 +257,13 @@ def _ranks(mpirun: subprocess.Popen, count: int, timeout: float = 30) -> list:
 
 def test_kill_9_of_one_rank_ends_every_rank_and_keeps_only_a_whole_incomplete_result(tmp_path):
     output = tmp_path / "lat.json"
-    mpirun = subprocess.Popen(MPIRUN + FPGACOMM + ["osu", "latency", "-m", "1:64", "-i", "1000000", "--json",
-                                                   str(output)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=tmp_path)
+    mpirun = subprocess.Popen(
+        MPIRUN + FPGACOMM + ["osu", "latency", "-m", "1:64", "-i", "1000000", "--json", str(output)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        cwd=tmp_path,
+    )
     ranks = _ranks(mpirun, 2)
     time.sleep(2)  # measuring
     os.kill(ranks[1], signal.SIGKILL)
@@ -202,10 +285,31 @@ def test_kill_9_of_one_rank_ends_every_rank_and_keeps_only_a_whole_incomplete_re
 
 def _suite(folder, *extra, cwd=None, ranks=2):
     """`fpgacomm suite FOLDER` with the shortest sizes and counts."""
-    return subprocess.run(MPIRUN[:2] + [str(ranks), "--oversubscribe"] + FPGACOMM
-                          + ["suite", str(folder), "-m", "1:64", "-i", "2", "-x", "1", "--beff-max-size", "3",
-                             "--beff-repetitions", "1", *extra],
-                          capture_output=True, text=True, timeout=300, env=ENV, cwd=cwd)
+    return subprocess.run(
+        MPIRUN[:2]
+        + [str(ranks), "--oversubscribe"]
+        + FPGACOMM
+        + [
+            "suite",
+            str(folder),
+            "-m",
+            "1:64",
+            "-i",
+            "2",
+            "-x",
+            "1",
+            "--beff-max-size",
+            "3",
+            "--beff-repetitions",
+            "1",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=ENV,
+        cwd=cwd,
+    )
 
 
 def _user_files(folder) -> dict:
@@ -234,7 +338,8 @@ def test_a_suite_in_a_folder_of_the_users_files_or_in_dot_touches_none_of_them(t
         assert (tmp_path / name).read_text() == text
     runs = _runs(tmp_path)
     assert len(runs) == 2 and sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["latest", "notes.txt", "src"] + [run.name for run in runs])
+        ["latest", "notes.txt", "src"] + [run.name for run in runs]
+    )
     assert os.readlink(tmp_path / "latest") == runs[1].name
     assert f"suite: writing into {runs[1].name}" in second.stdout.replace("./", "")
     marker = suite.read_marker(runs[1])
@@ -255,8 +360,13 @@ def test_a_suite_killed_mid_run_leaves_its_folder_marked_incomplete_and_latest_a
     complete = _suite(tmp_path)
     assert complete.returncode == 0, complete.stderr
     [previous] = _runs(tmp_path)
-    mpirun = subprocess.Popen(MPIRUN + FPGACOMM + ["suite", str(tmp_path), "-m", "8", "-i", "1000000"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, start_new_session=True)
+    mpirun = subprocess.Popen(
+        MPIRUN + FPGACOMM + ["suite", str(tmp_path), "-m", "8", "-i", "1000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while len(_runs(tmp_path)) < 2:
         assert time.monotonic() < deadline and mpirun.poll() is None, "the suite did not start its run folder"
@@ -276,8 +386,7 @@ def test_a_suite_killed_mid_run_leaves_its_folder_marked_incomplete_and_latest_a
     assert suite.read_marker(previous)["complete"]
 
 
-def test_latest_is_left_alone_where_it_is_the_users_and_said_where_links_cannot_be_made(tmp_path, monkeypatch,
-                                                                                       capsys):
+def test_latest_is_left_alone_where_it_is_the_users_and_said_where_links_cannot_be_made(tmp_path, monkeypatch, capsys):
     (tmp_path / "latest").mkdir()  # the user's own folder called latest
     (tmp_path / "latest" / "keep.txt").write_text("mine")
     run = suite.RunFolder(suite.run_folder(str(tmp_path)))
@@ -303,8 +412,9 @@ def mount_point(tmp_path):
     """A fresh tmpfs of 2 MiB mounted at tmp_path/mnt (root only), unmounted afterwards."""
     point = tmp_path / "mnt"
     point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(point)], capture_output=True,
-                             text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(point)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here (root only): {mounted.stderr.strip()}")
     try:
@@ -329,8 +439,13 @@ def test_a_full_file_system_is_named_with_no_space_left(mount_point):
                 filler.flush()
         except OSError:
             pass
-    run = subprocess.run(FPGACOMM + ["fabric", "bw", "vcsn", "--json", str(mount_point / "bw.json")],
-                         capture_output=True, text=True, timeout=120, env=ENV)
+    run = subprocess.run(
+        FPGACOMM + ["fabric", "bw", "vcsn", "--json", str(mount_point / "bw.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+    )
     assert run.returncode == 2, run.stderr
     assert run.stderr == f"fpgacomm: error: cannot write '{mount_point / 'bw.json'}': No space left on device\n"
     assert "64 MiB" in run.stdout  # the table printed before stands
@@ -348,16 +463,27 @@ def _file_limit(blocks: int):
     def limit():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (blocks * 1024, blocks * 1024))
+
     return limit
 
 
-@pytest.mark.parametrize("argv, name", [
-    (["fabric", "bw", "vcsn", "--json"], "bw.json"),
-    (["gather", "--fabric", "vcsn", "--sizes", "64K", "--json"], "gather.json"),
-], ids=["fabric", "gather-fabric"])
+@pytest.mark.parametrize(
+    "argv, name",
+    [
+        (["fabric", "bw", "vcsn", "--json"], "bw.json"),
+        (["gather", "--fabric", "vcsn", "--sizes", "64K", "--json"], "gather.json"),
+    ],
+    ids=["fabric", "gather-fabric"],
+)
 def test_a_file_that_cannot_be_written_is_named_with_the_systems_reason_and_status_2(tmp_path, argv, name):
-    run = subprocess.run(FPGACOMM + argv + [str(tmp_path / name)], capture_output=True, text=True, timeout=120,
-                         env=ENV, preexec_fn=_file_limit(1))
+    run = subprocess.run(
+        FPGACOMM + argv + [str(tmp_path / name)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        preexec_fn=_file_limit(1),
+    )
     assert run.returncode == 2, run.stderr
     assert run.stderr.strip().splitlines()[-1] == f"fpgacomm: error: cannot write '{tmp_path / name}': File too large"
     assert "internal error" not in run.stderr and "Traceback" not in run.stderr
@@ -366,10 +492,17 @@ def test_a_file_that_cannot_be_written_is_named_with_the_systems_reason_and_stat
 
 
 def test_fit_into_a_file_that_cannot_be_written(tmp_path):
-    path = _result_file(tmp_path / "lat.json", rows=[{"size": size, "latency_avg": 1e-6 + size / 1e9}
-                                                     for size in (1, 64, 4096, 65536)])
-    run = subprocess.run(FPGACOMM + ["fit", path, "--model", "hockney", "--json", str(tmp_path / "fit.json")],
-                         capture_output=True, text=True, timeout=120, env=ENV, preexec_fn=_file_limit(1))
+    path = _result_file(
+        tmp_path / "lat.json", rows=[{"size": size, "latency_avg": 1e-6 + size / 1e9} for size in (1, 64, 4096, 65536)]
+    )
+    run = subprocess.run(
+        FPGACOMM + ["fit", path, "--model", "hockney", "--json", str(tmp_path / "fit.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        preexec_fn=_file_limit(1),
+    )
     assert run.returncode == 2 and "internal error" not in run.stderr, run.stderr
     assert run.stderr.splitlines()[-1] == f"fpgacomm: error: cannot write '{tmp_path / 'fit.json'}': File too large"
     assert "hockney fit" in run.stdout  # the fit printed before stands
@@ -377,8 +510,9 @@ def test_fit_into_a_file_that_cannot_be_written(tmp_path):
 
 def test_standard_output_on_a_full_device_is_a_usage_error():
     with open("/dev/full", "w") as full:
-        run = subprocess.run(FPGACOMM + ["model", "vcsn"], stdout=full, stderr=subprocess.PIPE, text=True,
-                             timeout=60, env=ENV)
+        run = subprocess.run(
+            FPGACOMM + ["model", "vcsn"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60, env=ENV
+        )
     assert run.returncode == 2
     assert run.stderr == "fpgacomm: error: cannot write 'standard output': No space left on device\n"
 
@@ -386,10 +520,17 @@ def test_standard_output_on_a_full_device_is_a_usage_error():
 def test_a_measured_result_that_cannot_be_written_ends_every_rank_with_status_2(tmp_path):
     """Rank 0 alone under a file size limit (a full disk), its peer free;
     shared memory left out, which the limit would stop too."""
-    command = (f"[ $OMPI_COMM_WORLD_RANK = 0 ] && ulimit -f 1 && trap '' XFSZ; exec {sys.executable} -m fpgacomm "
-               f"osu latency -m 1:64 -i 5 -x 1 --json {tmp_path / 'lat.json'}")
-    run = subprocess.run(["mpirun", "-np", "2", "--mca", "btl", "self,tcp", "sh", "-c", command],
-                         capture_output=True, text=True, timeout=120, env=ENV)
+    command = (
+        f"[ $OMPI_COMM_WORLD_RANK = 0 ] && ulimit -f 1 && trap '' XFSZ; exec {sys.executable} -m fpgacomm "
+        f"osu latency -m 1:64 -i 5 -x 1 --json {tmp_path / 'lat.json'}"
+    )
+    run = subprocess.run(
+        ["mpirun", "-np", "2", "--mca", "btl", "self,tcp", "sh", "-c", command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+    )
     assert run.returncode == 2, run.stderr
     assert f"fpgacomm: error: cannot write '{tmp_path / 'lat.json'}': File too large" in run.stderr
     assert "internal error" not in run.stderr
@@ -400,9 +541,15 @@ def test_a_measured_result_that_cannot_be_written_ends_every_rank_with_status_2(
 def test_a_json_whose_folder_is_removed_mid_run_is_named(tmp_path):
     folder = tmp_path / "out"
     folder.mkdir()
-    job = subprocess.Popen(MPIRUN + FPGACOMM + ["osu", "latency", "-m", "1:64", "-i", "1000000", "-x", "10",
-                                                "--json", str(folder / "lat.json")],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    job = subprocess.Popen(
+        MPIRUN
+        + FPGACOMM
+        + ["osu", "latency", "-m", "1:64", "-i", "1000000", "-x", "10", "--json", str(folder / "lat.json")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
     time.sleep(0.5)
     deadline = time.monotonic() + 60
     while not rank_pids(job.pid) and time.monotonic() < deadline:
@@ -415,9 +562,31 @@ def test_a_json_whose_folder_is_removed_mid_run_is_named(tmp_path):
 
 
 def test_two_outputs_on_one_path_are_refused(tmp_path):
-    run = subprocess.run(MPIRUN + FPGACOMM + ["osu", "bw", "D", "D", "--path", "staged", "-m", "8", "-i", "2",
-                                             "--json", "x.json", "--timeline", "./x.json"],
-                         capture_output=True, text=True, timeout=120, env=ENV, cwd=tmp_path)
+    run = subprocess.run(
+        MPIRUN
+        + FPGACOMM
+        + [
+            "osu",
+            "bw",
+            "D",
+            "D",
+            "--path",
+            "staged",
+            "-m",
+            "8",
+            "-i",
+            "2",
+            "--json",
+            "x.json",
+            "--timeline",
+            "./x.json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        cwd=tmp_path,
+    )
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.count("fpgacomm: error: ") == 1
     assert "--json and --timeline name the same file (./x.json): one would overwrite the other" in run.stderr
@@ -427,23 +596,42 @@ def test_two_outputs_on_one_path_are_refused(tmp_path):
 # ------------------------------------------------------------------ options
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["osu", "latency", "-i", "99999999999999999999"],
-     "argument -i/--iterations: 99999999999999999999 is too large; the largest value accepted is 2147483647"),
-    (["osu", "latency", "-i", "2147483648"], "the largest value accepted is 2147483647"),
-    (["osu", "bw", "-W", "4294967296"], "argument -W/--window-size: 4294967296 is too large"),
-    (["osu", "reduce", "--root=-2147483649"], "the smallest value accepted is -2147483648"),
-    (["beff", "-n", "3000000000"], "argument -n/--repetitions: 3000000000 is too large"),
-    (["fabric", "traffic", "vcsn", "--rate", "1", "--packets", "1e3"], "invalid int value: '1e3'"),
-    (["gather", "--fabric", "vcsn", "--nodes", "4,2147483648"], "give node counts of 2 or more (at most 2147483647)"),
-    (["osu", "latency", "--max-memory", "0"],
-     "argument --max-memory: '0': give a size above 0, or leave --max-memory out for the default"),
-    (["fabric", "bw", "vcsn", "--max-memory", "0"], "give a size above 0, or leave --max-memory out"),
-], ids=["i-huge", "i-int32", "W", "root", "beff-n", "packets", "gather-nodes", "max-memory-measured",
-        "max-memory-simulated"])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["osu", "latency", "-i", "99999999999999999999"],
+            "argument -i/--iterations: 99999999999999999999 is too large; the largest value accepted is 2147483647",
+        ),
+        (["osu", "latency", "-i", "2147483648"], "the largest value accepted is 2147483647"),
+        (["osu", "bw", "-W", "4294967296"], "argument -W/--window-size: 4294967296 is too large"),
+        (["osu", "reduce", "--root=-2147483649"], "the smallest value accepted is -2147483648"),
+        (["beff", "-n", "3000000000"], "argument -n/--repetitions: 3000000000 is too large"),
+        (["fabric", "traffic", "vcsn", "--rate", "1", "--packets", "1e3"], "invalid int value: '1e3'"),
+        (
+            ["gather", "--fabric", "vcsn", "--nodes", "4,2147483648"],
+            "give node counts of 2 or more (at most 2147483647)",
+        ),
+        (
+            ["osu", "latency", "--max-memory", "0"],
+            "argument --max-memory: '0': give a size above 0, or leave --max-memory out for the default",
+        ),
+        (["fabric", "bw", "vcsn", "--max-memory", "0"], "give a size above 0, or leave --max-memory out"),
+    ],
+    ids=[
+        "i-huge",
+        "i-int32",
+        "W",
+        "root",
+        "beff-n",
+        "packets",
+        "gather-nodes",
+        "max-memory-measured",
+        "max-memory-simulated",
+    ],
+)
 def test_integer_options_past_the_cores_int_are_one_usage_error(tmp_path, argv, message):
-    run = subprocess.run(MPIRUN + FPGACOMM + argv, capture_output=True, text=True, timeout=120, env=ENV,
-                         cwd=tmp_path)
+    run = subprocess.run(MPIRUN + FPGACOMM + argv, capture_output=True, text=True, timeout=120, env=ENV, cwd=tmp_path)
     assert run.returncode == 2, run.stderr
     assert message in run.stderr and run.stderr.count(": error: ") == 1, run.stderr
     assert "internal error" not in run.stderr and run.stdout == ""
@@ -459,8 +647,9 @@ def test_launch_raises_the_functions_own_type_error_before_any_rank_starts():
     from fpgacomm import launch, osu
 
     started = time.perf_counter()
-    with pytest.raises(TypeError, match=r"^fpgacomm.benchmarks.osu.latency\(\): got an unexpected keyword argument "
-                                        r"'nosuchkw'$"):
+    with pytest.raises(
+        TypeError, match=r"^fpgacomm.benchmarks.osu.latency\(\): got an unexpected keyword argument " r"'nosuchkw'$"
+    ):
         launch(2, osu.latency, nosuchkw=3)
     assert time.perf_counter() - started < 5  # no mpirun was started
 
@@ -471,20 +660,31 @@ def test_launch_raises_the_functions_own_type_error_before_any_rank_starts():
 def _result_file(path, **changes):
     from fpgacomm import Result
 
-    result = Result("osu_latency", {"mem": ["H", "H"]}, {}, [{"size": 1, "latency_avg": 1e-6},
-                                                            {"size": 2, "latency_avg": 2e-6}],
-                    {"size": "B", "latency_avg": "s"})
+    result = Result(
+        "osu_latency",
+        {"mem": ["H", "H"]},
+        {},
+        [{"size": 1, "latency_avg": 1e-6}, {"size": 2, "latency_avg": 2e-6}],
+        {"size": "B", "latency_avg": "s"},
+    )
     data = dict(result.to_dict(), **changes)
     path.write_text(json.dumps(data))
     return str(path)
 
 
-@pytest.mark.parametrize("command", [["fit", "{path}", "--model", "hockney"], ["plot", "{path}", "-o", "{tmp}/f.png"],
-                                     ["timeline", "{path}"]])
+@pytest.mark.parametrize(
+    "command",
+    [["fit", "{path}", "--model", "hockney"], ["plot", "{path}", "-o", "{tmp}/f.png"], ["timeline", "{path}"]],
+)
 def test_a_result_whose_rows_are_a_string_is_not_a_result(tmp_path, command):
     path = _result_file(tmp_path / "bad.json", rows="oops")
-    run = subprocess.run(FPGACOMM + [word.format(path=path, tmp=tmp_path) for word in command], capture_output=True,
-                         text=True, timeout=60, env=ENV)
+    run = subprocess.run(
+        FPGACOMM + [word.format(path=path, tmp=tmp_path) for word in command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+    )
     assert run.returncode == 2, run.stderr
     assert run.stderr.startswith("fpgacomm: error: ") and run.stderr.count("\n") == 1, run.stderr
     assert f"{path}" in run.stderr and "malformed fpgacomm.result/1 result: 'rows' is str" in run.stderr
@@ -497,19 +697,35 @@ def test_load_refuses_a_malformed_result_with_the_reason():
         Result.from_dict(dict(json.loads(json.dumps(Result("x", {}, {}, [], {}).to_dict())), rows=[1, 2]))
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"direction": "sideways"}, "row 1: direction 'sideways' (a chunk is a send or a recv)"),
-    ({"mpi_done": float("nan")}, "row 1: mpi_done nan (a finite number, 0 or more)"),
-    ({"start_to_end": -1.0}, "row 1: start_to_end -1.0 (a finite number, 0 or more)"),
-    ({"copy_done": 0.5, "copy_enqueued": 1.0}, "row 1: a copy done before it was enqueued"),
-], ids=["direction", "nan", "negative", "ends-before-enqueued"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"direction": "sideways"}, "row 1: direction 'sideways' (a chunk is a send or a recv)"),
+        ({"mpi_done": float("nan")}, "row 1: mpi_done nan (a finite number, 0 or more)"),
+        ({"start_to_end": -1.0}, "row 1: start_to_end -1.0 (a finite number, 0 or more)"),
+        ({"copy_done": 0.5, "copy_enqueued": 1.0}, "row 1: a copy done before it was enqueued"),
+    ],
+    ids=["direction", "nan", "negative", "ends-before-enqueued"],
+)
 def test_a_timeline_no_measurement_gives_is_refused(tmp_path, change, message):
     from fpgacomm import Result
     from fpgacomm.benchmarks.osu import TIMELINE_UNITS
 
-    row = {"rank": 0, "size": 8, "direction": "send", "chunk": 0, "offset": 0, "bytes": 8, "copy_enqueued": 0.0,
-           "copy_done": 2.0, "mpi_posted": 2.0, "mpi_done": 4.0, "queued_to_submit": 0.25, "submit_to_start": 0.75,
-           "start_to_end": 1.0}
+    row = {
+        "rank": 0,
+        "size": 8,
+        "direction": "send",
+        "chunk": 0,
+        "offset": 0,
+        "bytes": 8,
+        "copy_enqueued": 0.0,
+        "copy_done": 2.0,
+        "mpi_posted": 2.0,
+        "mpi_done": 4.0,
+        "queued_to_submit": 0.25,
+        "submit_to_start": 0.75,
+        "start_to_end": 1.0,
+    }
     path = tmp_path / "tl.json"
     Result("osu_bw_timeline", {}, {}, [row, dict(row, chunk=1, **change)], TIMELINE_UNITS).write_json(path)
     run = subprocess.run(FPGACOMM + ["timeline", str(path)], capture_output=True, text=True, timeout=60, env=ENV)
@@ -521,22 +737,31 @@ def test_a_timeline_no_measurement_gives_is_refused(tmp_path, change, message):
 def test_timeline_and_plot_of_a_directory_say_what_it_is(tmp_path):
     """A timeline is one file: a folder is named as one. plot takes folders
     (their Result files, as compare and fit do): an empty one holds none."""
-    expected = {"timeline": "a folder, not a file; give the file in it (or its glob)",
-                "plot": "holds no Result files (JSON or CSV files written by fpgacomm, or a peer's text output)"}
+    expected = {
+        "timeline": "a folder, not a file; give the file in it (or its glob)",
+        "plot": "holds no Result files (JSON or CSV files written by fpgacomm, or a peer's text output)",
+    }
     for argv in (["timeline", str(tmp_path)], ["plot", str(tmp_path), "-o", str(tmp_path / "f.png")]):
         run = subprocess.run(FPGACOMM + argv, capture_output=True, text=True, timeout=60, env=ENV)
         assert run.returncode == 2
         assert run.stderr == f"fpgacomm: error: {tmp_path}: {expected[argv[0]]}\n"
 
 
-@pytest.mark.parametrize("rows, why", [
-    ([], "has no rows"),
-    ([{"size": 1, "latency_avg": float("nan")}, {"size": 2, "latency_avg": float("nan")}], "has no finite value"),
-], ids=["no-rows", "all-nan"])
+@pytest.mark.parametrize(
+    "rows, why",
+    [
+        ([], "has no rows"),
+        ([{"size": 1, "latency_avg": float("nan")}, {"size": 2, "latency_avg": float("nan")}], "has no finite value"),
+    ],
+    ids=["no-rows", "all-nan"],
+)
 def test_plot_of_nothing_is_one_message(tmp_path, rows, why):
     path = _result_file(tmp_path / "lat.json", rows=rows)
-    run = subprocess.run(FPGACOMM + ["plot", path, "-o", str(tmp_path / "f.png")], capture_output=True, text=True,
-                         timeout=60, env=ENV)
+    run = subprocess.run(
+        FPGACOMM + ["plot", path, "-o", str(tmp_path / "f.png")], capture_output=True, text=True, timeout=60, env=ENV
+    )
     assert run.returncode == 2 and not (tmp_path / "f.png").exists()
-    assert run.stderr == f"fpgacomm: error: nothing to draw: osu_latency ({why}); plot a Result that holds " \
-                         "measurements\n"
+    assert (
+        run.stderr == f"fpgacomm: error: nothing to draw: osu_latency ({why}); plot a Result that holds "
+        "measurements\n"
+    )

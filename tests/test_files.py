@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-
 from fpgacomm import Result
 from fpgacomm.results import launch_record
 from fpgacomm.runtime import files
@@ -23,10 +22,23 @@ FPGACOMM = [sys.executable, "-m", "fpgacomm"]
 
 def good() -> dict:
     """A Result's dict of two rows with rounds and samples."""
-    rows = [{"size": size, "latency_avg": 1e-6 * size, "validation": "pass",
-             "rounds": {"latency_avg": [1e-6 * size, 1.1e-6 * size]}} for size in (1, 2)]
-    return Result("osu_latency", {"send_kind": "H"}, {"hosts": ["a"]}, rows,
-                  {"size": "B", "latency_avg": "s", "validation": ""}, {"1": [1e-6], "2": [2e-6]}).to_dict()
+    rows = [
+        {
+            "size": size,
+            "latency_avg": 1e-6 * size,
+            "validation": "pass",
+            "rounds": {"latency_avg": [1e-6 * size, 1.1e-6 * size]},
+        }
+        for size in (1, 2)
+    ]
+    return Result(
+        "osu_latency",
+        {"send_kind": "H"},
+        {"hosts": ["a"]},
+        rows,
+        {"size": "B", "latency_avg": "s", "validation": ""},
+        {"1": [1e-6], "2": [2e-6]},
+    ).to_dict()
 
 
 def written(tmp_path, data, name="r.json"):
@@ -36,6 +48,7 @@ def written(tmp_path, data, name="r.json"):
 
 
 # ----------------------------------------------------------- what is read
+
 
 def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path):
     fifo = tmp_path / "pipe.json"
@@ -74,14 +87,18 @@ def test_a_file_this_user_cannot_read(tmp_path):
             os.seteuid(0)
 
 
-@pytest.mark.parametrize("content, problem", [
-    (b'{"schema": "fpgacomm.result/1"\x00}', r"binary data \(a NUL byte at offset 30\), not text"),
-    (b"\x89PNG\r\n\x1a\n\xff\xfe", r"binary data|not UTF-8 text"),
-    (b'{"schema": "caf\xe9"}', r"not UTF-8 text \(byte 0xe9 at offset 15\)"),
-    (b"{", "not an fpgacomm Result: not valid JSON: Expecting property name"),
-    (b"[" * 100000 + b"]" * 100000, "nested too deeply|nested deeper"),
-    (b'{"x": 1' + b"0" * 5000 + b"}", "not an fpgacomm Result"),
-], ids=["nul", "png", "latin-1", "broken", "deep", "huge-int"])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b'{"schema": "fpgacomm.result/1"\x00}', r"binary data \(a NUL byte at offset 30\), not text"),
+        (b"\x89PNG\r\n\x1a\n\xff\xfe", r"binary data|not UTF-8 text"),
+        (b'{"schema": "caf\xe9"}', r"not UTF-8 text \(byte 0xe9 at offset 15\)"),
+        (b"{", "not an fpgacomm Result: not valid JSON: Expecting property name"),
+        (b"[" * 100000 + b"]" * 100000, "nested too deeply|nested deeper"),
+        (b'{"x": 1' + b"0" * 5000 + b"}", "not an fpgacomm Result"),
+    ],
+    ids=["nul", "png", "latin-1", "broken", "deep", "huge-int"],
+)
 def test_binary_encodings_and_broken_json(tmp_path, content, problem):
     path = tmp_path / "r.json"
     path.write_bytes(content)
@@ -91,38 +108,65 @@ def test_binary_encodings_and_broken_json(tmp_path, content, problem):
 
 # ------------------------------------------------------------- every cell
 
+
 def mutated(change) -> dict:
     data = good()
     change(data)
     return data
 
 
-@pytest.mark.parametrize("change, problem", [
-    (lambda d: d["rows"][0].update(latency_avg="fast"), "row 0 column 'latency_avg': str 'fast' is not a number"),
-    (lambda d: d["rows"][1].update(size=float("nan")), "row 1 column 'size': nan is not a finite number"),
-    (lambda d: d["rows"][1].update(size=float("inf")), "row 1 column 'size': inf is not a finite number"),
-    (lambda d: d["rows"][0].update(size=-8), "row 0 column 'size': -8 is below 0"),
-    (lambda d: d["rows"][0].update(size=10 ** 30), "out of the range of a 64-bit integer"),
-    (lambda d: d["rows"][0].update(size=True), "row 0 column 'size': bool True is not a number"),
-    (lambda d: d["rows"][0].update(validation=[1]), "must be int, float, str or None, got list"),
-    (lambda d: d["rows"][1].update(validation=3), "row 1 column 'validation': 3 mixes text and numbers"),
-    (lambda d: d["rows"][0].update(rounds=[1, 2]), "the rounds cell must be a non-empty dict"),
-    (lambda d: d["rows"][0].update(rounds={"latency_avg": "x"}), "rounds of 'latency_avg' must be a non-empty list"),
-    (lambda d: d["rows"][0]["rounds"].update(size=[1, 2]), "names 'size', which is no measured column"),
-    (lambda d: d["units"].update(latency_avg=1), "the unit of 'latency_avg' is int 1, not a unit's name"),
-    (lambda d: d["units"].pop("validation"), "units must name every column"),
-    (lambda d: d.update(rows={"size": 1}), "'rows' is dict"),
-    (lambda d: d.update(rows=[1, 2]), "'rows' holds something other than objects"),
-    (lambda d: d.update(params=[]), "'params' is list"),
-    (lambda d: d.update(benchmark=7), "'benchmark' is int"),
-    (lambda d: d.update(samples={"1": ["x"]}), "sample 0 of size 1: str 'x' is not a number"),
-    (lambda d: d.update(samples={"1": [10 ** 400]}), "sample 0 of size 1: int"),
-    (lambda d: d.update(incomplete=5), "'incomplete' is int"),
-    (lambda d: d.update(schema="fpgacomm.result/0"), "unsupported result schema"),
-], ids=["text-latency", "nan-size", "inf-size", "negative-size", "huge-size", "bool-size", "list-cell",
-        "mixed-column", "rounds-list", "rounds-text", "rounds-size", "unit-int", "unit-missing",
-        "rows-dict", "rows-ints", "params-list", "benchmark-int", "samples-text", "samples-huge", "incomplete-int",
-        "schema"])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (lambda d: d["rows"][0].update(latency_avg="fast"), "row 0 column 'latency_avg': str 'fast' is not a number"),
+        (lambda d: d["rows"][1].update(size=float("nan")), "row 1 column 'size': nan is not a finite number"),
+        (lambda d: d["rows"][1].update(size=float("inf")), "row 1 column 'size': inf is not a finite number"),
+        (lambda d: d["rows"][0].update(size=-8), "row 0 column 'size': -8 is below 0"),
+        (lambda d: d["rows"][0].update(size=10**30), "out of the range of a 64-bit integer"),
+        (lambda d: d["rows"][0].update(size=True), "row 0 column 'size': bool True is not a number"),
+        (lambda d: d["rows"][0].update(validation=[1]), "must be int, float, str or None, got list"),
+        (lambda d: d["rows"][1].update(validation=3), "row 1 column 'validation': 3 mixes text and numbers"),
+        (lambda d: d["rows"][0].update(rounds=[1, 2]), "the rounds cell must be a non-empty dict"),
+        (
+            lambda d: d["rows"][0].update(rounds={"latency_avg": "x"}),
+            "rounds of 'latency_avg' must be a non-empty list",
+        ),
+        (lambda d: d["rows"][0]["rounds"].update(size=[1, 2]), "names 'size', which is no measured column"),
+        (lambda d: d["units"].update(latency_avg=1), "the unit of 'latency_avg' is int 1, not a unit's name"),
+        (lambda d: d["units"].pop("validation"), "units must name every column"),
+        (lambda d: d.update(rows={"size": 1}), "'rows' is dict"),
+        (lambda d: d.update(rows=[1, 2]), "'rows' holds something other than objects"),
+        (lambda d: d.update(params=[]), "'params' is list"),
+        (lambda d: d.update(benchmark=7), "'benchmark' is int"),
+        (lambda d: d.update(samples={"1": ["x"]}), "sample 0 of size 1: str 'x' is not a number"),
+        (lambda d: d.update(samples={"1": [10**400]}), "sample 0 of size 1: int"),
+        (lambda d: d.update(incomplete=5), "'incomplete' is int"),
+        (lambda d: d.update(schema="fpgacomm.result/0"), "unsupported result schema"),
+    ],
+    ids=[
+        "text-latency",
+        "nan-size",
+        "inf-size",
+        "negative-size",
+        "huge-size",
+        "bool-size",
+        "list-cell",
+        "mixed-column",
+        "rounds-list",
+        "rounds-text",
+        "rounds-size",
+        "unit-int",
+        "unit-missing",
+        "rows-dict",
+        "rows-ints",
+        "params-list",
+        "benchmark-int",
+        "samples-text",
+        "samples-huge",
+        "incomplete-int",
+        "schema",
+    ],
+)
 def test_every_cell_of_a_result_json_is_checked(tmp_path, change, problem):
     path = written(tmp_path, mutated(change))
     with pytest.raises(ResultError, match=problem) as raised:
@@ -137,13 +181,17 @@ def test_a_result_file_still_reads_whole(tmp_path):
     assert math.isnan(Result.read(written(tmp_path, nan)).rows[0]["latency_avg"])
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("# schema: nope\n", "comment line 1 .* does not hold one JSON value"),
-    ("# schema: \"fpgacomm.result/1\"\nsize\n", "header cell 'size' is not 'key\\[unit\\]'"),
-    ("# schema: \"fpgacomm.result/1\"\n# benchmark: \"x\"\nsize[B],t[s]\n1\n", "line 4 has 1 cells, the header has 2"),
-    ("# schema: \"fpgacomm.result/1\"\n# benchmark: \"x\"\nsize[B],t[s]\n1,fast\n", "row 0 column 't': str 'fast'"),
-    ("# schema: \"fpgacomm.result/1\"\n# benchmark: \"x\"\nsize[B]\n\"a" + "b" * 200000 + "\n", "not CSV"),
-], ids=["meta", "header", "short-line", "text-time", "field-limit"])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("# schema: nope\n", "comment line 1 .* does not hold one JSON value"),
+        ('# schema: "fpgacomm.result/1"\nsize\n', "header cell 'size' is not 'key\\[unit\\]'"),
+        ('# schema: "fpgacomm.result/1"\n# benchmark: "x"\nsize[B],t[s]\n1\n', "line 4 has 1 cells, the header has 2"),
+        ('# schema: "fpgacomm.result/1"\n# benchmark: "x"\nsize[B],t[s]\n1,fast\n', "row 0 column 't': str 'fast'"),
+        ('# schema: "fpgacomm.result/1"\n# benchmark: "x"\nsize[B]\n"a' + "b" * 200000 + "\n", "not CSV"),
+    ],
+    ids=["meta", "header", "short-line", "text-time", "field-limit"],
+)
 def test_every_cell_of_a_result_csv_is_checked(tmp_path, text, problem):
     path = tmp_path / "r.csv"
     path.write_text(text)
@@ -151,17 +199,27 @@ def test_every_cell_of_a_result_csv_is_checked(tmp_path, text, problem):
         Result.read(path)
 
 
-@pytest.mark.parametrize("record, problem", [
-    ([], "the record: list \\[\\] is not an object"),
-    ({"command": 3, "launches": []}, "command: int 3 is not a command's text"),
-    ({"command": "x", "launches": {}}, "launches: dict {} is not a list of launches"),
-    ({"command": "x", "launches": [{"output": "01.txt", "status": "0", "load_before": 0.5, "cores": 4}]},
-     "launch 1 status: str '0' is not a whole number"),
-    ({"command": "x", "launches": [{"output": "01.txt", "status": 0, "load_before": -1, "cores": 4}]},
-     "launch 1 load_before: -1 is below 0"),
-    ({"command": "x", "launches": [{"output": 1, "status": 0, "load_before": 1, "cores": 4}]},
-     "launch 1 output: int 1 is not a file name"),
-], ids=["list", "command", "launches", "status", "load", "output"])
+@pytest.mark.parametrize(
+    "record, problem",
+    [
+        ([], "the record: list \\[\\] is not an object"),
+        ({"command": 3, "launches": []}, "command: int 3 is not a command's text"),
+        ({"command": "x", "launches": {}}, "launches: dict {} is not a list of launches"),
+        (
+            {"command": "x", "launches": [{"output": "01.txt", "status": "0", "load_before": 0.5, "cores": 4}]},
+            "launch 1 status: str '0' is not a whole number",
+        ),
+        (
+            {"command": "x", "launches": [{"output": "01.txt", "status": 0, "load_before": -1, "cores": 4}]},
+            "launch 1 load_before: -1 is below 0",
+        ),
+        (
+            {"command": "x", "launches": [{"output": 1, "status": 0, "load_before": 1, "cores": 4}]},
+            "launch 1 output: int 1 is not a file name",
+        ),
+    ],
+    ids=["list", "command", "launches", "status", "load", "output"],
+)
 def test_a_launch_record_of_the_wrong_shape(tmp_path, record, problem):
     (tmp_path / launch_record.LAUNCHES).write_text(json.dumps(record))
     with pytest.raises(ResultError, match=problem) as raised:
@@ -170,6 +228,7 @@ def test_a_launch_record_of_the_wrong_shape(tmp_path, record, problem):
 
 
 # ------------------------------------------------------------ as users see it
+
 
 def fpgacomm(*argv, cwd):
     return subprocess.run(FPGACOMM + list(argv), capture_output=True, text=True, timeout=120, env=ENV, cwd=cwd)
@@ -192,8 +251,10 @@ def test_commands_say_each_bad_file_in_one_line_with_status_2(tmp_path):
     for argv, message in cases:
         run = fpgacomm(*argv, cwd=tmp_path)
         assert run.returncode == 2, (argv, run.stderr)
-        assert message in run.stderr and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, (argv,
-                                                                                                          run.stderr)
+        assert message in run.stderr and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, (
+            argv,
+            run.stderr,
+        )
         assert not (tmp_path / "f.png").exists()
 
 

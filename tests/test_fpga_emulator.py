@@ -16,11 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from loaded import without_load_warning
-
 from fpgacomm import Result, _core
 from fpgacomm.runtime.devices import describe, kernel_dir
-
+from loaded import without_load_warning
 from test_cli import fpgacomm
 from test_mpi import HERE, mpirun
 
@@ -31,8 +29,10 @@ EMULATORS = [info for info in _core.all_devices() if info.emulated and info.type
 @pytest.fixture(scope="module")
 def emulator():
     if not EMULATORS:
-        reason = ("Intel's FPGA emulator is not registered with the OpenCL ICD loader "
-                  "(scripts/setup.sh installs and registers it)")
+        reason = (
+            "Intel's FPGA emulator is not registered with the OpenCL ICD loader "
+            "(scripts/setup.sh installs and registers it)"
+        )
         if os.environ.get("CI") and os.environ.get("FPGACOMM_FPGA_EMULATOR") != "no":
             pytest.fail(reason)
         pytest.skip(reason)
@@ -65,9 +65,13 @@ def test_the_emulator_is_an_fpga_with_host_and_device_memory_only(emulator):
     assert "cl_intel_mem_alloc_buffer_location" not in emulator.extensions
 
 
-@pytest.mark.parametrize("kind,reason", [("B", "HBM (B) needs the Xilinx XRT memory-bank extension or Intel's "
-                                                "cl_intel_mem_alloc_buffer_location"),
-                                         ("P", "PLRAM (P) needs the Xilinx XRT memory-bank extension")])
+@pytest.mark.parametrize(
+    "kind,reason",
+    [
+        ("B", "HBM (B) needs the Xilinx XRT memory-bank extension or Intel's " "cl_intel_mem_alloc_buffer_location"),
+        ("P", "PLRAM (P) needs the Xilinx XRT memory-bank extension"),
+    ],
+)
 def test_memory_kinds_the_emulator_lacks_are_refused_with_the_reason(emulator, kind, reason):
     run = fpga("osu", "latency", kind, kind, "-m", "1:1", "-i", "1", "-x", "0")
     assert run.returncode == 2, run.stdout + run.stderr
@@ -90,16 +94,20 @@ def test_device_buffers_validated_and_touched_and_the_result_says_emulation(emul
     assert result.params["touch"] is True
 
 
-@pytest.mark.parametrize("command", [
-    ("osu", "bw", "D", "D", "-m", "1:64K", "-i", "4", "-x", "1", "-W", "4", "-c"),
-    ("osu", "bibw", "D", "D", "-m", "1:64K", "-i", "4", "-x", "1", "-W", "4", "-c", "--path", "staged"),
-    ("osu", "multi_lat", "D", "D", "-m", "1:1K", "-i", "4", "-x", "1", "-c"),
-    ("osu", "mbw_mr", "D", "D", "-m", "1:1K", "-i", "4", "-x", "1", "-W", "4", "-c", "--touch"),
-    ("osu", "allreduce", "--mem", "D", "-m", "4:4K", "-i", "4", "-x", "1", "-c"),
-    ("osu", "allgather", "--mem", "D", "-m", "1:4K", "-i", "4", "-x", "1", "-c"),
-    ("osu", "put_bw", "--mem", "D", "-m", "1:4K", "-i", "4", "-x", "1", "-W", "4", "-c"),
-    ("osu", "get_latency", "--mem", "D", "-m", "1:4K", "-i", "4", "-x", "1", "-c"),
-], ids=lambda command: command[1])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("osu", "bw", "D", "D", "-m", "1:64K", "-i", "4", "-x", "1", "-W", "4", "-c"),
+        ("osu", "bibw", "D", "D", "-m", "1:64K", "-i", "4", "-x", "1", "-W", "4", "-c", "--path", "staged"),
+        ("osu", "multi_lat", "D", "D", "-m", "1:1K", "-i", "4", "-x", "1", "-c"),
+        ("osu", "mbw_mr", "D", "D", "-m", "1:1K", "-i", "4", "-x", "1", "-W", "4", "-c", "--touch"),
+        ("osu", "allreduce", "--mem", "D", "-m", "4:4K", "-i", "4", "-x", "1", "-c"),
+        ("osu", "allgather", "--mem", "D", "-m", "1:4K", "-i", "4", "-x", "1", "-c"),
+        ("osu", "put_bw", "--mem", "D", "-m", "1:4K", "-i", "4", "-x", "1", "-W", "4", "-c"),
+        ("osu", "get_latency", "--mem", "D", "-m", "1:4K", "-i", "4", "-x", "1", "-c"),
+    ],
+    ids=lambda command: command[1],
+)
 def test_every_osu_family_on_device_buffers_passes_validation(emulator, command):
     run = fpga(*command)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -110,8 +118,21 @@ def test_every_osu_family_on_device_buffers_passes_validation(emulator, command)
 @pytest.mark.parametrize("comm_type", ["pcie", "kernel"])
 def test_beff_staged_and_kernel_types_deliver_every_message(emulator, comm_type, tmp_path):
     out = tmp_path / "beff.json"
-    run = fpga("beff", "--comm-type", comm_type, "-m", "8", "-n", "2", "--target-time", "0.02",
-               "--validation-iterations", "2", "--json", str(out))
+    run = fpga(
+        "beff",
+        "--comm-type",
+        comm_type,
+        "-m",
+        "8",
+        "-n",
+        "2",
+        "--target-time",
+        "0.02",
+        "--validation-iterations",
+        "2",
+        "--json",
+        str(out),
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     result = Result.read_json(out)
     assert [row["size"] for row in result.rows] == [1 << m for m in range(9)]
@@ -132,8 +153,18 @@ def test_gather_on_device_buffers_checks_every_block(emulator, tmp_path):
 def test_beff_iec_rings_of_emulated_fpgas(emulator, ranks):
     """tests/mpi/test_beff_iec.py under mpirun: one rank is HPCC FPGA's
     loopback, two share both neighbours, three make an odd ring."""
-    run = mpirun(ranks, sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                 str(HERE / "mpi" / "test_beff_iec.py"), timeout=600)
+    run = mpirun(
+        ranks,
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-x",
+        "-p",
+        "no:cacheprovider",
+        str(HERE / "mpi" / "test_beff_iec.py"),
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
     assert " passed" in run.stdout
 
@@ -146,8 +177,13 @@ def test_setup_registers_the_cached_emulator_where_it_is_told(emulator, tmp_path
     if library is None:
         pytest.skip("the emulator is registered from elsewhere than set-up's cache")
     vendors = tmp_path / "vendors"
-    run = subprocess.run([str(ROOT / "scripts" / "fpga_emulator.sh")], capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, FPGACOMM_ICD_VENDORS=str(vendors)))
+    run = subprocess.run(
+        [str(ROOT / "scripts" / "fpga_emulator.sh")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, FPGACOMM_ICD_VENDORS=str(vendors)),
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "found in" in run.stdout and "downloading" not in run.stdout
     assert (vendors / "fpgacomm-intel-fpga-emu.icd").read_text().strip() == str(library)
@@ -171,21 +207,73 @@ def test_a_pocl_run_writes_nothing_on_stderr_that_fpgacomm_did_not_write(emulato
     off: an OpenCL run that cannot take the emulator leaves it unloaded, and
     MPI_Init's hwloc lists no OpenCL devices. HWLOC_COMPONENTS here is for
     mpirun itself, whose own hwloc runs before fpgacomm does (README.md)."""
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               HWLOC_COMPONENTS="-opencl")
-    run = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", sys.executable, "-m", "fpgacomm", "osu", "latency",
-                          "D", "D", "-m", "1:64", "-i", "2", "-x", "1", "-c"], capture_output=True, text=True,
-                         env=env, timeout=300)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", HWLOC_COMPONENTS="-opencl")
+    run = subprocess.run(
+        [
+            "mpirun",
+            "-np",
+            "2",
+            "--oversubscribe",
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "osu",
+            "latency",
+            "D",
+            "D",
+            "-m",
+            "1:64",
+            "-i",
+            "2",
+            "-x",
+            "1",
+            "-c",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert run.returncode == 0 and without_load_warning(run.stderr) == "", run.stderr
     assert run.stdout.count("Pass") == 7
     # Where a run may take the emulator, it still finds it.
-    fpga = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", sys.executable, "-m", "fpgacomm", "osu",
-                           "latency", "D", "D", "-m", "8", "-i", "2", "-x", "1", "--device-type", "fpga", "--json",
-                           str(tmp_path / "fpga.json")], capture_output=True, text=True, env=env, timeout=300)
+    fpga = subprocess.run(
+        [
+            "mpirun",
+            "-np",
+            "2",
+            "--oversubscribe",
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "osu",
+            "latency",
+            "D",
+            "D",
+            "-m",
+            "8",
+            "-i",
+            "2",
+            "-x",
+            "1",
+            "--device-type",
+            "fpga",
+            "--json",
+            str(tmp_path / "fpga.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert fpga.returncode == 0, fpga.stderr
     assert Result.read_json(tmp_path / "fpga.json").env["opencl"]["emulated"] is True
     # MPI started by fpgacomm itself (a singleton, no launcher) loads no OpenCL driver.
-    alone = subprocess.run([sys.executable, "-c", "from fpgacomm.runtime import mpi; mpi.world()"],
-                           capture_output=True, text=True, timeout=120,
-                           env={name: value for name, value in env.items() if name != "HWLOC_COMPONENTS"})
+    alone = subprocess.run(
+        [sys.executable, "-c", "from fpgacomm.runtime import mpi; mpi.world()"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={name: value for name, value in env.items() if name != "HWLOC_COMPONENTS"},
+    )
     assert alone.returncode == 0 and without_load_warning(alone.stderr) == "", alone.stderr

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fpgacomm import Result
 from fpgacomm.results import launch_record, series, timeline
 from fpgacomm.runtime.files import ResultError
@@ -26,14 +25,65 @@ SECONDS = 60
 
 # Text put where a mutation inserts or replaces: numbers at the edges,
 # words the readers look for, bytes no text holds.
-TOKENS = ["0", "-1", "1.5", "nan", "inf", "-inf", "1e999", "N/A", "-", "", "#", "x", "float", "sum",
-          "99999999999999999999999", "1_0", "\x00", "\udcff", "\u00e9", "\t", "[1,0]<stdout>:",
-          "# OSU MPI Latency Test v7.4", "# Size  Avg Latency(us)", "# Benchmarking PingPong", "#bytes",
-          "# ( 3 groups of 2 processes each running simultaneous )", "#    MODE: AGGREGATE",
-          "# Collective test starting: all_reduce_perf", "#  size  count  type  redop  root  time  algbw  busbw",
-          "MSize looplength time B/s", "b_eff = nan B/s", "Intel(R) MPI Benchmarks 2.0", "\"", ",", "{", "]"]
-VALUES = [None, True, False, 0, -1, 1.5, math.nan, math.inf, -math.inf, 10 ** 30, "", "x", "s", [], {}, [1, "a"],
-          {"a": [None]}, [[[]]], 1e308]
+TOKENS = [
+    "0",
+    "-1",
+    "1.5",
+    "nan",
+    "inf",
+    "-inf",
+    "1e999",
+    "N/A",
+    "-",
+    "",
+    "#",
+    "x",
+    "float",
+    "sum",
+    "99999999999999999999999",
+    "1_0",
+    "\x00",
+    "\udcff",
+    "\u00e9",
+    "\t",
+    "[1,0]<stdout>:",
+    "# OSU MPI Latency Test v7.4",
+    "# Size  Avg Latency(us)",
+    "# Benchmarking PingPong",
+    "#bytes",
+    "# ( 3 groups of 2 processes each running simultaneous )",
+    "#    MODE: AGGREGATE",
+    "# Collective test starting: all_reduce_perf",
+    "#  size  count  type  redop  root  time  algbw  busbw",
+    "MSize looplength time B/s",
+    "b_eff = nan B/s",
+    "Intel(R) MPI Benchmarks 2.0",
+    '"',
+    ",",
+    "{",
+    "]",
+]
+VALUES = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    math.nan,
+    math.inf,
+    -math.inf,
+    10**30,
+    "",
+    "x",
+    "s",
+    [],
+    {},
+    [1, "a"],
+    {"a": [None]},
+    [[[]]],
+    1e308,
+]
 
 
 def mutate_text(text: str, rng: random.Random) -> str:
@@ -44,7 +94,7 @@ def mutate_text(text: str, rng: random.Random) -> str:
         kind = rng.randrange(7)
         if kind == 0 and text:
             start = rng.randrange(len(text))
-            text = text[:start] + text[start + rng.randint(1, 40):]
+            text = text[:start] + text[start + rng.randint(1, 40) :]
         elif kind == 1:
             index = rng.randrange(len(lines))
             lines.insert(index, lines[index])
@@ -64,7 +114,7 @@ def mutate_text(text: str, rng: random.Random) -> str:
             at = rng.randrange(len(text) + 1)
             text = text[:at] + rng.choice(TOKENS) + text[at:]
         else:
-            text = text[:rng.randrange(len(text) + 1)]
+            text = text[: rng.randrange(len(text) + 1)]
     return text
 
 
@@ -75,8 +125,9 @@ def mutate_json(data, rng: random.Random):
     parent, key = None, None
     node = data
     for _ in range(rng.randint(1, 6)):
-        children = list(node.items()) if isinstance(node, dict) else list(enumerate(node)) if isinstance(node, list) \
-            else []
+        children = (
+            list(node.items()) if isinstance(node, dict) else list(enumerate(node)) if isinstance(node, list) else []
+        )
         if not children:
             break
         key, child = rng.choice(children)
@@ -120,21 +171,45 @@ def check(read, path: Path, failures: list, what: str) -> None:
 
 
 def result_with_rounds() -> Result:
-    rows = [{"size": size, "latency_avg": 1e-6 * size, "latency_p99": 2e-6 * size, "validation": "pass",
-             "rounds": {"latency_avg": [1e-6 * size, 1.2e-6 * size], "latency_p99": [2e-6 * size, 2e-6 * size]}}
-            for size in (1, 8, 64)]
-    return Result("osu_latency", {"send_kind": "D", "sizes": [1, 8, 64]}, {"hosts": ["n1"]}, rows,
-                  {"size": "B", "latency_avg": "s", "latency_p99": "s", "validation": ""},
-                  {"1": [1e-6, 1.1e-6], "8": [8e-6], "64": [6.4e-5]})
+    rows = [
+        {
+            "size": size,
+            "latency_avg": 1e-6 * size,
+            "latency_p99": 2e-6 * size,
+            "validation": "pass",
+            "rounds": {"latency_avg": [1e-6 * size, 1.2e-6 * size], "latency_p99": [2e-6 * size, 2e-6 * size]},
+        }
+        for size in (1, 8, 64)
+    ]
+    return Result(
+        "osu_latency",
+        {"send_kind": "D", "sizes": [1, 8, 64]},
+        {"hosts": ["n1"]},
+        rows,
+        {"size": "B", "latency_avg": "s", "latency_p99": "s", "validation": ""},
+        {"1": [1e-6, 1.1e-6], "8": [8e-6], "64": [6.4e-5]},
+    )
 
 
 def timeline_result() -> Result:
-    row = {"rank": 0, "size": 1 << 20, "chunk": 0, "direction": "send", "bytes": 1 << 18, "copy_enqueued": 0.0,
-           "copy_done": 1e-5, "mpi_posted": 1e-5, "mpi_done": 3e-5, "queued_to_submit": 1e-6,
-           "submit_to_start": 1e-6, "start_to_end": 8e-6}
+    row = {
+        "rank": 0,
+        "size": 1 << 20,
+        "chunk": 0,
+        "direction": "send",
+        "bytes": 1 << 18,
+        "copy_enqueued": 0.0,
+        "copy_done": 1e-5,
+        "mpi_posted": 1e-5,
+        "mpi_done": 3e-5,
+        "queued_to_submit": 1e-6,
+        "submit_to_start": 1e-6,
+        "start_to_end": 8e-6,
+    }
     rows = [dict(row, chunk=index, copy_enqueued=index * 1e-5, copy_done=(index + 1) * 1e-5) for index in range(3)]
-    units = {key: "s" if isinstance(value, float) else "B" if key in ("size", "bytes") else ""
-             for key, value in row.items()}
+    units = {
+        key: "s" if isinstance(value, float) else "B" if key in ("size", "bytes") else "" for key, value in row.items()
+    }
     return Result("osu_bw_timeline", {}, {}, rows, units)
 
 
@@ -144,9 +219,15 @@ def read_timeline(path):
     return result
 
 
-LAUNCH_RECORD = {"command": "fpgacomm osu latency", "fpgacomm": True, "rounds": 2,
-                 "launches": [{"launch": number, "output": f"0{number}.json", "status": 0, "seconds": 1.5,
-                               "load_before": 0.4, "cores": 16} for number in (1, 2)]}
+LAUNCH_RECORD = {
+    "command": "fpgacomm osu latency",
+    "fpgacomm": True,
+    "rounds": 2,
+    "launches": [
+        {"launch": number, "output": f"0{number}.json", "status": 0, "seconds": 1.5, "load_before": 0.4, "cores": 16}
+        for number in (1, 2)
+    ],
+}
 
 
 def read_record(path: Path):
@@ -158,8 +239,10 @@ def read_record(path: Path):
 
 # Each format: (name, the file's name, how it is read, its good text, text or JSON mutations).
 def formats(tmp_path) -> list:
-    found = [("Result JSON (text)", "r.json", Result.read, json.dumps(result_with_rounds().to_dict()), "text"),
-             ("Result JSON (cells)", "r.json", Result.read, result_with_rounds().to_dict(), "json")]
+    found = [
+        ("Result JSON (text)", "r.json", Result.read, json.dumps(result_with_rounds().to_dict()), "text"),
+        ("Result JSON (cells)", "r.json", Result.read, result_with_rounds().to_dict(), "json"),
+    ]
     result_with_rounds().write_csv(tmp_path / "good.csv")
     found.append(("Result CSV", "r.csv", Result.read, (tmp_path / "good.csv").read_text(), "text"))
     found += [(f"peer text {path.name}", "out.txt", Result.read, path.read_text(), "text") for path in PEERS]

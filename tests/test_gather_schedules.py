@@ -4,7 +4,6 @@
 import math
 
 import pytest
-
 from fpgacomm import _core
 from fpgacomm.benchmarks.gather import RECEIVES, Transfer, schedule
 
@@ -33,8 +32,9 @@ def gather_ok(sched):
     holdings, arrivals = follow(sched, {i: {i} for i in range(sched.nodes)})
     root = sched.root
     assert holdings[root] == set(range(sched.nodes))
-    assert {block: arrivals.get((root, block), 0) for block in range(sched.nodes)} == \
-        {block: 0 if block == root else 1 for block in range(sched.nodes)}
+    assert {block: arrivals.get((root, block), 0) for block in range(sched.nodes)} == {
+        block: 0 if block == root else 1 for block in range(sched.nodes)
+    }
 
 
 def arrival_port(name, t: Transfer) -> int:
@@ -94,8 +94,19 @@ def test_seed_stage_counts(n):
 
 
 @pytest.mark.parametrize("n", NODES)
-@pytest.mark.parametrize("name,ports,vports", [("ring", 2, 2), ("ring", 4, 2), ("tree", 2, 2), ("tree", 4, 2),
-                                               ("tree", 2, 4), ("vlink", 2, 2), ("vlink", 4, 4), ("mpi", 2, 2)])
+@pytest.mark.parametrize(
+    "name,ports,vports",
+    [
+        ("ring", 2, 2),
+        ("ring", 4, 2),
+        ("tree", 2, 2),
+        ("tree", 4, 2),
+        ("tree", 2, 4),
+        ("vlink", 2, 2),
+        ("vlink", 4, 4),
+        ("mpi", 2, 2),
+    ],
+)
 def test_every_block_reaches_the_root_once_on_free_ports(n, name, ports, vports):
     sched = schedule(name, n, BLOCK, ports=ports, virtual_ports=vports)
     assert len(sched.stages) == expected_stages(name, n, ports, vports)
@@ -123,13 +134,20 @@ def pairs(stage):
 def test_fig_10_nine_nodes():
     ring = schedule("ring", 9, BLOCK)
     # Two arms, 1..4 and 8..5, forwarding toward FPGA 0; FPGAs 4 and 5 are empty after stage 1.
-    assert pairs(ring.stages[0]) == [(1, 0, (1,)), (2, 1, (2,)), (3, 2, (3,)), (4, 3, (4,)),
-                                     (5, 6, (5,)), (6, 7, (6,)), (7, 8, (7,)), (8, 0, (8,))]
+    assert pairs(ring.stages[0]) == [
+        (1, 0, (1,)),
+        (2, 1, (2,)),
+        (3, 2, (3,)),
+        (4, 3, (4,)),
+        (5, 6, (5,)),
+        (6, 7, (6,)),
+        (7, 8, (7,)),
+        (8, 0, (8,)),
+    ]
     assert pairs(ring.stages[3]) == [(1, 0, (4,)), (8, 0, (5,))]
     tree = schedule("tree", 9, BLOCK)
     # FPGA 0 takes 1 and 5 first, while 4 -> 3 and 8 -> 7; 3 and 7 send two blocks each at the end.
-    assert pairs(tree.stages[0]) == [(1, 0, (1,)), (2, 1, (2,)), (4, 3, (4,)), (5, 0, (5,)), (6, 5, (6,)),
-                                     (8, 7, (8,))]
+    assert pairs(tree.stages[0]) == [(1, 0, (1,)), (2, 1, (2,)), (4, 3, (4,)), (5, 0, (5,)), (6, 5, (6,)), (8, 7, (8,))]
     assert pairs(tree.stages[1]) == [(1, 0, (2,)), (5, 0, (6,))]
     assert pairs(tree.stages[2]) == [(3, 0, (3, 4)), (7, 0, (7, 8))]
     assert {t.src: t.port for t in tree.stages[2].transfers} == {3: 0, 7: 1}
@@ -188,16 +206,23 @@ def test_zero_byte_blocks_keep_the_shape():
     assert len(sched.stages) == 5 and all(t.bytes == 0 for stage in sched.stages for t in stage.transfers)
 
 
-@pytest.mark.parametrize("args,kwargs,message", [
-    (("tree", 1, BLOCK), {}, "nodes 1; give a whole number of 2 or more"),
-    (("tree", 2.5, BLOCK), {}, "nodes 2.5"),
-    (("star", 4, BLOCK), {}, "unknown schedule 'star'; choose ring, tree, vlink, mpi"),
-    (("tree", 4, -1), {}, "block size (bytes per node) -1"),
-    (("tree", 4, BLOCK), {"ports": 3}, "3 ports per node; the schedules are built for 2 or 4"),
-    (("tree", 4, BLOCK), {"virtual_ports": 1}, "1 virtual ports per port; choose 2, 4"),
-    (("tree", 4, BLOCK), {"root": 4}, "root 4; give a node from 0 to 3"),
-    (("tree", 4, BLOCK), {"collective": "reduce"}, "unknown collective 'reduce'; choose gather, scatter, allgather"),
-])
+@pytest.mark.parametrize(
+    "args,kwargs,message",
+    [
+        (("tree", 1, BLOCK), {}, "nodes 1; give a whole number of 2 or more"),
+        (("tree", 2.5, BLOCK), {}, "nodes 2.5"),
+        (("star", 4, BLOCK), {}, "unknown schedule 'star'; choose ring, tree, vlink, mpi"),
+        (("tree", 4, -1), {}, "block size (bytes per node) -1"),
+        (("tree", 4, BLOCK), {"ports": 3}, "3 ports per node; the schedules are built for 2 or 4"),
+        (("tree", 4, BLOCK), {"virtual_ports": 1}, "1 virtual ports per port; choose 2, 4"),
+        (("tree", 4, BLOCK), {"root": 4}, "root 4; give a node from 0 to 3"),
+        (
+            ("tree", 4, BLOCK),
+            {"collective": "reduce"},
+            "unknown collective 'reduce'; choose gather, scatter, allgather",
+        ),
+    ],
+)
 def test_bad_parameters_are_usage_errors(args, kwargs, message):
     with pytest.raises(_core.UsageError) as error:
         schedule(*args, **kwargs)

@@ -2,7 +2,6 @@
 against the models of fpgacomm.models.vcsn."""
 
 import pytest
-
 from fpgacomm import _core, fabric, gather, gather_sim
 from fpgacomm.models import vcsn
 
@@ -123,16 +122,19 @@ def test_fit_of_a_simulated_sweep_recovers_the_presets_costs():
     assert fit.params["barrier_long"] == pytest.approx(5.84e-6 + 210e-6, rel=1e-6)
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (dict(schedule="tree", fabric="dcn_ring"), "does not run on fabric 'dcn_ring'"),
-    (dict(fabric="torus"), "does not run on fabric 'torus'"),
-    (dict(schedule="fan"), "schedule 'fan'"),
-    (dict(control="none"), "'barrier' or 'local'"),
-    (dict(nodes=[1]), "node count 1"),
-    (dict(sizes=[0]), "gather_sim: size per node 0; give whole bytes, 1 or more"),
-    (dict(collective="reduce"), "collective 'reduce'"),
-    (dict(schedule="ring", fabric="dcn_ring", ports=4), "needs a second ring dimension"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(schedule="tree", fabric="dcn_ring"), "does not run on fabric 'dcn_ring'"),
+        (dict(fabric="torus"), "does not run on fabric 'torus'"),
+        (dict(schedule="fan"), "schedule 'fan'"),
+        (dict(control="none"), "'barrier' or 'local'"),
+        (dict(nodes=[1]), "node count 1"),
+        (dict(sizes=[0]), "gather_sim: size per node 0; give whole bytes, 1 or more"),
+        (dict(collective="reduce"), "collective 'reduce'"),
+        (dict(schedule="ring", fabric="dcn_ring", ports=4), "needs a second ring dimension"),
+    ],
+)
 def test_bad_input_is_one_clear_error(arguments, message):
     with pytest.raises(_core.UsageError, match=message):
         gather_sim.run(**{"nodes": [4], "sizes": [MiB], **arguments})

@@ -11,12 +11,12 @@ import subprocess
 import sys
 
 import pytest
-
 from fpgacomm import Result, _core
 
 GPUS = [info for info in _core.all_devices() if "NVIDIA" in info.platform_name and info.type == "gpu"]
-pytestmark = pytest.mark.skipif(not GPUS, reason="no NVIDIA OpenCL platform with a GPU here "
-                                                 "(the test needs the lent GPU machine)")
+pytestmark = pytest.mark.skipif(
+    not GPUS, reason="no NVIDIA OpenCL platform with a GPU here " "(the test needs the lent GPU machine)"
+)
 
 
 def rank_environment() -> dict:
@@ -35,16 +35,25 @@ def fpgacomm(*args, ranks=None, env=None, timeout=300):
     command = [sys.executable, "-m", "fpgacomm", *args, "--platform", "NVIDIA", "--device-type", "gpu"]
     if ranks:
         command = ["mpirun", "-np", str(ranks), "--oversubscribe", *command]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          env={**rank_environment(), **(env or {})})
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, env={**rank_environment(), **(env or {})}
+    )
 
 
 def test_devices_lists_every_gpu_with_host_pinned_and_device_memory(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", "devices", "--json", str(tmp_path / "d.json")],
-                         capture_output=True, text=True, timeout=300, env=rank_environment())
+    run = subprocess.run(
+        [sys.executable, "-m", "fpgacomm", "devices", "--json", str(tmp_path / "d.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=rank_environment(),
+    )
     assert run.returncode == 0, run.stderr
-    gpus = [row for row in json.loads((tmp_path / "d.json").read_text())
-            if "NVIDIA" in row["platform"] and row["type"] == "gpu"]
+    gpus = [
+        row
+        for row in json.loads((tmp_path / "d.json").read_text())
+        if "NVIDIA" in row["platform"] and row["type"] == "gpu"
+    ]
     assert len(gpus) == len(GPUS)
     for row in gpus:
         assert row["kinds"] == ["H", "H!", "D"], row
@@ -57,8 +66,25 @@ def test_osu_bw_device_to_device_validates_16_mib(tmp_path):
     """One GPU per rank where there are two, else both ranks on GPU 0."""
     mapping = "0:1" if len(GPUS) >= 2 else "0:0"
     path = tmp_path / "bw.json"
-    run = fpgacomm("osu", "bw", "D", "D", "-m", "16M:16M", "-i", "5", "-x", "1", "-W", "8", "-c",
-                   "--json", str(path), ranks=2, env={"FPGA_MAPPING": mapping})
+    run = fpgacomm(
+        "osu",
+        "bw",
+        "D",
+        "D",
+        "-m",
+        "16M:16M",
+        "-i",
+        "5",
+        "-x",
+        "1",
+        "-W",
+        "8",
+        "-c",
+        "--json",
+        str(path),
+        ranks=2,
+        env={"FPGA_MAPPING": mapping},
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     result = Result.read_json(path)
     assert [row["size"] for row in result.rows] == [16 << 20]
@@ -71,8 +97,9 @@ def test_osu_bw_device_to_device_validates_16_mib(tmp_path):
 
 def test_beff_kernel_type_passes_validation(tmp_path):
     path = tmp_path / "beff.json"
-    run = fpgacomm("beff", "--comm-type", "kernel", "-m", "10", "-n", "1", "--target-time", "0.02",
-                   "--json", str(path), ranks=2)
+    run = fpgacomm(
+        "beff", "--comm-type", "kernel", "-m", "10", "-n", "1", "--target-time", "0.02", "--json", str(path), ranks=2
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     result = Result.read_json(path)
     assert [row["size"] for row in result.rows] == [1 << m for m in range(11)]

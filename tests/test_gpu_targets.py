@@ -4,7 +4,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fpgacomm import Result, devbw
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -16,8 +15,15 @@ ENV = {"rank_devices": ["gpu 0", "gpu 1"]}
 
 def copy_row(rank, size, direction, kind, seconds):
     row = dict.fromkeys(devbw.UNITS, 0.0)
-    row.update(rank=rank, size=size, direction=direction, host_kind=kind, iterations=1, time_avg=seconds,
-               bandwidth=size / seconds)
+    row.update(
+        rank=rank,
+        size=size,
+        direction=direction,
+        host_kind=kind,
+        iterations=1,
+        time_avg=seconds,
+        bandwidth=size / seconds,
+    )
     return row
 
 
@@ -33,15 +39,19 @@ def write_campaign(directory: Path, dd_16m=8e9):
             rows.append(copy_row(rank, 16 * MIB, direction, kind, 16 * MIB / rates[(rank, direction)]))
     Result("devbw", {}, ENV, rows, devbw.UNITS).write_json(directory / "devbw.json")
     bandwidth = {"size": "B", "bandwidth": "B/s"}
-    Result("osu_bw", {}, ENV, [{"size": 1024, "bandwidth": 1e9}, {"size": 16 * MIB, "bandwidth": 15e9}],
-           bandwidth).write_json(directory / "osu_bw_H_H.json")
-    Result("osu_bw", {}, ENV, [{"size": 1024, "bandwidth": 1e8}, {"size": 16 * MIB, "bandwidth": dd_16m}],
-           bandwidth).write_json(directory / "osu_bw_D_D.json")
+    Result(
+        "osu_bw", {}, ENV, [{"size": 1024, "bandwidth": 1e9}, {"size": 16 * MIB, "bandwidth": 15e9}], bandwidth
+    ).write_json(directory / "osu_bw_H_H.json")
+    Result(
+        "osu_bw", {}, ENV, [{"size": 1024, "bandwidth": 1e8}, {"size": 16 * MIB, "bandwidth": dd_16m}], bandwidth
+    ).write_json(directory / "osu_bw_D_D.json")
     latency = {"size": "B", "latency_avg": "s"}
-    Result("osu_latency", {}, ENV, [{"size": 8, "latency_avg": 2e-6}, {"size": 4096, "latency_avg": 3e-6}],
-           latency).write_json(directory / "osu_latency_H_H.json")
-    Result("osu_latency", {}, ENV, [{"size": 8, "latency_avg": 17e-6}, {"size": 4096, "latency_avg": 50e-6}],
-           latency).write_json(directory / "osu_latency_D_D.json")
+    Result(
+        "osu_latency", {}, ENV, [{"size": 8, "latency_avg": 2e-6}, {"size": 4096, "latency_avg": 3e-6}], latency
+    ).write_json(directory / "osu_latency_H_H.json")
+    Result(
+        "osu_latency", {}, ENV, [{"size": 8, "latency_avg": 17e-6}, {"size": 4096, "latency_avg": 50e-6}], latency
+    ).write_json(directory / "osu_latency_D_D.json")
 
 
 def test_bandwidth_ratio_is_against_the_slower_copy_or_mpi(tmp_path):
@@ -75,7 +85,8 @@ def test_report_prints_verdicts_and_names_missing_files(tmp_path, capsys):
 def test_fresh_buffer_h_h_is_context_beside_the_unchanged_verdict(tmp_path, capsys):
     write_campaign(tmp_path)
     Result("osu_bw", {}, ENV, [{"size": 16 * MIB, "bandwidth": 6e9}], {"size": "B", "bandwidth": "B/s"}).write_json(
-        tmp_path / "osu_bw_H_H_multiple.json")
+        tmp_path / "osu_bw_H_H_multiple.json"
+    )
     assert gpu_targets.main([str(tmp_path)]) == 0
     text = capsys.readouterr().out
     # 8 GB/s over min(copy 12, H-H 15) misses; over min(copy 12, fresh H-H 6) it is 1.333

@@ -58,8 +58,10 @@ def test_a_misspelt_omb_program_name_is_met_with_the_test():
 def test_kinds_given_to_a_collective_point_at_mem():
     run = fpgacomm("osu", "allreduce", "D", "D")
     assert run.returncode == 2
-    assert error_line(run) == ("fpgacomm osu: error: osu allreduce takes its buffers' memory kind with --mem, not as "
-                               "words: fpgacomm osu allreduce --mem D (one kind for every buffer)")
+    assert error_line(run) == (
+        "fpgacomm osu: error: osu allreduce takes its buffers' memory kind with --mem, not as "
+        "words: fpgacomm osu allreduce --mem D (one kind for every buffer)"
+    )
 
 
 def test_other_stray_words_stay_unrecognized():
@@ -68,13 +70,14 @@ def test_other_stray_words_stay_unrecognized():
 
 
 def test_device_options_on_host_buffers_say_they_change_nothing():
-    run = fpgacomm("osu", "latency", "H", "H", "-m", "8:8", "-i", "10", "--device-type", "gpu", "--bank", "1",
-                   ranks=2)
+    run = fpgacomm("osu", "latency", "H", "H", "-m", "8:8", "-i", "10", "--device-type", "gpu", "--bank", "1", ranks=2)
     assert run.returncode == 0, run.stderr
     warnings = [line for line in without_load_warning(run.stderr).splitlines() if line.startswith("fpgacomm: warning")]
-    assert warnings == ["fpgacomm: warning: this run opens no device (its buffers are host memory, or it moves no "
-                        "data), so --device-type gpu, --bank 1 changes nothing; give a device kind (D, B or P) to use "
-                        "a device"]
+    assert warnings == [
+        "fpgacomm: warning: this run opens no device (its buffers are host memory, or it moves no "
+        "data), so --device-type gpu, --bank 1 changes nothing; give a device kind (D, B or P) to use "
+        "a device"
+    ]
 
 
 def test_host_buffers_without_device_options_warn_of_nothing():
@@ -90,7 +93,6 @@ def test_every_help_text_prints():
     import io
 
     import pytest
-
     from fpgacomm.cli.command import build_parser
 
     parser = build_parser()
@@ -98,8 +100,11 @@ def test_every_help_text_prints():
     for action in parser._subparsers._group_actions:
         for name, sub in action.choices.items():
             commands.append([name])
-            commands += [[name, test] for group in (sub._subparsers._group_actions if sub._subparsers else [])
-                         for test in group.choices]
+            commands += [
+                [name, test]
+                for group in (sub._subparsers._group_actions if sub._subparsers else [])
+                for test in group.choices
+            ]
     assert len(commands) > 30
     for words in commands:
         text = io.StringIO()

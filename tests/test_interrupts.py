@@ -41,7 +41,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fpgacomm import Result
 from fpgacomm.runtime import interrupts
 from fpgacomm.runtime.interrupts import PEER_WAIT, TIME_LIMIT_GRACE
@@ -56,9 +55,14 @@ class Job:
     """mpirun of `fpgacomm ARGS` on 2 ranks, its stdout read line by line as it comes."""
 
     def __init__(self, *args, cwd):
-        self.process = subprocess.Popen(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", *args],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
-                                        cwd=cwd)
+        self.process = subprocess.Popen(
+            ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+            cwd=cwd,
+        )
         self.lines: list[tuple[float, str]] = []
         self.stderr = ""
         threading.Thread(target=self._read, daemon=True).start()
@@ -124,14 +128,17 @@ def only_the_result_is_left(folder, name: str) -> None:
     assert left in ([], [name]), f"left behind: {left}"
 
 
-@pytest.mark.parametrize("target, number, status", [
-    ("rank0", signal.SIGINT, 130),
-    ("rank0", signal.SIGTERM, 143),
-    ("mpirun", signal.SIGTERM, 1),
-    ("mpirun", signal.SIGINT, 1),
-], ids=["SIGINT-rank0", "SIGTERM-rank0", "SIGTERM-mpirun", "SIGINT-mpirun"])
-def test_a_signal_to_rank_0_or_mpirun_ends_every_rank_and_saves_the_sizes_measured(tmp_path, target, number,
-                                                                                    status):
+@pytest.mark.parametrize(
+    "target, number, status",
+    [
+        ("rank0", signal.SIGINT, 130),
+        ("rank0", signal.SIGTERM, 143),
+        ("mpirun", signal.SIGTERM, 1),
+        ("mpirun", signal.SIGINT, 1),
+    ],
+    ids=["SIGINT-rank0", "SIGTERM-rank0", "SIGTERM-mpirun", "SIGINT-mpirun"],
+)
+def test_a_signal_to_rank_0_or_mpirun_ends_every_rank_and_saves_the_sizes_measured(tmp_path, target, number, status):
     job = Job(*SWEEP, "--json", "bw.json", cwd=tmp_path)
     job.wait_for(rows_coming(10))
     ended, seconds, _ = job.signal_and_wait(target, number)
@@ -156,15 +163,20 @@ def test_sigint_to_rank_1_ends_every_rank_with_130(tmp_path):
     job.wait_for(rows_coming(10))
     ended, seconds, _ = job.signal_and_wait("rank1", signal.SIGINT)
     assert PEER_WAIT <= seconds < PEER_WAIT + GONE_WITHIN and ended == 130, job.stderr
-    assert f"rank 1: interrupted by SIGINT; ending every rank within {PEER_WAIT:g} s (rank 0 saves what was " \
-           "measured first)" in job.stderr
+    assert (
+        f"rank 1: interrupted by SIGINT; ending every rank within {PEER_WAIT:g} s (rank 0 saves what was "
+        "measured first)" in job.stderr
+    )
     if (tmp_path / "bw.json").exists():  # rank 0 reached a check before mpirun ended it (see the table)
         assert Result.read(tmp_path / "bw.json").incomplete
     only_the_result_is_left(tmp_path, "bw.json")
 
 
-@pytest.mark.parametrize("output, number, status", [("bw.csv", signal.SIGINT, 130), ("bw.json", signal.SIGHUP, 129)],
-                         ids=["csv-SIGINT", "SIGHUP"])
+@pytest.mark.parametrize(
+    "output, number, status",
+    [("bw.csv", signal.SIGINT, 130), ("bw.json", signal.SIGHUP, 129)],
+    ids=["csv-SIGINT", "SIGHUP"],
+)
 def test_a_csv_or_sighup_saves_the_sizes_measured_too(tmp_path, output, number, status):
     """A CSV asked for is saved incomplete as JSON is; SIGHUP (a closed terminal) ends the run as SIGTERM does."""
     job = Job(*SWEEP, f"--{output.split('.')[1]}", output, cwd=tmp_path)
@@ -186,8 +198,10 @@ def test_a_suite_interrupted_keeps_what_it_finished_in_its_own_folder_marked_inc
     [folder] = [path for path in (tmp_path / "results").iterdir()]  # no latest: no run is complete
     marker = suite.read_marker(folder)
     assert not marker["complete"] and marker["status"].startswith("incomplete: interrupted by SIGINT")
-    assert f"the {len(marker['files'])} files it wrote are in {Path('results') / folder.name}, marked incomplete " \
-           "(fpgacomm-run.txt)" in job.stderr
+    assert (
+        f"the {len(marker['files'])} files it wrote are in {Path('results') / folder.name}, marked incomplete "
+        "(fpgacomm-run.txt)" in job.stderr
+    )
     assert sorted(marker["files"]) == sorted(p.name for p in folder.iterdir() if p.name != suite.MARKER)
     finished = [Result.read_json(folder / name) for name in marker["files"]]
     assert [result.incomplete for result in finished[:2]] == [None, None]  # the two it finished
@@ -234,8 +248,10 @@ def test_the_time_limit_stops_the_sweep_and_saves_the_sizes_measured_in_json_and
         if len(job.rows()) >= len(saved.rows) - 1:
             break
         time.sleep(0.1)
-    assert [int(line.split()[0]) for line in job.rows()] in ([r["size"] for r in saved.rows],
-                                                            [r["size"] for r in saved.rows][:-1])
+    assert [int(line.split()[0]) for line in job.rows()] in (
+        [r["size"] for r in saved.rows],
+        [r["size"] for r in saved.rows][:-1],
+    )
     assert f"rank 0: time limit of {limit} s exceeded (--timeout); stopping, saving what was measured" in job.stderr
     assert f"{saved.incomplete}; saved in bw.json and bw.csv, marked incomplete" in job.stderr
     assert "aborting" not in job.stderr  # ended by itself within the grace
@@ -251,20 +267,48 @@ def test_a_suite_past_its_time_limit_marks_its_folder_and_says_where_as_its_last
     [folder] = [path for path in (tmp_path / "results").iterdir()]
     marker = suite.read_marker(folder)
     assert marker["status"].startswith("incomplete: time limit (--timeout)"), marker
-    ours = [line for line in job.stderr.splitlines() if line.startswith(("suite:", "fpgacomm:"))
-            and "rank 1" not in line]
-    assert ours[-1] == (f"suite: stopped ({marker['status'][len('incomplete: '):]}); the {len(marker['files'])} "
-                        f"files it wrote are in {Path('results') / folder.name}, marked incomplete (fpgacomm-run.txt)")
+    ours = [
+        line for line in job.stderr.splitlines() if line.startswith(("suite:", "fpgacomm:")) and "rank 1" not in line
+    ]
+    assert ours[-1] == (
+        f"suite: stopped ({marker['status'][len('incomplete: '):]}); the {len(marker['files'])} "
+        f"files it wrote are in {Path('results') / folder.name}, marked incomplete (fpgacomm-run.txt)"
+    )
 
 
 def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
     """The issue's run: Ctrl-C (SIGINT to mpirun's process group) 12 s in.
     mpirun gives the ranks SIGTERM and kills them a second later; what rank
     0 measured is written whole by a process of its own."""
-    command = ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "1:1K", "-i",
-               "150000", "-x", "10", "--rounds", "10", "--json", "big.json"]
-    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path,
-                           start_new_session=True)
+    command = [
+        "mpirun",
+        "-np",
+        "2",
+        sys.executable,
+        "-m",
+        "fpgacomm",
+        "osu",
+        "latency",
+        "-m",
+        "1:1K",
+        "-i",
+        "150000",
+        "-x",
+        "10",
+        "--rounds",
+        "10",
+        "--json",
+        "big.json",
+    ]
+    job = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
     time.sleep(12)
     assert job.poll() is None
     os.killpg(job.pid, signal.SIGINT)
@@ -277,8 +321,10 @@ def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
     saved = Result.read_json(tmp_path / "big.json")
     assert saved.incomplete.startswith("interrupted by SIGTERM from mpirun: "), stderr
     # Every size measured keeps each of its 150000 samples (how many sizes 12 s reach depends on the load).
-    assert saved.incomplete.endswith(f"round 1: {len(saved.samples or {})} of 11 sizes") or \
-        "rounds complete; round" in saved.incomplete, saved.incomplete
+    assert (
+        saved.incomplete.endswith(f"round 1: {len(saved.samples or {})} of 11 sizes")
+        or "rounds complete; round" in saved.incomplete
+    ), saved.incomplete
     assert all(len(values) == 150000 for values in (saved.samples or {}).values())
     assert sorted(os.listdir(tmp_path)) == ["big.json"]
 
@@ -303,10 +349,17 @@ def test_a_billion_rounds_are_refused_with_the_estimate_in_under_2_s_more_than_a
     """Round orders are made one round at a time and the rounds' rows
     counted before anything runs: the refusal costs no more than mpirun's
     start-up, which a refused option (--rounds 0) measures beside it."""
+
     def run(rounds):
         started = time.monotonic()
-        done = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "1:8",
-                               "--rounds", rounds], capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120)
+        done = subprocess.run(
+            ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "1:8", "--rounds", rounds],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            cwd=tmp_path,
+            timeout=120,
+        )
         return done, time.monotonic() - started
 
     baseline, baseline_seconds = run("0")
@@ -324,9 +377,31 @@ def test_rounds_whose_samples_pass_the_memory_limit_are_refused_after_the_first_
     """The issue's `--rounds 100000 -i 10000`: the rows fit, the samples of
     100000 rounds do not; the first round counts them, and the run ends
     there with the estimate, status 2."""
-    done = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "1:8",
-                           "-i", "10000", "-x", "10", "--rounds", "100000"], capture_output=True, text=True, env=ENV,
-                          cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [
+            "mpirun",
+            "-np",
+            "2",
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "osu",
+            "latency",
+            "-m",
+            "1:8",
+            "-i",
+            "10000",
+            "-x",
+            "10",
+            "--rounds",
+            "100000",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stderr
     assert "100000 rounds of 4 sizes: the 2 ranks on host " in done.stderr
     assert "4e+09 timed samples at about 80 bytes each, 4e+05 rows of rounds" in done.stderr
@@ -335,8 +410,23 @@ def test_rounds_whose_samples_pass_the_memory_limit_are_refused_after_the_first_
 
 def test_rounds_that_cannot_end_within_the_time_limit_say_so_after_the_first(tmp_path):
     limit = 8
-    job = Job("--timeout", str(limit), "osu", "latency", "-m", "1:8", "-i", "100", "-x", "10", "--rounds", "100000",
-              "--json", "r.json", cwd=tmp_path)
+    job = Job(
+        "--timeout",
+        str(limit),
+        "osu",
+        "latency",
+        "-m",
+        "1:8",
+        "-i",
+        "100",
+        "-x",
+        "10",
+        "--rounds",
+        "100000",
+        "--json",
+        "r.json",
+        cwd=tmp_path,
+    )
     assert job.process.wait(timeout=limit + TIME_LIMIT_GRACE + 30) == 124, job.stderr
     assert "fpgacomm: at the first round's speed the 99999 rounds to come need about " in job.stderr
     assert "(--timeout): the run will end incomplete; give fewer --rounds or a longer --timeout" in job.stderr
@@ -347,14 +437,16 @@ def test_rounds_that_cannot_end_within_the_time_limit_say_so_after_the_first(tmp
 def test_a_write_outliving_its_process_finishes_after_a_sigkill(tmp_path):
     """What mpirun does to rank 0 a second after asking it to end: the
     write goes on in a process of its own session, and lands whole."""
-    script = (f"import time; from fpgacomm.runtime import interrupts\n"
-              f"def write():\n"
-              f"    time.sleep(1.5)\n"
-              f"    open({str(tmp_path / 'kept')!r}, 'w').write('whole')\n"
-              f"try:\n"
-              f"    interrupts.outliving(write, slow=lambda: print('slow', flush=True))\n"
-              f"except interrupts.StillWriting as writing:\n"
-              f"    print(writing, flush=True)\n")
+    script = (
+        f"import time; from fpgacomm.runtime import interrupts\n"
+        f"def write():\n"
+        f"    time.sleep(1.5)\n"
+        f"    open({str(tmp_path / 'kept')!r}, 'w').write('whole')\n"
+        f"try:\n"
+        f"    interrupts.outliving(write, slow=lambda: print('slow', flush=True))\n"
+        f"except interrupts.StillWriting as writing:\n"
+        f"    print(writing, flush=True)\n"
+    )
     process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert process.stdout.readline() == "slow\n"  # after interrupts.SLOW_WRITE
     process.kill()

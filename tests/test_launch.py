@@ -5,9 +5,8 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import fpgacomm
+import pytest
 from fpgacomm import _core, collectives, osu
 
 
@@ -27,21 +26,25 @@ def test_a_point_to_point_benchmark_on_two_ranks_comes_back_as_its_result():
 
 
 def test_the_caller_never_starts_mpi_and_may_have_started_it_itself():
-    script = ("import sys, fpgacomm; from fpgacomm import osu\n"
-              "first = fpgacomm.launch(2, osu.latency, sizes=8, iterations=5).rows[0]['size']\n"
-              "print(first, 'mpi4py.MPI' in sys.modules)\n"
-              "from mpi4py import MPI  # the caller starts MPI: launch must still start a job of its own\n"
-              "print(fpgacomm.launch(2, osu.latency, sizes=16, iterations=5).rows[0]['size'])")
+    script = (
+        "import sys, fpgacomm; from fpgacomm import osu\n"
+        "first = fpgacomm.launch(2, osu.latency, sizes=8, iterations=5).rows[0]['size']\n"
+        "print(first, 'mpi4py.MPI' in sys.modules)\n"
+        "from mpi4py import MPI  # the caller starts MPI: launch must still start a job of its own\n"
+        "print(fpgacomm.launch(2, osu.latency, sizes=16, iterations=5).rows[0]['size'])"
+    )
     # env: os.environ as Python sees it, without what MPI started in this test process adds
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ))
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=dict(os.environ)
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["8", "False", "16"]
 
 
 def test_three_ranks_and_a_benchmark_named_by_text():
-    result = fpgacomm.launch(3, "fpgacomm.benchmarks.collectives:allreduce", sizes="4:16", iterations=5, warmup=1,
-                             validate=True)
+    result = fpgacomm.launch(
+        3, "fpgacomm.benchmarks.collectives:allreduce", sizes="4:16", iterations=5, warmup=1, validate=True
+    )
     assert result.benchmark == "osu_allreduce" and result.env["ranks"] == 3
     assert all(row["validation"] == "pass" for row in result.rows)
 
@@ -52,11 +55,14 @@ def test_a_bad_option_comes_back_as_the_same_usage_error():
     assert error.value.agreed
 
 
-@pytest.mark.parametrize("benchmark, ranks, message", [
-    (print, 2, "'builtins:print' is not a benchmark function of fpgacomm"),
-    ("fpgacomm.benchmarks.osu:nothing", 2, "is not a benchmark function of fpgacomm"),
-    (collectives.allreduce, 0, "ranks must be a whole number of at least 1, got 0"),
-])
+@pytest.mark.parametrize(
+    "benchmark, ranks, message",
+    [
+        (print, 2, "'builtins:print' is not a benchmark function of fpgacomm"),
+        ("fpgacomm.benchmarks.osu:nothing", 2, "is not a benchmark function of fpgacomm"),
+        (collectives.allreduce, 0, "ranks must be a whole number of at least 1, got 0"),
+    ],
+)
 def test_what_cannot_run_is_refused_before_anything_starts(benchmark, ranks, message):
     with pytest.raises(_core.UsageError, match=message):
         fpgacomm.launch(ranks, benchmark)

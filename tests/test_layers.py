@@ -10,9 +10,21 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "fpgacomm"
 
 # Bottom to top; a module's layer is its folder, or its name at the root.
-LAYERS = ["_core", "params", "schedules", "catalog", "runtime", "results", "models", "simulation", "benchmarks", "figures",
-          "calibration",
-          "suite", "cli"]
+LAYERS = [
+    "_core",
+    "params",
+    "schedules",
+    "catalog",
+    "runtime",
+    "results",
+    "models",
+    "simulation",
+    "benchmarks",
+    "figures",
+    "calibration",
+    "suite",
+    "cli",
+]
 # params, schedules and the catalog of benchmarks depend on nothing but the core: one floor.
 FLOOR = {layer: index for index, layer in enumerate(LAYERS)}
 FLOOR["schedules"] = FLOOR["catalog"] = FLOOR["params"]
@@ -54,7 +66,9 @@ def layer(module: str) -> str:
 
 
 def test_every_module_has_a_layer():
-    unplaced = [name for name in modules() if layer(name) not in FLOOR and name not in ("fpgacomm", "fpgacomm.__main__")]
+    unplaced = [
+        name for name in modules() if layer(name) not in FLOOR and name not in ("fpgacomm", "fpgacomm.__main__")
+    ]
     assert not unplaced, f"modules outside the layers of docs/ARCHITECTURE.md: {unplaced}"
 
 
@@ -63,21 +77,29 @@ def test_imports_point_down(name):
     if name in ("fpgacomm", "fpgacomm.__main__"):
         return  # the package root re-exports the public API; __main__ runs the command
     # The package root sits above every layer: it re-exports them all.
-    upward = [target for target in imports(name, modules()[name])
-              if FLOOR.get(layer(target), len(LAYERS)) > FLOOR[layer(name)]]
+    upward = [
+        target
+        for target in imports(name, modules()[name])
+        if FLOOR.get(layer(target), len(LAYERS)) > FLOOR[layer(name)]
+    ]
     assert not upward, f"{name} (layer {layer(name)}) imports from layers above it: {upward}"
 
 
 def test_no_circles():
-    graph = {name: {target for target in imports(name, path) if target in modules() and target != name}
-             for name, path in modules().items() if name != "fpgacomm"}
+    graph = {
+        name: {target for target in imports(name, path) if target in modules() and target != name}
+        for name, path in modules().items()
+        if name != "fpgacomm"
+    }
     state = {}
 
     def visit(node, trail):
         if state.get(node) == "done":
             return
         if state.get(node) == "open":
-            raise AssertionError(f"modules import each other in a circle: {' -> '.join(trail[trail.index(node):] + [node])}")
+            raise AssertionError(
+                f"modules import each other in a circle: {' -> '.join(trail[trail.index(node):] + [node])}"
+            )
         state[node] = "open"
         for target in graph.get(node, ()):
             visit(target, trail + [node])
@@ -99,7 +121,9 @@ def _reach(name: str) -> set:
     return found
 
 
-@pytest.mark.parametrize("name", ["fpgacomm.figures.plot"] + sorted(m for m in modules() if m.startswith("fpgacomm.models")))
+@pytest.mark.parametrize(
+    "name", ["fpgacomm.figures.plot"] + sorted(m for m in modules() if m.startswith("fpgacomm.models"))
+)
 def test_figures_and_models_need_no_benchmark_and_no_command_line(name):
     reached = _reach(name)
     assert not [m for m in reached if m.startswith(("fpgacomm.benchmarks", "fpgacomm.cli"))], sorted(reached)

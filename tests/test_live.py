@@ -19,15 +19,15 @@ import time
 from pathlib import Path
 
 import pytest
+from fpgacomm import Result
+from fpgacomm.results.report import format_text, summary_line
 from loaded import PREFIX as LOAD_WARNING
 from processes import rank_pids
 from terminal import read_terminal
 
-from fpgacomm import Result
-from fpgacomm.results.report import format_text, summary_line
-
-pyte = pytest.importorskip("pyte", reason="the screen tests need pyte (Debian's python3-pyte; scripts/setup.sh "
-                                          "installs it)")
+pyte = pytest.importorskip(
+    "pyte", reason="the screen tests need pyte (Debian's python3-pyte; scripts/setup.sh " "installs it)"
+)
 
 COLUMNS, LINES = 240, 400
 
@@ -50,11 +50,21 @@ def on_terminal(tmp_path: Path, *args, ranks: int = 2, stdout=None) -> tuple[lis
     a terminal shows them at the end, and the bytes written (decoded)."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               FPGACOMM_PROGRESS_AFTER="0", **vendors_without_emulator(tmp_path / "vendors"))
-    process = subprocess.Popen(["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable, "-m", "fpgacomm",
-                                *args], stdin=subprocess.DEVNULL, stdout=stdout or follower, stderr=follower,
-                               env=env, cwd=tmp_path)
+    env = dict(
+        os.environ,
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        FPGACOMM_PROGRESS_AFTER="0",
+        **vendors_without_emulator(tmp_path / "vendors"),
+    )
+    process = subprocess.Popen(
+        ["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable, "-m", "fpgacomm", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=stdout or follower,
+        stderr=follower,
+        env=env,
+        cwd=tmp_path,
+    )
     os.close(follower)
     written = read_terminal(leader)
     os.close(leader)
@@ -72,7 +82,7 @@ def assert_rows_intact(lines: list, text: str) -> None:
     expected = text.split("\n")
     assert expected[0] in lines, "\n".join(lines)
     start = lines.index(expected[0])
-    assert lines[start:start + len(expected)] == expected, "\n".join(lines)
+    assert lines[start : start + len(expected)] == expected, "\n".join(lines)
 
 
 def assert_progress_drawn_and_gone(lines: list, written: str, label: str) -> None:
@@ -83,10 +93,13 @@ def assert_progress_drawn_and_gone(lines: list, written: str, label: str) -> Non
     assert not [line for line in lines if stale.match(line)], "\n".join(lines)
 
 
-@pytest.mark.parametrize("test, args", [
-    ("bw", ["-m", "1:1M", "-i", "10", "-x", "1", "-f"]),
-    ("allreduce", ["-m", "1:64K", "-i", "10", "-x", "1"]),
-])
+@pytest.mark.parametrize(
+    "test, args",
+    [
+        ("bw", ["-m", "1:1M", "-i", "10", "-x", "1", "-f"]),
+        ("allreduce", ["-m", "1:64K", "-i", "10", "-x", "1"]),
+    ],
+)
 def test_osu_rows_and_progress_share_the_terminal(tmp_path, test, args):
     lines, written = on_terminal(tmp_path, "osu", test, *args, "--json", "out.json")
     full = "-f" in args
@@ -95,38 +108,59 @@ def test_osu_rows_and_progress_share_the_terminal(tmp_path, test, args):
 
 
 def test_gather_rows_and_progress_share_the_terminal(tmp_path):
-    lines, written = on_terminal(tmp_path, "gather", "--mem", "H", "--sizes", "1K:256K", "-i", "3", "--json",
-                                 "gather.json")
+    lines, written = on_terminal(
+        tmp_path, "gather", "--mem", "H", "--sizes", "1K:256K", "-i", "3", "--json", "gather.json"
+    )
     assert_rows_intact(lines, format_text(Result.read(tmp_path / "gather.json")))
     assert_progress_drawn_and_gone(lines, written, "gather")
 
 
 def test_beff_shows_progress_then_hpcc_table(tmp_path):
-    lines, written = on_terminal(tmp_path, "beff", "-m", "6", "-n", "1", "-u", "64", "-l", "8", "--json",
-                                 "beff.json")
+    lines, written = on_terminal(tmp_path, "beff", "-m", "6", "-n", "1", "-u", "64", "-l", "8", "--json", "beff.json")
     assert_rows_intact(lines, format_text(Result.read(tmp_path / "beff.json")))
     assert "beff: ring: 7 of 7 sizes measured" in written
     assert_progress_drawn_and_gone(lines, written, "beff")
 
 
 def test_suite_lines_and_progress_share_the_terminal(tmp_path):
-    lines, written = on_terminal(tmp_path, "suite", "out", "--full", "-m", "8", "-i", "3", "-x", "1", "--beff-max-size", "2",
-                                 "--beff-repetitions", "1")
+    lines, written = on_terminal(
+        tmp_path,
+        "suite",
+        "out",
+        "--full",
+        "-m",
+        "8",
+        "-i",
+        "3",
+        "-x",
+        "1",
+        "--beff-max-size",
+        "2",
+        "--beff-repetitions",
+        "1",
+    )
     run = tmp_path / "out" / "latest"
     names = sorted(path.stem for path in run.glob("*.json") if not path.name.startswith("fit_"))
     assert len(names) > 30
     for name in names:
-        assert f"{summary_line(Result.read(run / f'{name}.json'))}    -> {name}.json" in lines, \
-            "\n".join(lines)
+        assert f"{summary_line(Result.read(run / f'{name}.json'))}    -> {name}.json" in lines, "\n".join(lines)
     assert "suite: osu_latency_H_H (1 of " in written and "suite: the simulated fabrics (" in written
     assert_progress_drawn_and_gone(lines, written, "suite")
 
 
-@pytest.mark.parametrize("args, ranks, label, state", [
-    (["devbw", "-m", "1:4K", "-i", "3", "-x", "1"], 2, "devbw", "rank 1 (2 of 2) copying"),
-    (["gather", "--fabric", "vcsn", "--nodes", "4,9", "--sizes", "64K:128K"], 1, "gather --fabric vcsn",
-     "4 of 4 points simulated (9 nodes, 131072 bytes)"),
-], ids=["devbw", "gather-fabric"])
+@pytest.mark.parametrize(
+    "args, ranks, label, state",
+    [
+        (["devbw", "-m", "1:4K", "-i", "3", "-x", "1"], 2, "devbw", "rank 1 (2 of 2) copying"),
+        (
+            ["gather", "--fabric", "vcsn", "--nodes", "4,9", "--sizes", "64K:128K"],
+            1,
+            "gather --fabric vcsn",
+            "4 of 4 points simulated (9 nodes, 131072 bytes)",
+        ),
+    ],
+    ids=["devbw", "gather-fabric"],
+)
 def test_runs_without_rows_so_far_say_how_far_they_are(tmp_path, args, ranks, label, state):
     lines, written = on_terminal(tmp_path, *args, "--json", "out.json", ranks=ranks)
     assert_rows_intact(lines, format_text(Result.read(tmp_path / "out.json")))
@@ -153,11 +187,36 @@ def test_the_clock_moves_every_second_inside_one_size_and_the_time_left_is_estim
     left estimated from the sizes done."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               **vendors_without_emulator(tmp_path / "vendors"))
-    process = subprocess.Popen(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m",
-                                "1:1K", "-i", "300000", "-x", "10"], stdin=subprocess.DEVNULL, stdout=follower,
-                               stderr=follower, env=env, cwd=tmp_path, start_new_session=True)
+    env = dict(
+        os.environ,
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        **vendors_without_emulator(tmp_path / "vendors"),
+    )
+    process = subprocess.Popen(
+        [
+            "mpirun",
+            "-np",
+            "2",
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "osu",
+            "latency",
+            "-m",
+            "1:1K",
+            "-i",
+            "300000",
+            "-x",
+            "10",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
     os.close(follower)
     screen = pyte.Screen(COLUMNS, LINES)
     stream = pyte.ByteStream(screen)
@@ -198,10 +257,29 @@ def test_ctrl_c_on_the_terminal_erases_the_progress_line_and_says_ctrl_c(tmp_pat
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
     # The second point, every stage in full, would take minutes.
-    process = subprocess.Popen([sys.executable, "-m", "fpgacomm", "gather", "--fabric", "dcn_ring", "--nodes",
-                                "4,2000", "--sizes", "1M", "--no-reuse", "--json", "gather.json"], stdin=follower,
-                               stdout=follower, stderr=follower, cwd=tmp_path, preexec_fn=own_terminal,
-                               env=dict(os.environ, **vendors_without_emulator(tmp_path / "vendors")))
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "gather",
+            "--fabric",
+            "dcn_ring",
+            "--nodes",
+            "4,2000",
+            "--sizes",
+            "1M",
+            "--no-reuse",
+            "--json",
+            "gather.json",
+        ],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=tmp_path,
+        preexec_fn=own_terminal,
+        env=dict(os.environ, **vendors_without_emulator(tmp_path / "vendors")),
+    )
     os.close(follower)
     try:
         written = read_terminal(leader, until=b"point 2 of 2", seconds=120)
@@ -216,8 +294,9 @@ def test_ctrl_c_on_the_terminal_erases_the_progress_line_and_says_ctrl_c(tmp_pat
     screen = pyte.Screen(COLUMNS, LINES)
     pyte.ByteStream(screen).feed(written)
     lines = [line.rstrip() for line in screen.display if line.strip()]
-    message = "fpgacomm: interrupted by SIGINT (Ctrl-C): 1 of 2 points simulated; saved in gather.json, marked " \
-              "incomplete"
+    message = (
+        "fpgacomm: interrupted by SIGINT (Ctrl-C): 1 of 2 points simulated; saved in gather.json, marked " "incomplete"
+    )
     assert message in lines, "\n".join(lines)
     assert not [line for line in lines if line.startswith("gather --fabric dcn_ring: ")], "\n".join(lines)
     assert Result.read(tmp_path / "gather.json").incomplete == "interrupted by SIGINT (Ctrl-C): 1 of 2 points simulated"

@@ -3,7 +3,6 @@ known parameters from synthetic noisy data within their reported error."""
 
 import numpy as np
 import pytest
-
 from fpgacomm import _core, fabric
 from fpgacomm.models.base import Model
 from fpgacomm.models.beff import ChannelModel
@@ -22,6 +21,7 @@ def within(fit, truth: dict, sigmas: float = 4.0):
 
 
 # --- b_eff channel model (HPCC FPGA, the b_eff paper) ---------------------------------
+
 
 def test_bittware_520n_gives_7_77_gb_s_per_fpga():
     model = ChannelModel.bittware_520n()
@@ -59,8 +59,15 @@ def test_channel_fit_recovers_frequency_and_latency_from_noisy_b_of_l():
 
 def test_channel_fit_reads_a_beff_result_and_skips_failed_sizes():
     truth = ChannelModel.bittware_520n()
-    rows = [{"pattern": "ring", "size": int(s), "pair_bandwidth": float(truth.bandwidth(s)) * (1 + 0.01 * (-1) ** i),
-             "validation": "fail" if i == 5 else "pass"} for i, s in enumerate(SIZES)]
+    rows = [
+        {
+            "pattern": "ring",
+            "size": int(s),
+            "pair_bandwidth": float(truth.bandwidth(s)) * (1 + 0.01 * (-1) ** i),
+            "validation": "fail" if i == 5 else "pass",
+        }
+        for i, s in enumerate(SIZES)
+    ]
     rows[5]["pair_bandwidth"] = 1.0  # a failed size's figure must not pull the fit
     result = Result("beff", {}, {}, rows, {"pattern": "", "size": "B", "pair_bandwidth": "B/s", "validation": ""})
     fit = ChannelModel.fit(result)
@@ -110,9 +117,14 @@ def test_piecewise_hockney_finds_a_switch_between_4_and_8_mb():
     assert fit.params["switch_1"] == 8 << 20
     assert fit.extra["switch_1_between"] == "4194304 and 8388608 B"
     switch = next(row for row in fit.to_result().rows if row["parameter"] == "switch_1")
-    assert switch == {"parameter": "switch_1", "value": 8388608.0, "stderr": None, "unit": "B",
-                      "note": "searched: the first size of range 2, chosen among the measured sizes by the criterion; "
-                              "switch_1_between brackets it"}
+    assert switch == {
+        "parameter": "switch_1",
+        "value": 8388608.0,
+        "stderr": None,
+        "unit": "B",
+        "note": "searched: the first size of range 2, chosen among the measured sizes by the criterion; "
+        "switch_1_between brackets it",
+    }
     within(fit, {"alpha_1": 3e-6, "beta_1": 4e9, "beta_2": 8e9})
     predicted = fit.model.predict(np.array([4 << 20, 8 << 20]))
     assert predicted == pytest.approx([eager.predict(4 << 20), rendezvous.predict(8 << 20)], rel=0.02)
@@ -146,8 +158,7 @@ def test_packet_model_reproduces_fshmem_peaks_and_infers_header_and_line_rate():
     assert fit.params["header"] == pytest.approx(header, rel=1e-9)
     assert fit.params["line_rate"] == pytest.approx(2621e6 * (128 + header) / 128, rel=1e-9)
     assert fit.params["ceiling"] == pytest.approx(3813e6, rel=1e-12)
-    np.testing.assert_allclose(fit.model.predict([128, 256, 512, 1024]), [2621e6, 3419e6, 3813e6, 3813e6],
-                               rtol=1e-9)
+    np.testing.assert_allclose(fit.model.predict([128, 256, 512, 1024]), [2621e6, 3419e6, 3813e6, 3813e6], rtol=1e-9)
     assert np.max(np.abs(fit.residuals)) < 1e-3  # B/s
     assert fit.model.half_bandwidth_size(512, latency=0.35e-6) == pytest.approx(0.35e-6 * 3813e6)
     assert fit.model.saturation_size(512, 0.95, latency=0.35e-6) == pytest.approx(19 * 0.35e-6 * 3813e6)
@@ -186,7 +197,7 @@ def test_cuscomnet_queue_is_eq_2_to_6_and_eq_7_adds_it_per_hub():
     dq = 1565e6 / 512
     rho = (rate / 4) / dq
     assert q["enqueue"] == rate / 4 and q["dequeue"] == pytest.approx(dq)
-    assert q["rho"] == pytest.approx(rho) and q["queued"] == pytest.approx(rho ** 2 / (1 - rho))
+    assert q["rho"] == pytest.approx(rho) and q["queued"] == pytest.approx(rho**2 / (1 - rho))
     assert q["wait"] == pytest.approx(rho / (dq - rate / 4))
     assert q["hub_time"] == pytest.approx(q["wait"] + 512 / 1565e6)
     assert model.average_time(3, rate) == pytest.approx(2 * (0.57e-6 + q["hub_time"]) + 0.26e-6)
@@ -234,11 +245,22 @@ def loggp_result(truth, seed=6, scale=0.01):
     rows = []
     for n in sizes:
         jitter = 1 + scale * rng.standard_normal(4)
-        rows.append({"size": int(n), "latency_avg": float(truth.predict(n) * jitter[0]),
-                     "bandwidth": float(truth.bandwidth(n) * jitter[1]),
-                     "send_overhead": truth.o_s * jitter[2], "recv_overhead": truth.o_r * jitter[3]})
-    return Result("osu_latency+osu_bw+osu_overhead", {}, {}, rows,
-                  {"size": "B", "latency_avg": "s", "bandwidth": "B/s", "send_overhead": "s", "recv_overhead": "s"})
+        rows.append(
+            {
+                "size": int(n),
+                "latency_avg": float(truth.predict(n) * jitter[0]),
+                "bandwidth": float(truth.bandwidth(n) * jitter[1]),
+                "send_overhead": truth.o_s * jitter[2],
+                "recv_overhead": truth.o_r * jitter[3],
+            }
+        )
+    return Result(
+        "osu_latency+osu_bw+osu_overhead",
+        {},
+        {},
+        rows,
+        {"size": "B", "latency_avg": "s", "bandwidth": "B/s", "send_overhead": "s", "recv_overhead": "s"},
+    )
 
 
 def test_loggp_fit_separates_latency_from_the_measured_overheads():
@@ -257,6 +279,7 @@ def test_loggp_names_the_missing_overhead_columns():
 
 
 # --- the interface ---------------------------------------------------------------
+
 
 def test_against_gives_the_relative_error_per_point():
     model = Hockney(alpha=1e-6, beta=1e9)
@@ -278,9 +301,14 @@ def test_every_model_class_derives_from_model(cls):
 
 def shaped_models():
     piecewise = PiecewiseHockney([Hockney(alpha=1e-6, beta=1e9), Hockney(alpha=5e-6, beta=4e9)], [4096])
-    return [ChannelModel.bittware_520n(), Hockney(alpha=1e-6, beta=1e9), piecewise,
-            PacketModel(header=64, line_rate=5e9, ceiling=4e9), CusComNet.from_paper(),
-            LogGP(L=1e-6, o_s=2e-7, o_r=3e-7, g=4e-7, G=1e-10)]
+    return [
+        ChannelModel.bittware_520n(),
+        Hockney(alpha=1e-6, beta=1e9),
+        piecewise,
+        PacketModel(header=64, line_rate=5e9, ceiling=4e9),
+        CusComNet.from_paper(),
+        LogGP(L=1e-6, o_s=2e-7, o_r=3e-7, g=4e-7, G=1e-10),
+    ]
 
 
 @pytest.mark.parametrize("model", shaped_models(), ids=lambda m: type(m).__name__)

@@ -12,7 +12,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from fpgacomm import cli, models, plot
 from fpgacomm.models import fit as fitting
 from fpgacomm.models.beff import ChannelModel
@@ -26,8 +25,10 @@ FPGACOMM = [sys.executable, "-m", "fpgacomm"]
 
 def strict(path) -> dict:
     """The file as JSON, refusing Infinity and NaN as strict readers (jq, browsers) do."""
+
     def refuse(constant):
         raise AssertionError(f"{path} holds {constant}")
+
     with open(path) as f:
         return json.load(f, parse_constant=refuse)
 
@@ -44,8 +45,22 @@ def test_a_simulated_ring_gather_fits_with_its_undetermined_parameters_said(tmp_
     # 500 us of work: t and barrier_long cannot be determined. This stopped
     # with OverflowError while printing inf, and --json was never written.
     ring, out_path = tmp_path / "ring.json", tmp_path / "fit.json"
-    status, _, _ = run(capsys, ["gather", "--fabric", "vcsn", "--schedule", "ring", "--nodes", "4,9",
-                                "--sizes", "1K:64K", "--json", str(ring)])
+    status, _, _ = run(
+        capsys,
+        [
+            "gather",
+            "--fabric",
+            "vcsn",
+            "--schedule",
+            "ring",
+            "--nodes",
+            "4,9",
+            "--sizes",
+            "1K:64K",
+            "--json",
+            str(ring),
+        ],
+    )
     assert status == 0
     status, out, _ = run(capsys, ["fit", str(ring), "--model", "vcsn", "--json", str(out_path)])
     assert status == 0
@@ -71,14 +86,32 @@ def test_a_simulated_ring_gather_fits_with_its_undetermined_parameters_said(tmp_
     assert status == 0 and figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     fitted = models.load("vcsn").fit(Result.read_json(str(ring)))
     drawn = plot.model_against_measurement(fitted).axes[0]
-    assert [line.get_label() for line in drawn.get_lines()] == ["4 nodes: model", "4 nodes: measured",
-                                                               "9 nodes: model", "9 nodes: measured"]
+    assert [line.get_label() for line in drawn.get_lines()] == [
+        "4 nodes: model",
+        "4 nodes: measured",
+        "9 nodes: model",
+        "9 nodes: measured",
+    ]
 
 
 def test_the_covariance_of_a_gather_fit_is_finite_over_what_it_estimated(tmp_path, capsys):
     ring = tmp_path / "ring.json"
-    run(capsys, ["gather", "--fabric", "vcsn", "--schedule", "ring", "--nodes", "4,9", "--sizes", "1K:64K",
-                 "--json", str(ring)])
+    run(
+        capsys,
+        [
+            "gather",
+            "--fabric",
+            "vcsn",
+            "--schedule",
+            "ring",
+            "--nodes",
+            "4,9",
+            "--sizes",
+            "1K:64K",
+            "--json",
+            str(ring),
+        ],
+    )
     fitted = models.load("vcsn").fit(Result.read_json(str(ring)))
     assert fitted.estimated == ("c", "l", "b", "barrier_round", "barrier_short")
     assert fitted.covariance.shape == (5, 5) and np.all(np.isfinite(fitted.covariance))
@@ -88,14 +121,38 @@ def test_the_covariance_of_a_gather_fit_is_finite_over_what_it_estimated(tmp_pat
 
 def gathers_under_mpirun(tmp_path) -> list:
     """Real tree gathers of host buffers at 3 and 4 ranks, each one launch."""
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
+    env = dict(
+        os.environ,
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+    )
     paths = []
     for ranks in (3, 4):
         path = tmp_path / f"tree{ranks}.json"
-        launch = subprocess.run(["mpirun", "-np", str(ranks), *FPGACOMM, "gather", "--schedule", "tree", "--mem", "H",
-                                 "--sizes", "16K:256K", "-i", "3", "--json", str(path)],
-                                capture_output=True, text=True, timeout=300, env=env)
+        launch = subprocess.run(
+            [
+                "mpirun",
+                "-np",
+                str(ranks),
+                *FPGACOMM,
+                "gather",
+                "--schedule",
+                "tree",
+                "--mem",
+                "H",
+                "--sizes",
+                "16K:256K",
+                "-i",
+                "3",
+                "--json",
+                str(path),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         assert launch.returncode == 0, launch.stderr[-3000:]
         paths.append(str(path))
     return paths
@@ -136,18 +193,46 @@ def bounded_cases():
     cuscomnet = Result("fabric_latency", {}, {}, hops, {"hops": "", "latency": "s"})
     beff_sizes = [1 << m for m in range(0, 21)]
     pair = ChannelModel(2, 32, 156.25e6, -3e-9)
-    beff = Result("b_eff", {}, {}, [{"size": s, "pair_bandwidth": float(pair.bandwidth(s))} for s in beff_sizes],
-                  {"size": "B", "pair_bandwidth": "B/s"})
+    beff = Result(
+        "b_eff",
+        {},
+        {},
+        [{"size": s, "pair_bandwidth": float(pair.bandwidth(s))} for s in beff_sizes],
+        {"size": "B", "pair_bandwidth": "B/s"},
+    )
     packets = PacketModel(header=-16, line_rate=3e9, ceiling=5e9)
-    peaks = Result("fshmem_peaks", {}, {}, [{"packet_size": p, "peak_bandwidth": float(packets.predict(p))}
-                                            for p in (64, 128, 256, 512)], {"packet_size": "B", "peak_bandwidth": "B/s"})
-    joined = [{"size": int(s), "latency_avg": float(1e-6 + s / 5e9), "bandwidth": float(s / (2e-7 + s / 5e9)),
-               "send_overhead": 0.8e-6, "recv_overhead": 0.7e-6} for s in SIZES]
-    loggp = Result("osu_latency+osu_bw+overhead", {}, {}, joined,
-                   {"size": "B", "latency_avg": "s", "bandwidth": "B/s", "send_overhead": "s", "recv_overhead": "s"})
-    return [("hockney", latency, "alpha"), ("hockney_piecewise", latency, "alpha"),
-            ("cuscomnet", cuscomnet, "app_latency"), ("beff", beff, "latency_s"), ("packet", peaks, "header"),
-            ("loggp", loggp, "L")]
+    peaks = Result(
+        "fshmem_peaks",
+        {},
+        {},
+        [{"packet_size": p, "peak_bandwidth": float(packets.predict(p))} for p in (64, 128, 256, 512)],
+        {"packet_size": "B", "peak_bandwidth": "B/s"},
+    )
+    joined = [
+        {
+            "size": int(s),
+            "latency_avg": float(1e-6 + s / 5e9),
+            "bandwidth": float(s / (2e-7 + s / 5e9)),
+            "send_overhead": 0.8e-6,
+            "recv_overhead": 0.7e-6,
+        }
+        for s in SIZES
+    ]
+    loggp = Result(
+        "osu_latency+osu_bw+overhead",
+        {},
+        {},
+        joined,
+        {"size": "B", "latency_avg": "s", "bandwidth": "B/s", "send_overhead": "s", "recv_overhead": "s"},
+    )
+    return [
+        ("hockney", latency, "alpha"),
+        ("hockney_piecewise", latency, "alpha"),
+        ("cuscomnet", cuscomnet, "app_latency"),
+        ("beff", beff, "latency_s"),
+        ("packet", peaks, "header"),
+        ("loggp", loggp, "L"),
+    ]
 
 
 def test_every_model_with_a_time_or_header_is_covered():
@@ -182,8 +267,13 @@ def test_the_unbounded_value_is_in_the_reason():
 def test_one_overhead_size_has_no_scatter_and_says_so():
     # A single overhead size gave the variance inf, and the covariance with it.
     _, result, _ = bounded_cases()[-1]
-    one = Result(result.benchmark, {}, {}, [result.rows[0]] + [{**row, "send_overhead": None, "recv_overhead": None}
-                                                              for row in result.rows[1:]], result.units)
+    one = Result(
+        result.benchmark,
+        {},
+        {},
+        [result.rows[0]] + [{**row, "send_overhead": None, "recv_overhead": None} for row in result.rows[1:]],
+        result.units,
+    )
     fitted = models.load("loggp").fit(one)
     assert fitted.held["o_s"] == ("no scatter", "measured at one size only: no scatter to take its error from")
     assert np.all(np.isfinite(fitted.covariance))

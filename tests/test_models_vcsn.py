@@ -5,7 +5,6 @@ import json
 
 import numpy as np
 import pytest
-
 from fpgacomm import _core, gather
 from fpgacomm.models import vcsn
 from fpgacomm.results.result import Result
@@ -85,19 +84,48 @@ def _gather_result(model, schedules, nodes, sizes, *, control="barrier", noise=0
         for n in nodes:
             for d in sizes:
                 schedule = gather.schedule(name, n, d)
-                parts = model.breakdown(n, d, control=control, schedule_stages=(
-                    vcsn.stage_bytes(schedule), [stage.setup for stage in schedule.stages]))
+                parts = model.breakdown(
+                    n,
+                    d,
+                    control=control,
+                    schedule_stages=(vcsn.stage_bytes(schedule), [stage.setup for stage in schedule.stages]),
+                )
                 for key in ("setup", "transfer", "barrier"):
                     parts[key] = [v * (1 + noise * rng.standard_normal()) for v in parts[key]]
                     samples[f"{n}/{d}/{key}"] = parts[key]
                 total = sum(sum(parts[k]) for k in ("setup", "transfer", "barrier"))
-                rows.append({"schedule": name, "nodes": n, "size": d, "stages": len(schedule.stages), "time": total,
-                             "throughput": (n - 1) * d / total, "setup": sum(parts["setup"]),
-                             "transfer": sum(parts["transfer"]), "barrier": sum(parts["barrier"])})
-    units = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "throughput": "B/s",
-             "setup": "s", "transfer": "s", "barrier": "s"}
-    return Result("gather_sim", {"control": control, "ports": 2, "virtual_ports": 2, "collective": "gather",
-                                 "levels": 1}, {}, rows, units, samples)
+                rows.append(
+                    {
+                        "schedule": name,
+                        "nodes": n,
+                        "size": d,
+                        "stages": len(schedule.stages),
+                        "time": total,
+                        "throughput": (n - 1) * d / total,
+                        "setup": sum(parts["setup"]),
+                        "transfer": sum(parts["transfer"]),
+                        "barrier": sum(parts["barrier"]),
+                    }
+                )
+    units = {
+        "schedule": "",
+        "nodes": "",
+        "size": "B",
+        "stages": "",
+        "time": "s",
+        "throughput": "B/s",
+        "setup": "s",
+        "transfer": "s",
+        "barrier": "s",
+    }
+    return Result(
+        "gather_sim",
+        {"control": control, "ports": 2, "virtual_ports": 2, "collective": "gather", "levels": 1},
+        {},
+        rows,
+        units,
+        samples,
+    )
 
 
 TRUE = dict(t=2.0e-4, c=3.0e-6, l=1.2e-6, b=10e9, barrier_round=4.0e-5, barrier_short=6.0e-5, barrier_long=2.5e-4)
@@ -169,8 +197,15 @@ def test_against_has_table6_layout():
     rows = [{"nodes": n, "size": d, "time": corrected.time(n, d)} for n in (4, 9, 16) for d in SIZES]
     measured = Result("gather", {}, {}, rows, {"nodes": "", "size": "B", "time": "s"})
     table = corrected.against(measured)
-    assert table.columns == ["size", "original_4", "original_9", "original_16", "corrected_4", "corrected_9",
-                             "corrected_16"]
+    assert table.columns == [
+        "size",
+        "original_4",
+        "original_9",
+        "original_16",
+        "corrected_4",
+        "corrected_9",
+        "corrected_16",
+    ]
     assert list(table.column("size")) == sorted(SIZES, reverse=True)
     for row in table.rows:
         assert [row[f"corrected_{n}"] for n in (4, 9, 16)] == pytest.approx([0, 0, 0], abs=1e-12)

@@ -13,22 +13,35 @@ PYTHON = sys.executable
 
 
 def mpirun(np_: int, *command, timeout: float, env: dict | None = None) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                    OMPI_MCA_rmaps_base_oversubscribe="1", **(env or {}))
-    return subprocess.run(["mpirun", "-np", str(np_), *command], capture_output=True, text=True,
-                          timeout=timeout, env=full_env, cwd=HERE)
+    full_env = dict(
+        os.environ,
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+        **(env or {}),
+    )
+    return subprocess.run(
+        ["mpirun", "-np", str(np_), *command], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=HERE
+    )
 
 
 # Each module of tests/mpi and the rank counts it runs under (one mpirun each).
 # b_eff runs on rings of every size: one rank exchanges with itself, three make an odd ring.
-MODULES = {"test_pt2pt.py": (2, 4), "test_collectives.py": (2, 3, 4), "test_onesided.py": (2, 3, 4),
-           "test_beff.py": (1, 2, 3, 4), "test_gather.py": (2, 3, 4), "test_overhead.py": (2, 3)}
+MODULES = {
+    "test_pt2pt.py": (2, 4),
+    "test_collectives.py": (2, 3, 4),
+    "test_onesided.py": (2, 3, 4),
+    "test_beff.py": (1, 2, 3, 4),
+    "test_gather.py": (2, 3, 4),
+    "test_overhead.py": (2, 3),
+}
 
 
 @pytest.mark.parametrize("module,ranks", [(module, ranks) for module, counts in MODULES.items() for ranks in counts])
 def test_mpi_modules(module, ranks):
-    run = mpirun(ranks, PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(HERE / "mpi" / module),
-                 timeout=900)
+    run = mpirun(
+        ranks, PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(HERE / "mpi" / module), timeout=900
+    )
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
     assert " passed" in run.stdout
 

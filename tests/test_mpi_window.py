@@ -9,8 +9,22 @@ PROBE = str(Path(__file__).resolve().parents[1] / "bench" / "mpi_window.py")
 
 
 def test_every_pattern_moves_its_chunks_intact():
-    run = mpirun(2, sys.executable, PROBE, "--chunk", "64K", "--bytes", "1M", "--slots", "3", "--pieces", "2",
-                 "--reps", "2", timeout=120)
+    run = mpirun(
+        2,
+        sys.executable,
+        PROBE,
+        "--chunk",
+        "64K",
+        "--bytes",
+        "1M",
+        "--slots",
+        "3",
+        "--pieces",
+        "2",
+        "--reps",
+        "2",
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert [line.split(" chunk")[0] for line in lines] == ["all", "stream depth 3", "slots depth 3"]

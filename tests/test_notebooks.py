@@ -19,13 +19,16 @@ CELL_TIME_LIMIT = 300
 REQUIRED = {"osu", "beff", "packets", "gather"}
 
 try:
+    import ipykernel  # noqa: F401  (the kernel nbclient starts)
     import nbclient  # noqa: F401
     import nbformat  # noqa: F401
-    import ipykernel  # noqa: F401  (the kernel nbclient starts)
+
     MISSING = None
 except ImportError as error:
-    MISSING = (f"nbclient is not importable ({error}); scripts/setup.sh installs Debian's python3-nbclient, "
-               f"python3-ipykernel and python3-nbformat, which a machine without network cannot fetch")
+    MISSING = (
+        f"nbclient is not importable ({error}); scripts/setup.sh installs Debian's python3-nbclient, "
+        f"python3-ipykernel and python3-nbformat, which a machine without network cannot fetch"
+    )
 
 
 def _executor():
@@ -46,8 +49,9 @@ def test_notebook_is_stored_executed_with_its_figures(path):
     assert notebook["metadata"]["kernelspec"]["name"] == "fpgacomm"  # the kernel scripts/setup.sh registers
     assert notebook["cells"][0]["cell_type"] == "markdown"
     code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    assert [cell["execution_count"] for cell in code] == list(range(1, len(code) + 1)), \
-        f"{path.name} is not stored executed top to bottom: run scripts/execute_notebooks.py {path.name}"
+    assert [cell["execution_count"] for cell in code] == list(
+        range(1, len(code) + 1)
+    ), f"{path.name} is not stored executed top to bottom: run scripts/execute_notebooks.py {path.name}"
     outputs = [output for cell in code for output in cell["outputs"]]
     assert not [output for output in outputs if output["output_type"] == "error"]
     assert any("image/png" in output.get("data", {}) for output in outputs), f"{path.name} stores no figure"
@@ -58,8 +62,9 @@ def test_the_fpgacomm_kernel_runs_this_environment():
     if MISSING:
         pytest.skip(MISSING)
     interpreter = _executor().kernel_interpreter("fpgacomm")
-    assert Path(interpreter).absolute() == Path(sys.executable).absolute(), \
-        f"the kernel fpgacomm starts {interpreter}, not {sys.executable}: rerun scripts/setup.sh"
+    assert (
+        Path(interpreter).absolute() == Path(sys.executable).absolute()
+    ), f"the kernel fpgacomm starts {interpreter}, not {sys.executable}: rerun scripts/setup.sh"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)

@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from fpgacomm import Result, _core, collectives, osu
 from fpgacomm.cli import osu as osu_cli
 from fpgacomm.cli.command import parse_arguments
@@ -23,15 +22,27 @@ _LATENCY = set("hvmxibcuGDPTIzd")
 _COLLECTIVE = set("hvfmixMacuGPTIzdr")  # and -D, -l, -k by test below
 _ONE_SIDED = set("wshvmxiGIzPd")
 OMB_OPTIONS = {
-    "latency": _LATENCY, "multi_lat": _LATENCY, "bw": _LATENCY | {"t", "W"}, "bibw": _LATENCY | {"t", "W"},
+    "latency": _LATENCY,
+    "multi_lat": _LATENCY,
+    "bw": _LATENCY | {"t", "W"},
+    "bibw": _LATENCY | {"t", "W"},
     "mbw_mr": set("pWRximVhvbcuGDPTIzd"),
-    "gather": _COLLECTIVE | {"D", "l", "k"}, "scatter": _COLLECTIVE | {"D", "l", "k"},
-    "allgather": _COLLECTIVE | {"D", "l"}, "alltoall": _COLLECTIVE | {"D", "l"}, "bcast": _COLLECTIVE | {"D"},
-    "reduce": _COLLECTIVE | {"l", "k"}, "allreduce": _COLLECTIVE | {"l"}, "reduce_scatter": _COLLECTIVE | {"l"},
+    "gather": _COLLECTIVE | {"D", "l", "k"},
+    "scatter": _COLLECTIVE | {"D", "l", "k"},
+    "allgather": _COLLECTIVE | {"D", "l"},
+    "alltoall": _COLLECTIVE | {"D", "l"},
+    "bcast": _COLLECTIVE | {"D"},
+    "reduce": _COLLECTIVE | {"l", "k"},
+    "allreduce": _COLLECTIVE | {"l"},
+    "reduce_scatter": _COLLECTIVE | {"l"},
     "barrier": set("hvfmixMauGPIzdr"),
-    "put_latency": _ONE_SIDED, "get_latency": _ONE_SIDED, "put_bw": _ONE_SIDED | {"W"},
-    "get_bw": _ONE_SIDED | {"W"}, "put_bibw": _ONE_SIDED | {"W"},
+    "put_latency": _ONE_SIDED,
+    "get_latency": _ONE_SIDED,
+    "put_bw": _ONE_SIDED | {"W"},
+    "get_bw": _ONE_SIDED | {"W"},
+    "put_bibw": _ONE_SIDED | {"W"},
 }
+
 
 def fpgacomm(*args, ranks=None, cwd=None, timeout=300):
     command = [sys.executable, "-m", "fpgacomm", *args]
@@ -82,15 +93,37 @@ def test_refusal_under_mpirun_is_one_message_with_status_2():
 def test_v_prints_the_tests_title_and_version_and_exits_0():
     run = fpgacomm("osu", "mbw_mr", "-v", "-m", "8")
     assert run.returncode == 0, run.stderr
-    assert run.stdout == (f"# OSU MPI Multiple Bandwidth / Message Rate Test v{_core.__version__} (fpgacomm, "
-                          "the method of OSU Micro-Benchmarks 7.4)\n")
+    assert run.stdout == (
+        f"# OSU MPI Multiple Bandwidth / Message Rate Test v{_core.__version__} (fpgacomm, "
+        "the method of OSU Micro-Benchmarks 7.4)\n"
+    )
 
 
 def test_mbw_mr_p_u_and_r0_on_four_ranks(tmp_path):
     """-p 1 of 4 ranks: one pair, ranks 2 and 3 wait; -c -u 2; -R 0: no message rate column."""
     target = tmp_path / "mbw.json"
-    run = fpgacomm("osu", "mbw_mr", "-p", "1", "-c", "-u", "2", "-R", "0", "-m", "4:8", "-i", "3", "-x", "1",
-                   "-W", "4", "--json", str(target), ranks=4)
+    run = fpgacomm(
+        "osu",
+        "mbw_mr",
+        "-p",
+        "1",
+        "-c",
+        "-u",
+        "2",
+        "-R",
+        "0",
+        "-m",
+        "4:8",
+        "-i",
+        "3",
+        "-x",
+        "1",
+        "-W",
+        "4",
+        "--json",
+        str(target),
+        ranks=4,
+    )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert "# [ pairs: 1 ] [ window size: 4 ]" in lines
@@ -110,11 +143,13 @@ def test_mbw_mr_p_u_and_r0_on_four_ranks(tmp_path):
 
 def test_mbw_mr_p_beyond_the_ranks_and_u_beyond_10_are_refused():
     # Parameter errors need no ranks to show (one process); -p against the ranks does.
-    cases = [(("osu", "mbw_mr", "-p", "3", "-m", "8"), 4, "-p 3 pairs rank i with rank i+3 and needs 6 ranks"),
-             (("osu", "mbw_mr", "-p", "0", "-m", "8"), None, "-p takes the number of pairs, at least 1, got 0"),
-             (("osu", "mbw_mr", "-V", "-W", "8", "-m", "8"), None, "-V cannot be used with -W"),
-             (("osu", "latency", "-c", "-u", "11", "-m", "8"), None, "validation warm-up -u must be 0 to 10"),
-             (("osu", "allreduce", "-M", "1K", "-m", "2M:2M"), None, "below the smallest size asked (2097152 bytes)")]
+    cases = [
+        (("osu", "mbw_mr", "-p", "3", "-m", "8"), 4, "-p 3 pairs rank i with rank i+3 and needs 6 ranks"),
+        (("osu", "mbw_mr", "-p", "0", "-m", "8"), None, "-p takes the number of pairs, at least 1, got 0"),
+        (("osu", "mbw_mr", "-V", "-W", "8", "-m", "8"), None, "-V cannot be used with -W"),
+        (("osu", "latency", "-c", "-u", "11", "-m", "8"), None, "validation warm-up -u must be 0 to 10"),
+        (("osu", "allreduce", "-M", "1K", "-m", "2M:2M"), None, "below the smallest size asked (2097152 bytes)"),
+    ]
     for args, ranks, message in cases:
         run = fpgacomm(*args, ranks=ranks)
         assert run.returncode == 2, (args, run.stderr)
@@ -123,8 +158,23 @@ def test_mbw_mr_p_beyond_the_ranks_and_u_beyond_10_are_refused():
 
 def test_mbw_mr_v_runs_every_size_at_omb_windows_and_g_draws_each(tmp_path):
     target = tmp_path / "mbw.json"
-    run = fpgacomm("osu", "mbw_mr", "-V", "-m", "4:4", "-i", "2", "-x", "0", "-G", "png,pdf", "--json",
-                   str(target), ranks=2, cwd=tmp_path)
+    run = fpgacomm(
+        "osu",
+        "mbw_mr",
+        "-V",
+        "-m",
+        "4:4",
+        "-i",
+        "2",
+        "-x",
+        "0",
+        "-G",
+        "png,pdf",
+        "--json",
+        str(target),
+        ranks=2,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     windows = list(osu.VARIED_WINDOWS)
     assert windows == [1, 2, 4, 8, 16, 32, 64, 128]  # OMB's WINDOW_SIZES
@@ -145,7 +195,8 @@ def test_mbw_mr_v_runs_every_size_at_omb_windows_and_g_draws_each(tmp_path):
         assert cells[1:] == pytest.approx(expected, abs=0.006)
     rate = lines.index("# Message Rate Profile")
     assert [float(value) for value in lines[rate + 2].split()][1:] == pytest.approx(
-        [row["message_rate"] for row in result.rows if row["size"] == 4], abs=0.006)
+        [row["message_rate"] for row in result.rows if row["size"] == 4], abs=0.006
+    )
     # -G: a PNG per size and window, and one PDF with a page each.
     pngs = sorted(path.name for path in tmp_path.glob("*.png"))
     assert pngs == sorted(f"osu_mbw_mr-4-w{w}.png" for w in windows)
@@ -177,15 +228,36 @@ def test_m_caps_the_largest_message_with_a_warning_as_omb(tmp_path):
 def test_u_and_g_on_a_latency_and_a_collective(tmp_path):
     for test in ("latency", "allreduce"):
         target = tmp_path / f"{test}.json"
-        run = fpgacomm("osu", test, "-c", "-u", "3", "-m", "1:2", "-i", "3", "-x", "1", "-G", "png",
-                       "--json", str(target), ranks=2, cwd=tmp_path)
+        run = fpgacomm(
+            "osu",
+            test,
+            "-c",
+            "-u",
+            "3",
+            "-m",
+            "1:2",
+            "-i",
+            "3",
+            "-x",
+            "1",
+            "-G",
+            "png",
+            "--json",
+            str(target),
+            ranks=2,
+            cwd=tmp_path,
+        )
         assert run.returncode == 0, (test, run.stderr)
         result = Result.read_json(target)
         assert result.params["validation_warmup"] == 3 and all(row["validation"] == "pass" for row in result.rows)
-        assert any("follows 3 untimed ones (-u 3), where OSU Micro-Benchmarks' -c repeats it 5 times" in note
-                   for note in result.params["omb_differences"])
-        assert sorted(path.name for path in tmp_path.glob(f"osu_{test}-*.png")) == [f"osu_{test}-1.png",
-                                                                                    f"osu_{test}-2.png"]
+        assert any(
+            "follows 3 untimed ones (-u 3), where OSU Micro-Benchmarks' -c repeats it 5 times" in note
+            for note in result.params["omb_differences"]
+        )
+        assert sorted(path.name for path in tmp_path.glob(f"osu_{test}-*.png")) == [
+            f"osu_{test}-1.png",
+            f"osu_{test}-2.png",
+        ]
     run = fpgacomm("osu", "latency", "-G", "tty", "-m", "8")
     assert run.returncode == 2 and run.stderr.count("-G tty is OSU Micro-Benchmarks' terminal plot") == 1
 
@@ -195,16 +267,20 @@ def test_k_fixed_is_the_root_and_k_rotate_is_refused(capsys):
         assert parse_arguments(["osu", "gather", *words]).root == root
     with pytest.raises(SystemExit) as stop:
         parse_arguments(["osu", "reduce", "-k", "rotate"])
-    assert stop.value.code == 2 and "-k rotate (OSU Micro-Benchmarks' new root every iteration) is not implemented" \
-        in capsys.readouterr().err
+    assert (
+        stop.value.code == 2
+        and "-k rotate (OSU Micro-Benchmarks' new root every iteration) is not implemented" in capsys.readouterr().err
+    )
 
 
 def test_the_options_reach_the_core():
     options = _core.Pt2ptOptions(test="mbw_mr", sizes=[8], pairs=2, vary_window=True, validation_warmup=0)
     options.validate()
-    for wrong, message in (({"test": "bw", "pairs": 1}, "-p \\(pairs\\) applies to osu mbw_mr only"),
-                           ({"test": "bibw", "vary_window": True}, "-V .* applies to osu mbw_mr only"),
-                           ({"test": "latency", "validation_warmup": -1}, "-u must be 0 to 10")):
+    for wrong, message in (
+        ({"test": "bw", "pairs": 1}, "-p \\(pairs\\) applies to osu mbw_mr only"),
+        ({"test": "bibw", "vary_window": True}, "-V .* applies to osu mbw_mr only"),
+        ({"test": "latency", "validation_warmup": -1}, "-u must be 0 to 10"),
+    ):
         with pytest.raises(_core.UsageError, match=message):
             _core.Pt2ptOptions(sizes=[8], **wrong).validate()
     with pytest.raises(_core.UsageError, match="-u must be 0 to 10"):

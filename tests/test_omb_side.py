@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import fpgacomm  # noqa: E402
 import omb_side  # noqa: E402
 from omb_side import Case, Target  # noqa: E402
-
-import fpgacomm  # noqa: E402
 
 MIB = 1 << 20
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,8 +22,16 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 
 def test_both_sides_get_the_same_flags():
-    assert omb_side.common_flags(Case("bw", 4 * MIB), quick=False) == ["-m", "4194304:4194304", "-i", "20", "-x",
-                                                                       "2", "-W", "64"]
+    assert omb_side.common_flags(Case("bw", 4 * MIB), quick=False) == [
+        "-m",
+        "4194304:4194304",
+        "-i",
+        "20",
+        "-x",
+        "2",
+        "-W",
+        "64",
+    ]
     assert omb_side.common_flags(Case("latency", 8), quick=True) == ["-m", "8:8", "-i", "2000", "-x", "100"]
     assert omb_side.common_flags(Case("barrier", 0), quick=False)[:1] == ["-i"]
     assert omb_side.common_flags(Case("put_bibw", 8), quick=False)[-4:] == ["-w", "allocate", "-s", "fence"]
@@ -56,26 +63,60 @@ def test_a_section_replaces_its_previous_version_and_no_other(tmp_path):
     omb_side.write_section(path, f"{begin}\nsecond\n{end}\n", "2 cores")
     text = path.read_text()
     assert "first" not in text and text.count(begin) == 1 and "other" in text
-    assert text == f"# Measured speed\n\nbefore\n\n{begin}\nsecond\n{end}\n\n{other_begin}\nother\n{other_end}\n\nafter\n"
+    assert (
+        text == f"# Measured speed\n\nbefore\n\n{begin}\nsecond\n{end}\n\n{other_begin}\nother\n{other_end}\n\nafter\n"
+    )
 
 
 def report(rows, rehearsal="", started="2026-11-24 16:00 UTC"):
     """A run's report as measure() writes it, with hand-made rows."""
-    return {"command": ".venv/bin/python bench/omb_side.py --tests latency", "json": "omb_side-vm.json",
-            "started": started, "seconds": 12.0,
-            "machine": {"host": "vm", "cpu": "x86", "cores": 2, "os": "Debian 12", "mpi": "Open MPI 4.1.4",
-                        "load": [1.5, 2.25]},
-            "setup": {"section": "vm", "rounds": 7, "ranks": 2, "quick": False, "rehearsal": rehearsal, "note": "",
-                      "mpirun_args": "", "two_hosts": None, "out": "/tmp/o"},
-            "rows": rows}
+    return {
+        "command": ".venv/bin/python bench/omb_side.py --tests latency",
+        "json": "omb_side-vm.json",
+        "started": started,
+        "seconds": 12.0,
+        "machine": {
+            "host": "vm",
+            "cpu": "x86",
+            "cores": 2,
+            "os": "Debian 12",
+            "mpi": "Open MPI 4.1.4",
+            "load": [1.5, 2.25],
+        },
+        "setup": {
+            "section": "vm",
+            "rounds": 7,
+            "ranks": 2,
+            "quick": False,
+            "rehearsal": rehearsal,
+            "note": "",
+            "mpirun_args": "",
+            "two_hosts": None,
+            "out": "/tmp/o",
+        },
+        "rows": rows,
+    }
 
 
 def row(test, size, ratio, low, high, target=None, verdict="no difference"):
-    return {"test": test, "size": size, "ranks": 2, "quantity": "latency_avg",
-            "target": {"low": target.low, "high": target.high} if target else None,
-            "ratio": ratio, "ratio_low": low, "ratio_high": high, "p": 0.01, "p_holm": 0.01, "verdict": verdict,
-            "median_base": 1e-6, "median_candidate": ratio * 1e-6, "n_base": 7, "n_candidate": 7,
-            "under_load": {"fpgacomm": ["x (launch 2, load 3.1 on 2 cores)"]}}
+    return {
+        "test": test,
+        "size": size,
+        "ranks": 2,
+        "quantity": "latency_avg",
+        "target": {"low": target.low, "high": target.high} if target else None,
+        "ratio": ratio,
+        "ratio_low": low,
+        "ratio_high": high,
+        "p": 0.01,
+        "p_holm": 0.01,
+        "verdict": verdict,
+        "median_base": 1e-6,
+        "median_candidate": ratio * 1e-6,
+        "n_base": 7,
+        "n_candidate": 7,
+        "under_load": {"fpgacomm": ["x (launch 2, load 3.1 on 2 cores)"]},
+    }
 
 
 def test_a_target_is_judged_on_the_whole_interval():
@@ -87,12 +128,16 @@ def test_a_target_is_judged_on_the_whole_interval():
 
 
 def test_reports_merge_in_the_cases_order_and_a_later_run_wins(tmp_path):
-    first = report([row("put_bw", 8, 1.0, 0.98, 1.02), row("latency", 8, 1.2, 1.1, 1.3, Target(high=1.03), "slower")],
-                   rehearsal="quick mode")
+    first = report(
+        [row("put_bw", 8, 1.0, 0.98, 1.02), row("latency", 8, 1.2, 1.1, 1.3, Target(high=1.03), "slower")],
+        rehearsal="quick mode",
+    )
     second = report([row("latency", 8, 1.0, 0.99, 1.01, Target(high=1.03))], started="2026-11-24 17:00 UTC")
     rows = omb_side.merged_rows([first, second])
-    assert [(r["test"], r["part"], omb_side.target_verdict(r)) for r in rows] == [("latency", 2, "met"),
-                                                                                 ("put_bw", 1, "")]
+    assert [(r["test"], r["part"], omb_side.target_verdict(r)) for r in rows] == [
+        ("latency", 2, "met"),
+        ("put_bw", 1, ""),
+    ]
     paths = [tmp_path / "first.json", tmp_path / "second.json"]
     for path, part in zip(paths, (first, second)):
         path.write_text(json.dumps(part))
@@ -104,8 +149,10 @@ def test_reports_merge_in_the_cases_order_and_a_later_run_wins(tmp_path):
     assert f"the comparisons in `{paths[1]}`" in text
     assert "Targets: 1 met, 0 missed, 0 undecided, of 1." in text
     assert "load average 1.5 at the start and 2.2 at the end" in text
-    assert "| latency | 8 B | 2 | latency_avg | 1.000 | 0.990 to 1.010 | 0.01 | no difference | 1 of 14 | <= 1.03 " \
-           "| met |" in text
+    assert (
+        "| latency | 8 B | 2 | latency_avg | 1.000 | 0.990 to 1.010 | 0.01 | no difference | 1 of 14 | <= 1.03 "
+        "| met |" in text
+    )
     assert omb_side.main(["--report", str(paths[0]), "--results", ""]) == 1  # its latency misses
 
 
@@ -128,8 +175,15 @@ def test_report_refuses_measuring_options(capsys, tmp_path):
 
 
 def test_extra_arguments_that_bind_replace_the_binding_to_cores():
-    assert omb_side.mpirun_command(2, ["--bind-to", "none", "--map-by", "node"]) == \
-        ["mpirun", "-np", "2", "--bind-to", "none", "--map-by", "node"]
+    assert omb_side.mpirun_command(2, ["--bind-to", "none", "--map-by", "node"]) == [
+        "mpirun",
+        "-np",
+        "2",
+        "--bind-to",
+        "none",
+        "--map-by",
+        "node",
+    ]
     assert omb_side.mpirun_command(1, [])[3:5] == ["--bind-to", "core"]
 
 
@@ -144,12 +198,12 @@ def test_two_hosts_takes_the_beds_mpirun_options_and_needs_the_bed(tmp_path, mon
     assert args.section == f"two hosts on {omb_side.cores()} cores"
 
 
-
-
 # ---------------------------------------------------------------- OMB itself
 
-TARBALLS = [ROOT.parent / "shared" / "peers" / "omb-7.4.tar.gz", ROOT.parent.parent / "shared" / "peers" /
-            "omb-7.4.tar.gz"]
+TARBALLS = [
+    ROOT.parent / "shared" / "peers" / "omb-7.4.tar.gz",
+    ROOT.parent.parent / "shared" / "peers" / "omb-7.4.tar.gz",
+]
 
 
 @pytest.fixture(scope="module")
@@ -160,8 +214,9 @@ def omb():
     if tarball is None:
         pytest.skip(f"no OMB 7.4 tarball at {' or '.join(map(str, TARBALLS))}: nothing to build")
     try:
-        return omb_side.build_omb(tarball, omb_side.DEFAULT_BUILD, 2, ("latency", "bw", "allreduce", "put_bw"),
-                                  log=lambda *_: None)
+        return omb_side.build_omb(
+            tarball, omb_side.DEFAULT_BUILD, 2, ("latency", "bw", "allreduce", "put_bw"), log=lambda *_: None
+        )
     except omb_side.UsageError as error:
         pytest.skip(f"OMB 7.4 does not build here: {error}")
 
@@ -175,10 +230,12 @@ def run_text(command, path):
 
 def test_omb_text_reads_as_results(omb, tmp_path):
     mpirun = ["mpirun", "-np", "2", "--oversubscribe"]
-    cases = {"latency": (["-m", "1:16"], "osu_latency", "latency_avg", "s"),
-             "bw": (["-m", "1:16", "-W", "4"], "osu_bw", "bandwidth", "B/s"),
-             "allreduce": (["-m", "4:16", "-f"], "osu_allreduce", "latency_avg", "s"),
-             "put_bw": (["-m", "1:16", "-W", "4"], "osu_put_bw", "bandwidth", "B/s")}
+    cases = {
+        "latency": (["-m", "1:16"], "osu_latency", "latency_avg", "s"),
+        "bw": (["-m", "1:16", "-W", "4"], "osu_bw", "bandwidth", "B/s"),
+        "allreduce": (["-m", "4:16", "-f"], "osu_allreduce", "latency_avg", "s"),
+        "put_bw": (["-m", "1:16", "-W", "4"], "osu_put_bw", "bandwidth", "B/s"),
+    }
     for test, (flags, benchmark, column, unit) in cases.items():
         path = run_text([*mpirun, str(omb[test]), *flags, "-i", "20", "-x", "2"], tmp_path / f"{test}.txt")
         result = fpgacomm.Result.read(path)
@@ -188,8 +245,10 @@ def test_omb_text_reads_as_results(omb, tmp_path):
         assert sizes == ([4, 8, 16] if test == "allreduce" else [1, 2, 4, 8, 16])
         assert all(row[column] > 0 for row in result.rows)
         if test == "allreduce":  # -f: OMB's min, max and iterations too
-            assert all(row["latency_min"] <= row["latency_avg"] <= row["latency_max"] and row["iterations"] == 20
-                       for row in result.rows)
+            assert all(
+                row["latency_min"] <= row["latency_avg"] <= row["latency_max"] and row["iterations"] == 20
+                for row in result.rows
+            )
         if test == "put_bw":
             assert result.params["window_creation"] == "MPI_Win_allocate"
 
@@ -197,26 +256,77 @@ def test_omb_text_reads_as_results(omb, tmp_path):
 def test_compare_omb_text_with_fpgacomm_and_compare_run_of_both(omb, tmp_path):
     flags = ["-m", "1:16", "-i", "200", "-x", "20"]
     omb_text = run_text(["mpirun", "-np", "2", str(omb["latency"]), *flags], tmp_path / "omb.txt")
-    ours = subprocess.run(["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", *flags, "--json",
-                           str(tmp_path / "ours.json")], capture_output=True, text=True, env=ENV, timeout=120)
+    ours = subprocess.run(
+        [
+            "mpirun",
+            "-np",
+            "2",
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "osu",
+            "latency",
+            *flags,
+            "--json",
+            str(tmp_path / "ours.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
     assert ours.returncode == 0, ours.stderr
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", omb_text, str(tmp_path / "ours.json")],
-                         capture_output=True, text=True, env=ENV, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "fpgacomm", "compare", omb_text, str(tmp_path / "ours.json")],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     # One job a side (one OMB run, one fpgacomm run): ratios, and no verdict on the set-ups.
     assert sum(line.endswith("  one job a side") for line in run.stdout.splitlines()) == 5
     assert "# one job a side at 5 sizes" in run.stdout
-    commands = [f"mpirun -np 2 {omb['latency']} {' '.join(flags)}",
-                f"mpirun -np 2 {sys.executable} -m fpgacomm osu latency {' '.join(flags)}"]
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", "--run", commands[0], "--run", commands[1],
-                          "--rounds", "3", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "c.json")],
-                         capture_output=True, text=True, env=ENV, timeout=300)
+    commands = [
+        f"mpirun -np 2 {omb['latency']} {' '.join(flags)}",
+        f"mpirun -np 2 {sys.executable} -m fpgacomm osu latency {' '.join(flags)}",
+    ]
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "compare",
+            "--run",
+            commands[0],
+            "--run",
+            commands[1],
+            "--rounds",
+            "3",
+            "--out",
+            str(tmp_path / "runs"),
+            "--json",
+            str(tmp_path / "c.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     comparison = fpgacomm.Result.read(tmp_path / "c.json")
     assert [(row["size"], row["n_base"], row["n_candidate"]) for row in comparison.rows] == [
-        (size, 3, 3) for size in (1, 2, 4, 8, 16)]
-    assert sorted(os.listdir(tmp_path / "runs" / "A")) == ["01.err", "01.txt", "02.err", "02.txt", "03.err",
-                                                          "03.txt", "launches.json"]
+        (size, 3, 3) for size in (1, 2, 4, 8, 16)
+    ]
+    assert sorted(os.listdir(tmp_path / "runs" / "A")) == [
+        "01.err",
+        "01.txt",
+        "02.err",
+        "02.txt",
+        "03.err",
+        "03.txt",
+        "launches.json",
+    ]
 
 
 # ------------------------------------------------------------ bench/pt2pt_instructions.py
@@ -258,21 +368,35 @@ def test_a_message_costs_the_difference_over_the_messages(monkeypatch, tmp_path)
 
 
 def test_the_instruction_section_judges_the_ten_percent_target():
-    row = {"test": "bw", "size": 8, "rank": 0, "OMB": {"outside_waits": 491, "total": 3139},
-           "fpgacomm": {"outside_waits": 508, "total": 3526}, "ratio": 508 / 491, "met": 508 / 491 <= 1.10}
+    row = {
+        "test": "bw",
+        "size": 8,
+        "rank": 0,
+        "OMB": {"outside_waits": 491, "total": 3139},
+        "fpgacomm": {"outside_waits": 508, "total": 3526},
+        "ratio": 508 / 491,
+        "met": 508 / 491 <= 1.10,
+    }
     text = pt2pt_instructions.section([row], ["--tests", "bw"])
     assert "| bw | 8 B | 0 | 491 | 508 | 1.035 | 3139 | 3526 | met |" in text
     assert text.startswith("<!-- bench/pt2pt_instructions.py, Instructions per message: begin")
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--tests", "bw,osu_bw"], "unknown test ['osu_bw'] in --tests"),
-    (["--iterations", "200"], "--iterations takes two different counts"),
-    (["--iterations", "a,b"], "--iterations takes two counts such as 200,1200, got 'a,b'"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--tests", "bw,osu_bw"], "unknown test ['osu_bw'] in --tests"),
+        (["--iterations", "200"], "--iterations takes two different counts"),
+        (["--iterations", "a,b"], "--iterations takes two counts such as 200,1200, got 'a,b'"),
+    ],
+)
 def test_instruction_benchmark_bad_input_is_one_message_and_status_2(argv, message):
-    run = subprocess.run([sys.executable, str(ROOT / "bench" / "pt2pt_instructions.py"), *argv],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "pt2pt_instructions.py"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.startswith("pt2pt_instructions.py: ") and len(run.stderr.splitlines()) == 1
     assert message in run.stderr

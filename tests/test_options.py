@@ -2,7 +2,6 @@
 once in C++ with the agreed UsageError, and checked before any device opens."""
 
 import pytest
-
 from fpgacomm import _core, collectives, onesided, osu, params
 from fpgacomm.benchmarks import beff
 
@@ -15,8 +14,9 @@ def refused(options, message: str) -> None:
 
 def test_keywords_set_fields_and_the_rest_keep_their_defaults():
     counts = _core.IterationCounts(iterations=5, warmup=1, iterations_large=2, warmup_large=0)
-    options = _core.Pt2ptOptions(test="bw", send_kind="D", sizes=[1, 8], counts=counts,
-                                 transfer=_core.TransferOptions(path="staged", slots=2))
+    options = _core.Pt2ptOptions(
+        test="bw", send_kind="D", sizes=[1, 8], counts=counts, transfer=_core.TransferOptions(path="staged", slots=2)
+    )
     assert (options.test, options.send_kind, options.recv_kind, options.sizes) == ("bw", "D", "H", [1, 8])
     assert (options.counts.iterations, options.counts.large_threshold) == (5, _core.LARGE_MESSAGE)
     assert (options.transfer.path, options.transfer.slots, options.transfer.chunk_bytes) == ("staged", 2, 0)
@@ -32,7 +32,11 @@ def test_large_message_and_memory_kinds_come_from_the_core():
     counts = params.iteration_counts((10, 1, 3, 0), None, None)
     assert [counts.timed(8192), counts.untimed(8192), counts.timed(8193), counts.untimed(8193)] == [10, 1, 3, 0]
     assert params.counts_params(params.iteration_counts((10, 1, 3, 0), 7, 2)) == {
-        "iterations": 7, "warmup": 2, "iterations_large": 7, "warmup_large": 2}
+        "iterations": 7,
+        "warmup": 2,
+        "iterations_large": 7,
+        "warmup_large": 2,
+    }
 
 
 def test_a_bad_name_is_refused_when_set():
@@ -42,46 +46,64 @@ def test_a_bad_name_is_refused_when_set():
     with pytest.raises(_core.UsageError, match="unknown transfer path 'fast'; choose staged, mapped or auto") as caught:
         _core.TransferOptions(path="fast")
     assert caught.value.agreed
-    with pytest.raises(_core.UsageError, match=r"unknown datatype 'mpi_double'; choose mpi_char, mpi_int, mpi_float \(-T\)"):
+    with pytest.raises(
+        _core.UsageError, match=r"unknown datatype 'mpi_double'; choose mpi_char, mpi_int, mpi_float \(-T\)"
+    ):
         _core.Pt2ptOptions(datatype="mpi_double")
 
 
 def test_validate_names_the_problem_and_the_fix():
-    refused(_core.Pt2ptOptions(test="pingpong", sizes=[8]),
-            "unknown point-to-point test 'pingpong'; choose latency, multi_lat, bw, bibw, mbw_mr$")
+    refused(
+        _core.Pt2ptOptions(test="pingpong", sizes=[8]),
+        "unknown point-to-point test 'pingpong'; choose latency, multi_lat, bw, bibw, mbw_mr$",
+    )
     refused(_core.Pt2ptOptions(window=0, sizes=[8]), "window size must be at least 1, got 0$")
     refused(_core.Pt2ptOptions(sizes=[]), "no message sizes to run")
     refused(_core.Pt2ptOptions(sizes=[1, 2], datatype="mpi_int"), r"holds one MPI_INT \(4 bytes\)")
     refused(_core.IterationCounts(iterations=0), "iterations -i must be at least 1")
-    refused(_core.CollectiveOptions(op="allgather", root=0, sizes=[8]),
-            "osu allgather has no root; --root applies to gather, scatter, bcast, reduce$")
+    refused(
+        _core.CollectiveOptions(op="allgather", root=0, sizes=[8]),
+        "osu allgather has no root; --root applies to gather, scatter, bcast, reduce$",
+    )
     refused(_core.CollectiveOptions(op="scan", sizes=[8]), "unknown collective 'scan'; choose gather, scatter, ")
-    refused(_core.OneSidedOptions(test="put_bibw", sync="lock", sizes=[8]),
-            r"osu put_bibw takes -s pscw or fence \(both ranks put at once\), as OMB, not -s lock$")
-    refused(_core.OneSidedOptions(window_creation="shared", sizes=[8]),
-            r"unknown window creation 'shared'; choose allocate, create, dynamic \(-w\)$")
-    refused(_core.GatherOptions(sizes=[8], stages=[], mpi_collective=""),
-            "give either the stages of a schedule or an MPI collective")
-    refused(_core.BeffOptions(sizes=[1], loop_lengths=[1], target_time=0.0),
-            "--target-time must be positive, got 0.0$")
+    refused(
+        _core.OneSidedOptions(test="put_bibw", sync="lock", sizes=[8]),
+        r"osu put_bibw takes -s pscw or fence \(both ranks put at once\), as OMB, not -s lock$",
+    )
+    refused(
+        _core.OneSidedOptions(window_creation="shared", sizes=[8]),
+        r"unknown window creation 'shared'; choose allocate, create, dynamic \(-w\)$",
+    )
+    refused(
+        _core.GatherOptions(sizes=[8], stages=[], mpi_collective=""),
+        "give either the stages of a schedule or an MPI collective",
+    )
+    refused(_core.BeffOptions(sizes=[1], loop_lengths=[1], target_time=0.0), "--target-time must be positive, got 0.0$")
 
 
 def test_the_choices_are_the_cores():
     assert collectives.TESTS == tuple(_core.collective_ops()) and collectives.ROOTED == (
-        "gather", "scatter", "bcast", "reduce")
+        "gather",
+        "scatter",
+        "bcast",
+        "reduce",
+    )
     assert onesided.SYNC == ("flush", "lock", "flush_local", "lock_all", "pscw", "fence")
     assert onesided.WINDOW_CREATION == ("allocate", "create", "dynamic")
     assert _core.OneSidedOptions(test="put_bibw").sync == "pscw"
     assert _core.OneSidedOptions(test="get_bw", sync="fence").sync == "fence"
 
 
-@pytest.mark.parametrize("run,message", [
-    (lambda: osu.run("bw", mem=("D", "D"), window=0, sizes=[8]), "window size must be at least 1"),
-    (lambda: osu.run("ping", mem=("D", "D"), sizes=[8]), "unknown point-to-point test 'ping'"),
-    (lambda: collectives.run("allgather", mem="D", root=1, sizes=[8]), "osu allgather has no root"),
-    (lambda: onesided.run("put_bibw", mem="D", sync="flush", sizes=[8]), "osu put_bibw takes -s pscw or fence"),
-    (lambda: beff.run(comm_type="pcie", max_size=4, repetitions=0), "repetitions -n must be at least 1, got 0$"),
-])
+@pytest.mark.parametrize(
+    "run,message",
+    [
+        (lambda: osu.run("bw", mem=("D", "D"), window=0, sizes=[8]), "window size must be at least 1"),
+        (lambda: osu.run("ping", mem=("D", "D"), sizes=[8]), "unknown point-to-point test 'ping'"),
+        (lambda: collectives.run("allgather", mem="D", root=1, sizes=[8]), "osu allgather has no root"),
+        (lambda: onesided.run("put_bibw", mem="D", sync="flush", sizes=[8]), "osu put_bibw takes -s pscw or fence"),
+        (lambda: beff.run(comm_type="pcie", max_size=4, repetitions=0), "repetitions -n must be at least 1, got 0$"),
+    ],
+)
 def test_options_are_refused_before_any_device_opens(monkeypatch, run, message):
     def no_device(*args, **kwargs):
         raise AssertionError("a device was opened before the options were validated")

@@ -20,14 +20,33 @@ def test_import_changes_no_environment_and_installs_no_import_hook():
         "import fpgacomm\n"
         "print(json.dumps({'environ_changed': sorted(set(os.environ.items()) ^ set(before.items())),\n"
         "                  'hooks_added': [repr(h) for h in sys.meta_path if h not in hooks],\n"
-        "                  'heavy': [m for m in ('mpi4py.MPI', 'matplotlib') if m in sys.modules]}))\n")
+        "                  'heavy': [m for m in ('mpi4py.MPI', 'matplotlib') if m in sys.modules]}))\n"
+    )
     assert seen == {"environ_changed": [], "hooks_added": [], "heavy": []}
 
 
 def test_dir_lists_the_public_names_and_each_resolves():
     names = dir(fpgacomm)
-    for public in ("osu", "collectives", "onesided", "beff", "gather", "devbw", "overhead", "fabric", "gather_sim",
-                   "fit", "plot", "report", "result", "Result", "compare", "load", "launch", "__version__"):
+    for public in (
+        "osu",
+        "collectives",
+        "onesided",
+        "beff",
+        "gather",
+        "devbw",
+        "overhead",
+        "fabric",
+        "gather_sim",
+        "fit",
+        "plot",
+        "report",
+        "result",
+        "Result",
+        "compare",
+        "load",
+        "launch",
+        "__version__",
+    ):
         assert public in names and public in fpgacomm.__all__
         assert getattr(fpgacomm, public) is not None
     assert fpgacomm.osu.__name__ == "fpgacomm.benchmarks.osu"
@@ -44,7 +63,7 @@ def test_short_names_import_as_their_modules():
 
 def test_an_unknown_name_is_an_attribute_error():
     try:
-        fpgacomm.nosuch
+        _ = fpgacomm.nosuch
     except AttributeError as error:
         assert "has no attribute 'nosuch'" in str(error)
     else:

@@ -12,7 +12,6 @@ import sys
 import time
 
 import pytest
-
 from fpgacomm import _core, cli, fabric, gather_sim
 from fpgacomm.simulation import patterns
 
@@ -21,9 +20,18 @@ KiB, MiB = 1 << 10, 1 << 20
 # Hand-picked costs whose sums are easy to check: o_s = 1 us, o_r = 2 us,
 # g = 0.5 us; inside a host L = 0.5 us at 5 GB/s per rank (20 GB/s bus);
 # between hosts L = 3 us at 10 GB/s; rendezvous past 4 KiB costs 7 us.
-COSTS = dict(send_overhead=1e-6, recv_overhead=2e-6, gap=0.5e-6, intra_latency=0.5e-6, intra_bandwidth=5e9,
-             host_bandwidth=20e9, inter_latency=3e-6, inter_bandwidth=10e9, eager_threshold=4096,
-             rendezvous_latency=7e-6)
+COSTS = dict(
+    send_overhead=1e-6,
+    recv_overhead=2e-6,
+    gap=0.5e-6,
+    intra_latency=0.5e-6,
+    intra_bandwidth=5e9,
+    host_bandwidth=20e9,
+    inter_latency=3e-6,
+    inter_bandwidth=10e9,
+    eager_threshold=4096,
+    rendezvous_latency=7e-6,
+)
 
 
 def small(name):
@@ -53,12 +61,20 @@ def test_every_preset_written_and_read_back_simulates_the_same_to_the_bit(name):
     assert times(back) == times(fab)
 
 
-@pytest.mark.parametrize("fab", [
-    fabric.dcn_ring(6, ports=4), fabric.vcsn(8, ports=1, virtual_ports_per_port=3),
-    fabric.vcsn_fat_tree(40, switch_ports=8, ports=1, virtual_ports_per_port=1),
-    fabric.cuscomnet_torus(3, 3, link="nominal", forwarding="store_and_forward", priorities=2),
-    fabric.beff_520n(5), fabric.fshmem_pair(256), fabric.host_path(6, pcie="theoretical"),
-    fabric.cluster(6, ranks_per_host=2, **COSTS)], ids=lambda fab: fab.name)
+@pytest.mark.parametrize(
+    "fab",
+    [
+        fabric.dcn_ring(6, ports=4),
+        fabric.vcsn(8, ports=1, virtual_ports_per_port=3),
+        fabric.vcsn_fat_tree(40, switch_ports=8, ports=1, virtual_ports_per_port=1),
+        fabric.cuscomnet_torus(3, 3, link="nominal", forwarding="store_and_forward", priorities=2),
+        fabric.beff_520n(5),
+        fabric.fshmem_pair(256),
+        fabric.host_path(6, pcie="theoretical"),
+        fabric.cluster(6, ranks_per_host=2, **COSTS),
+    ],
+    ids=lambda fab: fab.name,
+)
 def test_arguments_other_than_the_defaults_come_back(fab):
     back = fabric.Fabric.from_json(fab.to_json())
     assert back.arguments == fab.arguments and back.params() == fab.params()
@@ -97,8 +113,11 @@ def test_every_parameter_has_its_unit_and_provenance_and_draws_come_back():
     document = json.loads(fab.to_json())
     parameters = document["parameters"]
     assert set(parameters) == set(fabric.PRESETS["cluster"].units)
-    assert parameters["inter_bandwidth"] == {"value": 10e9, "unit": "B/s", "provenance": {
-        "source": "preset", "preset": "cluster", "reference": fabric.LOGGP}}
+    assert parameters["inter_bandwidth"] == {
+        "value": 10e9,
+        "unit": "B/s",
+        "provenance": {"source": "preset", "preset": "cluster", "reference": fabric.LOGGP},
+    }
     assert parameters["send_overhead"]["provenance"] == {"source": "fit", "calibration": "calib"}
     assert parameters["eager_threshold"]["unit"] == "B" and parameters["gap"]["unit"] == "s"
     back = fabric.Fabric.from_json(fab.to_json())
@@ -106,6 +125,7 @@ def test_every_parameter_has_its_unit_and_provenance_and_draws_come_back():
 
 
 # --- the cluster's host costs, worked out by hand ---------------------------------
+
 
 def one_way(fab, src, dst, size):
     return fabric._sim.ping_pong(fab.spec, src, dst, size, 1)["one_way"]
@@ -185,10 +205,16 @@ def test_a_cluster_of_1024_ranks_gathers_three_sizes_in_well_under_a_second():
 
 # --- bad input: one message, status 2 --------------------------------------------
 
+
 def fpgacomm(*args):
     """The command as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "fpgacomm", *args], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+    return subprocess.run(
+        [sys.executable, "-m", "fpgacomm", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"),
+    )
 
 
 def refused(run, message=""):
@@ -211,14 +237,19 @@ def platform_text(**change):
     return json.dumps(document)
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(schema="fpgacomm.platform/2"), "schema 'fpgacomm.platform/2'; this fpgacomm reads platform files of "
-                                         "schema fpgacomm.platform/1"),
-    (dict(gap=None), "parameter gap of cluster is missing"),
-    (dict(inter_latency=-1e-6), "parameter inter_latency is -1e-06; give a finite number of 0 or more"),
-    (dict(intra_bandwidth=0.0), "cluster parameter intra_bandwidth is 0.0; give a finite number above 0"),
-    (dict(send_overhead="fast"), "parameter send_overhead is 'fast'; give a number"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            dict(schema="fpgacomm.platform/2"),
+            "schema 'fpgacomm.platform/2'; this fpgacomm reads platform files of " "schema fpgacomm.platform/1",
+        ),
+        (dict(gap=None), "parameter gap of cluster is missing"),
+        (dict(inter_latency=-1e-6), "parameter inter_latency is -1e-06; give a finite number of 0 or more"),
+        (dict(intra_bandwidth=0.0), "cluster parameter intra_bandwidth is 0.0; give a finite number above 0"),
+        (dict(send_overhead="fast"), "parameter send_overhead is 'fast'; give a number"),
+    ],
+)
 def test_a_bad_platform_is_refused_with_one_message_and_status_2(change, message, tmp_path):
     path = tmp_path / "platform.json"
     path.write_text(platform_text(**change))
@@ -231,21 +262,31 @@ def test_a_bad_platform_is_refused_with_one_message_and_status_2(change, message
 def test_a_non_finite_number_is_refused(tmp_path):
     path = tmp_path / "platform.json"
     path.write_text(platform_text().replace('"value": 3e-06', '"value": NaN'))
-    assert refused(fpgacomm("gather", "--fabric", str(path), "--nodes", "4", "--sizes", "64K"),
-                   "the number NaN is not finite")
+    assert refused(
+        fpgacomm("gather", "--fabric", str(path), "--nodes", "4", "--sizes", "64K"), "the number NaN is not finite"
+    )
 
 
 def test_a_schedule_the_platform_cannot_run_names_both(tmp_path):
     path = tmp_path / "host.json"
     path.write_text(fabric.host_path(4).to_json())
-    assert refused(fpgacomm("gather", "--fabric", str(path), "--schedule", "tree", "--nodes", "4"),
-                   "schedule tree does not run on fabric 'host_path'")
+    assert refused(
+        fpgacomm("gather", "--fabric", str(path), "--schedule", "tree", "--nodes", "4"),
+        "schedule tree does not run on fabric 'host_path'",
+    )
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["fabric", "latency", "cluster", "--nodes", "0"], "cluster needs at least 2 nodes, got 0"),
-    (["gather", "--fabric", "cluster", "--nodes", "0"], "give node counts of 2 or more"),
-    (["fabric", "bw", "no_such_platform.json"], "platform no_such_platform.json: no such file; give a platform file or a preset")])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["fabric", "latency", "cluster", "--nodes", "0"], "cluster needs at least 2 nodes, got 0"),
+        (["gather", "--fabric", "cluster", "--nodes", "0"], "give node counts of 2 or more"),
+        (
+            ["fabric", "bw", "no_such_platform.json"],
+            "platform no_such_platform.json: no such file; give a platform file or a preset",
+        ),
+    ],
+)
 def test_bad_counts_and_missing_files_are_refused(argv, message):
     assert refused(fpgacomm(*argv), message)
 
@@ -253,8 +294,10 @@ def test_bad_counts_and_missing_files_are_refused(argv, message):
 def test_the_cluster_on_the_command_line_as_a_platform_file(tmp_path, capsys):
     path = tmp_path / "cluster.json"
     path.write_text(fabric.cluster(8, ranks_per_host=4, **COSTS).to_json())
-    assert cli.main(["fabric", "latency", str(path), "--hops", "4", "--size", "0", "--json",
-                     str(tmp_path / "lat.json")]) == 0
+    assert (
+        cli.main(["fabric", "latency", str(path), "--hops", "4", "--size", "0", "--json", str(tmp_path / "lat.json")])
+        == 0
+    )
     assert json.loads((tmp_path / "lat.json").read_text())["rows"][0]["latency"] == pytest.approx(6e-6, rel=1e-12)
     assert cli.main(["gather", "--fabric", str(path), "--nodes", "8,16", "--sizes", "64K"]) == 0
     assert "mpi" in capsys.readouterr().out
@@ -271,20 +314,37 @@ def test_the_b_eff_ring_runs_on_a_cluster_in_rank_order():
 
 def test_fabric_platform_writes_a_preset_with_changes_that_reads_back(tmp_path):
     path = tmp_path / "cluster.json"
-    run = fpgacomm("fabric", "platform", "cluster", "--nodes", "16", "--set", "ranks_per_host=8", "--set",
-                   "send_overhead=1e-6", "--json", str(path))
+    run = fpgacomm(
+        "fabric",
+        "platform",
+        "cluster",
+        "--nodes",
+        "16",
+        "--set",
+        "ranks_per_host=8",
+        "--set",
+        "send_overhead=1e-6",
+        "--json",
+        str(path),
+    )
     assert run.returncode == 0 and run.stdout == "", run.stderr
     fab = fabric.platform_or_preset(str(path))
     assert fab.arguments == {**fabric.cluster(16).arguments, "ranks_per_host": 8, "send_overhead": 1e-6}
     assert fab.provenance == {"ranks_per_host": {"source": "given"}, "send_overhead": {"source": "given"}}
     # Without --json the file goes to stdout, and a platform file can be changed again.
     again = fpgacomm("fabric", "platform", str(path), "--set", "gap=2e-7")
-    assert json.loads(again.stdout)["parameters"]["gap"] == {"value": 2e-7, "unit": "s",
-                                                              "provenance": {"source": "given"}}
-    assert refused(fpgacomm("fabric", "platform", "cluster", "--set", "gap=-1"),
-                   "parameter gap is -1; give a finite number of 0 or more")
-    assert refused(fpgacomm("fabric", "platform", "cluster", "--set", "bandwidth=1e9"),
-                   "cluster has no parameter bandwidth")
+    assert json.loads(again.stdout)["parameters"]["gap"] == {
+        "value": 2e-7,
+        "unit": "s",
+        "provenance": {"source": "given"},
+    }
+    assert refused(
+        fpgacomm("fabric", "platform", "cluster", "--set", "gap=-1"),
+        "parameter gap is -1; give a finite number of 0 or more",
+    )
+    assert refused(
+        fpgacomm("fabric", "platform", "cluster", "--set", "bandwidth=1e9"), "cluster has no parameter bandwidth"
+    )
 
 
 def test_patterns_too_large_are_refused_before_they_run():

@@ -7,7 +7,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from fpgacomm import _core, plot
 from fpgacomm.models.base import Model
 from fpgacomm.models.cuscomnet import CusComNet
@@ -42,16 +41,33 @@ def osu(test, send, recv, alpha=2e-6, beta=10e9, noise=0.01):
     column, unit = ("latency_avg", "s") if latency else ("bandwidth", "B/s")
     values = times if latency else np.array(SIZES) / times
     rows = [{"size": size, column: float(v), "validation": "pass"} for size, v in zip(SIZES, values)]
-    return Result(f"osu_{test}", {"test": test, "send_kind": send, "recv_kind": recv}, {}, rows,
-                  {"size": "B", column: unit, "validation": ""})
+    return Result(
+        f"osu_{test}",
+        {"test": test, "send_kind": send, "recv_kind": recv},
+        {},
+        rows,
+        {"size": "B", column: unit, "validation": ""},
+    )
 
 
 def beff_result():
-    rows = [{"pattern": pattern, "size": size, "bandwidth": scale * size / (1e-6 + size / 5e9),
-             "model_bandwidth": size / (0.5e-6 + size / 8e9)}
-            for pattern, scale in (("natural", 1.0), ("random0", 0.9)) for size in SIZES]
-    return Result("beff", {"comm_type": "cpu", "b_eff": 1.5e9}, {}, rows,
-                  {"pattern": "", "size": "B", "bandwidth": "B/s", "model_bandwidth": "B/s"})
+    rows = [
+        {
+            "pattern": pattern,
+            "size": size,
+            "bandwidth": scale * size / (1e-6 + size / 5e9),
+            "model_bandwidth": size / (0.5e-6 + size / 8e9),
+        }
+        for pattern, scale in (("natural", 1.0), ("random0", 0.9))
+        for size in SIZES
+    ]
+    return Result(
+        "beff",
+        {"comm_type": "cpu", "b_eff": 1.5e9},
+        {},
+        rows,
+        {"pattern": "", "size": "B", "bandwidth": "B/s", "model_bandwidth": "B/s"},
+    )
 
 
 def gather_result(benchmark="gather_sim", schedules=("ring", "tree")):
@@ -64,19 +80,41 @@ def gather_result(benchmark="gather_sim", schedules=("ring", "tree")):
                 setup, barrier = 1e-6 * stages, 3e-5 * stages
                 transfer = (nodes - 1) * size / 12e9 * (1.0 if schedule == "ring" else 1.3)
                 time = setup + transfer + barrier
-                row = {"schedule": schedule, "nodes": nodes, "size": size, "stages": stages, "time": time,
-                       "throughput": (nodes - 1) * size / time, "setup": setup, "transfer": transfer,
-                       "barrier": barrier}
+                row = {
+                    "schedule": schedule,
+                    "nodes": nodes,
+                    "size": size,
+                    "stages": stages,
+                    "time": time,
+                    "throughput": (nodes - 1) * size / time,
+                    "setup": setup,
+                    "transfer": transfer,
+                    "barrier": barrier,
+                }
                 if benchmark == "gather_sim":
                     row.update(model=time * 1.05, model_printed=time * 1.1)
                 else:
                     row["validation"] = "pass"
                 rows.append(row)
-    units = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "throughput": "B/s",
-             "setup": "s", "transfer": "s", "barrier": "s"}
+    units = {
+        "schedule": "",
+        "nodes": "",
+        "size": "B",
+        "stages": "",
+        "time": "s",
+        "throughput": "B/s",
+        "setup": "s",
+        "transfer": "s",
+        "barrier": "s",
+    }
     units.update({"model": "s", "model_printed": "s"} if benchmark == "gather_sim" else {"validation": ""})
-    params = {"collective": "gather", "control": "barrier", "ports": 2, "virtual_ports": 2,
-              **({"fabric": "vcsn"} if benchmark == "gather_sim" else {"mem": "D"})}
+    params = {
+        "collective": "gather",
+        "control": "barrier",
+        "ports": 2,
+        "virtual_ports": 2,
+        **({"fabric": "vcsn"} if benchmark == "gather_sim" else {"mem": "D"}),
+    }
     return Result(benchmark, params, {}, rows, units)
 
 
@@ -146,8 +184,12 @@ def test_a_fitted_model_is_drawn_over_a_fine_grid_on_latency_and_as_size_over_ti
 
 
 def test_memory_kinds_puts_latency_and_bandwidth_side_by_side_with_each_kinds_fit():
-    results = [osu("latency", "H", "H"), osu("latency", "D", "D", alpha=9e-6), osu("bw", "H", "H"),
-               osu("bw", "D", "D", alpha=9e-6)]
+    results = [
+        osu("latency", "H", "H"),
+        osu("latency", "D", "D", alpha=9e-6),
+        osu("bw", "H", "H"),
+        osu("bw", "D", "D", alpha=9e-6),
+    ]
     fits = {result: Hockney.fit(result) for result in results[:2]}
     figure = plot.figure_for(results, models=fits)
     left, right = figure.axes
@@ -187,8 +229,9 @@ def test_beff_draws_every_ring_the_channel_model_and_b_eff():
     table = result.to_numpy()
     natural = table[table["pattern"] == "natural"]
     np.testing.assert_allclose(drawn["cpu natural (bandwidth)"].get_ydata(), natural["bandwidth"] * 1e-9)
-    np.testing.assert_allclose(drawn["cpu random0 (bandwidth)"].get_ydata(),
-                               table[table["pattern"] == "random0"]["bandwidth"] * 1e-9)
+    np.testing.assert_allclose(
+        drawn["cpu random0 (bandwidth)"].get_ydata(), table[table["pattern"] == "random0"]["bandwidth"] * 1e-9
+    )
     np.testing.assert_allclose(drawn["cpu channel model"].get_ydata(), natural["model_bandwidth"] * 1e-9)
     np.testing.assert_allclose(drawn["cpu b_eff 1.50 GB/s"].get_ydata(), [1.5, 1.5])
     assert ax.get_xscale() == ax.get_yscale() == "log" and ax.get_ylabel() == "bandwidth (GB/s)"
@@ -214,9 +257,15 @@ def test_gather_draws_time_and_throughput_per_schedule_and_node_count(benchmark_
             np.testing.assert_array_equal(lines(time_ax)[name].get_xdata(), rows["size"])
             np.testing.assert_allclose(lines(time_ax)[name].get_ydata(), rows["time"] * 1e6)
             np.testing.assert_allclose(lines(throughput_ax)[name].get_ydata(), rows["throughput"] * 1e-9)
-            crosses = [line for line in time_ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())
-                       and line.get_color() == lines(time_ax)[name].get_color()
-                       and line.get_linestyle() == "None" and np.array_equal(line.get_xdata(), rows["size"])]
+            crosses = [
+                line
+                for line in time_ax.get_lines()
+                if line.get_marker() == "x"
+                and len(line.get_xdata())
+                and line.get_color() == lines(time_ax)[name].get_color()
+                and line.get_linestyle() == "None"
+                and np.array_equal(line.get_xdata(), rows["size"])
+            ]
             if benchmark_name == "gather_sim":  # the model's times, in the line's colour
                 assert any(np.allclose(line.get_ydata(), rows["model"] * 1e6) for line in crosses)
             else:
@@ -298,8 +347,14 @@ def test_figure_for_refuses_what_it_cannot_draw_and_mixtures():
 
 
 def fpgacomm_plot(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "fpgacomm", "plot", *args], capture_output=True, text=True,
-                          timeout=120, cwd=cwd, env=dict(os.environ, MPLBACKEND="Agg"))
+    return subprocess.run(
+        [sys.executable, "-m", "fpgacomm", "plot", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=dict(os.environ, MPLBACKEND="Agg"),
+    )
 
 
 def test_cli_draws_saved_results_with_a_fitted_model(tmp_path):
@@ -363,10 +418,16 @@ def test_only_colliding_names_get_parameters_and_run_length_only_when_needed():
     """H-H single against multiple buffers beside D-D: only the two H-H lines
     grow, by buffers (their differing iterations are left out); two runs that
     differ in iterations alone are named by them."""
+
     def h_h(**params):
         result = osu("bw", "H", "H")
-        return Result(result.benchmark, {**result.params, "buffers": "single", "iterations": 10, **params}, {},
-                      result.rows, result.units)
+        return Result(
+            result.benchmark,
+            {**result.params, "buffers": "single", "iterations": 10, **params},
+            {},
+            result.rows,
+            result.units,
+        )
 
     results = [h_h(), h_h(buffers="multiple", iterations=4), osu("bw", "D", "D")]
     labels = [line.get_label() for line in plot.figure_for(results).axes[0].get_lines()]
@@ -377,9 +438,9 @@ def test_only_colliding_names_get_parameters_and_run_length_only_when_needed():
 
 # ------------------------------------------------ titles, sparse points, series
 
+
 def test_a_figure_is_titled_by_its_benchmark_and_shared_kinds():
-    assert plot.latency([osu("latency", "D", "D")]).axes[0].get_title() == \
-        "osu_latency D D: latency by message size"
+    assert plot.latency([osu("latency", "D", "D")]).axes[0].get_title() == "osu_latency D D: latency by message size"
     both = plot.latency([osu("latency", "H", "H"), osu("latency", "D", "D")]).axes[0]
     assert both.get_title() == "osu_latency: latency by message size"
 
@@ -399,17 +460,20 @@ def test_gather_measured_and_simulated_runs_of_one_schedule_differ_in_style():
 
 # ------------------------------------------------ notebooks and legends
 
+
 def test_a_notebook_cell_returning_a_figure_shows_it_as_an_image_without_magics():
     """Executed by the fpgacomm kernel (tests/test_notebooks.py's), as a user's
     notebook is: the figure is image/png, not "<Figure size ...>" text; under
     `%matplotlib inline` it is shown once."""
     nbclient = pytest.importorskip("nbclient", reason="scripts/setup.sh installs Debian's python3-nbclient")
     nbformat = pytest.importorskip("nbformat")
-    cells = ["from fpgacomm import Result, plot\n"
-             "rows = [{'size': 1 << k, 'latency_avg': 1e-6 * (1 + k)} for k in range(8)]\n"
-             "plot.latency([Result('osu_latency', {}, {}, rows, {'size': 'B', 'latency_avg': 's'})])",
-             "%matplotlib inline\nimport matplotlib.pyplot\n"
-             "plot.latency([Result('osu_latency', {}, {}, rows, {'size': 'B', 'latency_avg': 's'})])"]
+    cells = [
+        "from fpgacomm import Result, plot\n"
+        "rows = [{'size': 1 << k, 'latency_avg': 1e-6 * (1 + k)} for k in range(8)]\n"
+        "plot.latency([Result('osu_latency', {}, {}, rows, {'size': 'B', 'latency_avg': 's'})])",
+        "%matplotlib inline\nimport matplotlib.pyplot\n"
+        "plot.latency([Result('osu_latency', {}, {}, rows, {'size': 'B', 'latency_avg': 's'})])",
+    ]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
     nbclient.NotebookClient(notebook, kernel_name="fpgacomm", timeout=300).execute()
     for cell in notebook.cells:
@@ -422,17 +486,22 @@ def test_runs_of_one_kind_are_named_by_label_or_file_never_by_their_round_seed(t
     runs = []
     for seed in (1506449136941045982, 42):
         result = osu("latency", "H", "H")
-        runs.append(Result(result.benchmark, {**result.params, "rounds": 3, "round_seed": seed}, {}, result.rows,
-                           result.units))
+        runs.append(
+            Result(result.benchmark, {**result.params, "rounds": 3, "round_seed": seed}, {}, result.rows, result.units)
+        )
     assert plot.legend_labels(runs) == ["H H (1)", "H H (2)"]
     assert [line.get_label() for line in plot.latency(runs, labels=["before", "after"]).axes[0].get_lines()] == [
-        "before", "after"]
+        "before",
+        "after",
+    ]
     with pytest.raises(_core.UsageError, match="1 label for 2 Results: give one label per Result"):
         plot.latency(runs, labels=["before"])
     for name, run in zip(("before.json", "after.json"), runs):
         run.write_json(tmp_path / name)
-    for extra, expected in (((), ["before.json", "after.json"]), (("--label", "old", "--label", "new"),
-                                                                  ["old", "new"])):
+    for extra, expected in (
+        ((), ["before.json", "after.json"]),
+        (("--label", "old", "--label", "new"), ["old", "new"]),
+    ):
         drawn = fpgacomm_plot("before.json", "after.json", "-o", "runs.svg", *extra, cwd=tmp_path)
         assert drawn.returncode == 0, drawn.stderr
         svg = (tmp_path / "runs.svg").read_text()
@@ -442,9 +511,17 @@ def test_runs_of_one_kind_are_named_by_label_or_file_never_by_their_round_seed(t
 
 def test_peer_results_take_their_labels_too(tmp_path):
     posted = os.path.join(os.path.dirname(__file__), "data", "peers")
-    drawn = fpgacomm_plot(os.path.join(posted, "rccl_tests_all_reduce.txt"),
-                          os.path.join(posted, "nccl_tests_tagged_error_column.txt"), "-o", "peers.svg",
-                          "--label", "rccl", "--label", "nccl", cwd=tmp_path)
+    drawn = fpgacomm_plot(
+        os.path.join(posted, "rccl_tests_all_reduce.txt"),
+        os.path.join(posted, "nccl_tests_tagged_error_column.txt"),
+        "-o",
+        "peers.svg",
+        "--label",
+        "rccl",
+        "--label",
+        "nccl",
+        cwd=tmp_path,
+    )
     assert drawn.returncode == 0, drawn.stderr
     svg = (tmp_path / "peers.svg").read_text()
     assert "<!-- rccl test=all_reduce type=float redop=sum -->" in svg and "<!-- nccl type=float" in svg

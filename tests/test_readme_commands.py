@@ -30,7 +30,6 @@ import sys
 import time
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[1]
 # The pages whose commands run here, in this order (docs/SLURM.md's need a
 # Slurm cluster: tests/test_slurm.py runs them).
@@ -40,31 +39,36 @@ PAGES = [ROOT / "README.md", ROOT / "docs" / "GUIDE.md"]
 NOT_RUN = {
     r"^make ": "the Makefile's targets are the set-up and the tests themselves, this one included",
     r"^python3 -m venv |^pip |^\. ": "a fresh environment and a build: tests/test_packaging.py builds and installs the "
-                                     "package",
+    "package",
     r"bench/omb_side\.py": "builds OSU Micro-Benchmarks 7.4 from its tarball, outside the repository: "
-                          "tests/test_omb_side.py",
+    "tests/test_omb_side.py",
     r"osu_latency|omb_latency\.txt": "needs OSU Micro-Benchmarks' programs, built from their tarball outside the "
-                                    "repository: tests/test_omb_side.py and tests/test_compare.py compare them with fpgacomm",
+    "repository: tests/test_omb_side.py and tests/test_compare.py compare them with fpgacomm",
     r"--hostfile|two_hosts\.sh|\$opts": "needs a second host (or network namespaces as root): "
-                                        "tests/test_two_hosts.py",
+    "tests/test_two_hosts.py",
     r"^fpgacomm validate .*heldout/": "needs held-out launches measured at the predicted rank counts, which a 2-core "
-                                     "machine cannot give: tests/test_validate.py validates real launches",
+    "machine cannot give: tests/test_validate.py validates real launches",
 }
 
 # The two Python blocks (docs/GUIDE.md, "Python"), the script run under
 # mpirun and the one that launches its ranks: the same calls, shorter.
 SHORTER = [
-    {'validate=True)': 'validate=True, iterations=3, warmup=1)',
-     'max_size=12)': 'max_size=4, repetitions=1, target_time=0.01)',
-     'sizes="1:1M",': 'sizes="1:1M", iterations=3, warmup=1,'},
+    {
+        "validate=True)": "validate=True, iterations=3, warmup=1)",
+        "max_size=12)": "max_size=4, repetitions=1, target_time=0.01)",
+        'sizes="1:1M",': 'sizes="1:1M", iterations=3, warmup=1,',
+    },
     {'sizes="1:64K",': 'sizes="1:64K", iterations=3, warmup=1,'},
 ]
 
 
 def readme_blocks(language: str) -> list:
     """The code blocks in `language` of the PAGES, in order."""
-    return [block for page in PAGES
-            for block in re.findall(rf"^```{language}\n(.*?)^```", page.read_text(), flags=re.M | re.S)]
+    return [
+        block
+        for page in PAGES
+        for block in re.findall(rf"^```{language}\n(.*?)^```", page.read_text(), flags=re.M | re.S)
+    ]
 
 
 def shell_commands() -> list:
@@ -90,6 +94,7 @@ def help_examples() -> list:
             if isinstance(action, argparse._SubParsersAction):
                 for sub in dict.fromkeys(action.choices.values()):
                     walk(sub)
+
     walk(build_parser())
     return found
 
@@ -106,7 +111,7 @@ def shortened(command: str) -> str:
         if "fpgacomm" not in words:
             parts.append(part)
             continue
-        args = words[words.index("fpgacomm") + 1:]
+        args = words[words.index("fpgacomm") + 1 :]
         extra = []
         if args[:1] == ["osu"]:
             extra = ["-i", "3", "-x", "1"] + ([] if "-m" in args or args[1:2] == ["barrier"] else ["-m", "1:64K"])
@@ -129,9 +134,14 @@ def shortened(command: str) -> str:
 
 
 def test_readme_and_help_commands_run_as_written(tmp_path):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1", MPLBACKEND="Agg",
-               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    env = dict(
+        os.environ,
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+        MPLBACKEND="Agg",
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    )
     commands = [command for command in shell_commands() + help_examples() if not left_out(command)]
     assert len(commands) > 30 and any("gather --fabric" in command for command in commands)
     failures = []
@@ -155,8 +165,10 @@ def test_readme_and_help_commands_run_as_written(tmp_path):
             assert long in code, f"docs/GUIDE.md's Python block lacks {long!r}: update SHORTER"
             code = code.replace(long, short)
         (tmp_path / name).write_text(code)
-    printed = run("docs/GUIDE.md's Python block, under mpirun -np 2",
-                  ["mpirun", "-np", "2", sys.executable, "-m", "mpi4py", "script.py"])
+    printed = run(
+        "docs/GUIDE.md's Python block, under mpirun -np 2",
+        ["mpirun", "-np", "2", sys.executable, "-m", "mpi4py", "script.py"],
+    )
     run("docs/GUIDE.md's launch block", [sys.executable, "launch.py"])
     assert not failures, "\n\n".join(failures)
     # Every rank runs the block; the Results are printed once, by rank 0.

@@ -19,8 +19,11 @@ def test_catalog_entries_name_known_families_quantities_texts_and_figures():
 
 def test_every_test_of_the_benchmark_modules_is_registered_with_its_function():
     tests = {family: {benchmark.test for benchmark in registry.of_family(family)} for family in catalog.OSU_FAMILIES}
-    assert tests == {"pt2pt": set(osu.ITERATIONS), "collective": set(collectives.TESTS),
-                     "onesided": set(onesided.TESTS)}
+    assert tests == {
+        "pt2pt": set(osu.ITERATIONS),
+        "collective": set(collectives.TESTS),
+        "onesided": set(onesided.TESTS),
+    }
     for benchmark in registry.BENCHMARKS.values():
         module = registry.FAMILIES[benchmark.family].module
         assert benchmark.function.__module__ == module.__name__, benchmark.name

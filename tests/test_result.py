@@ -3,28 +3,40 @@ import math
 import os
 import sys
 
+import fpgacomm
 import numpy as np
 import pytest
-
-import fpgacomm
 from fpgacomm.results.result import SCHEMA, Result
 
 
 def latency_result():
     rows = [
-        {"size": 1, "latency_avg": 3.34e-06, "latency_p99": 0.1 + 0.2,
-         "iterations": 10000, "validation": "pass"},
-        {"size": 8, "latency_avg": 1.5e-06, "latency_p99": None,
-         "iterations": 10000, "validation": None},
-        {"size": 4194304, "latency_avg": 1.234567890123e-3, "latency_p99": 2e-3,
-         "iterations": 1000, "validation": "fail"},
+        {"size": 1, "latency_avg": 3.34e-06, "latency_p99": 0.1 + 0.2, "iterations": 10000, "validation": "pass"},
+        {"size": 8, "latency_avg": 1.5e-06, "latency_p99": None, "iterations": 10000, "validation": None},
+        {
+            "size": 4194304,
+            "latency_avg": 1.234567890123e-3,
+            "latency_p99": 2e-3,
+            "iterations": 1000,
+            "validation": "fail",
+        },
     ]
-    units = {"size": "B", "latency_avg": "s", "latency_p99": "s",
-             "iterations": "", "validation": ""}
-    params = {"test": "latency", "send_kind": "D", "recv_kind": "H", "validate": True,
-              "window": None, "sizes": [1, 8, 4194304]}
-    env = {"hosts": ["n01", "n02"], "ranks": 2, "mpi": "Open MPI 4.1.4",
-           "fpgacomm_version": "0.1.0", "device": "pocl cpu \u00e9"}
+    units = {"size": "B", "latency_avg": "s", "latency_p99": "s", "iterations": "", "validation": ""}
+    params = {
+        "test": "latency",
+        "send_kind": "D",
+        "recv_kind": "H",
+        "validate": True,
+        "window": None,
+        "sizes": [1, 8, 4194304],
+    }
+    env = {
+        "hosts": ["n01", "n02"],
+        "ranks": 2,
+        "mpi": "Open MPI 4.1.4",
+        "fpgacomm_version": "0.1.0",
+        "device": "pocl cpu \u00e9",
+    }
     samples = {"1": [3.3e-6, 3.4e-6], "8": [1.5e-6], "4194304": [1.2e-3, 1.3e-3]}
     return Result("osu_latency", params, env, rows, units, samples)
 
@@ -79,7 +91,7 @@ def test_csv_layout(tmp_path):
     path = tmp_path / "lat.csv"
     latency_result().write_csv(path)
     lines = path.read_text().splitlines()
-    comments = [l for l in lines if l.startswith("# ")]
+    comments = [line for line in lines if line.startswith("# ")]
     assert len(comments) == 4
     assert lines[1] == '# benchmark: "osu_latency"'
     assert lines[4] == "size[B],latency_avg[s],latency_p99[s],iterations[],validation[]"
@@ -133,8 +145,7 @@ def test_column_unknown_name():
 
 
 def test_numpy_scalars_are_unwrapped():
-    r = Result("x", {}, {}, [{"size": np.int64(8), "t": np.float64(1.5e-6)}],
-               {"size": "B", "t": "s"})
+    r = Result("x", {}, {}, [{"size": np.int64(8), "t": np.float64(1.5e-6)}], {"size": "B", "t": "s"})
     assert type(r.rows[0]["size"]) is int and type(r.rows[0]["t"]) is float
 
 
@@ -214,17 +225,24 @@ def test_repr_is_short():
 
 # --- for people reading Results: text, Jupyter, pandas, many files -----------
 
+
 def _latency(kinds=("H", "H"), values=(1.5e-6, 2.25e-6)) -> Result:
-    return Result("osu_latency", {"send_kind": kinds[0], "recv_kind": kinds[1], "iterations": 100}, {},
-                  [{"size": 1 << i, "latency_avg": v, "validation": None} for i, v in enumerate(values)],
-                  {"size": "B", "latency_avg": "s", "validation": ""})
+    return Result(
+        "osu_latency",
+        {"send_kind": kinds[0], "recv_kind": kinds[1], "iterations": 100},
+        {},
+        [{"size": 1 << i, "latency_avg": v, "validation": None} for i, v in enumerate(values)],
+        {"size": "B", "latency_avg": "s", "validation": ""},
+    )
 
 
 def test_a_result_prints_as_a_table_with_units():
-    assert str(_latency()) == ("osu_latency, send_kind H, recv_kind H\n"
-                               "size  latency_avg  validation\n"
-                               " 1 B      1.50 us         N/A\n"
-                               " 2 B      2.25 us         N/A")
+    assert str(_latency()) == (
+        "osu_latency, send_kind H, recv_kind H\n"
+        "size  latency_avg  validation\n"
+        " 1 B      1.50 us         N/A\n"
+        " 2 B      2.25 us         N/A"
+    )
 
 
 def test_jupyter_shows_a_result_as_an_html_table():
@@ -245,9 +263,16 @@ def test_load_joins_many_files_with_what_tells_them_apart(tmp_path):
     table = fpgacomm.load([tmp_path / "hh.json", str(tmp_path / "*.csv")])
     assert table.columns == ["file", "benchmark", "send_kind", "recv_kind", "size", "latency_avg", "validation"]
     assert [(row["send_kind"], row["size"], row["latency_avg"]) for row in table.rows] == [
-        ("H", 1, 1e-6), ("H", 2, 2e-6), ("D", 1, 3e-6), ("D", 2, 4e-6)]
-    assert table.params == {"iterations": 100, "files": [str(tmp_path / "hh.json"), str(tmp_path / "dd.csv")],
-                            "run_columns": ["file", "benchmark", "send_kind", "recv_kind"]}
+        ("H", 1, 1e-6),
+        ("H", 2, 2e-6),
+        ("D", 1, 3e-6),
+        ("D", 2, 4e-6),
+    ]
+    assert table.params == {
+        "iterations": 100,
+        "files": [str(tmp_path / "hh.json"), str(tmp_path / "dd.csv")],
+        "run_columns": ["file", "benchmark", "send_kind", "recv_kind"],
+    }
     assert table.units["latency_avg"] == "s"
     assert len(fpgacomm.load(tmp_path).rows) == 2  # a directory: its JSON files
 
@@ -269,9 +294,11 @@ def test_a_writer_killed_mid_write_leaves_no_temporary_file_and_the_old_content(
 
     target = tmp_path / "r.json"
     target.write_text("old")
-    script = ("import sys, time\nfrom fpgacomm.results.result import atomic_write\n"
-              "def slow(f):\n    f.write('partial'); f.flush(); print('writing', flush=True); time.sleep(60)\n"
-              f"atomic_write({str(target)!r}, slow, newline=None)\n")
+    script = (
+        "import sys, time\nfrom fpgacomm.results.result import atomic_write\n"
+        "def slow(f):\n    f.write('partial'); f.flush(); print('writing', flush=True); time.sleep(60)\n"
+        f"atomic_write({str(target)!r}, slow, newline=None)\n"
+    )
     writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert writer.stdout.readline().strip() == "writing"
     writer.send_signal(signal.SIGKILL)

@@ -10,14 +10,13 @@ import sys
 import textwrap
 
 import pytest
-from loaded import without_load_warning
-
 from fpgacomm import Result, _core
 from fpgacomm.benchmarks.sweep import round_orders
 from fpgacomm.cli.command import parse_arguments
-from fpgacomm.results.report import format_text
 from fpgacomm.results import rounds, stats
+from fpgacomm.results.report import format_text
 from fpgacomm.runtime import environment
+from loaded import without_load_warning
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PYTHONUNBUFFERED="1")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,15 +48,36 @@ def test_median_interval_from_order_statistics_by_hand():
 
 def _result_of_rounds(partial: bool = False) -> Result:
     """A hand-made Result of 3 rounds (the last row with 2 where partial)."""
-    rows = [{"size": 1, "latency_avg": 2.0e-6, "iterations": 10, "validation": None,
-             "rounds": {"latency_avg": [3.0e-6, 2.0e-6, 1.5e-6], "busbw": [None, 1.0, 2.0]}, "busbw": 1.0},
-            {"size": 8, "latency_avg": 2.5e-6, "iterations": 10, "validation": None,
-             "rounds": {"latency_avg": [2.0e-6, 3.0e-6] + ([] if partial else [2.5e-6]),
-                        "busbw": [4.0, 5.0] + ([] if partial else [6])}, "busbw": 5.0}]
+    rows = [
+        {
+            "size": 1,
+            "latency_avg": 2.0e-6,
+            "iterations": 10,
+            "validation": None,
+            "rounds": {"latency_avg": [3.0e-6, 2.0e-6, 1.5e-6], "busbw": [None, 1.0, 2.0]},
+            "busbw": 1.0,
+        },
+        {
+            "size": 8,
+            "latency_avg": 2.5e-6,
+            "iterations": 10,
+            "validation": None,
+            "rounds": {
+                "latency_avg": [2.0e-6, 3.0e-6] + ([] if partial else [2.5e-6]),
+                "busbw": [4.0, 5.0] + ([] if partial else [6]),
+            },
+            "busbw": 5.0,
+        },
+    ]
     units = {"size": "B", "latency_avg": "s", "iterations": "", "validation": "", "busbw": "B/s"}
-    return Result("osu_latency", {"test": "latency", "send_kind": "H", "recv_kind": "H", "rounds": 3, "round_seed": 12},
-                  {"round_loads": [0.5, 0.7, 0.6], "round_orders": [[8, 1], [1, 8], [8, 1]]}, rows, units,
-                  incomplete="interrupted by SIGINT: 2 of 3 rounds complete; round 3: 1 of 2 sizes" if partial else None)
+    return Result(
+        "osu_latency",
+        {"test": "latency", "send_kind": "H", "recv_kind": "H", "rounds": 3, "round_seed": 12},
+        {"round_loads": [0.5, 0.7, 0.6], "round_orders": [[8, 1], [1, 8], [8, 1]]},
+        rows,
+        units,
+        incomplete="interrupted by SIGINT: 2 of 3 rounds complete; round 3: 1 of 2 sizes" if partial else None,
+    )
 
 
 @pytest.mark.parametrize("partial", [False, True], ids=["complete", "partial"])
@@ -71,20 +91,24 @@ def test_rounds_go_through_json_and_csv_unchanged(tmp_path, partial):
         assert back.to_dict() == result.to_dict(), name
         assert type(back.rows[1]["rounds"]["busbw"][-1]) is type(result.rows[1]["rounds"]["busbw"][-1])
     header = next(line for line in (tmp_path / "r.csv").read_text().splitlines() if not line.startswith("#"))
-    assert header.endswith("rounds[],latency_avg@r1[s],latency_avg@r2[s],latency_avg@r3[s],"
-                           "busbw@r1[B/s],busbw@r2[B/s],busbw@r3[B/s]")
+    assert header.endswith(
+        "rounds[],latency_avg@r1[s],latency_avg@r2[s],latency_avg@r3[s]," "busbw@r1[B/s],busbw@r2[B/s],busbw@r3[B/s]"
+    )
     assert result.to_numpy().dtype.names == tuple(result.columns)  # the rounds cell is no column
 
 
-@pytest.mark.parametrize("cell, message", [
-    ({"latency_avg": []}, "non-empty list"),
-    ({"latency_avg": [1.0, "x"]}, "numbers or None"),
-    ({"latency_avg": [True]}, "got bool"),
-    ({"nosuch": [1.0]}, "no measured column"),
-    ({"latency_avg": [1.0, 2.0], "busbw": [1.0]}, "differ in length"),
-    ([1.0, 2.0], "must be a non-empty dict"),
-    ({"size": [1]}, "no measured column"),
-])
+@pytest.mark.parametrize(
+    "cell, message",
+    [
+        ({"latency_avg": []}, "non-empty list"),
+        ({"latency_avg": [1.0, "x"]}, "numbers or None"),
+        ({"latency_avg": [True]}, "got bool"),
+        ({"nosuch": [1.0]}, "no measured column"),
+        ({"latency_avg": [1.0, 2.0], "busbw": [1.0]}, "differ in length"),
+        ([1.0, 2.0], "must be a non-empty dict"),
+        ({"size": [1]}, "no measured column"),
+    ],
+)
 def test_a_bad_rounds_cell_is_refused(cell, message):
     row = {"size": 1, "latency_avg": 1.0, "busbw": 1.0, "rounds": cell}
     with pytest.raises((TypeError, ValueError), match=message):
@@ -99,9 +123,13 @@ def test_merge_takes_medians_keeps_every_round_and_orders_by_size():
     def round_of(*rows):
         return Result("osu_bw", {"test": "bw"}, {}, [dict(zip(units, row)) for row in rows], units)
 
-    merged = rounds.merge([round_of((8, 3.0, 5, "pass", 0), (1, 10.0, 5, "pass", 0)),
-                           round_of((1, 30.0, 5, "pass", 0), (8, 1.0, 5, "fail", 4)),
-                           round_of((8, 2.0, 5, "pass", 0), (1, 20.0, 5, "pass", 0))])
+    merged = rounds.merge(
+        [
+            round_of((8, 3.0, 5, "pass", 0), (1, 10.0, 5, "pass", 0)),
+            round_of((1, 30.0, 5, "pass", 0), (8, 1.0, 5, "fail", 4)),
+            round_of((8, 2.0, 5, "pass", 0), (1, 20.0, 5, "pass", 0)),
+        ]
+    )
     assert [row["size"] for row in merged.rows] == [1, 8]
     assert merged.rows[0]["bandwidth"] == 20.0 and merged.rows[1]["bandwidth"] == 2.0
     assert merged.rows[0]["rounds"] == {"bandwidth": [10.0, 30.0, 20.0], "validation_errors": [0, 0, 0]}
@@ -115,23 +143,34 @@ def test_merge_takes_medians_keeps_every_round_and_orders_by_size():
 def test_text_with_rounds_shows_medians_interval_and_spread_and_one_round_is_unchanged():
     result = _result_of_rounds()
     text = format_text(result).splitlines()
-    assert text[2].startswith("# Rounds: 3, sizes in shuffled order (seed 12); values are medians over rounds; "
-                              "too few rounds for a 95% interval of the median (6 needed)")
-    assert text[3].split() == ["#", "Size", "Avg", "Latency(us)", "Range", "Low(us)", "Range", "High(us)",
-                               "Spread(%)"]
+    assert text[2].startswith(
+        "# Rounds: 3, sizes in shuffled order (seed 12); values are medians over rounds; "
+        "too few rounds for a 95% interval of the median (6 needed)"
+    )
+    assert text[3].split() == ["#", "Size", "Avg", "Latency(us)", "Range", "Low(us)", "Range", "High(us)", "Spread(%)"]
     assert text[4].split() == ["1", "2.00", "1.50", "3.00", "75.00"]  # (3 - 1.5) / 2
-    six = Result("osu_latency", {"test": "latency", "send_kind": "H", "recv_kind": "H", "rounds": 6,
-                                 "round_seed": 1}, {},
-                 [{"size": 4, "latency_avg": 3.5e-6, "rounds": {"latency_avg": [1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6]}}],
-                 {"size": "B", "latency_avg": "s"})
+    six = Result(
+        "osu_latency",
+        {"test": "latency", "send_kind": "H", "recv_kind": "H", "rounds": 6, "round_seed": 1},
+        {},
+        [{"size": 4, "latency_avg": 3.5e-6, "rounds": {"latency_avg": [1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6]}}],
+        {"size": "B", "latency_avg": "s"},
+    )
     lines = format_text(six).splitlines()
     assert "CI95: distribution-free 95% confidence interval of the median" in lines[2]
     assert "CI95 Low(us)" in lines[3] and lines[4].split() == ["4", "3.50", "1.00", "6.00", "142.86"]
     # One round: no line or column of rounds.
-    one = Result("osu_latency", {"test": "latency", "send_kind": "H", "recv_kind": "H"}, {},
-                 [{"size": 4, "latency_avg": 3.5e-6}], {"size": "B", "latency_avg": "s"})
-    assert format_text(one) == ("# OSU MPI Latency Test vunknown (fpgacomm)\n# Datatype: MPI_CHAR.\n"
-                                f"{'# Size':<10}{'Avg Latency(us)':>20}\n{4:<10}{'3.50':>20}")
+    one = Result(
+        "osu_latency",
+        {"test": "latency", "send_kind": "H", "recv_kind": "H"},
+        {},
+        [{"size": 4, "latency_avg": 3.5e-6}],
+        {"size": "B", "latency_avg": "s"},
+    )
+    assert format_text(one) == (
+        "# OSU MPI Latency Test vunknown (fpgacomm)\n# Datatype: MPI_CHAR.\n"
+        f"{'# Size':<10}{'Avg Latency(us)':>20}\n{4:<10}{'3.50':>20}"
+    )
 
 
 def test_an_interrupted_run_shows_each_rows_rounds():
@@ -147,8 +186,10 @@ def test_every_result_records_the_machine_and_a_loaded_machine_is_one_warning_li
     assert state["cpu_model"] and isinstance(state["cpu_model"], str)
     assert state["cores"] == os.cpu_count() and (state["load_before"], state["load_after"]) == (1.5, 2.5)
     assert state["governor"] is None or isinstance(state["governor"], str)
-    assert environment.loaded_warning(3.14, 2) == \
-        "fpgacomm: warning: load average 3.1 exceeds the 2 cores: figures may be noisy"
+    assert (
+        environment.loaded_warning(3.14, 2)
+        == "fpgacomm: warning: load average 3.1 exceeds the 2 cores: figures may be noisy"
+    )
     assert environment.loaded_warning(2.0, 2) == "" and environment.loaded_warning(None, 2) == ""
     assert without_load_warning("a\n" + environment.loaded_warning(9, 2) + "\nb\n") == "a\nb\n"
 
@@ -177,19 +218,36 @@ def test_bad_rounds_are_one_usage_error(value):
             check_rounds(rounds_given, None)
 
 
-@pytest.mark.parametrize("command, message", [
-    (["gather", "--fabric", "vcsn", "--rounds", "2"], "gather: --rounds repeats measurements on real ranks"),
-    (["beff", "--comm-type", "sim", "--rounds", "2"], "the simulated ring (--comm-type sim) gives the same figures"),
-])
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        (["gather", "--fabric", "vcsn", "--rounds", "2"], "gather: --rounds repeats measurements on real ranks"),
+        (
+            ["beff", "--comm-type", "sim", "--rounds", "2"],
+            "the simulated ring (--comm-type sim) gives the same figures",
+        ),
+    ],
+)
 def test_rounds_of_a_simulator_are_refused(command, message):
     """A simulator gives the same figures every time: one usage error, not N equal rounds."""
     run = fpgacomm(*command)
     assert run.returncode == 2 and run.stderr.count(message) == 1 and "Traceback" not in run.stderr, run.stderr
 
 
-@pytest.mark.parametrize("argv", [
-    ["osu", "latency"], ["osu", "mbw_mr"], ["osu", "allreduce"], ["osu", "put_bw"], ["beff"], ["gather"],
-    ["devbw"], ["overhead"], ["suite", "out"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["osu", "latency"],
+        ["osu", "mbw_mr"],
+        ["osu", "allreduce"],
+        ["osu", "put_bw"],
+        ["beff"],
+        ["gather"],
+        ["devbw"],
+        ["overhead"],
+        ["suite", "out"],
+    ],
+)
 def test_every_measuring_command_takes_rounds(argv):
     args = parse_arguments([*argv, "--rounds", "4", "--round-seed", "9"])
     assert (args.rounds, args.round_seed) == (4, 9)
@@ -230,19 +288,25 @@ SCRIPT = textwrap.dedent("""
 
 def test_every_family_runs_its_rounds_in_shuffled_orders_the_same_on_every_rank(tmp_path):
     (tmp_path / "rounds.py").write_text(SCRIPT)
-    run = subprocess.run(["mpirun", "-np", "2", sys.executable, str(tmp_path / "rounds.py"), str(tmp_path / "o.json")],
-                         capture_output=True, text=True, timeout=300, env=ENV)
+    run = subprocess.run(
+        ["mpirun", "-np", "2", sys.executable, str(tmp_path / "rounds.py"), str(tmp_path / "o.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=ENV,
+    )
     assert run.returncode == 0, run.stderr
     out = json.loads((tmp_path / "o.json").read_text())
     # Rows so far: none before the last round, then those whose every round is done, in size order.
     seen = out.pop("seen")
-    assert [state for state, _ in seen] == [f"round {r} of 3, {n} of 7 sizes measured"
-                                           for r in (1, 2, 3) for n in range(1, 8)]
+    assert [state for state, _ in seen] == [
+        f"round {r} of 3, {n} of 7 sizes measured" for r in (1, 2, 3) for n in range(1, 8)
+    ]
     assert all(not sizes for _, sizes in seen[:14]) and seen[-1][1] == [1, 2, 4, 8, 16, 32, 64]
     last = out["latency"]["result"]["env"]["round_orders"][2]
     for n, (_, sizes) in enumerate(seen[14:], start=1):
         done = set(last[:n])
-        assert sizes == [size for size in [1, 2, 4, 8, 16, 32, 64][:len(sizes)]] and set(sizes) <= done
+        assert sizes == [size for size in [1, 2, 4, 8, 16, 32, 64][: len(sizes)]] and set(sizes) <= done
         assert len(sizes) == 7 or [1, 2, 4, 8, 16, 32, 64][len(sizes)] not in done
     for name, record in out.items():
         assert record["same_on_every_rank"], name
@@ -268,8 +332,26 @@ def test_every_family_runs_its_rounds_in_shuffled_orders_the_same_on_every_rank(
 
 
 def test_rows_printed_with_rounds_are_the_text_of_the_result(tmp_path):
-    run = fpgacomm("osu", "bw", "-m", "1:256", "-i", "10", "-x", "1", "--rounds", "3", "--round-seed", "4",
-                   "--json", "bw.json", "--csv", "bw.csv", ranks=2, cwd=tmp_path)
+    run = fpgacomm(
+        "osu",
+        "bw",
+        "-m",
+        "1:256",
+        "-i",
+        "10",
+        "-x",
+        "1",
+        "--rounds",
+        "3",
+        "--round-seed",
+        "4",
+        "--json",
+        "bw.json",
+        "--csv",
+        "bw.csv",
+        ranks=2,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     result = Result.read(tmp_path / "bw.json")
     assert run.stdout == format_text(result) + "\n"
@@ -285,8 +367,23 @@ def test_an_interrupt_keeps_every_round_measured_and_says_how_far_it_got(tmp_pat
     sys.path.insert(0, HERE)
     from test_interrupts import GONE_WITHIN, Job, rows_coming
 
-    job = Job("osu", "bw", "-m", "1:16M", "-i", "10", "-x", "1", "--rounds", "2", "--round-seed", "1054",
-              "--json", "bw.json", cwd=tmp_path)
+    job = Job(
+        "osu",
+        "bw",
+        "-m",
+        "1:16M",
+        "-i",
+        "10",
+        "-x",
+        "1",
+        "--rounds",
+        "2",
+        "--round-seed",
+        "1054",
+        "--json",
+        "bw.json",
+        cwd=tmp_path,
+    )
     job.wait_for(rows_coming(1), timeout=120)
     ended, seconds, _ = job.signal_and_wait("rank0", signal.SIGINT)
     assert ended == 130 and seconds < GONE_WITHIN, job.stderr
@@ -320,8 +417,15 @@ def test_an_interrupt_of_a_run_without_per_size_rows_keeps_its_complete_rounds()
             for index, order in enumerate(plan.orders()):
                 if index == 2:
                     raise interrupts.interrupted(signal.SIGINT)
-                results.append(Result("osu_overhead", {}, {}, [{"size": size, "send_overhead": size * (index + 1.0)}
-                                                               for size in order], {"size": "B", "send_overhead": "s"}))
+                results.append(
+                    Result(
+                        "osu_overhead",
+                        {},
+                        {},
+                        [{"size": size, "send_overhead": size * (index + 1.0)} for size in order],
+                        {"size": "B", "send_overhead": "s"},
+                    )
+                )
     kept = stop.value.result
     assert kept.incomplete == "interrupted by SIGINT: 2 of 3 rounds complete; round 3 not kept"
     assert [row["rounds"]["send_overhead"] for row in kept.rows] == [[1.0, 2.0], [8.0, 16.0]]

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from slurm import Cluster, missing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,8 +55,11 @@ def test_srun_records_the_job_the_launcher_and_one_core(cluster, tmp_path):
 
 
 def test_a_collective_under_srun(cluster, tmp_path):
-    ran(cluster.run(f"srun --mpi=pmix -n 2 fpgacomm osu allreduce -m 4:64 {SHORT} -c --json allreduce.json",
-                    cwd=tmp_path))
+    ran(
+        cluster.run(
+            f"srun --mpi=pmix -n 2 fpgacomm osu allreduce -m 4:64 {SHORT} -c --json allreduce.json", cwd=tmp_path
+        )
+    )
     result = json.loads((tmp_path / "allreduce.json").read_text())
     assert [row["size"] for row in result["rows"]] == [4, 8, 16, 32, 64]
     assert result["env"]["launcher"]["name"] == "srun" and result["env"]["ranks"] == 2
@@ -98,8 +100,9 @@ def test_srun_without_pmix_says_so(cluster, tmp_path):
 def test_scancel_keeps_the_partial_result(cluster, tmp_path, scancel):
     """scancel --signal=INT sends SIGINT to the step; plain scancel (and a
     time limit) SIGTERM, then SIGKILL after KillWait (5 s here)."""
-    (tmp_path / "long.sh").write_text("#!/bin/bash\nsrun --mpi=pmix fpgacomm osu latency -m 1:4M -i 3000 -x 10 "
-                                      "--json partial.json\n")
+    (tmp_path / "long.sh").write_text(
+        "#!/bin/bash\nsrun --mpi=pmix fpgacomm osu latency -m 1:4M -i 3000 -x 10 " "--json partial.json\n"
+    )
     job = ran(cluster.run("sbatch --parsable -n 2 -o long.out long.sh", cwd=tmp_path)).stdout.strip()
     log = tmp_path / "long.out"
     deadline = time.monotonic() + 90
@@ -127,8 +130,11 @@ def test_outside_slurm_mpirun_and_no_launcher_are_recorded(tmp_path):
     import subprocess
 
     environment = {key: value for key, value in os.environ.items() if not key.startswith(("SLURM", "OMPI_", "PMIX_"))}
-    environment.update(PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", OMPI_ALLOW_RUN_AS_ROOT="1",
-                       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    environment.update(
+        PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+    )
     command = f"mpirun -np 2 --oversubscribe fpgacomm osu latency -m 1:8 {SHORT} --json lat.json"
     ran(subprocess.run(command, shell=True, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120))
     env = env_of(tmp_path / "lat.json")

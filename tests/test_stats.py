@@ -2,7 +2,6 @@ import math
 
 import numpy as np
 import pytest
-
 from fpgacomm.results.stats import summarize
 
 
@@ -29,8 +28,7 @@ def test_three_samples_unsorted():
 
 def test_one_sample_has_zero_stdev():
     s = summarize([4.5e-6])
-    assert s == {"avg": 4.5e-6, "min": 4.5e-6, "max": 4.5e-6, "stdev": 0.0,
-                 "p50": 4.5e-6, "p90": 4.5e-6, "p99": 4.5e-6}
+    assert s == {"avg": 4.5e-6, "min": 4.5e-6, "max": 4.5e-6, "stdev": 0.0, "p50": 4.5e-6, "p90": 4.5e-6, "p99": 4.5e-6}
 
 
 def test_values_are_plain_floats():

@@ -14,8 +14,14 @@ SHORT = ["-m", "8", "-i", "3", "-x", "1", "--beff-max-size", "2", "--beff-repeti
 
 def test_the_quick_set_writes_its_entries_and_says_its_time_first(tmp_path):
     environment = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", MPLBACKEND="Agg")
-    run = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", sys.executable, "-m", "fpgacomm", "suite", "out",
-                          *SHORT], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        ["mpirun", "-np", "2", "--oversubscribe", sys.executable, "-m", "fpgacomm", "suite", "out", *SHORT],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     first = run.stdout.splitlines()[0]
     assert first.startswith("suite: the quick set, 13 parts, about 3 minutes on an idle 2-core machine"), first

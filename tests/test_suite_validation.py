@@ -7,16 +7,20 @@ import subprocess
 import sys
 
 from fpgacomm import Result
-from fpgacomm.suite import STANDARD_SET, VALIDATION_PASS, chosen
-
+from fpgacomm.suite import STANDARD_SET, VALIDATION_PASS
 from test_cli import ENV
 
 COUNTS = ("-i", "10", "-x", "1", "--rounds", "5")
 
 
 def mpirun(*args, ranks=2, timeout=900):
-    return subprocess.run(["mpirun", "-np", str(ranks), sys.executable, "-m", "fpgacomm", *args],
-                          capture_output=True, text=True, timeout=timeout, env=ENV)
+    return subprocess.run(
+        ["mpirun", "-np", str(ranks), sys.executable, "-m", "fpgacomm", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=ENV,
+    )
 
 
 def plain_allreduce(folder, name):
@@ -29,8 +33,9 @@ def test_suite_validates_untimed_and_its_figure_is_a_plain_runs(tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
     plain_allreduce(plain, "before.json")
-    run = mpirun("suite", str(tmp_path / "results"), "-m", "1M:1M", *COUNTS, "--beff-max-size", "2",
-                 "--beff-repetitions", "1")
+    run = mpirun(
+        "suite", str(tmp_path / "results"), "-m", "1M:1M", *COUNTS, "--beff-max-size", "2", "--beff-repetitions", "1"
+    )
     assert run.returncode == 0, run.stderr
     plain_allreduce(plain, "after.json")
     out = tmp_path / "results" / "latest"
@@ -49,9 +54,24 @@ def test_suite_validates_untimed_and_its_figure_is_a_plain_runs(tmp_path):
     # The suite's allreduce H at 1 MiB against plain runs of it: no difference beyond a generous threshold
     # (the machine is shared and noisy; validation inside the timed pass made it about 1.5x slower).
     compared = tmp_path / "compare.json"
-    run = subprocess.run([sys.executable, "-m", "fpgacomm", "compare", str(plain), str(out / "osu_allreduce_H.json"),
-                          "--threshold", "50%", "--json", str(compared)], capture_output=True, text=True, env=ENV,
-                         timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "compare",
+            str(plain),
+            str(out / "osu_allreduce_H.json"),
+            "--threshold",
+            "50%",
+            "--json",
+            str(compared),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     (row,) = json.loads(compared.read_text())["rows"]
     assert row["size"] == 1 << 20 and row["verdict"] not in ("slower", "faster"), row
@@ -59,5 +79,6 @@ def test_suite_validates_untimed_and_its_figure_is_a_plain_runs(tmp_path):
     suite_params = Result.read_json(out / "osu_allreduce_H.json").params
     plain_params = Result.read_json(plain / "after.json").params
     differing = {key for key in {*suite_params, *plain_params} if suite_params.get(key) != plain_params.get(key)}
-    assert differing <= {"validation_pass", "round_seed"}, {key: (suite_params.get(key), plain_params.get(key))
-                                                            for key in differing}
+    assert differing <= {"validation_pass", "round_seed"}, {
+        key: (suite_params.get(key), plain_params.get(key)) for key in differing
+    }

@@ -9,9 +9,7 @@ import subprocess
 import sys
 
 import pytest
-
 from fpgacomm import Result
-
 from test_cli import ENV, fpgacomm
 
 try:
@@ -20,8 +18,7 @@ except ImportError as error:
     # Where set-up built without SYCL (no wheels, FPGACOMM_SYCL=no) these skip
     # and say so; in CI (CI set), where set-up caches the runtime unless told
     # not to, its absence fails them.
-    REASON = (f"this build of fpgacomm has no SYCL ({error}); scripts/setup.sh caches Intel's SYCL runtime for "
-              "it")
+    REASON = f"this build of fpgacomm has no SYCL ({error}); scripts/setup.sh caches Intel's SYCL runtime for " "it"
     if os.environ.get("CI") and os.environ.get("FPGACOMM_SYCL") != "no":
         raise RuntimeError(REASON) from None
     pytestmark = pytest.mark.skip(reason=REASON)
@@ -64,8 +61,27 @@ def test_collectives_validated_on_three_ranks():
 
 def test_timeline_from_sycl_event_profiling(tmp_path):
     target = tmp_path / "timeline.json"
-    run = fpgacomm("osu", "bw", "-d", "sycl", "D", "D", "-m", "1M:1M", "--chunk", "256K", "-i", "2", "-x", "1",
-                   "-W", "2", "--timeline", str(target), ranks=2)
+    run = fpgacomm(
+        "osu",
+        "bw",
+        "-d",
+        "sycl",
+        "D",
+        "D",
+        "-m",
+        "1M:1M",
+        "--chunk",
+        "256K",
+        "-i",
+        "2",
+        "-x",
+        "1",
+        "-W",
+        "2",
+        "--timeline",
+        str(target),
+        ranks=2,
+    )
     assert run.returncode == 0, run.stderr
     rows = json.loads(target.read_text())["rows"]
     # A window of 2 messages of 4 chunks on each side, each chunk with its copy's device time.
@@ -76,18 +92,69 @@ def test_timeline_from_sycl_event_profiling(tmp_path):
 def test_fpga_mapping_chooses_the_sycl_device_of_each_rank(tmp_path):
     target = tmp_path / "mapped.json"
     mapped = dict(ENV, FPGA_MAPPING="0:0")
-    run = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", "-x", "FPGA_MAPPING", sys.executable, "-m",
-                          "fpgacomm", "osu", "latency", "-d", "sycl", "D", "D", "-m", "8", "-i", "2", "-x", "1",
-                          "--json", str(target)], capture_output=True, text=True, env=mapped, timeout=300)
+    run = subprocess.run(
+        [
+            "mpirun",
+            "-np",
+            "2",
+            "--oversubscribe",
+            "-x",
+            "FPGA_MAPPING",
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "osu",
+            "latency",
+            "-d",
+            "sycl",
+            "D",
+            "D",
+            "-m",
+            "8",
+            "-i",
+            "2",
+            "-x",
+            "1",
+            "--json",
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
+        env=mapped,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     result = Result.read_json(target)
     assert result.params["device_map"] == "0:0"
-    assert all(label.startswith("SYCL device 1 'Intel(R) FPGA Emulation Device'") for label in
-               result.env["rank_devices"])
+    assert all(
+        label.startswith("SYCL device 1 'Intel(R) FPGA Emulation Device'") for label in result.env["rank_devices"]
+    )
     past = dict(ENV, FPGA_MAPPING="0:1")
-    run = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", "-x", "FPGA_MAPPING", sys.executable, "-m",
-                          "fpgacomm", "osu", "latency", "-d", "sycl", "D", "D", "-m", "8"],
-                         capture_output=True, text=True, env=past, timeout=300)
+    run = subprocess.run(
+        [
+            "mpirun",
+            "-np",
+            "2",
+            "--oversubscribe",
+            "-x",
+            "FPGA_MAPPING",
+            sys.executable,
+            "-m",
+            "fpgacomm",
+            "osu",
+            "latency",
+            "-d",
+            "sycl",
+            "D",
+            "D",
+            "-m",
+            "8",
+        ],
+        capture_output=True,
+        text=True,
+        env=past,
+        timeout=300,
+    )
     message = "FPGA_MAPPING maps node-local rank 1 to device 1, but only 1 device(s) match"
     assert run.returncode == 2 and run.stderr.count(message) == 1, run.stderr
 
@@ -100,13 +167,15 @@ def test_every_refusal_is_one_message_before_anything_is_allocated():
         (("osu", "allreduce", "-d", "sycl", "--mem", "B"), 2, bank),
         (("osu", "latency", "-d", "sycl", "H!", "D"), 2, "-d sycl offers H (host) and D (device) memory"),
         (("osu", "bcast", "-d", "sycl", "--mem", "H"), 2, "-d sycl puts the buffers in device memory, and --mem H"),
-        (("osu", "latency", "-d", "sycl", "-d", "opencl", "D", "D"), 2,
-         "-d sycl and -d opencl contradict each other"),
+        (("osu", "latency", "-d", "sycl", "-d", "opencl", "D", "D"), 2, "-d sycl and -d opencl contradict each other"),
         (("osu", "put_bw", "-d", "sycl"), 2, "the one-sided tests have no SYCL interface"),
         (("osu", "latency", "-d", "sycl", "D", "D", "--touch"), 2, "fpgacomm's SYCL path has no kernels"),
         (("osu", "bw", "-d", "sycl", "D", "D", "--path", "mapped"), 2, "cannot be mapped into host memory"),
-        (("osu", "latency", "-d", "sycl", "D", "D", "--device-type", "gpu"), 2,
-         "-d sycl found no SYCL device of type gpu"),
+        (
+            ("osu", "latency", "-d", "sycl", "D", "D", "--device-type", "gpu"),
+            2,
+            "-d sycl found no SYCL device of type gpu",
+        ),
     ]
     for args, ranks, message in cases:
         run = fpgacomm(*args, ranks=ranks)
@@ -122,16 +191,24 @@ def test_every_refusal_is_one_message_before_anything_is_allocated():
 
 def test_a_build_without_sycl_says_how_to_get_it():
     """The module hidden, as in a build with FPGACOMM_SYCL=no."""
-    hide = ("import sys; sys.modules['fpgacomm._sycl'] = None; from fpgacomm.cli import main; "
-            "sys.exit(main(sys.argv[1:]))")
+    hide = (
+        "import sys; sys.modules['fpgacomm._sycl'] = None; from fpgacomm.cli import main; "
+        "sys.exit(main(sys.argv[1:]))"
+    )
     for args in (("osu", "latency", "-d", "sycl", "D", "D", "-m", "8"), ("osu", "allreduce", "-d", "sycl")):
-        run = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", sys.executable, "-c", hide, *args],
-                             capture_output=True, text=True, env=ENV, timeout=300)
+        run = subprocess.run(
+            ["mpirun", "-np", "2", "--oversubscribe", sys.executable, "-c", hide, *args],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=300,
+        )
         assert run.returncode == 2, run.stderr
         message = "-d sycl needs fpgacomm's SYCL module, and this build of fpgacomm has none"
         assert run.stderr.count(message) == 1 and "scripts/setup.sh" in run.stderr, run.stderr
-    devices = subprocess.run([sys.executable, "-c", hide, "devices", "--no-probe"], capture_output=True, text=True,
-                             env=ENV, timeout=300)
+    devices = subprocess.run(
+        [sys.executable, "-c", hide, "devices", "--no-probe"], capture_output=True, text=True, env=ENV, timeout=300
+    )
     assert devices.returncode == 0 and "SYCL device" not in devices.stdout
 
 
@@ -149,8 +226,10 @@ def test_devices_lists_sycl_devices_beside_opencl_ones(tmp_path):
 
 
 def test_opencl_runs_never_load_libsycl():
-    code = ("from fpgacomm import collectives, osu; from fpgacomm import _core; _core.all_devices(); "
-            "print('libsycl' in open('/proc/self/maps').read())")
+    code = (
+        "from fpgacomm import collectives, osu; from fpgacomm import _core; _core.all_devices(); "
+        "print('libsycl' in open('/proc/self/maps').read())"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr
 
@@ -174,18 +253,24 @@ def with_cache(runtime) -> dict:
 
 
 def test_the_runtime_is_loaded_from_the_folder_that_was_checked(private_runtime):
-    code = ("from fpgacomm.runtime import devices; devices.sycl_module().all_devices(); "
-            "print([line.split()[-1] for line in open('/proc/self/maps') if 'libsycl.so' in line][0])")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env=with_cache(private_runtime))
+    code = (
+        "from fpgacomm.runtime import devices; devices.sycl_module().all_devices(); "
+        "print([line.split()[-1] for line in open('/proc/self/maps') if 'libsycl.so' in line][0])"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=with_cache(private_runtime)
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == str(private_runtime / "lib" / "libsycl.so.8")
 
 
-@pytest.mark.parametrize("damage,problem", [
-    ("truncated", "lib/libsycl.so.8 does not match its checksum (damaged or truncated)"),
-    ("missing", "lib/libur_adapter_opencl.so.0 is missing"),
-])
+@pytest.mark.parametrize(
+    "damage,problem",
+    [
+        ("truncated", "lib/libsycl.so.8 does not match its checksum (damaged or truncated)"),
+        ("missing", "lib/libur_adapter_opencl.so.0 is missing"),
+    ],
+)
 def test_a_damaged_runtime_is_found_before_it_loads(private_runtime, tmp_path, damage, problem):
     if damage == "truncated":
         library = private_runtime / "lib" / "libsycl.so.8"
@@ -194,14 +279,24 @@ def test_a_damaged_runtime_is_found_before_it_loads(private_runtime, tmp_path, d
         (private_runtime / "lib" / "libur_adapter_opencl.so.0").unlink()  # SYCL would find no device
     message = f"Intel's SYCL runtime in {private_runtime} cannot be loaded: {problem}; run scripts/sycl_runtime.sh"
     env = with_cache(private_runtime)
-    listing = subprocess.run([sys.executable, "-m", "fpgacomm", "devices", "--json", str(tmp_path / "d.json")],
-                             capture_output=True, text=True, timeout=300, env=env)
+    listing = subprocess.run(
+        [sys.executable, "-m", "fpgacomm", "devices", "--json", str(tmp_path / "d.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert listing.returncode == 0, listing.stderr
     assert "platform 0 " in listing.stdout and "Portable Computing Language" in listing.stdout  # OpenCL still listed
     assert listing.stdout.count(f"SYCL: no devices listed: {message}") == 1 and "SYCL device" not in listing.stdout
     assert json.loads((tmp_path / "d.json").read_text())[-1]["error"].startswith(message)
     for args in (("osu", "bw", "-d", "sycl", "D", "D", "-m", "8"), ("osu", "allreduce", "-d", "sycl", "-m", "8")):
-        run = subprocess.run(["mpirun", "-np", "2", "-x", "FPGACOMM_CACHE", sys.executable, "-m", "fpgacomm", *args],
-                             capture_output=True, text=True, timeout=300, env=env)
+        run = subprocess.run(
+            ["mpirun", "-np", "2", "-x", "FPGACOMM_CACHE", sys.executable, "-m", "fpgacomm", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         assert run.returncode == 2, run.stderr
         assert run.stderr.count(message) == 1 and "Traceback" not in run.stderr and run.stdout == "", run.stderr

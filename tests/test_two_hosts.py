@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fpgacomm import Result, plot
 from fpgacomm.results.report import summary_line
 
@@ -28,9 +27,11 @@ def _leftovers(name: str) -> list:
     """What a test bed called `name` leaves: namespaces, links, state."""
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     links = subprocess.run(["ip", "-brief", "link"], capture_output=True, text=True).stdout.split()
-    return ([n for n in namespaces if n.startswith(name)] + [link for link in links if link.startswith(name)]
-            + ([str(Path("/run/fpgacomm-two-hosts") / name)] if (Path("/run/fpgacomm-two-hosts") / name).exists()
-               else []))
+    return (
+        [n for n in namespaces if n.startswith(name)]
+        + [link for link in links if link.startswith(name)]
+        + ([str(Path("/run/fpgacomm-two-hosts") / name)] if (Path("/run/fpgacomm-two-hosts") / name).exists() else [])
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +53,17 @@ def two_hosts():
 # mpirun's options where it runs on a host without ranks (a login node): Open MPI's TCP keepalive on the
 # connections to its daemons, so that a daemon cut off is found lost within seconds (2 s idle, then 3 probes 1 s
 # apart) rather than after the 8 minutes of its defaults.
-LOST_DAEMON_OPTIONS = ("--mca", "oob_tcp_keepalive_time", "2", "--mca", "oob_tcp_keepalive_intvl", "1",
-                       "--mca", "oob_tcp_keepalive_probes", "3")
+LOST_DAEMON_OPTIONS = (
+    "--mca",
+    "oob_tcp_keepalive_time",
+    "2",
+    "--mca",
+    "oob_tcp_keepalive_intvl",
+    "1",
+    "--mca",
+    "oob_tcp_keepalive_probes",
+    "3",
+)
 RANK_ENV = ("-x", "OMPI_ALLOW_RUN_AS_ROOT", "-x", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "-x", "POCL_MAX_PTHREAD_COUNT")
 FPGACOMM = (sys.executable, "-m", "fpgacomm")
 
@@ -61,21 +71,36 @@ FPGACOMM = (sys.executable, "-m", "fpgacomm")
 def _mpirun(options, ranks, *command, timeout=240):
     """One mpirun on the bed, ranks alternating between the hosts (rank 0 on
     the first, rank 1 on the second)."""
-    return subprocess.run(["mpirun", *options, "-np", str(ranks), "--map-by", "node", *RANK_ENV, *command],
-                          capture_output=True, text=True, timeout=timeout, env=ENV)
+    return subprocess.run(
+        ["mpirun", *options, "-np", str(ranks), "--map-by", "node", *RANK_ENV, *command],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=ENV,
+    )
 
 
 def _per_host(options, first: dict, second: dict, *command, timeout=240):
     """4 ranks, 2 on each host, each host's ranks with their own variables
     (one app context per host, as a user gives a host its own -x)."""
     hosts = options[options.index("--host") + 1].split(",")
-    common = [word for index, word in enumerate(options)
-              if word != "--host" and (index == 0 or options[index - 1] != "--host")]
+    common = [
+        word
+        for index, word in enumerate(options)
+        if word != "--host" and (index == 0 or options[index - 1] != "--host")
+    ]
     contexts = []
     for host, variables in zip(hosts, (first, second)):
         contexts += [":"] if contexts else []
-        contexts += ["-np", "2", "--host", host, *RANK_ENV,
-                     *[word for name, value in variables.items() for word in ("-x", f"{name}={value}")], *command]
+        contexts += [
+            "-np",
+            "2",
+            "--host",
+            host,
+            *RANK_ENV,
+            *[word for name, value in variables.items() for word in ("-x", f"{name}={value}")],
+            *command,
+        ]
     return subprocess.run(["mpirun", *common, *contexts], capture_output=True, text=True, timeout=timeout, env=ENV)
 
 
@@ -98,8 +123,9 @@ def test_each_host_has_its_own_name(two_hosts):
 def test_device_latency_across_hosts_is_labelled_scale_out_in_text_json_and_figures(two_hosts, tmp_path):
     name, options = two_hosts
     path = tmp_path / "latency.json"
-    run = _mpirun(options, 2, *FPGACOMM, "osu", "latency", "D", "D", "-m", "1:64", "-i", "5", "-x", "1", "-c",
-                  "--json", str(path))
+    run = _mpirun(
+        options, 2, *FPGACOMM, "osu", "latency", "D", "D", "-m", "1:64", "-i", "5", "-x", "1", "-c", "--json", str(path)
+    )
     assert run.returncode == 0, run.stderr
     assert "# Scale-out: 2 ranks on 2 hosts, 1 per host" in run.stdout.splitlines()[:4]
     rows = [line.split() for line in run.stdout.splitlines() if line[:1].isdigit()]
@@ -110,8 +136,9 @@ def test_device_latency_across_hosts_is_labelled_scale_out_in_text_json_and_figu
     assert (result.env["nodes"], result.env["scale"]) == (2, "scale-out")
     assert summary_line(result).startswith("osu_latency D D (scale-out, 2 hosts): ")
     # Beside it, the same run as if on one host: each legend says which.
-    one_host = Result(result.benchmark, result.params, dict(result.env, ranks_per_node={"a": 2}), result.rows,
-                      result.units)
+    one_host = Result(
+        result.benchmark, result.params, dict(result.env, ranks_per_node={"a": 2}), result.rows, result.units
+    )
     legend = plot.figure_for([result, one_host]).axes[0].get_legend()
     assert [text.get_text() for text in legend.get_texts()] == ["D D scale-out (2 hosts)", "D D scale-up"]
 
@@ -119,9 +146,30 @@ def test_device_latency_across_hosts_is_labelled_scale_out_in_text_json_and_figu
 def test_every_family_across_two_hosts_with_two_ranks_on_each(two_hosts):
     """tests/mpi/test_across_hosts.py under mpirun: ranks 0 and 1 on one host, 2 and 3 on the other."""
     _, options = two_hosts
-    run = subprocess.run(["mpirun", *options, "-np", "4", "--map-by", "slot", *RANK_ENV, sys.executable, "-m",
-                          "pytest", "-q", "-x", "-p", "no:cacheprovider", "test_across_hosts.py"],
-                         capture_output=True, text=True, timeout=600, env=ENV, cwd=ROOT / "tests" / "mpi")
+    run = subprocess.run(
+        [
+            "mpirun",
+            *options,
+            "-np",
+            "4",
+            "--map-by",
+            "slot",
+            *RANK_ENV,
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "test_across_hosts.py",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=ENV,
+        cwd=ROOT / "tests" / "mpi",
+    )
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
     assert " passed" in run.stdout and " failed" not in run.stdout
 
@@ -133,29 +181,58 @@ def test_device_maps_are_indexed_by_node_local_rank_on_each_host(two_hosts, tmp_
     _, options = two_hosts
     devices = {"POCL_DEVICES": "basic pthread"}
     command = [*FPGACOMM, "osu", "allreduce", "--mem", "D", "-m", "8:8", "-i", "2", "-x", "1", "-c"]
-    run = _per_host(options, {**devices, "FPGA_MAPPING": "1:0"}, {**devices, "FPGA_MAPPING": "0:1"}, *command,
-                    "--json", str(tmp_path / "per_host.json"))
+    run = _per_host(
+        options,
+        {**devices, "FPGA_MAPPING": "1:0"},
+        {**devices, "FPGA_MAPPING": "0:1"},
+        *command,
+        "--json",
+        str(tmp_path / "per_host.json"),
+    )
     assert run.returncode == 0, run.stderr
     result = Result.read_json(tmp_path / "per_host.json")
-    assert [device.split("'")[1].split("-")[0] for device in result.env["rank_devices"]] == \
-        ["pthread", "basic", "basic", "pthread"]
+    assert [device.split("'")[1].split("-")[0] for device in result.env["rank_devices"]] == [
+        "pthread",
+        "basic",
+        "basic",
+        "pthread",
+    ]
     a, b = result.env["hosts"]
     assert result.env["host_variables"][a]["FPGA_MAPPING"] == "1:0"
     assert result.env["host_variables"][b]["FPGA_MAPPING"] == "0:1"
     run = _per_host(options, devices, devices, *command, "--device-map", "1:0", "--json", str(tmp_path / "map.json"))
     assert run.returncode == 0, run.stderr
     result = Result.read_json(tmp_path / "map.json")
-    assert [device.split("'")[1].split("-")[0] for device in result.env["rank_devices"]] == \
-        ["pthread", "basic", "pthread", "basic"]
+    assert [device.split("'")[1].split("-")[0] for device in result.env["rank_devices"]] == [
+        "pthread",
+        "basic",
+        "pthread",
+        "basic",
+    ]
     assert "host_variables" not in result.env
 
 
 def test_a_bad_mapping_on_one_host_only_stops_every_rank_with_one_message(two_hosts):
     _, options = two_hosts
-    run = _per_host(options, {"FPGA_MAPPING": "0:0"}, {"FPGA_MAPPING": "0:x"},
-                    *FPGACOMM, "osu", "allreduce", "--mem", "D", "-m", "8:8", "-i", "2")
-    _one_agreed_error(run, "rank 2: FPGA_MAPPING='0:x' has a non-numeric entry 'x'; expected colon-separated device "
-                           "indices such as 2:0:3 (entry i is the device of node-local rank i)")
+    run = _per_host(
+        options,
+        {"FPGA_MAPPING": "0:0"},
+        {"FPGA_MAPPING": "0:x"},
+        *FPGACOMM,
+        "osu",
+        "allreduce",
+        "--mem",
+        "D",
+        "-m",
+        "8:8",
+        "-i",
+        "2",
+    )
+    _one_agreed_error(
+        run,
+        "rank 2: FPGA_MAPPING='0:x' has a non-numeric entry 'x'; expected colon-separated device "
+        "indices such as 2:0:3 (entry i is the device of node-local rank i)",
+    )
 
 
 def _registry(folder: Path, *libraries: str) -> str:
@@ -178,8 +255,22 @@ def test_a_host_without_the_asked_device_type_stops_every_rank_with_one_message(
     _, options = two_hosts
     _icd_library("fpga-emu")
     only_pocl = _registry(tmp_path / "pocl", _icd_library("pocl"))
-    run = _per_host(options, {}, {"OCL_ICD_VENDORS": only_pocl},
-                    *FPGACOMM, "osu", "allreduce", "--mem", "D", "--device-type", "fpga", "-m", "8:8", "-i", "2")
+    run = _per_host(
+        options,
+        {},
+        {"OCL_ICD_VENDORS": only_pocl},
+        *FPGACOMM,
+        "osu",
+        "allreduce",
+        "--mem",
+        "D",
+        "--device-type",
+        "fpga",
+        "-m",
+        "8:8",
+        "-i",
+        "2",
+    )
     _one_agreed_error(run, "rank 2: no OpenCL device matches platform='' device='' type=fpga")
 
 
@@ -188,8 +279,20 @@ def test_hosts_whose_devices_lack_the_asked_kind_stop_with_one_message(two_hosts
     second both lack it, each with its own reason; the ranks agree on one."""
     _, options = two_hosts
     only_emulator = _registry(tmp_path / "emulator", _icd_library("fpga-emu"))
-    run = _per_host(options, {}, {"OCL_ICD_VENDORS": only_emulator},
-                    *FPGACOMM, "osu", "allreduce", "--mem", "B", "-m", "8:8", "-i", "2")
+    run = _per_host(
+        options,
+        {},
+        {"OCL_ICD_VENDORS": only_emulator},
+        *FPGACOMM,
+        "osu",
+        "allreduce",
+        "--mem",
+        "B",
+        "-m",
+        "8:8",
+        "-i",
+        "2",
+    )
     _one_agreed_error(run, "rank 0: HBM (B) needs the Xilinx XRT memory-bank extension")
     assert "Portable Computing Language" in run.stderr and "Emulation" not in run.stderr
 
@@ -198,8 +301,8 @@ def test_one_sided_without_a_transport_for_windows_is_one_message(two_hosts):
     """Open MPI 4.1 over TCP makes no window without osc/pt2pt (the bed's options give it)."""
     _, options = two_hosts
     index = options.index("pt2pt")
-    assert options[index - 2:index] == ["--mca", "osc"]
-    run = _mpirun(options[:index - 2] + options[index + 1:], 2, *FPGACOMM, "osu", "put_bw", "-m", "8:8", "-i", "2")
+    assert options[index - 2 : index] == ["--mca", "osc"]
+    run = _mpirun(options[: index - 2] + options[index + 1 :], 2, *FPGACOMM, "osu", "put_bw", "-m", "8:8", "-i", "2")
     _one_agreed_error(run, "rank 0: this MPI library cannot create a window (MPI_Win_allocate: ")
     assert "mpirun --mca osc pt2pt" in run.stderr
 
@@ -222,10 +325,34 @@ def test_a_rank_killed_on_the_other_host_ends_every_rank(two_hosts):
     ends, mpirun's status is not 0 and it names the killed rank once."""
     name, options = two_hosts
     marker = f"{name}-kill"
-    command = ["mpirun", *options, "-np", "4", "--map-by", "slot", *RANK_ENV, "-x", f"FPGACOMM_TEST_RUN={marker}",
-               *FPGACOMM, "--timeout", "120", "osu", "allreduce", "-m", "8:8", "-i", "100000000"]
-    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=dict(ENV, FPGACOMM_TEST_RUN=marker), start_new_session=True)
+    command = [
+        "mpirun",
+        *options,
+        "-np",
+        "4",
+        "--map-by",
+        "slot",
+        *RANK_ENV,
+        "-x",
+        f"FPGACOMM_TEST_RUN={marker}",
+        *FPGACOMM,
+        "--timeout",
+        "120",
+        "osu",
+        "allreduce",
+        "-m",
+        "8:8",
+        "-i",
+        "100000000",
+    ]
+    job = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(ENV, FPGACOMM_TEST_RUN=marker),
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         ranks = _ranks_of(marker)
@@ -270,9 +397,17 @@ def test_a_bed_whose_name_gives_a_taken_subnet_takes_the_next_free_one(two_hosts
     reaches each bed's hosts through its bridge's address."""
     _, options = two_hosts
     taken = options[options.index("--host") + 1].split(".")[2]
-    find = subprocess.run(["bash", "-c", "for i in $(seq 1 5000); do n=fe$i; [ $(( $(printf %s $n | cksum | cut "
-                           f"-d' ' -f1) % 250 + 1 )) = {taken} ] && {{ echo $n; break; }}; done"],
-                          capture_output=True, text=True, timeout=60)
+    find = subprocess.run(
+        [
+            "bash",
+            "-c",
+            "for i in $(seq 1 5000); do n=fe$i; [ $(( $(printf %s $n | cksum | cut "
+            f"-d' ' -f1) % 250 + 1 )) = {taken} ] && {{ echo $n; break; }}; done",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     other = find.stdout.strip()
     assert other, "no name of fe1..fe5000 gives that subnet"
     try:
@@ -305,8 +440,11 @@ def _bed_processes(name: str) -> list:
     return found
 
 
-@pytest.mark.parametrize("launcher_host, interrupt", [("a", False), ("a", True), ("c", False)],
-                         ids=["time-limit", "sigint-to-mpirun", "mpirun-on-a-host-without-ranks"])
+@pytest.mark.parametrize(
+    "launcher_host, interrupt",
+    [("a", False), ("a", True), ("c", False)],
+    ids=["time-limit", "sigint-to-mpirun", "mpirun-on-a-host-without-ranks"],
+)
 def test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts(two_hosts, tmp_path, launcher_host, interrupt):
     """mpirun on the first host (as a user runs it there), or on the third
     host, which has no rank (a login node); rank 0 on the first host, rank
@@ -327,13 +465,41 @@ def test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts(two_hosts, tmp
     marker = f"{name}-link"
     limit = 14  # --timeout
     output = tmp_path / "lat.json"
-    command = ["nsenter", f"--net=/run/netns/{name}{launcher_host}", f"--uts={state}/uts-{launcher_host}", "--",
-               "mpirun", *options, "-np", "2",
-               "--map-by", "node", *RANK_ENV, "-x", f"FPGACOMM_TEST_RUN={marker}", *FPGACOMM, "--timeout", str(limit),
-               "osu", "latency", "-m", "1:4M", "-i", "3000", "--json", str(output)]
+    command = [
+        "nsenter",
+        f"--net=/run/netns/{name}{launcher_host}",
+        f"--uts={state}/uts-{launcher_host}",
+        "--",
+        "mpirun",
+        *options,
+        "-np",
+        "2",
+        "--map-by",
+        "node",
+        *RANK_ENV,
+        "-x",
+        f"FPGACOMM_TEST_RUN={marker}",
+        *FPGACOMM,
+        "--timeout",
+        str(limit),
+        "osu",
+        "latency",
+        "-m",
+        "1:4M",
+        "-i",
+        "3000",
+        "--json",
+        str(output),
+    ]
     started = time.monotonic()
-    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=dict(ENV, FPGACOMM_TEST_RUN=marker), start_new_session=True)
+    job = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(ENV, FPGACOMM_TEST_RUN=marker),
+        start_new_session=True,
+    )
     try:
         time.sleep(5)
         subprocess.run(["ip", "link", "set", f"{name}hb", "down"], check=True)
@@ -367,8 +533,10 @@ def test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts(two_hosts, tmp
         return
     # Rank 0's watcher ends mpirun's wait, naming the host (rank 1's, on the cut-off host, ends its daemon 4 s
     # later, having waited for rank 0; on a loaded machine it may come first, and mpirun then names the host).
-    assert f"fpgacomm: mpirun still waits 3 s after a rank ended: its daemons on {second} stopped answering" \
-        in stderr or f" on node {second}" in stderr, stderr
+    assert (
+        f"fpgacomm: mpirun still waits 3 s after a rank ended: its daemons on {second} stopped answering" in stderr
+        or f" on node {second}" in stderr
+    ), stderr
     if interrupt:
         assert ended - interrupted < 10, stderr
         assert saved.incomplete.startswith("interrupted by SIGTERM from mpirun: ") and "saved in" in stderr

@@ -7,11 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from fpgacomm import cli
 from fpgacomm.calibration.cross_validation import cross_validate
-from fpgacomm.results.result import Result
 from fpgacomm.results import validation
+from fpgacomm.results.result import Result
 
 CAMPAIGN = Path(__file__).resolve().parents[1] / "bench" / "results" / "heldout-h200x2-32core" / "calibration"
 
@@ -32,9 +31,15 @@ def test_the_largest_rank_count_is_predicted_from_the_smaller_ones_and_checked(c
     assert {row["launches"] for row in result.rows} == {2}
     launches = [Result.read_json(str(path)) for path in sorted(CAMPAIGN.glob("launch-*.json"))]
     for row in result.rows:
-        measured = [r["time"] for launch in launches for r in launch.rows
-                    if r["ranks"] == 8 and r["size"] == row["size"] and r["family"] == row["experiment"]
-                    and (r["schedule"] or "ring") == row["schedule"]]
+        measured = [
+            r["time"]
+            for launch in launches
+            for r in launch.rows
+            if r["ranks"] == 8
+            and r["size"] == row["size"]
+            and r["family"] == row["experiment"]
+            and (r["schedule"] or "ring") == row["schedule"]
+        ]
         assert row["measured"] == pytest.approx(sum(measured) / 2)  # the median of two launches
         assert row["predicted_low"] < row["predicted"] < row["predicted_high"]
 
@@ -58,8 +63,10 @@ def test_the_claim_follows_the_launches_own_record(checked):
 def test_the_command_cross_validates_and_refuses_what_it_cannot(tmp_path, capsys):
     status = cli.main(["validate", "--cv", str(CAMPAIGN), "pred.json"])
     _, err = capsys.readouterr()
-    assert status == 2 and err == (f"fpgacomm: error: validate: --cv makes its own prediction from {CAMPAIGN}; give "
-                                   "no prediction or measured files with it (got pred.json)\n")
+    assert status == 2 and err == (
+        f"fpgacomm: error: validate: --cv makes its own prediction from {CAMPAIGN}; give "
+        "no prediction or measured files with it (got pred.json)\n"
+    )
     status = cli.main(["validate"])
     _, err = capsys.readouterr()
     assert status == 2 and "or a calibration campaign to cross-validate (fpgacomm validate --cv DIR)" in err
@@ -68,8 +75,9 @@ def test_the_command_cross_validates_and_refuses_what_it_cannot(tmp_path, capsys
     single.mkdir()
     for path in CAMPAIGN.glob("launch-*.json"):
         launch = Result.read_json(str(path))
-        Result(launch.benchmark, launch.params, launch.env, [row for row in launch.rows if row["ranks"] <= 2],
-               launch.units).write(str(single / path.name))
+        Result(
+            launch.benchmark, launch.params, launch.env, [row for row in launch.rows if row["ranks"] <= 2], launch.units
+        ).write(str(single / path.name))
     status = cli.main(["validate", "--cv", str(single)])
     _, err = capsys.readouterr()
     assert status == 2 and "holds gathers and b_eff at 2 rank count(s); cross-validation fits on the smaller" in err

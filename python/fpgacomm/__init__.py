@@ -24,13 +24,24 @@ from .results.validation import validate
 
 # Short public name -> module in its layer.
 PUBLIC_MODULES = {
-    "mpi": "runtime.mpi", "devices": "runtime.devices", "environment": "runtime.environment",
-    "result": "results.result", "stats": "results.stats", "report": "results.report",
+    "mpi": "runtime.mpi",
+    "devices": "runtime.devices",
+    "environment": "runtime.environment",
+    "result": "results.result",
+    "stats": "results.stats",
+    "report": "results.report",
     "fit": "models.fit",
-    "fabric": "simulation.fabric", "fabric_resources": "simulation.resources", "gather_sim": "simulation.gather",
-    "osu": "benchmarks.osu", "collectives": "benchmarks.collectives", "onesided": "benchmarks.onesided",
-    "beff": "benchmarks.beff", "gather": "benchmarks.gather", "devbw": "benchmarks.devbw",
-    "overhead": "benchmarks.overhead", "plot": "figures.plot",
+    "fabric": "simulation.fabric",
+    "fabric_resources": "simulation.resources",
+    "gather_sim": "simulation.gather",
+    "osu": "benchmarks.osu",
+    "collectives": "benchmarks.collectives",
+    "onesided": "benchmarks.onesided",
+    "beff": "benchmarks.beff",
+    "gather": "benchmarks.gather",
+    "devbw": "benchmarks.devbw",
+    "overhead": "benchmarks.overhead",
+    "plot": "figures.plot",
 }
 
 # Calibration and prediction (they load the simulator), imported when first used.

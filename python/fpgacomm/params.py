@@ -77,8 +77,9 @@ def byte_sizes(sizes, what: str, smallest: int = 0) -> list[int]:
     return sizes
 
 
-def iteration_counts(defaults: tuple, iterations: int | None, warmup: int | None,
-                     large_threshold: int = LARGE_MESSAGE) -> _core.IterationCounts:
+def iteration_counts(
+    defaults: tuple, iterations: int | None, warmup: int | None, large_threshold: int = LARGE_MESSAGE
+) -> _core.IterationCounts:
     """The counts of a sweep: defaults (timed, warm-up, timed large, warm-up
     large), OMB's, unless iterations or warmup (OMB's -i, -x) set one count
     for every size; the large ones hold above large_threshold bytes."""
@@ -87,11 +88,20 @@ def iteration_counts(defaults: tuple, iterations: int | None, warmup: int | None
         small = large = iterations
     if warmup is not None:
         small_warmup = large_warmup = warmup
-    return _core.IterationCounts(iterations=small, warmup=small_warmup, iterations_large=large,
-                                 warmup_large=large_warmup, large_threshold=large_threshold)
+    return _core.IterationCounts(
+        iterations=small,
+        warmup=small_warmup,
+        iterations_large=large,
+        warmup_large=large_warmup,
+        large_threshold=large_threshold,
+    )
 
 
 def counts_params(counts: _core.IterationCounts) -> dict:
     """The counts as a Result's params name them."""
-    return {"iterations": counts.iterations, "warmup": counts.warmup, "iterations_large": counts.iterations_large,
-            "warmup_large": counts.warmup_large}
+    return {
+        "iterations": counts.iterations,
+        "warmup": counts.warmup,
+        "iterations_large": counts.iterations_large,
+        "warmup_large": counts.warmup_large,
+    }

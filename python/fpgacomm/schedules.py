@@ -74,9 +74,9 @@ class Transfer:
     src: int
     dst: int
     blocks: tuple[int, ...]  # which nodes' data it carries (root's view)
-    bytes: int               # len(blocks) * block bytes
-    port: int = 0            # physical port at the source
-    vport: int = 0           # virtual port on it
+    bytes: int  # len(blocks) * block bytes
+    port: int = 0  # physical port at the source
+    vport: int = 0  # virtual port on it
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,7 @@ class Run:
     j*span_step (j < span), every node number taken mod the schedule's nodes;
     it leaves by src_end = (port, vport) and arrives at dst_end, so that it
     can be turned round."""
+
     count: int
     src: int
     src_step: int
@@ -98,11 +99,18 @@ class Run:
     src_end: tuple[int, int] = (0, 0)
     dst_end: tuple[int, int] = (0, 0)
 
-    def reversed(self) -> "Run":
-        return replace(self, src=self.dst, src_step=self.dst_step, dst=self.src, dst_step=self.src_step,
-                       src_end=self.dst_end, dst_end=self.src_end)
+    def reversed(self) -> Run:
+        return replace(
+            self,
+            src=self.dst,
+            src_step=self.dst_step,
+            dst=self.src,
+            dst_step=self.src_step,
+            src_end=self.dst_end,
+            dst_end=self.src_end,
+        )
 
-    def shifted(self, offset: int) -> "Run":
+    def shifted(self, offset: int) -> Run:
         """Every node and block number plus `offset` (the relabelling to a root)."""
         return replace(self, src=self.src + offset, dst=self.dst + offset, block=self.block + offset)
 
@@ -110,8 +118,13 @@ class Run:
         for i in range(self.count):
             first = self.block + i * self.block_step
             blocks = tuple((first + j * self.span_step) % nodes for j in range(self.span))
-            yield Transfer((self.src + i * self.src_step) % nodes, (self.dst + i * self.dst_step) % nodes, blocks,
-                           self.span * block_bytes, *self.src_end)
+            yield Transfer(
+                (self.src + i * self.src_step) % nodes,
+                (self.dst + i * self.dst_step) % nodes,
+                blocks,
+                self.span * block_bytes,
+                *self.src_end,
+            )
 
 
 @dataclass(frozen=True)
@@ -133,7 +146,7 @@ class Stage:
 
 @dataclass(frozen=True)
 class Schedule:
-    name: str        # ring | tree | vlink | mpi
+    name: str  # ring | tree | vlink | mpi
     collective: str  # gather | scatter | allgather
     nodes: int
     root: int
@@ -143,8 +156,7 @@ class Schedule:
     stages: tuple[Stage, ...]
 
 
-def _one(src: int, dst: int, block: int, src_end=(0, 0), dst_end=(0, 0), *, span: int = 1,
-         span_step: int = 1) -> Run:
+def _one(src: int, dst: int, block: int, src_end=(0, 0), dst_end=(0, 0), *, span: int = 1, span_step: int = 1) -> Run:
     return Run(1, src, 0, dst, 0, block, 0, span, span_step, src_end, dst_end)
 
 
@@ -154,8 +166,16 @@ def _whole(value, name: str, least: int) -> int:
     return value
 
 
-def check(name: str, nodes: int, block_bytes: int = 0, *, ports: int = 2, virtual_ports: int = 2,
-          root: int = 0, collective: str = "gather") -> None:
+def check(
+    name: str,
+    nodes: int,
+    block_bytes: int = 0,
+    *,
+    ports: int = 2,
+    virtual_ports: int = 2,
+    root: int = 0,
+    collective: str = "gather",
+) -> None:
     """One clear UsageError for the first parameter schedule() cannot take."""
     if name not in NAMES:
         raise usage_error(f"gather: unknown schedule {name!r}; choose {', '.join(NAMES)}")
@@ -164,11 +184,13 @@ def check(name: str, nodes: int, block_bytes: int = 0, *, ports: int = 2, virtua
     _whole(nodes, "nodes", 2)
     _whole(block_bytes, "block size (bytes per node)", 0)
     if ports not in PORTS:
-        raise usage_error(f"gather: {ports!r} ports per node; the schedules are built for "
-                          f"{' or '.join(map(str, PORTS))}")
+        raise usage_error(
+            f"gather: {ports!r} ports per node; the schedules are built for " f"{' or '.join(map(str, PORTS))}"
+        )
     if virtual_ports not in VIRTUAL_PORTS:
-        raise usage_error(f"gather: {virtual_ports!r} virtual ports per port; choose "
-                          f"{', '.join(map(str, VIRTUAL_PORTS))}")
+        raise usage_error(
+            f"gather: {virtual_ports!r} virtual ports per port; choose " f"{', '.join(map(str, VIRTUAL_PORTS))}"
+        )
     if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < nodes:
         raise usage_error(f"gather: root {root!r}; give a node from 0 to {nodes - 1}")
 
@@ -197,6 +219,7 @@ def _split(sources: int, links: int) -> list[int]:
 @dataclass(frozen=True)
 class _Chain:
     """Nodes first, first + step, ... (length of them); first is the root's neighbour."""
+
     first: int
     step: int
     length: int
@@ -216,8 +239,21 @@ def _chain_runs(chain: _Chain, up: tuple[int, int], down, stage: int, deliver_to
         runs.append(_one(chain.first, 0, chain.node(stage), up, down(0)))
     inner = chain.length - stage - 1  # hops j = 1 .. length - stage - 1
     if inner > 0:
-        runs.append(Run(inner, chain.node(1), chain.step, chain.first, chain.step, chain.node(1 + stage), chain.step,
-                        1, 1, up, down(1)))
+        runs.append(
+            Run(
+                inner,
+                chain.node(1),
+                chain.step,
+                chain.first,
+                chain.step,
+                chain.node(1 + stage),
+                chain.step,
+                1,
+                1,
+                up,
+                down(1),
+            )
+        )
     return runs
 
 
@@ -241,6 +277,7 @@ def _gather_by_directions(nodes: int, links: list[tuple[int, int]], dcn: bool) -
 
         def down(j):
             return (port, vport) if j == 0 else (port, 0 if dcn else 1)
+
         return up, down
 
     priority = range(min(RECEIVES, len(links)))
@@ -255,7 +292,7 @@ def _gather_by_directions(nodes: int, links: list[tuple[int, int]], dcn: bool) -
         stages.append(runs)
     for i in range(0, len(others), RECEIVES):
         runs = []
-        for d in others[i:i + RECEIVES]:
+        for d in others[i : i + RECEIVES]:
             up, down = ends(d)
             chain = chains[d]
             runs.append(_one(chain.first, 0, chain.first, up, down(0), span=chain.length, span_step=chain.step))
@@ -310,8 +347,17 @@ def _gather_runs(name: str, nodes: int, ports: int, virtual_ports: int) -> list[
     return _vlink_gather(nodes, _directions(ports, virtual_ports))
 
 
-def schedule(name: str, nodes: int, block_bytes: int, *, ports: int = 2, virtual_ports: int = 2,
-             root: int = 0, collective: str = "gather", broadcast: bool = True) -> Schedule:
+def schedule(
+    name: str,
+    nodes: int,
+    block_bytes: int,
+    *,
+    ports: int = 2,
+    virtual_ports: int = 2,
+    root: int = 0,
+    collective: str = "gather",
+    broadcast: bool = True,
+) -> Schedule:
     """The stages of `collective` with `schedule` on `nodes` nodes holding
     `block_bytes` each. broadcast: whether the network can broadcast (one
     switch or a tree of switches); False (a fat tree with loops) makes the
@@ -329,6 +375,8 @@ def schedule(name: str, nodes: int, block_bytes: int, *, ports: int = 2, virtual
             stages = [([run.reversed() for run in runs], setup) for runs, setup in reversed(stages)]
         elif collective == "allgather":
             stages.append(([Run(nodes - 1, 0, 0, 1, 1, 0, 0, nodes, 1, (0, 0), (0, 1))], ("crossbar", "broadcast")))
-    built = tuple(Stage(tuple(run.shifted(root) for run in runs) if root else tuple(runs), setup, nodes, block_bytes)
-                  for runs, setup in stages)
+    built = tuple(
+        Stage(tuple(run.shifted(root) for run in runs) if root else tuple(runs), setup, nodes, block_bytes)
+        for runs, setup in stages
+    )
     return Schedule(name, collective, nodes, root, ports, virtual_ports, block_bytes, built)

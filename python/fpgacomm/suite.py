@@ -17,32 +17,50 @@ import time
 from . import _core
 from .benchmarks import beff, gather, registry
 from .benchmarks.sweep import OnProgress, check_rounds
-from .simulation import fabric, gather as gather_sim
 from .params import resolve_sizes, usage_error
-from .runtime import files, interrupts, mpi
 from .results.report import format_text, summary_line
 from .results.result import atomic_write
+from .runtime import files, interrupts, mpi
+from .simulation import fabric
+from .simulation import gather as gather_sim
 
 # (file name, the benchmark's registry entry, its keyword arguments): OSU
 # latency and bandwidth with host and with device buffers, ...
-STANDARD_SET = [(f"{name}_{mem}_{mem}", registry.get(name), {"mem": (mem, mem)})
-                for name in ("osu_latency", "osu_bw") for mem in ("H", "D")]
+STANDARD_SET = [
+    (f"{name}_{mem}_{mem}", registry.get(name), {"mem": (mem, mem)})
+    for name in ("osu_latency", "osu_bw")
+    for mem in ("H", "D")
+]
 # ... then every collective and one-sided test of the registry. A few sizes
 # and OMB-style iterations would take minutes on a small machine, so the
 # suite keeps them short. The user's -i and -x override these; the user's
 # sizes bound them (short_sizes).
 _SHORT = {"sizes": [8, 65536, 1 << 20], "iterations": 20, "warmup": 2}
-STANDARD_SET += [(f"{benchmark.name}_{mem}", benchmark, {"mem": mem, **_SHORT})
-                 for benchmark in registry.of_family("collective", "onesided") for mem in ("H", "D")]
+STANDARD_SET += [
+    (f"{benchmark.name}_{mem}", benchmark, {"mem": mem, **_SHORT})
+    for benchmark in registry.of_family("collective", "onesided")
+    for mem in ("H", "D")
+]
 # The quick set (`fpgacomm suite`, `make suite`): a complete result in a few
 # minutes on a 2-core machine: latency and bandwidth with host and device
 # buffers up to 1 MiB, one collective of each kind (a reduction, a
 # broadcast, a personalised exchange) and one-sided latency and bandwidth,
 # b_eff between the CPUs, the gather and the simulated fabrics. --full runs
 # every entry (FULL_SET).
-QUICK_ENTRIES = ("osu_latency_H_H", "osu_latency_D_D", "osu_bw_H_H", "osu_bw_D_D", "osu_allreduce_H",
-                 "osu_allreduce_D", "osu_bcast_H", "osu_alltoall_H", "osu_put_latency_H", "osu_put_bw_H",
-                 "beff_cpu", "gather_tree_D")
+QUICK_ENTRIES = (
+    "osu_latency_H_H",
+    "osu_latency_D_D",
+    "osu_bw_H_H",
+    "osu_bw_D_D",
+    "osu_allreduce_H",
+    "osu_allreduce_D",
+    "osu_bcast_H",
+    "osu_alltoall_H",
+    "osu_put_latency_H",
+    "osu_put_bw_H",
+    "beff_cpu",
+    "gather_tree_D",
+)
 # The quick set's point-to-point sizes and b_eff's repetitions (HPCC FPGA's
 # default is 10), where the user gives none (-m, --beff-repetitions).
 QUICK_SIZES = "1:1M"
@@ -107,16 +125,29 @@ def expected_time(full: bool) -> str:
     which = "full" if full else "quick"
     minutes = EXPECTED_SECONDS[which] / 60
     parts = len(chosen(STANDARD_SET, full)) + len(chosen(BEFF_SET, full)) + len(chosen(GATHER_SET, full)) + 1
-    other = ("the quick set: leave out --full" if full else
-             f"--full runs all {len(STANDARD_SET) + len(BEFF_SET) + len(GATHER_SET) + 1}, about "
-             f"{EXPECTED_SECONDS['full'] / 60:.0f} minutes")
-    return (f"suite: the {which} set, {parts} parts, about {minutes:.0f} minutes on an idle 2-core machine at the "
-            f"default sizes and iterations ({other})")
+    other = (
+        "the quick set: leave out --full"
+        if full
+        else f"--full runs all {len(STANDARD_SET) + len(BEFF_SET) + len(GATHER_SET) + 1}, about "
+        f"{EXPECTED_SECONDS['full'] / 60:.0f} minutes"
+    )
+    return (
+        f"suite: the {which} set, {parts} parts, about {minutes:.0f} minutes on an idle 2-core machine at the "
+        f"default sizes and iterations ({other})"
+    )
 
 
-def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int | None = None, rounds: int = 1,
-        round_seed: int | None = None, on_progress: OnProgress | None = None, full: bool = False,
-        **parameters) -> list:
+def run(
+    outdir: str,
+    comm=None,
+    beff_max_size: int = 20,
+    beff_repetitions: int | None = None,
+    rounds: int = 1,
+    round_seed: int | None = None,
+    on_progress: OnProgress | None = None,
+    full: bool = False,
+    **parameters,
+) -> list:
     """Runs the quick set (QUICK_ENTRIES; full: every entry) of STANDARD_SET
     with `parameters` (sizes, iterations, device, ...; the quick set's
     sizes QUICK_SIZES and b_eff's QUICK_BEFF_REPETITIONS where none are given),
@@ -158,8 +189,16 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
     try:
         # A rank blocked in MPI when interrupted ends on the watcher's thread: the same handling there.
         with interrupts.on_stop(lambda stop: _stopped(run, stop) if run is not None else None):
-            results = _run_into(run, comm, beff_max_size, beff_repetitions, parameters,
-                                {"rounds": rounds, "round_seed": round_seed}, on_progress, full)
+            results = _run_into(
+                run,
+                comm,
+                beff_max_size,
+                beff_repetitions,
+                parameters,
+                {"rounds": rounds, "round_seed": round_seed},
+                on_progress,
+                full,
+            )
     except BaseException as stop:  # an error or an interrupt: what is finished stays, marked incomplete
         if run is not None:
             _stopped(run, stop)
@@ -175,7 +214,7 @@ def run(outdir: str, comm=None, beff_max_size: int = 20, beff_repetitions: int |
 MARKER = "fpgacomm-run.txt"
 
 
-def _stopped(run: "RunFolder", stop: BaseException) -> None:
+def _stopped(run: RunFolder, stop: BaseException) -> None:
     """The run folder of a run that stopped: the interrupted benchmark's
     Result so far kept beside the finished ones, the marker saying why, and
     where it all is said on stderr."""
@@ -187,8 +226,12 @@ def _stopped(run: "RunFolder", stop: BaseException) -> None:
         run.close(why)
     except OSError as error:  # a full disk: what was written stands, and the marker still says incomplete
         print(f"suite: {error}", file=sys.stderr, flush=True)
-    print(f"suite: stopped ({why}); the {len(run.files)} files it wrote are in {run.folder}, marked incomplete "
-          f"({MARKER})", file=sys.stderr, flush=True)
+    print(
+        f"suite: stopped ({why}); the {len(run.files)} files it wrote are in {run.folder}, marked incomplete "
+        f"({MARKER})",
+        file=sys.stderr,
+        flush=True,
+    )
     stop.reported = True  # the command's ending adds nothing after this line, which says where the files are
 
 
@@ -233,9 +276,13 @@ class RunFolder:
         self._mark(f"incomplete: {why}" if why else "complete")
 
     def _mark(self, status: str) -> None:
-        lines = [f"written by fpgacomm {_core.__version__} suite on {socket.gethostname()}",
-                 f"status: {status}", f"started: {self.started}",
-                 f"updated: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}", "files:"]
+        lines = [
+            f"written by fpgacomm {_core.__version__} suite on {socket.gethostname()}",
+            f"status: {status}",
+            f"started: {self.started}",
+            f"updated: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+            "files:",
+        ]
         text = "\n".join(lines + [f"  {name}" for name in self.files]) + "\n"
         atomic_write(os.path.join(self.folder, MARKER), lambda f: f.write(text), newline=None)
 
@@ -272,12 +319,23 @@ def _point_latest(outdir: str, folder: str) -> None:
     except OSError as error:
         if os.path.lexists(link):
             os.unlink(link)
-        print(f"suite: no {latest} link ({error.strerror or error}: this file system has no symbolic links); "
-              f"this run is {folder}", flush=True)
+        print(
+            f"suite: no {latest} link ({error.strerror or error}: this file system has no symbolic links); "
+            f"this run is {folder}",
+            flush=True,
+        )
 
 
-def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions: int | None,
-              parameters: dict, repeat: dict, on_progress: OnProgress | None, full: bool) -> list:
+def _run_into(
+    run: RunFolder | None,
+    comm,
+    beff_max_size: int,
+    beff_repetitions: int | None,
+    parameters: dict,
+    repeat: dict,
+    on_progress: OnProgress | None,
+    full: bool,
+) -> list:
     """run's measurements, each Result written into the run folder as it ends
     (rank 0); repeat: the rounds every measured benchmark takes; full: every
     entry, else the quick set's."""
@@ -292,6 +350,7 @@ def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions:
         def tell(state: str = "") -> None:
             if on_progress is not None and comm.Get_rank() == 0:
                 on_progress(f"{label}: {state}" if state else label)
+
         tell()
         return tell
 
@@ -309,7 +368,9 @@ def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions:
     for name, benchmark, arguments in standard:
         tell = part(name)
         arguments = _arguments(benchmark, arguments, parameters)
-        timed = measure(name, benchmark.function, **arguments, **repeat, on_row=lambda so_far: tell(so_far.incomplete))
+        timed = measure(
+            name, benchmark.function, **arguments, **repeat, on_row=lambda so_far, tell=tell: tell(so_far.incomplete)
+        )
         tell("validating, untimed")
         validated = measure(name, benchmark.function, **{**arguments, **VALIDATION_PASS}, validate=True)
         keep(name, validation_pass(timed, validated))
@@ -317,12 +378,23 @@ def _run_into(run: RunFolder | None, comm, beff_max_size: int, beff_repetitions:
         arguments = {**arguments, "max_size": beff_max_size}
         if beff_repetitions is not None:
             arguments["repetitions"] = beff_repetitions
-        keep(name, measure(name, beff.run, **arguments, **repeat, device=parameters.get("device"),
-                           on_progress=part(name)))
+        keep(
+            name,
+            measure(name, beff.run, **arguments, **repeat, device=parameters.get("device"), on_progress=part(name)),
+        )
     for name, arguments in gathers:
         tell = part(name)
-        keep(name, measure(name, gather.run, **arguments, **repeat, device=parameters.get("device"),
-                           on_row=lambda so_far: tell(so_far.incomplete)))
+        keep(
+            name,
+            measure(
+                name,
+                gather.run,
+                **arguments,
+                **repeat,
+                device=parameters.get("device"),
+                on_row=lambda so_far, tell=tell: tell(so_far.incomplete),
+            ),
+        )
     if run is not None:
         part("the simulated fabrics")
         # The simulated fabrics need no ranks: rank 0 runs them.
@@ -343,9 +415,12 @@ def validation_pass(timed, validated):
         row["validation"], row["validation_errors"] = verdicts.get(row["size"], (None, None))
     failed = [row["size"] for row in validated.rows if row["validation"] == "fail"]
     timed.params["validation_pass"] = {
-        "timed": False, **VALIDATION_PASS,
+        "timed": False,
+        **VALIDATION_PASS,
         "method": "a pass of its own after the timed one, with validation (-c); the timed pass runs as a plain run",
-        "verdict": "fail" if failed else "pass", "failed_sizes": failed}
+        "verdict": "fail" if failed else "pass",
+        "failed_sizes": failed,
+    }
     return timed
 
 
@@ -389,13 +464,16 @@ def summary(results: list) -> str:
     """One page: where it ran, a line per benchmark, then the tables."""
     env = next((r.env for r in results if "opencl" in r.env), results[0].env if results else {})
     opencl = env.get("opencl", {})
-    lines = [f"fpgacomm {env.get('fpgacomm_version', '?')} ({env.get('git_revision', '?')}) suite, "
-             f"{env.get('time_utc', '')}",
-             f"hosts {', '.join(env.get('hosts', []))}; {env.get('ranks', '?')} ranks; "
-             f"MPI {env.get('mpi_library', '?').splitlines()[0] if env.get('mpi_library') else '?'}; "
-             f"thread level {env.get('mpi_thread_level', {}).get('provided', '?')}",
-             f"OpenCL device {opencl.get('device', 'none')} on {opencl.get('platform', '-')} "
-             f"({opencl.get('device_type', '-')})", ""]
+    lines = [
+        f"fpgacomm {env.get('fpgacomm_version', '?')} ({env.get('git_revision', '?')}) suite, "
+        f"{env.get('time_utc', '')}",
+        f"hosts {', '.join(env.get('hosts', []))}; {env.get('ranks', '?')} ranks; "
+        f"MPI {env.get('mpi_library', '?').splitlines()[0] if env.get('mpi_library') else '?'}; "
+        f"thread level {env.get('mpi_thread_level', {}).get('provided', '?')}",
+        f"OpenCL device {opencl.get('device', 'none')} on {opencl.get('platform', '-')} "
+        f"({opencl.get('device_type', '-')})",
+        "",
+    ]
     lines += [summary_line(result) for result in results]
     for result in results:
         lines += ["", format_text(result)]

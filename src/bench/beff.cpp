@@ -197,14 +197,18 @@ class Runner {
   void exchange_host(std::uint64_t size) {
     const int count = static_cast<int>(size);
     MPI_Request requests[4];
-    comm_.check(MPI_Irecv(recv_left_->host_data(), count, MPI_BYTE, neighbours_.left, kRightwardTag, comm_.raw(),
-                          &requests[0]), "MPI_Irecv", "b_eff: receiving from the left neighbour");
+    comm_.check(
+        MPI_Irecv(recv_left_->host_data(), count, MPI_BYTE, neighbours_.left, kRightwardTag, comm_.raw(), &requests[0]),
+        "MPI_Irecv", "b_eff: receiving from the left neighbour");
     comm_.check(MPI_Irecv(recv_right_->host_data(), count, MPI_BYTE, neighbours_.right, kLeftwardTag, comm_.raw(),
-                          &requests[1]), "MPI_Irecv", "b_eff: receiving from the right neighbour");
+                          &requests[1]),
+                "MPI_Irecv", "b_eff: receiving from the right neighbour");
     comm_.check(MPI_Isend(send_right_->host_data(), count, MPI_BYTE, neighbours_.right, kRightwardTag, comm_.raw(),
-                          &requests[2]), "MPI_Isend", "b_eff: sending to the right neighbour");
-    comm_.check(MPI_Isend(send_left_->host_data(), count, MPI_BYTE, neighbours_.left, kLeftwardTag, comm_.raw(),
-                          &requests[3]), "MPI_Isend", "b_eff: sending to the left neighbour");
+                          &requests[2]),
+                "MPI_Isend", "b_eff: sending to the right neighbour");
+    comm_.check(
+        MPI_Isend(send_left_->host_data(), count, MPI_BYTE, neighbours_.left, kLeftwardTag, comm_.raw(), &requests[3]),
+        "MPI_Isend", "b_eff: sending to the left neighbour");
     comm_.check(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE), "MPI_Waitall", "b_eff: exchanging with both neighbours");
   }
 
@@ -227,12 +231,11 @@ class Runner {
   // HPCC FPGA's IEC mode: no device buffers and no MPI transfers; the four
   // kernels, on four queues, stream and check the messages themselves.
   void open_iec() {
-    if (!device_)
-      throw UsageError("b_eff --comm-type iec needs an OpenCL device, and none was opened");
+    if (!device_) throw UsageError("b_eff --comm-type iec needs an OpenCL device, and none was opened");
     const DeviceInfo& info = device_->info();
     if (!info.has_extension("cl_intel_channels"))
-      throw UsageError("b_eff --comm-type iec needs Intel external channels (cl_intel_channels), and " +
-                       info.label() + " on '" + info.platform_name +
+      throw UsageError("b_eff --comm-type iec needs Intel external channels (cl_intel_channels), and " + info.label() +
+                       " on '" + info.platform_name +
                        "' has none; use an Intel FPGA with a b_eff IEC binary (--binary) or Intel's FPGA "
                        "emulator (--device-type fpga), or --comm-type kernel");
     for (const char* name :
@@ -256,9 +259,9 @@ class Runner {
     set_args(iec_kernels_[3], "beff_iec_send_left", bytes, count, first, me);
     const std::size_t one = 1;
     for (std::size_t k = 0; k < iec_kernels_.size(); ++k) {
-      cl_check(clEnqueueNDRangeKernel(iec_queues_[k]->get(), iec_kernels_[k], 1, nullptr, &one, &one, 0, nullptr,
-                                      nullptr),
-               "clEnqueueNDRangeKernel", "launching a b_eff IEC kernel");
+      cl_check(
+          clEnqueueNDRangeKernel(iec_queues_[k]->get(), iec_kernels_[k], 1, nullptr, &one, &one, 0, nullptr, nullptr),
+          "clEnqueueNDRangeKernel", "launching a b_eff IEC kernel");
       cl_check(clFlush(iec_queues_[k]->get()), "clFlush", "launching a b_eff IEC kernel");
     }
     for (const auto& queue : iec_queues_)
@@ -321,7 +324,7 @@ class Runner {
       recv_left_->fill_zero();
       recv_right_->fill_zero();
       comm_.barrier();  // no message may arrive before its buffer is cleared
-      ++sequence_;  // the exchange below is number `sequence`
+      ++sequence_;      // the exchange below is number `sequence`
       move(size, sequence);
       if (fault_) {
         (*fault_)(*recv_left_, 0, size);
@@ -433,10 +436,14 @@ BeffType parse_beff_type(const std::string& name) {
 
 std::string beff_type_name(BeffType type) {
   switch (type) {
-    case BeffType::Cpu: return "cpu";
-    case BeffType::Pcie: return "pcie";
-    case BeffType::Kernel: return "kernel";
-    case BeffType::Iec: return "iec";
+    case BeffType::Cpu:
+      return "cpu";
+    case BeffType::Pcie:
+      return "pcie";
+    case BeffType::Kernel:
+      return "kernel";
+    case BeffType::Iec:
+      return "iec";
   }
   return "?";
 }

@@ -13,8 +13,8 @@
 #include "comm/transfer.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
-#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
+#include "core/launch_hint.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -27,8 +27,9 @@ struct NamedOp {
 };
 
 // In OSU Micro-Benchmarks' order.
-constexpr NamedOp kOps[] = {{"gather", Op::Gather}, {"scatter", Op::Scatter}, {"allgather", Op::Allgather},
-                            {"alltoall", Op::Alltoall}, {"bcast", Op::Bcast}, {"reduce", Op::Reduce},
+constexpr NamedOp kOps[] = {{"gather", Op::Gather},       {"scatter", Op::Scatter},
+                            {"allgather", Op::Allgather}, {"alltoall", Op::Alltoall},
+                            {"bcast", Op::Bcast},         {"reduce", Op::Reduce},
                             {"allreduce", Op::Allreduce}, {"reduce_scatter", Op::ReduceScatter},
                             {"barrier", Op::Barrier}};
 
@@ -53,8 +54,14 @@ class Runner {
  public:
   Runner(const Communicator& comm, DeviceOps* device, const CollectiveOptions& options,
          const SizeHook<CollectiveTiming>& on_size)
-      : comm_(comm), device_(device), options_(options), on_size_(on_size), op_(op_of(options.op)), ranks_(comm.size()),
-        me_(comm.rank()), root_(options.root.value_or(0)) {
+      : comm_(comm),
+        device_(device),
+        options_(options),
+        on_size_(on_size),
+        op_(op_of(options.op)),
+        ranks_(comm.size()),
+        me_(comm.rank()),
+        root_(options.root.value_or(0)) {
     options.validate();
     if (ranks_ < 2)
       throw UsageError("osu " + options.op + " needs at least 2 ranks, and this run has " + std::to_string(ranks_) +
@@ -75,8 +82,10 @@ class Runner {
     try {
       const std::vector<std::uint64_t> all = sizes();
       const std::uint64_t largest = *std::max_element(all.begin(), all.end());
-      if (send_bytes(largest) > 0) send_ = std::make_unique<StagedBuffer>(device_, options_.kind, send_bytes(largest), options_.bank);
-      if (recv_bytes(largest) > 0) recv_ = std::make_unique<StagedBuffer>(device_, options_.kind, recv_bytes(largest), options_.bank);
+      if (send_bytes(largest) > 0)
+        send_ = std::make_unique<StagedBuffer>(device_, options_.kind, send_bytes(largest), options_.bank);
+      if (recv_bytes(largest) > 0)
+        recv_ = std::make_unique<StagedBuffer>(device_, options_.kind, recv_bytes(largest), options_.bank);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -140,24 +149,42 @@ class Runner {
   std::uint64_t send_bytes(std::uint64_t size) const {
     const std::uint64_t block = block_bytes(size), all = block * ranks_;
     switch (op_) {
-      case Op::Gather: case Op::Allgather: case Op::Reduce: case Op::Allreduce: case Op::ReduceScatter: return block;
-      case Op::Scatter: return root() ? all : 0;
-      case Op::Alltoall: return all;
-      case Op::Bcast: return root() ? block : 0;
-      case Op::Barrier: return 0;
+      case Op::Gather:
+      case Op::Allgather:
+      case Op::Reduce:
+      case Op::Allreduce:
+      case Op::ReduceScatter:
+        return block;
+      case Op::Scatter:
+        return root() ? all : 0;
+      case Op::Alltoall:
+        return all;
+      case Op::Bcast:
+        return root() ? block : 0;
+      case Op::Barrier:
+        return 0;
     }
     return 0;
   }
   std::uint64_t recv_bytes(std::uint64_t size) const {
     const std::uint64_t block = block_bytes(size), all = block * ranks_;
     switch (op_) {
-      case Op::Gather: return root() ? all : 0;
-      case Op::Allgather: case Op::Alltoall: return all;
-      case Op::Scatter: case Op::Allreduce: return block;
-      case Op::Bcast: return root() ? 0 : block;
-      case Op::Reduce: return root() ? block : 0;
-      case Op::ReduceScatter: return block_of(size, me_) * element_bytes();
-      case Op::Barrier: return 0;
+      case Op::Gather:
+        return root() ? all : 0;
+      case Op::Allgather:
+      case Op::Alltoall:
+        return all;
+      case Op::Scatter:
+      case Op::Allreduce:
+        return block;
+      case Op::Bcast:
+        return root() ? 0 : block;
+      case Op::Reduce:
+        return root() ? block : 0;
+      case Op::ReduceScatter:
+        return block_of(size, me_) * element_bytes();
+      case Op::Barrier:
+        return 0;
     }
     return 0;
   }
@@ -173,17 +200,25 @@ class Runner {
   // wrong place, does not match.
   int send_stream(int block) const {
     switch (op_) {
-      case Op::Scatter: return block;
-      case Op::Alltoall: return me_ * ranks_ + block;
-      default: return me_;
+      case Op::Scatter:
+        return block;
+      case Op::Alltoall:
+        return me_ * ranks_ + block;
+      default:
+        return me_;
     }
   }
   int recv_stream(int block) const {
     switch (op_) {
-      case Op::Gather: case Op::Allgather: return block;
-      case Op::Scatter: return me_;
-      case Op::Alltoall: return block * ranks_ + me_;
-      default: return root_;  // bcast
+      case Op::Gather:
+      case Op::Allgather:
+        return block;
+      case Op::Scatter:
+        return me_;
+      case Op::Alltoall:
+        return block * ranks_ + me_;
+      default:
+        return root_;  // bcast
     }
   }
 
@@ -255,8 +290,7 @@ class Runner {
       case Op::ReduceScatter: {
         std::vector<int> counts(ranks_);
         for (int r = 0; r < ranks_; ++r) counts[r] = static_cast<int>(block_of(size, r));
-        return comm_.check(MPI_Reduce_scatter(send, recv, counts.data(), type, MPI_SUM, c), "MPI_Reduce_scatter",
-                           what);
+        return comm_.check(MPI_Reduce_scatter(send, recv, counts.data(), type, MPI_SUM, c), "MPI_Reduce_scatter", what);
       }
       case Op::Barrier:
         return comm_.check(MPI_Barrier(c), "MPI_Barrier", what);

@@ -19,7 +19,8 @@ void check_host_kind(MemKind host_kind) {
 double event_seconds(cl_event event) {
   const char* what = "reading a copy's profiling times";
   return static_cast<double>(profiling_ns(event, CL_PROFILING_COMMAND_END, what) -
-                             profiling_ns(event, CL_PROFILING_COMMAND_START, what)) * 1e-9;
+                             profiling_ns(event, CL_PROFILING_COMMAND_START, what)) *
+         1e-9;
 }
 
 struct CopyTiming {
@@ -39,12 +40,12 @@ CopyTiming copy_once(Device& device, Buffer& device_buffer, Buffer& host, bool t
     cl_event event = nullptr;
     cl_event* event_out = profile ? &event : nullptr;
     if (to_device)
-      cl_check(clEnqueueWriteBuffer(device.to_device_queue(), device_buffer.mem(), CL_TRUE, offset, n,
-                                    host.host_data(), 0, nullptr, event_out),
+      cl_check(clEnqueueWriteBuffer(device.to_device_queue(), device_buffer.mem(), CL_TRUE, offset, n, host.host_data(),
+                                    0, nullptr, event_out),
                "clEnqueueWriteBuffer", [&] { return "copying " + std::to_string(n) + " bytes to the device"; });
     else
-      cl_check(clEnqueueReadBuffer(device.to_host_queue(), device_buffer.mem(), CL_TRUE, offset, n,
-                                   host.host_data(), 0, nullptr, event_out),
+      cl_check(clEnqueueReadBuffer(device.to_host_queue(), device_buffer.mem(), CL_TRUE, offset, n, host.host_data(), 0,
+                                   nullptr, event_out),
                "clEnqueueReadBuffer", [&] { return "copying " + std::to_string(n) + " bytes from the device"; });
     if (event) events.push_back(event);
   }
@@ -66,7 +67,8 @@ CopyTiming copy_once(Device& device, Buffer& device_buffer, Buffer& host, bool t
 double copy_time(Device& device, bool to_device, MemKind host_kind, std::uint64_t bytes, std::uint64_t chunk,
                  int repetitions) {
   check_host_kind(host_kind);
-  if (chunk == 0 || repetitions < 1) throw UsageError("copy bandwidth needs a chunk of at least 1 byte and 1 repetition");
+  if (chunk == 0 || repetitions < 1)
+    throw UsageError("copy bandwidth needs a chunk of at least 1 byte and 1 repetition");
   chunk = std::min(chunk, bytes);
   Buffer device_buffer(&device, MemKind::Device, bytes);
   Buffer host(&device, host_kind, chunk);

@@ -1,8 +1,8 @@
 #include "bench/gather.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <climits>
+#include <cmath>
 #include <memory>
 
 #include "bench/agreed_run.hpp"
@@ -10,8 +10,8 @@
 #include "bench/pt2pt.hpp"
 #include "comm/receive_fault.hpp"
 #include "core/error.hpp"
-#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
+#include "core/launch_hint.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -26,13 +26,17 @@ std::string bytes_text(std::uint64_t bytes) { return std::to_string(bytes) + " b
 
 class Runner {
  public:
-  Runner(const Communicator& comm, Device* device, const GatherOptions& options,
-         const SizeHook<GatherTiming>& on_size)
-      : comm_(comm), device_(device), options_(options), on_size_(on_size), nodes_(comm.size()), me_(comm.rank()),
+  Runner(const Communicator& comm, Device* device, const GatherOptions& options, const SizeHook<GatherTiming>& on_size)
+      : comm_(comm),
+        device_(device),
+        options_(options),
+        on_size_(on_size),
+        nodes_(comm.size()),
+        me_(comm.rank()),
         transfers_(comm, device, options.transfer) {
     if (nodes_ < 2)
-      throw UsageError("gather needs at least 2 ranks, and this run has " + std::to_string(nodes_) +
-                       "; " + run_it_with("2") + " (or more ranks)");
+      throw UsageError("gather needs at least 2 ranks, and this run has " + std::to_string(nodes_) + "; " +
+                       run_it_with("2") + " (or more ranks)");
     // The collective steps first, so that a check below that fails on one
     // rank alone cannot leave the others waiting in them.
     const std::uint64_t stages = stage_count();
@@ -65,8 +69,8 @@ class Runner {
                        " exceed an MPI count; use sizes up to 2G - 1");
     check_memory(largest);
     // Every transfer and validation goes through this one buffer of n blocks.
-    buffer_ = std::make_unique<Buffer>(device, options.kind, std::max<std::uint64_t>(1, nodes_u() * largest),
-                                       options.bank);
+    buffer_ =
+        std::make_unique<Buffer>(device, options.kind, std::max<std::uint64_t>(1, nodes_u() * largest), options.bank);
     if (mpi && is_device_kind(options.kind))
       mirror_ = std::make_unique<Buffer>(device, MemKind::PinnedHost, std::max<std::uint64_t>(1, nodes_u() * largest));
     empty_ = std::make_unique<Buffer>(nullptr, MemKind::Host, 1);
@@ -142,11 +146,14 @@ class Runner {
     const std::uint64_t one = nodes_u() * largest;
     const std::uint64_t all = one * static_cast<std::uint64_t>(std::max(1, options_.device_sharers));
     if (one > info.max_alloc_bytes || all > info.global_mem_bytes) {
-      const std::uint64_t fits = std::min(info.max_alloc_bytes, info.global_mem_bytes /
-                                          static_cast<std::uint64_t>(std::max(1, options_.device_sharers))) / nodes_u();
+      const std::uint64_t fits =
+          std::min(info.max_alloc_bytes,
+                   info.global_mem_bytes / static_cast<std::uint64_t>(std::max(1, options_.device_sharers))) /
+          nodes_u();
       throw UsageError("gather: " + std::to_string(nodes_) + " blocks of " + bytes_text(largest) + " per rank (" +
-                       std::to_string(options_.device_sharers) + " rank(s) on this device) exceed the device's memory: " +
-                       info.label() + " has " + bytes_text(info.global_mem_bytes) + " of global memory and allocates at most " +
+                       std::to_string(options_.device_sharers) +
+                       " rank(s) on this device) exceed the device's memory: " + info.label() + " has " +
+                       bytes_text(info.global_mem_bytes) + " of global memory and allocates at most " +
                        bytes_text(info.max_alloc_bytes) + " at once; use --sizes up to " + bytes_text(fits));
     }
   }
@@ -168,7 +175,8 @@ class Runner {
     for (std::uint64_t offset = 0; offset < size; offset += piece.size()) {
       const std::uint64_t n = std::min<std::uint64_t>(piece.size(), size - offset);
       buffer_->read(piece.data(), n, position * size + offset);
-      for (std::uint64_t i = 0; i < n; ++i) errors += piece[i] != pattern_byte(offset + i, size, iteration, owner(position));
+      for (std::uint64_t i = 0; i < n; ++i)
+        errors += piece[i] != pattern_byte(offset + i, size, iteration, owner(position));
     }
     return errors;
   }
@@ -249,10 +257,12 @@ class Runner {
     const char* what = "the mpi gather schedule";
     if (op == "gather")
       comm_.check(MPI_Gatherv(root ? MPI_IN_PLACE : mine, count, block, host, counts.data(), displacements.data(),
-                              block, options_.root, c), "MPI_Gatherv", what);
+                              block, options_.root, c),
+                  "MPI_Gatherv", what);
     else if (op == "scatter")
       comm_.check(MPI_Scatterv(host, counts.data(), displacements.data(), block, root ? MPI_IN_PLACE : mine, count,
-                               block, options_.root, c), "MPI_Scatterv", what);
+                               block, options_.root, c),
+                  "MPI_Scatterv", what);
     else
       comm_.check(MPI_Allgatherv(MPI_IN_PLACE, count, block, host, counts.data(), displacements.data(), block, c),
                   "MPI_Allgatherv", what);

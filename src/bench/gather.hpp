@@ -42,10 +42,10 @@ struct GatherOptions {
   std::vector<std::uint64_t> holds;   // positions this rank holds before the first stage
   std::vector<std::uint64_t> checks;  // positions it must hold, intact, after the last
   MemKind kind = MemKind::Device;
-  std::vector<std::uint64_t> sizes;   // bytes per node (block size)
-  IterationCounts counts;             // timed and warm-up iterations per size
-  bool barrier = true;                // control: barrier (true) or local
-  bool validation = true;  // check every block after the last stage, outside the timed region
+  std::vector<std::uint64_t> sizes;  // bytes per node (block size)
+  IterationCounts counts;            // timed and warm-up iterations per size
+  bool barrier = true;               // control: barrier (true) or local
+  bool validation = true;            // check every block after the last stage, outside the timed region
   // Ranks whose buffers share this rank's device: the memory check counts them all.
   int device_sharers = 1;
   // Bare MPI_Barriers timed after the sweep: the reference a stage's own
@@ -72,9 +72,9 @@ struct GatherTiming {
 };
 
 struct GatherRun {
-  std::vector<GatherTiming> sizes;      // stops after the first size that failed validation
+  std::vector<GatherTiming> sizes;        // stops after the first size that failed validation
   std::vector<double> barrier_reference;  // s, per bare barrier: the slowest rank's
-  std::string route;                     // how this rank's buffer reaches MPI
+  std::string route;                      // how this rank's buffer reaches MPI
 };
 
 // Collective over `comm`; every rank gets the same GatherRun, and calls

@@ -91,9 +91,9 @@ void check_host_memory(const Communicator& comm, const HostMemory& mine, const s
   const std::string limit_text =
       set ? amount(double(limit)) + " (--max-memory)"
           : amount(double(limit)) + " (3/4 of the " + amount(double(available)) + " MemAvailable of /proc/meminfo)";
-  throw UsageError(run + ": the " + std::to_string(sharers) + (sharers == 1 ? " rank" : " ranks") + " on host " +
-                   host + " would hold about " + amount(together) + " of host memory (this rank: " +
-                   mine.describe() + "), more than the limit of " + limit_text + "; " + fix +
+  throw UsageError(run + ": the " + std::to_string(sharers) + (sharers == 1 ? " rank" : " ranks") + " on host " + host +
+                   " would hold about " + amount(together) + " of host memory (this rank: " + mine.describe() +
+                   "), more than the limit of " + limit_text + "; " + fix +
                    ", or raise the limit with --max-memory SIZE");
 }
 

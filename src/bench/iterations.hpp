@@ -22,8 +22,10 @@ constexpr int kValidationWarmup = 5, kMaxValidationWarmup = 10;
 // Throws UsageError for a -u outside 0..kMaxValidationWarmup.
 inline void validate_validation_warmup(int repetitions) {
   if (repetitions < 0 || repetitions > kMaxValidationWarmup)
-    throw UsageError("validation warm-up -u must be 0 to " + std::to_string(kMaxValidationWarmup) + " (as OSU "
-                     "Micro-Benchmarks), got " + std::to_string(repetitions));
+    throw UsageError("validation warm-up -u must be 0 to " + std::to_string(kMaxValidationWarmup) +
+                     " (as OSU "
+                     "Micro-Benchmarks), got " +
+                     std::to_string(repetitions));
 }
 
 struct IterationCounts {

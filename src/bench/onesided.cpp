@@ -16,8 +16,8 @@
 #include "core/c_text.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
-#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
+#include "core/launch_hint.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -37,15 +37,17 @@ struct NamedTest {
 };
 
 // In OSU Micro-Benchmarks' order.
-constexpr NamedTest kTests[] = {{"put_latency", {true, Shape::Latency}}, {"get_latency", {false, Shape::Latency}},
-                                {"put_bw", {true, Shape::Bandwidth}}, {"get_bw", {false, Shape::Bandwidth}},
+constexpr NamedTest kTests[] = {{"put_latency", {true, Shape::Latency}},
+                                {"get_latency", {false, Shape::Latency}},
+                                {"put_bw", {true, Shape::Bandwidth}},
+                                {"get_bw", {false, Shape::Bandwidth}},
                                 {"put_bibw", {true, Shape::BiBandwidth}}};
 
 // OMB's default (flush) first, then OMB's other passive and active target
 // synchronisations.
-constexpr std::pair<const char*, Sync> kSyncs[] = {{"flush", Sync::Flush}, {"lock", Sync::Lock},
-                                                   {"flush_local", Sync::FlushLocal}, {"lock_all", Sync::LockAll},
-                                                   {"pscw", Sync::Pscw}, {"fence", Sync::Fence}};
+constexpr std::pair<const char*, Sync> kSyncs[] = {
+    {"flush", Sync::Flush},      {"lock", Sync::Lock}, {"flush_local", Sync::FlushLocal},
+    {"lock_all", Sync::LockAll}, {"pscw", Sync::Pscw}, {"fence", Sync::Fence}};
 
 // OMB's default (MPI_Win_allocate) first.
 constexpr std::pair<const char*, Creation> kCreations[] = {
@@ -153,8 +155,10 @@ struct Iteration {
     if (both_issue) {  // latency ping-pong: rank 0 operates on rank 1, then rank 1 on rank 0
       double staging = 0;
       if (sync == Sync::Fence) {
-        if (me == 0) fence(), staging = operations(), fence(), staging += landed(), fence();
-        else fence(), fence(), staging = operations(), fence(), staging += landed();
+        if (me == 0)
+          fence(), staging = operations(), fence(), staging += landed(), fence();
+        else
+          fence(), fence(), staging = operations(), fence(), staging += landed();
       } else if (me == 0) {
         start(), staging = operations(), complete(), staging += landed(), post(), wait();
       } else {
@@ -199,9 +203,16 @@ class Runner {
  public:
   Runner(const Communicator& comm, Device* device, const OneSidedOptions& options,
          const SizeHook<OneSidedTiming>& on_size)
-      : comm_(comm), device_(device), options_(options), on_size_(on_size), spec_(spec_of(options.test)),
-        sync_(sync_of(options.sync_or_default())), creation_(creation_of(options.window_creation)),
-        me_(comm.rank()), peer_(1 - comm.rank()), slots_(spec_.shape == Shape::Latency ? 1 : options.window) {
+      : comm_(comm),
+        device_(device),
+        options_(options),
+        on_size_(on_size),
+        spec_(spec_of(options.test)),
+        sync_(sync_of(options.sync_or_default())),
+        creation_(creation_of(options.window_creation)),
+        me_(comm.rank()),
+        peer_(1 - comm.rank()),
+        slots_(spec_.shape == Shape::Latency ? 1 : options.window) {
     options.validate();
     if (comm.size() != 2)
       throw UsageError("osu " + options.test + " needs exactly 2 ranks, and this run has " +
@@ -308,17 +319,16 @@ class Runner {
     }
     window_memory_ = target_->host_data();
     if (creation_ == Creation::Create) {
-      check_window(MPI_Win_create(window_memory_, length, 1, MPI_INFO_NULL, comm_.raw(), &window_),
-                   "MPI_Win_create");
+      check_window(MPI_Win_create(window_memory_, length, 1, MPI_INFO_NULL, comm_.raw(), &window_), "MPI_Win_create");
       return;
     }
     check_window(MPI_Win_create_dynamic(MPI_INFO_NULL, comm_.raw(), &window_), "MPI_Win_create_dynamic");
     check_window(MPI_Win_attach(window_, window_memory_, length), "MPI_Win_attach");
     MPI_Aint mine = 0;
     check_mpi(MPI_Get_address(window_memory_, &mine), "MPI_Get_address");
-    check_mpi(MPI_Sendrecv(&mine, 1, MPI_AINT, peer_, 0, &peer_base_, 1, MPI_AINT, peer_, 0, comm_.raw(),
-                           MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
+    check_mpi(
+        MPI_Sendrecv(&mine, 1, MPI_AINT, peer_, 0, &peer_base_, 1, MPI_AINT, peer_, 0, comm_.raw(), MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
   }
 
   void free_buffers() {

@@ -8,8 +8,8 @@
 #include "bench/agreed_run.hpp"
 #include "bench/host_memory.hpp"
 #include "core/error.hpp"
-#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
+#include "core/launch_hint.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -21,8 +21,8 @@ class OverheadRunner {
   OverheadRunner(const Communicator& comm, const std::vector<std::uint64_t>& sizes, const IterationCounts& counts)
       : comm_(comm), sizes_(sizes), counts_(counts) {
     if (comm.size() != 2)
-      throw UsageError("overhead needs exactly 2 ranks, and this run has " + std::to_string(comm.size()) +
-                       "; " + run_it_with("2"));
+      throw UsageError("overhead needs exactly 2 ranks, and this run has " + std::to_string(comm.size()) + "; " +
+                       run_it_with("2"));
     if (sizes.empty()) throw UsageError("no message sizes to run");
     for (std::uint64_t size : sizes)
       if (size < 1 || size > static_cast<std::uint64_t>(INT32_MAX))
@@ -79,8 +79,10 @@ class OverheadRunner {
     for (int i = 0; i < timed; ++i) {
       check_interrupt();
       iteration(count, send, receive);
-      if (comm_.rank() == 0) mine[i] = send;
-      else mine[timed + i] = receive;
+      if (comm_.rank() == 0)
+        mine[i] = send;
+      else
+        mine[timed + i] = receive;
     }
     const std::vector<double> both = comm_.sum(mine);
     OverheadTiming timing;

@@ -8,8 +8,8 @@
 #include "comm/receive_fault.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
-#include "core/launch_hint.hpp"
 #include "core/interrupt.hpp"
+#include "core/launch_hint.hpp"
 
 namespace fpgacomm {
 namespace {
@@ -51,16 +51,17 @@ void check_ranks(const std::string& test, const TestSpec& spec, int ranks, int p
   if (pairs > 0) {
     if (2 * pairs > ranks)
       throw UsageError("osu " + test + " -p " + std::to_string(pairs) + " pairs rank i with rank i+" +
-                       std::to_string(pairs) + " and needs " + std::to_string(2 * pairs) +
-                       " ranks, and this run has " + std::to_string(ranks) + "; give -p " + std::to_string(ranks / 2) +
+                       std::to_string(pairs) + " and needs " + std::to_string(2 * pairs) + " ranks, and this run has " +
+                       std::to_string(ranks) + "; give -p " + std::to_string(ranks / 2) +
                        " or fewer, or run more ranks");
     return;
   }
   if (!spec.multi_pair && ranks != 2)
-    throw UsageError("osu " + test + " needs exactly 2 ranks, and this run has " + std::to_string(ranks) +
-                     "; " + run_it_with("2") + " (multi_lat and mbw_mr take any even number)");
+    throw UsageError("osu " + test + " needs exactly 2 ranks, and this run has " + std::to_string(ranks) + "; " +
+                     run_it_with("2") + " (multi_lat and mbw_mr take any even number)");
   if (spec.multi_pair && (ranks < 2 || ranks % 2 != 0))
-    throw UsageError("osu " + test + " pairs rank i with rank i+N/2 and needs an even number of ranks, and this run has " +
+    throw UsageError("osu " + test +
+                     " pairs rank i with rank i+N/2 and needs an even number of ranks, and this run has " +
                      std::to_string(ranks) + "; run it with an even -np");
 }
 
@@ -111,13 +112,20 @@ struct Role {
 class Runner {
  public:
   Runner(const Communicator& comm, DeviceOps* device, const Pt2ptOptions& options, const SizeHook<SizeTiming>& on_size)
-      : comm_(comm), device_(device), options_(options), on_size_(on_size), spec_(spec_of(options.test)),
+      : comm_(comm),
+        device_(device),
+        options_(options),
+        on_size_(on_size),
+        spec_(spec_of(options.test)),
         transfers_(comm, device, options.transfer) {
     options.validate();
     check_ranks(options.test, spec_, comm.size(), options.pairs);
     const int pairs = options.pairs > 0 ? options.pairs : comm.size() / 2;
     const bool first = comm.rank() < pairs, idle = comm.rank() >= 2 * pairs;
-    role_ = {pairs, first, idle, idle ? MPI_PROC_NULL : first ? comm.rank() + pairs : comm.rank() - pairs,
+    role_ = {pairs, first, idle,
+             idle    ? MPI_PROC_NULL
+             : first ? comm.rank() + pairs
+                     : comm.rank() - pairs,
              first ? options.send_kind : options.recv_kind};
     windows_ = options.vary_window ? varied_windows() : std::vector<int>{options.window};
     check_host_memory(comm, host_memory(), "osu " + options.test,
@@ -199,9 +207,8 @@ class Runner {
         message_bytes(*std::max_element(options_.sizes.begin(), options_.sizes.end()), options_.datatype);
     // The peer's route as this rank's device would give it (ranks of one run have alike devices).
     const bool stages = choose_route(role_.kind, device_, options_.transfer.path) == Route::Staged;
-    const bool chunked =
-        stages || choose_route(role_.first_half ? options_.recv_kind : options_.send_kind, device_,
-                               options_.transfer.path) == Route::Staged;
+    const bool chunked = stages || choose_route(role_.first_half ? options_.recv_kind : options_.send_kind, device_,
+                                                options_.transfer.path) == Route::Staged;
     const std::uint64_t chunk = chunked ? transfers_.options().chunk_bytes : kMaxWireChunk;
     const int directions = (sends() ? 1 : 0) + (receives() ? 1 : 0);
     HostMemory memory;
@@ -210,7 +217,7 @@ class Runner {
     else if (!is_device_kind(role_.kind))
       memory.buffers = double(directions) * buffers_per_size() * double(largest);
     if (options_.validation) memory.buffers += double(std::min(largest, kValidationPiece));
-    const double messages = role_.idle                      ? 0.0
+    const double messages = role_.idle                       ? 0.0
                             : spec_.shape == Shape::PingPong ? 1.0
                             : spec_.shape == Shape::BiWindow ? 2.0 * largest_window()
                                                              : double(largest_window());
@@ -327,8 +334,7 @@ class Runner {
         } else {
           for (int j = 0; j < window_; ++j) post_recv(j, size);
           transfers_.wait_all();
-          comm_.check(MPI_Send(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw()), "MPI_Send",
-                      "acknowledging the window");
+          comm_.check(MPI_Send(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw()), "MPI_Send", "acknowledging the window");
         }
         break;
       }
@@ -389,8 +395,8 @@ class Runner {
       for (double t : mean) timing.samples.push_back(t / 2.0);
     } else {
       // Bytes per window of all pairs together; bibw counts both directions.
-      const double window_bytes = static_cast<double>(bytes) * window_ * role_.pairs *
-                                  (spec_.shape == Shape::BiWindow ? 2.0 : 1.0);
+      const double window_bytes =
+          static_cast<double>(bytes) * window_ * role_.pairs * (spec_.shape == Shape::BiWindow ? 2.0 : 1.0);
       timing.value = window_bytes * iterations / total;
       for (double t : mean) timing.samples.push_back(window_bytes / t);
     }

@@ -16,7 +16,7 @@
 namespace fpgacomm {
 
 struct Pt2ptOptions {
-  std::string test = "latency";  // one of pt2pt_tests()
+  std::string test = "latency";       // one of pt2pt_tests()
   MemKind send_kind = MemKind::Host;  // the buffers of rank 0 (of the first half in multi-pair tests)
   MemKind recv_kind = MemKind::Host;  // the buffers of rank 1 (of the second half)
   std::vector<std::uint64_t> sizes;
@@ -24,7 +24,7 @@ struct Pt2ptOptions {
   // OMB's -T: a message moves its whole elements; sizes smaller than one are skipped.
   Datatype datatype = Datatype::Char;
   int window = 64;
-  bool validation = false;        // -c: check every received message, outside the timed region
+  bool validation = false;  // -c: check every received message, outside the timed region
   // -u: with validation, untimed repetitions of each iteration's operation
   // before the timed one (OMB's warmup_validation; at most 10).
   int validation_warmup = 0;
@@ -71,9 +71,9 @@ struct Pt2ptRun {
   // in turn); stops after the first size that failed validation.
   std::vector<SizeTiming> sizes;
   int pairs = 1;
-  std::string send_route, recv_route;  // how rank 0's and rank `pairs`' buffers moved
-  std::uint64_t chunk_bytes = 0;       // the pipelining chunk all ranks used
-  int slots = 0;                       // this rank's staging slots per direction
+  std::string send_route, recv_route;                  // how rank 0's and rank `pairs`' buffers moved
+  std::uint64_t chunk_bytes = 0;                       // the pipelining chunk all ranks used
+  int slots = 0;                                       // this rank's staging slots per direction
   std::uint64_t fast_to_device = 1, fast_to_host = 1;  // this rank's smallest fast copies
 };
 

@@ -1,6 +1,7 @@
+#include "bench/beff.hpp"
+
 #include <pybind11/stl.h>
 
-#include "bench/beff.hpp"
 #include "bench/ring.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
@@ -26,7 +27,9 @@ void bind_beff(py::module_& m) {
   auto options = validated_options_class<BeffOptions>(m, "BeffOptions", "One b_eff sweep's parameters.");
   options.def_property(
       "type", [](const BeffOptions& o) { return beff_type_name(o.type); },
-      [](BeffOptions& o, const std::string& name) { o.type = alike_on_every_rank([&] { return parse_beff_type(name); }); },
+      [](BeffOptions& o, const std::string& name) {
+        o.type = alike_on_every_rank([&] { return parse_beff_type(name); });
+      },
       "cpu, pcie, kernel or iec");
   options.def_readwrite("sizes", &BeffOptions::sizes)
       .def_readwrite("loop_lengths", &BeffOptions::loop_lengths, "per size; 0: the adaptive rule")

@@ -42,8 +42,8 @@ void bind_cl(py::module_& m) {
       .def("__repr__", [](const DeviceInfo& d) { return "<DeviceInfo " + d.label() + ">"; });
 
   m.def(
-      "mem_kind_name", [](const std::string& code) { return mem_kind_name(parse_mem_kind(code)); },
-      py::arg("code"), "The kind's name; raises UsageError for an unknown code.");
+      "mem_kind_name", [](const std::string& code) { return mem_kind_name(parse_mem_kind(code)); }, py::arg("code"),
+      "The kind's name; raises UsageError for an unknown code.");
   m.def(
       "mem_kind_codes",
       [](bool host_only) {

@@ -1,6 +1,7 @@
+#include "bench/collectives.hpp"
+
 #include <pybind11/stl.h>
 
-#include "bench/collectives.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
 #include "bindings/size_hook.hpp"
@@ -24,8 +25,8 @@ py::dict size_row(const CollectiveTiming& t) {
 }  // namespace
 
 void bind_collectives(py::module_& m) {
-  auto options = validated_options_class<CollectiveOptions>(m, "CollectiveOptions",
-                                                             "One OSU collective sweep's parameters.");
+  auto options =
+      validated_options_class<CollectiveOptions>(m, "CollectiveOptions", "One OSU collective sweep's parameters.");
   options.def_readwrite("op", &CollectiveOptions::op, "one of collective_ops()");
   text_property(options, "kind", &CollectiveOptions::kind, &mem_kind_code, &parse_mem_kind,
                 "every buffer of every rank: H, H!, D, B or P");

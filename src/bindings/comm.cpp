@@ -32,7 +32,8 @@ class PyTransfers {
   // Collective: see Transfers.
   PyTransfers(py::object communicator, DeviceOps* device, const std::string& path, std::uint64_t chunk, int slots,
               std::uint64_t fast_to_device, std::uint64_t fast_to_host)
-      : communicator_(communicator), comm_(mpi_comm(communicator)),
+      : communicator_(communicator),
+        comm_(mpi_comm(communicator)),
         transfers_(comm_, device, TransferOptions{parse_path(path), chunk, slots, fast_to_device, fast_to_host}) {}
 
   void send(Buffer& buffer, int dest, int tag, std::int64_t nbytes) {
@@ -82,10 +83,10 @@ void bind_comm(py::module_& m) {
            py::arg("comm"), py::arg("device"), py::arg("path") = "auto", py::arg("chunk_bytes") = 0,
            py::arg("slots") = TransferOptions{}.slots, py::arg("fast_to_device") = 1, py::arg("fast_to_host") = 1,
            py::keep_alive<1, 3>())
-      .def("send", &PyTransfers::send, py::arg("buffer"), py::arg("dest"), py::arg("tag") = 0,
-           py::arg("nbytes") = -1, py::call_guard<py::gil_scoped_release>())
-      .def("recv", &PyTransfers::recv, py::arg("buffer"), py::arg("source"), py::arg("tag") = 0,
-           py::arg("nbytes") = -1, py::arg("room") = 0, py::call_guard<py::gil_scoped_release>(),
+      .def("send", &PyTransfers::send, py::arg("buffer"), py::arg("dest"), py::arg("tag") = 0, py::arg("nbytes") = -1,
+           py::call_guard<py::gil_scoped_release>())
+      .def("recv", &PyTransfers::recv, py::arg("buffer"), py::arg("source"), py::arg("tag") = 0, py::arg("nbytes") = -1,
+           py::arg("room") = 0, py::call_guard<py::gil_scoped_release>(),
            "room: bytes of the buffer a widened staged copy may overwrite past the message (0: none)")
       .def("route", &PyTransfers::route, py::arg("buffer"));
   m.def(
@@ -120,8 +121,7 @@ void bind_comm(py::module_& m) {
         return measure_pipeline(comm, device, bytes, messages, candidates, repetitions, stages);
       },
       py::arg("comm"), py::arg("device"), py::arg("bytes"), py::arg("messages"), py::arg("candidates"),
-      py::arg("repetitions"),
-      py::arg("stages") = true,
+      py::arg("repetitions"), py::arg("stages") = true,
       "Collective: median seconds of the staged engine moving a window of `messages` messages of `bytes` from "
       "rank 0 to rank 1 with each candidate TransferOptions (chunk, slots), candidates taking turns in every "
       "repetition.");

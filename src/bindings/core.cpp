@@ -20,15 +20,19 @@ void bind_core(py::module_& m) {
       },
       py::arg("spec"), py::arg("default_min"), py::arg("default_max"));
   m.def(
-      "doubling_sizes", [](std::uint64_t min, std::uint64_t max) { return doubling_sizes({min, max}); },
+      "doubling_sizes",
+      [](std::uint64_t min, std::uint64_t max) {
+        return doubling_sizes({min, max});
+      },
       py::arg("min"), py::arg("max"));
   m.def("datatype_names", &datatype_names, "OSU Micro-Benchmarks' -T choices, lower case.");
   m.def(
-      "datatype_bytes", [](const std::string& name) { return datatype_bytes(parse_datatype(name)); },
-      py::arg("name"), "Bytes of one element of a -T datatype.");
+      "datatype_bytes", [](const std::string& name) { return datatype_bytes(parse_datatype(name)); }, py::arg("name"),
+      "Bytes of one element of a -T datatype.");
   m.def("parse_device_map", &parse_device_map, py::arg("spec"), py::arg("source"));
   m.def("install_interrupt_handler", &install_interrupt_handler,
-        "SIGINT, SIGTERM, SIGHUP and SIGALRM (the time limit) stop the core's loops (Interrupted) as well as reaching Python's handlers.");
+        "SIGINT, SIGTERM, SIGHUP and SIGALRM (the time limit) stop the core's loops (Interrupted) as well as reaching "
+        "Python's handlers.");
   m.def(
       "pending_interrupt", [] { return pending_interrupt.load(); },
       "The first interrupting signal's number, 0 while none came.");

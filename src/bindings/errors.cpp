@@ -1,7 +1,6 @@
+#include "bindings/bindings.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
-
-#include "bindings/bindings.hpp"
 
 namespace py = pybind11;
 

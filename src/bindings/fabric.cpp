@@ -32,12 +32,18 @@ TopologyKind parse_topology(const std::string& name) {
 
 std::string topology_name(TopologyKind kind) {
   switch (kind) {
-    case TopologyKind::ring: return "ring";
-    case TopologyKind::torus: return "torus";
-    case TopologyKind::switched: return "switched";
-    case TopologyKind::fat_tree: return "fat_tree";
-    case TopologyKind::host_path: return "host_path";
-    case TopologyKind::cluster: return "cluster";
+    case TopologyKind::ring:
+      return "ring";
+    case TopologyKind::torus:
+      return "torus";
+    case TopologyKind::switched:
+      return "switched";
+    case TopologyKind::fat_tree:
+      return "fat_tree";
+    case TopologyKind::host_path:
+      return "host_path";
+    case TopologyKind::cluster:
+      return "cluster";
   }
   throw Error("fabric: a topology without a name");
 }
@@ -66,8 +72,10 @@ std::vector<std::vector<TransferRun>> to_stages(const std::vector<std::vector<py
         if (item.size() > 3) run.port = item[3].cast<int>();
         if (item.size() > 4) run.lane = item[4].cast<int>();
       } else {
-        throw UsageError("fabric: a transfer is (src, dst, bytes[, port[, lane]]) and a run of them (count, src, "
-                         "src_step, dst, dst_step, bytes, port, lane), got " + std::to_string(item.size()) + " items");
+        throw UsageError(
+            "fabric: a transfer is (src, dst, bytes[, port[, lane]]) and a run of them (count, src, "
+            "src_step, dst, dst_step, bytes, port, lane), got " +
+            std::to_string(item.size()) + " items");
       }
       runs.push_back(run);
     }
@@ -208,7 +216,10 @@ void bind_fabric(py::module_& m) {
       .def("validate", &FabricSpec::validate);
 
   f.def(
-      "mac_address", [](int node, int port, int vport) { return mac_address(VirtualPort{node, port, vport}); },
+      "mac_address",
+      [](int node, int port, int vport) {
+        return mac_address(VirtualPort{node, port, vport});
+      },
       py::arg("node"), py::arg("port"), py::arg("vport"), "the MAC address of a virtual port, as an integer");
   f.def("mac_to_string", &mac_to_string, py::arg("address"));
 
@@ -265,16 +276,14 @@ void bind_fabric(py::module_& m) {
       "stream",
       [](const FabricSpec& spec, int src, int dst, std::int64_t bytes, int port) {
         const StreamResult r = without_gil([&] { return stream(spec, src, dst, bytes, port); });
-        return py::dict(py::arg("time") = r.time, py::arg("bandwidth") = r.bandwidth,
-                        py::arg("events") = r.events);
+        return py::dict(py::arg("time") = r.time, py::arg("bandwidth") = r.bandwidth, py::arg("events") = r.events);
       },
       py::arg("spec"), py::arg("src"), py::arg("dst"), py::arg("bytes"), py::arg("port") = 0);
   f.def(
       "one_sided",
       [](const FabricSpec& spec, int initiator, int target, std::int64_t bytes, bool get, double handler) {
         const StreamResult r = without_gil([&] { return one_sided(spec, initiator, target, bytes, get, handler); });
-        return py::dict(py::arg("time") = r.time, py::arg("bandwidth") = r.bandwidth,
-                        py::arg("events") = r.events);
+        return py::dict(py::arg("time") = r.time, py::arg("bandwidth") = r.bandwidth, py::arg("events") = r.events);
       },
       py::arg("spec"), py::arg("initiator"), py::arg("target"), py::arg("bytes"), py::arg("get"),
       py::arg("handler_latency") = 0.0);
@@ -351,8 +360,7 @@ void bind_fabric(py::module_& m) {
                         py::arg("mean_wait") = r.mean_wait, py::arg("ci_half_width") = r.ci_half_width,
                         py::arg("batches") = r.batches, py::arg("events") = r.events);
       },
-      py::arg("rho"), py::arg("packets"), py::arg("exponential_lengths"), py::arg("seed") = 1,
-      py::arg("batches") = 50);
+      py::arg("rho"), py::arg("packets"), py::arg("exponential_lengths"), py::arg("seed") = 1, py::arg("batches") = 50);
   f.def("heap_baseline_rate", &heap_baseline_rate, py::arg("operations"), py::arg("pending"),
         py::call_guard<py::gil_scoped_release>(),
         "push-and-pop operations per second of a bare binary heap of simulator events");

@@ -1,6 +1,7 @@
+#include "bench/gather.hpp"
+
 #include <pybind11/stl.h>
 
-#include "bench/gather.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
 #include "bindings/size_hook.hpp"
@@ -53,8 +54,9 @@ void bind_gather(py::module_& m) {
         for (const auto& [sends, recvs] : stages) o.stages.push_back({moves_of(sends), moves_of(recvs)});
       },
       "per stage (sends, receives), each a list of (peer, first position, blocks)");
-  options.def_readwrite("mpi_collective", &GatherOptions::mpi_collective,
-                        "gather, scatter or allgather: one MPI_*v stage instead of stages")
+  options
+      .def_readwrite("mpi_collective", &GatherOptions::mpi_collective,
+                     "gather, scatter or allgather: one MPI_*v stage instead of stages")
       .def_readwrite("root", &GatherOptions::root)
       .def_readwrite("holds", &GatherOptions::holds, "positions this rank holds before the first stage")
       .def_readwrite("checks", &GatherOptions::checks, "positions it must hold, intact, after the last");

@@ -1,6 +1,7 @@
+#include "bench/onesided.hpp"
+
 #include <pybind11/stl.h>
 
-#include "bench/onesided.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
 #include "bindings/size_hook.hpp"
@@ -24,8 +25,8 @@ py::dict size_row(const OneSidedTiming& t) {
 }  // namespace
 
 void bind_onesided(py::module_& m) {
-  auto options = validated_options_class<OneSidedOptions>(m, "OneSidedOptions",
-                                                           "One OSU one-sided sweep's parameters.");
+  auto options =
+      validated_options_class<OneSidedOptions>(m, "OneSidedOptions", "One OSU one-sided sweep's parameters.");
   options.def_readwrite("test", &OneSidedOptions::test, "one of onesided_tests()");
   text_property(options, "kind", &OneSidedOptions::kind, &mem_kind_code, &parse_mem_kind,
                 "the local (origin) buffer of both ranks: H, H!, D, B or P");

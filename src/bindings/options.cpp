@@ -1,12 +1,13 @@
 // What several benchmarks' options share: the iteration counts, OMB's large
 // message threshold, how staged transfers are pipelined, and the host
 // memory a run may hold.
+#include "bindings/options.hpp"
+
 #include <pybind11/stl.h>
 
 #include "bench/host_memory.hpp"
 #include "bench/iterations.hpp"
 #include "bindings/bindings.hpp"
-#include "bindings/options.hpp"
 #include "comm/transfer.hpp"
 
 namespace py = pybind11;
@@ -15,8 +16,8 @@ namespace fpgacomm::bindings {
 
 void bind_options(py::module_& m) {
   m.attr("LARGE_MESSAGE") = kLargeMessage;
-  validated_options_class<IterationCounts>(m, "IterationCounts",
-                                 "Timed and warm-up iterations per size: the large counts above large_threshold bytes.")
+  validated_options_class<IterationCounts>(
+      m, "IterationCounts", "Timed and warm-up iterations per size: the large counts above large_threshold bytes.")
       .def_readwrite("iterations", &IterationCounts::iterations)
       .def_readwrite("warmup", &IterationCounts::warmup)
       .def_readwrite("iterations_large", &IterationCounts::iterations_large)

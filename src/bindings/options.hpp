@@ -61,9 +61,10 @@ pybind11::class_<Options> options_class(pybind11::module_& m, const char* name, 
 // options_class with validate(), for options that have one.
 template <class Options>
 pybind11::class_<Options> validated_options_class(pybind11::module_& m, const char* name, const char* doc) {
-  return options_class<Options>(m, name, doc).def(
-      "validate", [](const Options& options) { alike_on_every_rank([&] { options.validate(); }); },
-      "Raises the agreed UsageError naming the first parameter no run can take, and its fix.");
+  return options_class<Options>(m, name, doc)
+      .def(
+          "validate", [](const Options& options) { alike_on_every_rank([&] { options.validate(); }); },
+          "Raises the agreed UsageError naming the first parameter no run can take, and its fix.");
 }
 
 }  // namespace fpgacomm::bindings

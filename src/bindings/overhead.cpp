@@ -1,6 +1,7 @@
+#include "bench/overhead.hpp"
+
 #include <pybind11/stl.h>
 
-#include "bench/overhead.hpp"
 #include "bindings/bindings.hpp"
 
 namespace py = pybind11;

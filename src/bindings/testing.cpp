@@ -32,8 +32,9 @@ ReceiveFault python_fault(py::function fault) {
 
 void bind_testing(py::module_& m) {
   py::module_ testing = m.def_submodule(
-      "testing", "Test-only facilities: receive faults that prove validation catches broken data, and the patterns "
-                 "the validation expects.");
+      "testing",
+      "Test-only facilities: receive faults that prove validation catches broken data, and the patterns "
+      "the validation expects.");
   testing.def(
       "attach_receive_fault",
       [](py::object communicator, py::function fault) {
@@ -42,8 +43,8 @@ void bind_testing(py::module_& m) {
       py::arg("comm"), py::arg("fault"),
       "Every benchmark run over comm (give it a duplicate of your own) calls fault(buffer, offset, nbytes) on each "
       "region its validation reads, on this rank, after the timed part of each iteration; freeing comm drops it.");
-  testing.def("pattern_byte", &pattern_byte, py::arg("index"), py::arg("size"), py::arg("iteration"),
-              py::arg("stream"), "Byte `index` of the point-to-point, collective and gather validation pattern.");
+  testing.def("pattern_byte", &pattern_byte, py::arg("index"), py::arg("size"), py::arg("iteration"), py::arg("stream"),
+              "Byte `index` of the point-to-point, collective and gather validation pattern.");
   testing.def("beff_stamp", &beff_stamp, py::arg("sender"), py::arg("direction"), py::arg("sequence"),
               "The stamp b_eff puts in the first and last bytes of a message.");
   testing.def("beff_message_byte", &beff_message_byte, py::arg("index"), py::arg("size"), py::arg("stamp"),

@@ -26,22 +26,32 @@ MemKind parse_mem_kind(const std::string& code) {
 
 std::string mem_kind_code(MemKind kind) {
   switch (kind) {
-    case MemKind::Host: return "H";
-    case MemKind::PinnedHost: return "H!";
-    case MemKind::Device: return "D";
-    case MemKind::Hbm: return "B";
-    case MemKind::Plram: return "P";
+    case MemKind::Host:
+      return "H";
+    case MemKind::PinnedHost:
+      return "H!";
+    case MemKind::Device:
+      return "D";
+    case MemKind::Hbm:
+      return "B";
+    case MemKind::Plram:
+      return "P";
   }
   return "?";
 }
 
 std::string mem_kind_name(MemKind kind) {
   switch (kind) {
-    case MemKind::Host: return "pageable host memory (H)";
-    case MemKind::PinnedHost: return "pinned host memory (H!)";
-    case MemKind::Device: return "device global memory (D)";
-    case MemKind::Hbm: return "HBM (B)";
-    case MemKind::Plram: return "PLRAM (P)";
+    case MemKind::Host:
+      return "pageable host memory (H)";
+    case MemKind::PinnedHost:
+      return "pinned host memory (H!)";
+    case MemKind::Device:
+      return "device global memory (D)";
+    case MemKind::Hbm:
+      return "HBM (B)";
+    case MemKind::Plram:
+      return "PLRAM (P)";
   }
   return "?";
 }
@@ -50,13 +60,11 @@ std::string banked_kind_obstacle(const DeviceInfo& info, MemKind kind, const std
   if (info.platform_name.find("Xilinx") != std::string::npos) return "";
   if (kind == MemKind::Hbm && info.has_extension("cl_intel_mem_alloc_buffer_location")) return "";
   return mem_kind_name(kind) + " needs the Xilinx XRT memory-bank extension" +
-         std::string(kind == MemKind::Hbm ? " or Intel's cl_intel_mem_alloc_buffer_location" : "") + ", and " +
-         device + " has neither; use D for device global memory";
+         std::string(kind == MemKind::Hbm ? " or Intel's cl_intel_mem_alloc_buffer_location" : "") + ", and " + device +
+         " has neither; use D for device global memory";
 }
 
-bool is_device_kind(MemKind kind) {
-  return kind == MemKind::Device || kind == MemKind::Hbm || kind == MemKind::Plram;
-}
+bool is_device_kind(MemKind kind) { return kind == MemKind::Device || kind == MemKind::Hbm || kind == MemKind::Plram; }
 
 KindSupport probe_kind(DeviceOps& device, MemKind kind, int bank) {
   if (kind == MemKind::Hbm || kind == MemKind::Plram) {

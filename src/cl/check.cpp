@@ -76,9 +76,7 @@ const char* cl_error_name(cl_int code) {
   }
 }
 
-void cl_fail(cl_int code, const char* routine, const std::string& context) {
-  throw ClError(routine, code, context);
-}
+void cl_fail(cl_int code, const char* routine, const std::string& context) { throw ClError(routine, code, context); }
 
 ClError::ClError(const std::string& routine, int code, const std::string& context)
     : ApiError("OpenCL", routine, code, cl_error_name(code), context) {}

@@ -30,8 +30,8 @@ std::string build_log(cl_program program, cl_device_id device) {
 void build(cl_program program, const DeviceInfo& info, const std::string& origin) {
   const cl_int status = clBuildProgram(program, 1, &info.id, "", nullptr, nullptr);
   if (status != CL_SUCCESS)
-    throw ClError("clBuildProgram", status, "building " + origin + " for " + info.label() + ":\n" +
-                                                build_log(program, info.id));
+    throw ClError("clBuildProgram", status,
+                  "building " + origin + " for " + info.label() + ":\n" + build_log(program, info.id));
 }
 
 cl_command_queue make_queue(cl_context context, const DeviceInfo& info) {

@@ -45,8 +45,8 @@ class DeviceOps {
   // Copies started on the device's queues (device to host on one, host to
   // device on the other, so both directions may run at once) and tracked
   // by their event; `what` names the work in errors.
-  virtual CopyEvent start_read(const DeviceMemory& memory, std::uint64_t offset, void* destination,
-                               std::uint64_t bytes, const char* what) = 0;
+  virtual CopyEvent start_read(const DeviceMemory& memory, std::uint64_t offset, void* destination, std::uint64_t bytes,
+                               const char* what) = 0;
   virtual CopyEvent start_write(const DeviceMemory& memory, std::uint64_t offset, const void* source,
                                 std::uint64_t bytes, const char* what) = 0;
   virtual bool copy_done(CopyEvent event, const char* what) = 0;

@@ -61,8 +61,7 @@ DeviceMemory Device::allocate(MemKind kind, std::uint64_t bytes, int bank) {
     mem = clCreateBuffer(context_, CL_MEM_READ_WRITE, size, nullptr, &status);
   else
     mem = create_banked(*this, size, bank, &status);
-  if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES ||
-      status == CL_INVALID_BUFFER_SIZE)
+  if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES || status == CL_INVALID_BUFFER_SIZE)
     throw UsageError("cannot allocate " + what + " on " + info_.label() + ": " + cl_error_name(status) +
                      " (too little device memory); use smaller messages (-m) or fewer buffers (-b single)");
   cl_check(status, "clCreateBuffer", "allocating " + what + " on " + info_.label());
@@ -123,8 +122,8 @@ void Device::read(const DeviceMemory& memory, std::uint64_t offset, void* destin
            "clEnqueueReadBuffer", [&] { return "reading " + std::to_string(bytes) + " bytes from device memory"; });
 }
 
-CopyEvent Device::start_read(const DeviceMemory& memory, std::uint64_t offset, void* destination,
-                             std::uint64_t bytes, const char* what) {
+CopyEvent Device::start_read(const DeviceMemory& memory, std::uint64_t offset, void* destination, std::uint64_t bytes,
+                             const char* what) {
   cl_event event = nullptr;
   cl_check(clEnqueueReadBuffer(to_host_, mem_of(memory), CL_FALSE, offset, bytes, destination, 0, nullptr, &event),
            "clEnqueueReadBuffer", what);
@@ -132,8 +131,8 @@ CopyEvent Device::start_read(const DeviceMemory& memory, std::uint64_t offset, v
   return event;
 }
 
-CopyEvent Device::start_write(const DeviceMemory& memory, std::uint64_t offset, const void* source,
-                              std::uint64_t bytes, const char* what) {
+CopyEvent Device::start_write(const DeviceMemory& memory, std::uint64_t offset, const void* source, std::uint64_t bytes,
+                              const char* what) {
   cl_event event = nullptr;
   cl_check(clEnqueueWriteBuffer(to_device_, mem_of(memory), CL_FALSE, offset, bytes, source, 0, nullptr, &event),
            "clEnqueueWriteBuffer", what);
@@ -168,9 +167,9 @@ std::uint8_t* Device::map(const DeviceMemory& memory, std::uint64_t offset, std:
   cl_int status = CL_SUCCESS;
   // A receive overwrites the region, so the runtime need not copy it in first.
   const cl_map_flags flags = for_send ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
-  auto* host = static_cast<std::uint8_t*>(clEnqueueMapBuffer(for_send ? to_host_ : to_device_, mem_of(memory), CL_TRUE,
-                                                             flags, offset, bytes ? bytes : 1, 0, nullptr, nullptr,
-                                                             &status));
+  auto* host =
+      static_cast<std::uint8_t*>(clEnqueueMapBuffer(for_send ? to_host_ : to_device_, mem_of(memory), CL_TRUE, flags,
+                                                    offset, bytes ? bytes : 1, 0, nullptr, nullptr, &status));
   cl_check(status, "clEnqueueMapBuffer", [&] { return "mapping " + std::to_string(bytes) + " bytes for MPI"; });
   return host;
 }

@@ -11,8 +11,8 @@ namespace {
 
 // A string property of a platform or device: ask for the size, then the text.
 template <class Object, class Query>
-std::string info_string(cl_int (*get_info)(Object, Query, std::size_t, void*, std::size_t*), Object object,
-                        Query what, const char* routine) {
+std::string info_string(cl_int (*get_info)(Object, Query, std::size_t, void*, std::size_t*), Object object, Query what,
+                        const char* routine) {
   std::size_t size = 0;
   cl_check(get_info(object, what, 0, nullptr, &size), routine);
   std::string value(size, '\0');
@@ -46,7 +46,6 @@ std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;
 }
-
 
 // Keeps the devices that `wanted` accepts, if any does; else leaves all.
 template <class Predicate>
@@ -134,10 +133,11 @@ std::vector<DeviceInfo> select_devices(const DeviceSelection& selection) {
 
   std::vector<DeviceInfo> by_platform;
   for (const auto& d : everything) {
-    const bool match = selection.platform.empty() ||
-                       (is_index(selection.platform) ? d.platform_index == std::stoi(selection.platform)
-                                                     : lower(d.platform_name + " " + d.platform_vendor)
-                                                               .find(lower(selection.platform)) != std::string::npos);
+    const bool match =
+        selection.platform.empty() ||
+        (is_index(selection.platform)
+             ? d.platform_index == std::stoi(selection.platform)
+             : lower(d.platform_name + " " + d.platform_vendor).find(lower(selection.platform)) != std::string::npos);
     if (match && (type == "all" || type == "auto" || d.type == type)) by_platform.push_back(d);
   }
   // auto: a machine with an accelerator and a CPU platform (PoCL beside a

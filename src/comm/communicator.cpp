@@ -8,25 +8,28 @@ namespace fpgacomm {
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;
-  if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) throw MpiError("MPI_Get_library_version", MPI_ERR_OTHER, "");
+  if (MPI_Get_library_version(text, &length) != MPI_SUCCESS)
+    throw MpiError("MPI_Get_library_version", MPI_ERR_OTHER, "");
   return c_text(text, static_cast<std::size_t>(length));
 }
 
 MpiError::MpiError(const std::string& routine, int code, const std::string& context)
-    : ApiError("MPI", routine, code,
-               [code] {
-                 char text[MPI_MAX_ERROR_STRING];
-                 int length = 0;
-                 if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return std::string("unknown MPI error");
-                 return c_text(text, static_cast<std::size_t>(length));
-               }(),
-               context) {}
+    : ApiError(
+          "MPI", routine, code,
+          [code] {
+            char text[MPI_MAX_ERROR_STRING];
+            int length = 0;
+            if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return std::string("unknown MPI error");
+            return c_text(text, static_cast<std::size_t>(length));
+          }(),
+          context) {}
 
 Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (!initialized || finalized) throw UsageError("MPI is not initialised (import mpi4py.MPI first) or already finalised");
+  if (!initialized || finalized)
+    throw UsageError("MPI is not initialised (import mpi4py.MPI first) or already finalised");
   if (comm == MPI_COMM_NULL) throw UsageError("the communicator is MPI_COMM_NULL");
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");

@@ -22,27 +22,36 @@ std::vector<std::string> datatype_names() { return {"mpi_char", "mpi_int", "mpi_
 
 std::string datatype_name(Datatype type) {
   switch (type) {
-    case Datatype::Char: return "MPI_CHAR";
-    case Datatype::Int: return "MPI_INT";
-    case Datatype::Float: return "MPI_FLOAT";
+    case Datatype::Char:
+      return "MPI_CHAR";
+    case Datatype::Int:
+      return "MPI_INT";
+    case Datatype::Float:
+      return "MPI_FLOAT";
   }
   return "?";
 }
 
 int datatype_bytes(Datatype type) {
   switch (type) {
-    case Datatype::Char: return sizeof(char);
-    case Datatype::Int: return sizeof(int);
-    case Datatype::Float: return sizeof(float);
+    case Datatype::Char:
+      return sizeof(char);
+    case Datatype::Int:
+      return sizeof(int);
+    case Datatype::Float:
+      return sizeof(float);
   }
   return 1;
 }
 
 MPI_Datatype mpi_datatype(Datatype type) {
   switch (type) {
-    case Datatype::Char: return MPI_CHAR;
-    case Datatype::Int: return MPI_INT;
-    case Datatype::Float: return MPI_FLOAT;
+    case Datatype::Char:
+      return MPI_CHAR;
+    case Datatype::Int:
+      return MPI_INT;
+    case Datatype::Float:
+      return MPI_FLOAT;
   }
   return MPI_CHAR;
 }

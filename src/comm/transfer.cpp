@@ -4,8 +4,8 @@
 #include <time.h>
 
 #include <algorithm>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include "comm/pipeline.hpp"
 #include "core/error.hpp"
@@ -20,18 +20,24 @@ Path parse_path(const std::string& name) {
 
 std::string path_name(Path path) {
   switch (path) {
-    case Path::Auto: return "auto";
-    case Path::Staged: return "staged";
-    case Path::Mapped: return "mapped";
+    case Path::Auto:
+      return "auto";
+    case Path::Staged:
+      return "staged";
+    case Path::Mapped:
+      return "mapped";
   }
   return "?";
 }
 
 std::string route_name(Route route) {
   switch (route) {
-    case Route::Direct: return "direct";
-    case Route::Staged: return "staged";
-    case Route::Mapped: return "mapped";
+    case Route::Direct:
+      return "direct";
+    case Route::Staged:
+      return "staged";
+    case Route::Mapped:
+      return "mapped";
   }
   return "?";
 }
@@ -48,9 +54,9 @@ bool chunked_wire(Route local, Route remote) { return local == Route::Staged || 
 Route exchange_route(const Communicator& comm, int peer, Route mine) {
   int theirs = 0;
   const int own = static_cast<int>(mine);
-  comm.check(MPI_Sendrecv(&own, 1, MPI_INT, peer, 0x7f00, &theirs, 1, MPI_INT, peer, 0x7f00, comm.raw(),
-                          MPI_STATUS_IGNORE),
-             "MPI_Sendrecv", "exchanging transfer routes with rank " + std::to_string(peer));
+  comm.check(
+      MPI_Sendrecv(&own, 1, MPI_INT, peer, 0x7f00, &theirs, 1, MPI_INT, peer, 0x7f00, comm.raw(), MPI_STATUS_IGNORE),
+      "MPI_Sendrecv", "exchanging transfer routes with rank " + std::to_string(peer));
   return static_cast<Route>(theirs);
 }
 
@@ -75,8 +81,8 @@ Transfers::Transfers(const Communicator& comm, DeviceOps* device, TransferOption
       throw UsageError("smallest fast copy " + std::to_string(fast) + " is out of range; use 1 to " +
                        std::to_string(kMaxWireChunk) + " bytes");
   std::uint64_t smallest = 0;
-  comm_.check(MPI_Allreduce(&options_.chunk_bytes, &smallest, 1, MPI_UINT64_T, MPI_MIN, comm_.raw()),
-              "MPI_Allreduce", "agreeing on the pipelining chunk size");
+  comm_.check(MPI_Allreduce(&options_.chunk_bytes, &smallest, 1, MPI_UINT64_T, MPI_MIN, comm_.raw()), "MPI_Allreduce",
+              "agreeing on the pipelining chunk size");
   options_.chunk_bytes = smallest;
 }
 
@@ -241,10 +247,9 @@ bool Transfers::advance_sends() {
       step.event = nullptr;
       --device_copies_;
     }
-    comm_.check(MPI_Isend(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(),
-                          &step.request),
-                "MPI_Isend",
-                [&] { return wire_context(true, step.bytes, step.peer); });
+    comm_.check(
+        MPI_Isend(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(), &step.request),
+        "MPI_Isend", [&] { return wire_context(true, step.bytes, step.peer); });
     if (step.record >= 0) mark(step, &ChunkTimes::mpi_posted);
     step.state = State::OnWire;
     requests_stale_ = true;
@@ -271,9 +276,9 @@ bool Transfers::advance_recvs() {
       recv_slot_owner_[slot] = static_cast<long>(recv_next_post_);
       ++recv_staged_;
     }
-    comm_.check(MPI_Irecv(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(),
-                          &step.request),
-                "MPI_Irecv", [&] { return wire_context(false, step.bytes, step.peer); });
+    comm_.check(
+        MPI_Irecv(step.host, static_cast<int>(step.bytes), MPI_BYTE, step.peer, step.tag, comm_.raw(), &step.request),
+        "MPI_Irecv", [&] { return wire_context(false, step.bytes, step.peer); });
     if (step.record >= 0) mark(step, &ChunkTimes::mpi_posted);
     step.state = State::OnWire;
     requests_stale_ = true;
@@ -350,7 +355,10 @@ namespace {
 // device those threads are the runtime's, and a spinning rank halves them.
 class Backoff {
  public:
-  Backoff() { previous_slack_ = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0); prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0); }
+  Backoff() {
+    previous_slack_ = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
+  }
   ~Backoff() {
     if (previous_slack_ > 0) prctl(PR_SET_TIMERSLACK, previous_slack_, 0, 0, 0);
   }
@@ -375,8 +383,8 @@ void Transfers::wait_direct() {
   // Sends first, then receives, each with one MPI_Waitall, as OMB's windows wait.
   for (auto* requests : {&direct_sends_, &direct_recvs_})
     if (!requests->empty())
-      comm_.check(MPI_Waitall(static_cast<int>(requests->size()), requests->data(), MPI_STATUSES_IGNORE),
-                  "MPI_Waitall", "waiting for transfers of host memory");
+      comm_.check(MPI_Waitall(static_cast<int>(requests->size()), requests->data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
+                  "waiting for transfers of host memory");
 }
 
 void Transfers::wait_all() {

@@ -67,7 +67,7 @@ std::uint64_t default_chunk_bytes(const DeviceOps* device);
 // copy is device-to-host, before MPI; a receive's is host-to-device, after.
 struct ChunkTimes {
   bool send = true;
-  std::size_t index = 0;  // the chunk's place among its batch's sends (receives)
+  std::size_t index = 0;                // the chunk's place among its batch's sends (receives)
   std::uint64_t offset = 0, bytes = 0;  // in the buffer
   double copy_enqueued = -1, copy_done = -1, mpi_posted = -1, mpi_done = -1;
   // Device clock, from the copy's profiling event: CL_PROFILING_COMMAND_QUEUED
@@ -190,16 +190,16 @@ class Transfers {
   const Communicator& comm_;
   DeviceOps* device_;
   TransferOptions options_;
-  std::vector<Step> sends_, recvs_;        // the engine's steps
+  std::vector<Step> sends_, recvs_;                       // the engine's steps
   std::vector<MPI_Request> direct_sends_, direct_recvs_;  // posted straight to MPI
   std::size_t send_next_stage_ = 0, send_next_wire_ = 0, send_staged_ = 0;
   std::size_t recv_next_post_ = 0, recv_next_unstage_ = 0, recv_staged_ = 0;
   std::vector<std::unique_ptr<Buffer>> send_slots_, recv_slots_;
   std::vector<long> send_slot_owner_, recv_slot_owner_;
   std::vector<Mapping> mappings_;
-  bool has_staged_ = false;  // the batch has device copies
-  int on_wire_ = 0;         // MPI requests in flight
-  int device_copies_ = 0;   // staging copies in flight
+  bool has_staged_ = false;            // the batch has device copies
+  int on_wire_ = 0;                    // MPI requests in flight
+  int device_copies_ = 0;              // staging copies in flight
   std::vector<MPI_Request> requests_;  // the requests on the wire, rebuilt when stale
   bool requests_stale_ = true;
   std::vector<Step*> request_steps_;

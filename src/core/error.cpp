@@ -2,8 +2,8 @@
 
 namespace fpgacomm {
 
-ApiError::ApiError(const std::string& api, const std::string& routine, int code,
-                   const std::string& code_name, const std::string& context)
+ApiError::ApiError(const std::string& api, const std::string& routine, int code, const std::string& code_name,
+                   const std::string& context)
     : Error(api + " error in " + routine + ": " + code_name + " (" + std::to_string(code) + ")" +
             (context.empty() ? "" : " while " + context)),
       routine_(routine),

@@ -30,8 +30,8 @@ class UsageError : public Error {
 // A call into an API (OpenCL or MPI) returned an error code.
 class ApiError : public Error {
  public:
-  ApiError(const std::string& api, const std::string& routine, int code,
-           const std::string& code_name, const std::string& context);
+  ApiError(const std::string& api, const std::string& routine, int code, const std::string& code_name,
+           const std::string& context);
   const std::string& routine() const { return routine_; }
   int code() const { return code_; }
   const std::string& code_name() const { return code_name_; }

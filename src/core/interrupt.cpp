@@ -51,11 +51,16 @@ bool claim_interrupt() { return !claimed.exchange(true); }
 
 std::string signal_name(int signal) {
   switch (signal) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    case SIGALRM: return "SIGALRM";
-    default: return "signal " + std::to_string(signal);
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGALRM:
+      return "SIGALRM";
+    default:
+      return "signal " + std::to_string(signal);
   }
 }
 

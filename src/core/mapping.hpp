@@ -16,7 +16,6 @@ std::vector<int> parse_device_map(const std::string& spec, const std::string& so
 int node_local_rank(const std::vector<std::string>& hosts, int rank);
 
 // The device index of a node-local rank among `device_count` candidates.
-int device_index(int local_rank, int device_count, const std::vector<int>& map,
-                 const std::string& source);
+int device_index(int local_rank, int device_count, const std::vector<int>& map, const std::string& source);
 
 }  // namespace fpgacomm

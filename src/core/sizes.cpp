@@ -17,10 +17,17 @@ std::uint64_t parse_size(const std::string& text) {
   if (digits < text.size()) {
     if (digits + 1 != text.size()) throw UsageError("message size '" + text + "' has trailing junk: " + hint);
     switch (std::toupper(static_cast<unsigned char>(text[digits]))) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      default: throw UsageError("message size '" + text + "' has an unknown suffix: " + hint);
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      default:
+        throw UsageError("message size '" + text + "' has an unknown suffix: " + hint);
     }
   }
   std::uint64_t value = 0;
@@ -49,8 +56,8 @@ SizeRange parse_size_range(const std::string& spec, SizeRange defaults) {
   if (range.min == 0)
     throw UsageError("message size range '" + spec + "' starts at 0 bytes; the smallest message is 1 byte");
   if (range.min > range.max)
-    throw UsageError("message size range '" + spec + "' has MIN " + std::to_string(range.min) +
-                     " above MAX " + std::to_string(range.max) + "; use [MIN:]MAX with MIN <= MAX");
+    throw UsageError("message size range '" + spec + "' has MIN " + std::to_string(range.min) + " above MAX " +
+                     std::to_string(range.max) + "; use [MIN:]MAX with MIN <= MAX");
   return range;
 }
 

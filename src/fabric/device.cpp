@@ -42,8 +42,7 @@ void DeviceSpec::validate(const std::string& what, double largest_frame_bytes) c
 }
 
 void NodeSpec::validate() const {
-  if (!(app_latency >= 0.0) || !std::isfinite(app_latency) || !(dma_latency >= 0.0) ||
-      !std::isfinite(dma_latency)) {
+  if (!(app_latency >= 0.0) || !std::isfinite(app_latency) || !(dma_latency >= 0.0) || !std::isfinite(dma_latency)) {
     throw UsageError("fabric: node latencies must be finite and 0 or more");
   }
   if (dma_engines < 1) {

@@ -39,9 +39,8 @@ PingPongResult ping_pong(const FabricSpec& spec, int src, int dst, std::int64_t 
 StreamResult stream(const FabricSpec& spec, int src, int dst, std::int64_t bytes, int port) {
   Network network(spec);
   StreamResult result;
-  network.send(src, dst, bytes, 0.0, port, 0, [&](const MessageRecord& record) {
-    result.time = record.done - record.start;
-  });
+  network.send(src, dst, bytes, 0.0, port, 0,
+               [&](const MessageRecord& record) { result.time = record.done - record.start; });
   network.run();
   result.bandwidth = static_cast<double>(bytes) / result.time;
   result.events = network.engine().events_processed();
@@ -93,8 +92,9 @@ std::vector<BeffPoint> beff_ring(const FabricSpec& spec, const std::vector<std::
   // The ring is the ranks' order (node i's neighbours are i - 1 and i + 1),
   // on whatever topology joins them, as HPCC FPGA's b_eff runs over MPI.
   if (spec.nodes < 3) {
-    throw UsageError("fabric: the b_eff ring needs at least 3 nodes, so that each has distinct left and right "
-                     "neighbours");
+    throw UsageError(
+        "fabric: the b_eff ring needs at least 3 nodes, so that each has distinct left and right "
+        "neighbours");
   }
   std::vector<BeffPoint> points;
   for (std::int64_t bytes : sizes) {
@@ -241,9 +241,8 @@ Outcome simulate(Network& network, const std::vector<StageTransfer>& transfers, 
   for (const int* member = begin; member != end; ++member) {
     const StageTransfer& t = transfers[*member];
     double* slot = &outcome.done[member - begin];
-    network.send(t.src, t.dst, t.bytes, 0.0, t.port, t.lane, [slot](const MessageRecord& record) {
-      *slot = record.done - record.start;
-    });
+    network.send(t.src, t.dst, t.bytes, 0.0, t.port, t.lane,
+                 [slot](const MessageRecord& record) { *slot = record.done - record.start; });
   }
   network.run();
   for (double done : outcome.done) outcome.last = std::max(outcome.last, done);
@@ -415,8 +414,7 @@ double t_quantile_975(int degrees) {
 
 }  // namespace
 
-QueueResult single_queue(double rho, std::uint64_t packets, bool exponential_lengths, std::uint64_t seed,
-                         int batches) {
+QueueResult single_queue(double rho, std::uint64_t packets, bool exponential_lengths, std::uint64_t seed, int batches) {
   if (!(rho > 0.0 && rho < 1.0)) {
     throw UsageError("fabric: load rho " + std::to_string(rho) + " has no steady state; give 0 < rho < 1");
   }

@@ -13,9 +13,9 @@
 namespace fpgacomm::fabric {
 
 struct PingPongResult {
-  int links = 0;             // links between the two nodes
-  double first_byte = 0.0;   // one way: first byte at the receiver's user logic
-  double one_way = 0.0;      // one way: last byte in the receiver's memory
+  int links = 0;                 // links between the two nodes
+  double first_byte = 0.0;       // one way: first byte at the receiver's user logic
+  double one_way = 0.0;          // one way: last byte in the receiver's memory
   double half_round_trip = 0.0;  // mean over the iterations, as OSU reports latency
   std::uint64_t events = 0;
 };
@@ -120,14 +120,13 @@ struct TrafficResult {
   double mean_latency = 0.0;  // request to arrival in memory
   double mean_wait = 0.0;     // per frame and hop, queued before its transmission
   double mean_links = 0.0;
-  double throughput = 0.0;    // delivered payload bytes per second, whole fabric
+  double throughput = 0.0;  // delivered payload bytes per second, whole fabric
   double duration = 0.0;
   std::uint64_t events = 0;
 };
 // Each node sends packets of `payload` bytes to uniformly chosen other
 // nodes, at Poisson times of `rate` packets per second.
-TrafficResult uniform_traffic(const FabricSpec& spec, double rate, std::int64_t packets_per_node,
-                              std::int64_t payload);
+TrafficResult uniform_traffic(const FabricSpec& spec, double rate, std::int64_t packets_per_node, std::int64_t payload);
 
 struct QueueResult {
   std::uint64_t packets = 0;
@@ -139,7 +138,6 @@ struct QueueResult {
 };
 // One output port fed by Poisson arrivals at load `rho`, packet lengths
 // exponential (M/M/1) or fixed (M/D/1), an unbounded FIFO.
-QueueResult single_queue(double rho, std::uint64_t packets, bool exponential_lengths, std::uint64_t seed,
-                         int batches);
+QueueResult single_queue(double rho, std::uint64_t packets, bool exponential_lengths, std::uint64_t seed, int batches);
 
 }  // namespace fpgacomm::fabric

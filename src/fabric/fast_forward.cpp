@@ -25,13 +25,13 @@
 // side is checked and jumped alone, taking J times a period's frames off the
 // front of the FIFO, and the read side's events, still at the old time,
 // are then stepped up to the new one: they only append.
+#include "fabric/fast_forward.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
-
-#include "fabric/fast_forward.hpp"
 
 namespace fpgacomm::fabric {
 using namespace fast_forward;
@@ -69,7 +69,8 @@ std::int64_t add_while_below(double& value, double step, double until, std::int6
         const double room = (top - value) / ulp;  // whole units to the binade's end, exact
         const auto inside = stride > 0.0 ? static_cast<std::int64_t>(std::ceil(room / units)) - 1 : 0;
         std::int64_t count = std::min(inside, most - taken);
-        while (count > 0 && !(value + static_cast<double>(count) * stride < top)) --count;  // (rounding of room / units)
+        while (count > 0 && !(value + static_cast<double>(count) * stride < top))
+          --count;  // (rounding of room / units)
         if (count >= 1) {
           // The loop stops after the first sum at or above `until`.
           if (value + static_cast<double>(count) * stride >= until) {
@@ -153,7 +154,6 @@ void Network::first_hop_sent(int message) {
   ff.countdown = ff.stride - 1;
   checkpoint_due_ = true;
 }
-
 
 // Visits the network side's state in an order that depends on nothing but
 // the state itself: pending events by (time, order), the ports on the paths
@@ -365,7 +365,8 @@ bool Network::read_side(std::uint64_t tag) const {
     return message < static_cast<int>(ff.decoupled.size()) && ff.decoupled[message];
   };
   switch (event) {
-    case kFrameReady: return apart(static_cast<int>(id));
+    case kFrameReady:
+      return apart(static_cast<int>(id));
     case kEnqueue: {
       const Frame& f = frames_[id];
       return apart(f.message) && ports_[f.port].device == messages_[f.message].record.src;
@@ -377,7 +378,8 @@ bool Network::read_side(std::uint64_t tag) const {
       }
       return false;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -470,7 +472,6 @@ void Network::checkpoint() {
   ff.filled = std::min(ff.filled + 1, kLags);
 }
 
-
 bool Network::jump(int lag, double period, std::int64_t periods) {
   FastForward& ff = *fast_forward_;
   const FastForward::Snapshot& before = ff.history[(ff.next - lag + kLags) % kLags];
@@ -486,8 +487,8 @@ bool Network::jump(int lag, double period, std::int64_t periods) {
     const Lane& lane = ports_[deep[0]].lanes[deep[1]];
     const std::int64_t last = (periods + 1) * pops + static_cast<std::int64_t>(kFront) - 1;
     if (last >= static_cast<std::int64_t>(lane.frames.size()) + lane.in_runs) return false;
-    const int message = lane.frames.front() < 0 ? runs_[-lane.frames.front() - 1].message
-                                                : frames_[lane.frames.front()].message;
+    const int message =
+        lane.frames.front() < 0 ? runs_[-lane.frames.front() - 1].message : frames_[lane.frames.front()].message;
     if (!ready_between(lane, last, last, message)) return false;
   }
   const double shift = static_cast<double>(periods) * period;

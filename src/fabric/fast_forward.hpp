@@ -48,7 +48,7 @@ struct Network::FastForward {
     std::vector<std::int64_t> counts;
     std::vector<std::array<std::int64_t, 2>> bounds;  // per count: the range it must stay in
     std::vector<double> amounts;
-    std::vector<std::array<std::int64_t, 4>> deep;    // port, lane, frames queued, index of its `popped` count
+    std::vector<std::array<std::int64_t, 4>> deep;  // port, lane, frames queued, index of its `popped` count
     void clear() {
       shape.clear();
       times.clear();
@@ -105,7 +105,6 @@ struct Network::FastForward::Recorder {
   void ineligible() { eligible = false; }
 };
 
-
 // Applies `periods` periods to the state just recorded.
 struct Network::FastForward::Shifter {
   const std::vector<double>* before_times = nullptr;
@@ -141,6 +140,5 @@ struct Network::FastForward::Shifter {
   }
   void ineligible() {}
 };
-
 
 }  // namespace fpgacomm::fabric

@@ -9,8 +9,7 @@ namespace fpgacomm::fabric {
 
 std::vector<std::int64_t> Framing::split(std::int64_t message_bytes) const {
   if (message_bytes < 0) {
-    throw UsageError("fabric: a message of " + std::to_string(message_bytes) +
-                     " bytes; give a size of 0 or more");
+    throw UsageError("fabric: a message of " + std::to_string(message_bytes) + " bytes; give a size of 0 or more");
   }
   std::vector<std::int64_t> payloads;
   payloads.reserve(static_cast<std::size_t>(message_bytes / max_payload + 1));

@@ -8,11 +8,16 @@ namespace fpgacomm::fabric {
 
 double coding_efficiency(LineCoding coding) {
   switch (coding) {
-    case LineCoding::none: return 1.0;
-    case LineCoding::b8b10: return 8.0 / 10.0;
-    case LineCoding::b64b66: return 64.0 / 66.0;
-    case LineCoding::b64b67: return 64.0 / 67.0;
-    case LineCoding::b128b130: return 128.0 / 130.0;
+    case LineCoding::none:
+      return 1.0;
+    case LineCoding::b8b10:
+      return 8.0 / 10.0;
+    case LineCoding::b64b66:
+      return 64.0 / 66.0;
+    case LineCoding::b64b67:
+      return 64.0 / 67.0;
+    case LineCoding::b128b130:
+      return 128.0 / 130.0;
   }
   return 1.0;
 }
@@ -23,17 +28,21 @@ LineCoding parse_line_coding(const std::string& name) {
   if (name == "64b66b") return LineCoding::b64b66;
   if (name == "64b67b") return LineCoding::b64b67;
   if (name == "128b130b") return LineCoding::b128b130;
-  throw UsageError("fabric: unknown line coding '" + name +
-                   "'; use one of 8b10b, 64b66b, 64b67b, 128b130b or none");
+  throw UsageError("fabric: unknown line coding '" + name + "'; use one of 8b10b, 64b66b, 64b67b, 128b130b or none");
 }
 
 std::string to_string(LineCoding coding) {
   switch (coding) {
-    case LineCoding::none: return "none";
-    case LineCoding::b8b10: return "8b10b";
-    case LineCoding::b64b66: return "64b66b";
-    case LineCoding::b64b67: return "64b67b";
-    case LineCoding::b128b130: return "128b130b";
+    case LineCoding::none:
+      return "none";
+    case LineCoding::b8b10:
+      return "8b10b";
+    case LineCoding::b64b66:
+      return "64b66b";
+    case LineCoding::b64b67:
+      return "64b67b";
+    case LineCoding::b128b130:
+      return "128b130b";
   }
   return "none";
 }

@@ -49,12 +49,14 @@ MacTable::MacTable(const FabricSpec& spec, int planes)
                              static_cast<int>(address & 0xff)};
     if ((address & ~((std::uint64_t{1} << 40) - 1)) != kLocallyAdministered || !exists(target)) {
       throw UsageError("fabric: MAC table entry for " + name(source) + " sends to unknown MAC " +
-                       mac_to_string(address) + ": no virtual port of this fabric has it; use "
+                       mac_to_string(address) +
+                       ": no virtual port of this fabric has it; use "
                        "fabric.mac_address(node, port, vport)");
     }
     if (target.port != source.port) {
-      throw UsageError("fabric: " + name(source) + " cannot reach " + name(target) +
-                       ": physical port " + std::to_string(source.port) + " is on another plane; "
+      throw UsageError("fabric: " + name(source) + " cannot reach " + name(target) + ": physical port " +
+                       std::to_string(source.port) +
+                       " is on another plane; "
                        "connect virtual ports of the same physical port number");
     }
     if (target.node == source.node) {
@@ -88,7 +90,8 @@ const VirtualPort& MacTable::destination(const VirtualPort& source) const {
                      " port(s) of " + std::to_string(vports_) + " virtual port(s) per node)");
   }
   if (!connected_[index(source)]) {
-    throw UsageError("fabric: " + name(source) + " has no entry in its node's MAC table; "
+    throw UsageError("fabric: " + name(source) +
+                     " has no entry in its node's MAC table; "
                      "connect it to a virtual port first (Fabric.connect)");
   }
   return destination_[index(source)];

@@ -1,12 +1,11 @@
 #include "fabric/network.hpp"
 
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <string>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "fabric/fast_forward.hpp"
@@ -59,10 +58,9 @@ Network::Network(const FabricSpec& spec)
   std::map<std::tuple<double, double, const Framing*, double, int, int, int>, int> classes;
   port_class_.reserve(ports_.size());
   for (const Port& port : ports_) {
-    const auto signature = std::make_tuple(port.rate, port.latency, port.framing, port.capacity,
-                                           static_cast<int>(port.lanes.size()),
-                                           static_cast<int>(topology_->role(port.device)),
-                                           static_cast<int>(topology_->role(port.peer)));
+    const auto signature =
+        std::make_tuple(port.rate, port.latency, port.framing, port.capacity, static_cast<int>(port.lanes.size()),
+                        static_cast<int>(topology_->role(port.device)), static_cast<int>(topology_->role(port.peer)));
     port_class_.push_back(classes.emplace(signature, static_cast<int>(classes.size())).first->second);
   }
 }
@@ -86,13 +84,15 @@ void Network::begin_stage() {
 
 const DeviceSpec& Network::device_spec(int device) const {
   switch (topology_->role(device)) {
-    case DeviceRole::node: return spec_.hub;
-    case DeviceRole::switch_: return spec_.sw;
-    case DeviceRole::host: return spec_.host;
+    case DeviceRole::node:
+      return spec_.hub;
+    case DeviceRole::switch_:
+      return spec_.sw;
+    case DeviceRole::host:
+      return spec_.host;
   }
   return spec_.sw;
 }
-
 
 int Network::node_port(int node, int local) const {
   const auto& local_ports = topology_->ports_of(node);
@@ -251,8 +251,12 @@ void Network::handle(std::uint64_t event_tag) {
       try_start(frame.port);
       break;
     }
-    case kPortFree: port_free(static_cast<int>(id)); break;
-    case kDeliver: deliver(static_cast<int>(id)); break;
+    case kPortFree:
+      port_free(static_cast<int>(id));
+      break;
+    case kDeliver:
+      deliver(static_cast<int>(id));
+      break;
     case kDone: {
       Message& message = messages_[id];
       const MessageRecord record = message.record;
@@ -265,7 +269,9 @@ void Network::handle(std::uint64_t event_tag) {
       if (done) done(record);
       break;
     }
-    case kWakePort: try_start(static_cast<int>(id)); break;
+    case kWakePort:
+      try_start(static_cast<int>(id));
+      break;
     case kTimer: {
       std::function<void()> action = std::move(timers_[id]);
       free_timers_.push_back(static_cast<int>(id));

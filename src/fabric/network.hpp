@@ -98,7 +98,15 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
 
  private:
   enum Event : std::uint64_t {
-    kStart, kFrameReady, kEnqueue, kPortFree, kDeliver, kDone, kWakePort, kTimer, kReadEngineFree
+    kStart,
+    kFrameReady,
+    kEnqueue,
+    kPortFree,
+    kDeliver,
+    kDone,
+    kWakePort,
+    kTimer,
+    kReadEngineFree
   };
 
   struct Frame {
@@ -106,7 +114,7 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
     int payload = 0;
     int wire = 0;
     int channel = 0;
-    int port = -1;  // the output port whose buffer holds it next
+    int port = -1;            // the output port whose buffer holds it next
     double eligible = 0.0;    // routed, may be arbitrated from now on
     double tail_ready = 0.0;  // its tail is here: the transmission may not end before
     double first_byte = 0.0;
@@ -127,7 +135,7 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
     std::deque<int> frames;
     double reserved = 0.0;  // wire bytes of frames held or promised
     std::vector<Request> waiting;
-    int last_input = -1;  // the input admitted last: round robin goes on after it
+    int last_input = -1;       // the input admitted last: round robin goes on after it
     std::uint64_t popped = 0;  // frames that left it (fast-forward counts its pops per period)
     std::int64_t in_runs = 0;  // frames held in runs beyond their one entry each (fast_forward.cpp)
   };
@@ -199,12 +207,12 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   void restart_checks();
   void checkpoint();
   template <class Visitor>
-  void walk_state(Visitor& visitor);
+  void walk_state(Visitor & visitor);
   bool jump(int lag, double period, std::int64_t periods);
   bool read_side(std::uint64_t tag) const;
   void catch_up_reads(int message, double until);
-  int take_from_run(Lane& lane);
-  void drop_front(Lane& lane, std::int64_t frames, std::vector<int>* freed);
+  int take_from_run(Lane & lane);
+  void drop_front(Lane & lane, std::int64_t frames, std::vector<int> * freed);
   // Whether the FIFO's frames `first` up to `last` are all `message`'s, full, and their tails here by now.
   bool ready_between(const Lane& lane, std::int64_t first, std::int64_t last, int message) const;
 
@@ -219,12 +227,12 @@ class [[gnu::visibility("hidden")]] Network : public EventHandler {
   std::vector<int> free_messages_;
   std::int64_t live_messages_ = 0;
   MacTable mac_table_;
-  std::int64_t chunk_ = 0;                    // payload bytes of one simulated frame
-  std::vector<std::deque<int>> read_queue_;   // per node: messages waiting for a read engine
-  std::vector<char> read_busy_;               // node * engines + engine
-  std::vector<double> write_free_;            // node * engines + engine: when the write engine is idle
-  std::vector<double> send_free_;             // per node: when its software may start the next message
-  std::vector<double> receive_free_;          // per node: when its software may take the next arrival
+  std::int64_t chunk_ = 0;                   // payload bytes of one simulated frame
+  std::vector<std::deque<int>> read_queue_;  // per node: messages waiting for a read engine
+  std::vector<char> read_busy_;              // node * engines + engine
+  std::vector<double> write_free_;           // node * engines + engine: when the write engine is idle
+  std::vector<double> send_free_;            // per node: when its software may start the next message
+  std::vector<double> receive_free_;         // per node: when its software may take the next arrival
   std::vector<std::function<void()>> timers_;
   std::vector<int> free_timers_;
   std::vector<int> port_class_;

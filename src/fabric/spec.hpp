@@ -42,11 +42,11 @@ struct MacEntry {
 struct FabricSpec {
   TopologyKind topology = TopologyKind::ring;
   int nodes = 2;
-  int rows = 0, cols = 0;         // torus only
-  int ports_per_node = 1;         // physical network ports of a node
-  int switch_ports = 0;           // switched and fat_tree: ports of one switch
-  int virtual_ports_per_port = 1; // VCSN: virtual ports multiplexed on one physical port
-  int fpgas_per_host = 2;         // host_path and cluster: nodes (FPGAs, ranks) per host
+  int rows = 0, cols = 0;          // torus only
+  int ports_per_node = 1;          // physical network ports of a node
+  int switch_ports = 0;            // switched and fat_tree: ports of one switch
+  int virtual_ports_per_port = 1;  // VCSN: virtual ports multiplexed on one physical port
+  int fpgas_per_host = 2;          // host_path and cluster: nodes (FPGAs, ranks) per host
 
   Link access_link;  // node <-> its neighbour or first switch (PCIe on host_path, shared memory on cluster)
   Link trunk_link;   // switch <-> switch, host <-> network switch (cluster: rank <-> NIC <-> switch)
@@ -57,18 +57,16 @@ struct FabricSpec {
   // two; a segment with smaller frames carries a chunk as several frames.
   Framing framing;
   std::optional<Framing> trunk_framing;
-  DeviceSpec hub;    // the router inside each node
-  DeviceSpec sw;     // switches
-  DeviceSpec host;   // hosts on host_path
+  DeviceSpec hub;   // the router inside each node
+  DeviceSpec sw;    // switches
+  DeviceSpec host;  // hosts on host_path
   NodeSpec node;
   HostCosts host_costs;
   std::vector<LinkScale> link_scales;
   std::vector<MacEntry> mac_table;  // VCSN's virtual links; empty elsewhere
   std::uint64_t seed = 1;
 
-  const Framing& segment_framing(bool trunk) const {
-    return trunk && trunk_framing ? *trunk_framing : framing;
-  }
+  const Framing& segment_framing(bool trunk) const { return trunk && trunk_framing ? *trunk_framing : framing; }
   // Payload bytes of the unit the simulator moves: one frame of the
   // segment with the largest frames.
   std::int64_t chunk_bytes() const {

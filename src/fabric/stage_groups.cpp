@@ -140,9 +140,8 @@ const std::vector<std::int64_t>& StageGroups::key(int group) {
   for (int port : numbered_ports_) key_.push_back(network_.port_class(port));
   // Where two inputs or more feed one port, round robin serves them in the
   // order of their global numbers: that order is part of the key.
-  std::sort(feeds_.begin(), feeds_.end(), [](const Feed& a, const Feed& b) {
-    return a.port != b.port ? a.port < b.port : a.input < b.input;
-  });
+  std::sort(feeds_.begin(), feeds_.end(),
+            [](const Feed& a, const Feed& b) { return a.port != b.port ? a.port < b.port : a.input < b.input; });
   feeds_.erase(std::unique(feeds_.begin(), feeds_.end(),
                            [](const Feed& a, const Feed& b) { return a.port == b.port && a.input == b.input; }),
                feeds_.end());

@@ -63,9 +63,9 @@ class StageGroups {
   std::uint32_t key_stamp_ = 0;
   std::vector<int> numbered_ports_;
   struct Feed {
-    int port;                 // the fed port's number in the key
-    std::int64_t input;       // the input's global number, which round robin orders by
-    std::int64_t code;        // the input in the key: a port number, or -(source number) - 1 for DMA
+    int port;            // the fed port's number in the key
+    std::int64_t input;  // the input's global number, which round robin orders by
+    std::int64_t code;   // the input in the key: a port number, or -(source number) - 1 for DMA
   };
   std::vector<Feed> feeds_;
   std::vector<std::int64_t> key_;

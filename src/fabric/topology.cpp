@@ -36,9 +36,8 @@ int Topology::connect(int a, int b, bool trunk, int count, bool bus) {
 
 void Topology::check_node(int node, const char* what) const {
   if (node < 0 || node >= nodes_) {
-    throw UsageError(std::string("fabric: ") + what + " node " + std::to_string(node) +
-                     " is not in this fabric of " + std::to_string(nodes_) + " nodes; give 0.." +
-                     std::to_string(nodes_ - 1));
+    throw UsageError(std::string("fabric: ") + what + " node " + std::to_string(node) + " is not in this fabric of " +
+                     std::to_string(nodes_) + " nodes; give 0.." + std::to_string(nodes_ - 1));
   }
 }
 
@@ -113,8 +112,7 @@ class Ring : public Topology {
     return std::min(right, nodes() - right);
   }
   std::string describe() const override {
-    return "ring of " + std::to_string(nodes()) + " nodes, " + std::to_string(channels_) +
-           " link(s) to each neighbour";
+    return "ring of " + std::to_string(nodes()) + " nodes, " + std::to_string(channels_) + " link(s) to each neighbour";
   }
 
  private:
@@ -126,8 +124,13 @@ class Ring : public Topology {
 class Torus : public Topology {
  public:
   Torus(int rows, int cols)
-      : Topology(rows * cols), rows_(rows), cols_(cols), east_(rows * cols, -1), west_(rows * cols, -1),
-        south_(rows * cols, -1), north_(rows * cols, -1) {
+      : Topology(rows * cols),
+        rows_(rows),
+        cols_(cols),
+        east_(rows * cols, -1),
+        west_(rows * cols, -1),
+        south_(rows * cols, -1),
+        north_(rows * cols, -1) {
     for (int r = 0; r < rows; ++r) {
       for (int c = 0; c < cols; ++c) {
         const int here = r * cols + c;
@@ -158,9 +161,7 @@ class Torus : public Topology {
     const int dr = positive_mod(dst / cols_ - src / cols_, rows_);
     return std::min(dc, cols_ - dc) + std::min(dr, rows_ - dr);
   }
-  std::string describe() const override {
-    return std::to_string(rows_) + "x" + std::to_string(cols_) + " torus";
-  }
+  std::string describe() const override { return std::to_string(rows_) + "x" + std::to_string(cols_) + " torus"; }
 
  private:
   int rows_, cols_;
@@ -416,14 +417,12 @@ class HostPath : public SwitchedBase {
     check_node(dst, "destination");
     if (device == switch_) return PortGroup{tables_[device].down[dst / per_host_], 1};
     const int host_index = device - nodes();
-    return PortGroup{dst / per_host_ == host_index ? tables_[device].down[dst % per_host_]
-                                                    : tables_[device].up[0], 1};
+    return PortGroup{dst / per_host_ == host_index ? tables_[device].down[dst % per_host_] : tables_[device].up[0], 1};
   }
   int levels() const override { return 1; }
   int links_between(int src, int dst, int) const override { return src / per_host_ == dst / per_host_ ? 2 : 4; }
   std::string describe() const override {
-    return std::to_string(nodes()) + " FPGAs, " + std::to_string(per_host_) +
-           " per host, hosts on one network switch";
+    return std::to_string(nodes()) + " FPGAs, " + std::to_string(per_host_) + " per host, hosts on one network switch";
   }
 
  private:
@@ -443,8 +442,15 @@ class HostPath : public SwitchedBase {
 class Cluster : public Topology {
  public:
   Cluster(int nodes, int per_host)
-      : Topology(nodes), per_host_(per_host), hosts_((nodes + per_host - 1) / per_host), to_bus_(nodes),
-        from_bus_(nodes), to_nic_(nodes, -1), from_nic_(nodes, -1), bus_(hosts_), nic_up_(hosts_, -1),
+      : Topology(nodes),
+        per_host_(per_host),
+        hosts_((nodes + per_host - 1) / per_host),
+        to_bus_(nodes),
+        from_bus_(nodes),
+        to_nic_(nodes, -1),
+        from_nic_(nodes, -1),
+        bus_(hosts_),
+        nic_up_(hosts_, -1),
         switch_down_(hosts_, -1) {
     std::vector<int> bus_in(hosts_), bus_out(hosts_), nic(hosts_, -1);
     for (int h = 0; h < hosts_; ++h) {
@@ -501,7 +507,7 @@ class Cluster : public Topology {
   int per_host_, hosts_;
   int switch_ = -1, first_bus_ = 0, first_nic_ = 0;
   std::vector<int> to_bus_, from_bus_, to_nic_, from_nic_;  // per rank
-  std::vector<int> bus_, nic_up_, switch_down_;              // per host
+  std::vector<int> bus_, nic_up_, switch_down_;             // per host
 };
 
 void require(bool ok, const std::string& message) {
@@ -518,24 +524,23 @@ void check_buildable(const FabricSpec& spec) {
                   std::to_string(spec.ports_per_node));
       return;
     case TopologyKind::torus:
-      require(spec.rows >= 1 && spec.cols >= 1,
-              "a torus of " + std::to_string(spec.rows) + "x" + std::to_string(spec.cols) +
-                  " has a side of zero; give rows and cols of at least 1");
+      require(spec.rows >= 1 && spec.cols >= 1, "a torus of " + std::to_string(spec.rows) + "x" +
+                                                    std::to_string(spec.cols) +
+                                                    " has a side of zero; give rows and cols of at least 1");
       require(spec.rows * spec.cols >= 2, "a 1x1 torus has no links; give at least 2 nodes");
       return;
     case TopologyKind::switched:
       require(spec.nodes >= 2, "a switched fabric needs at least 2 nodes, not " + std::to_string(spec.nodes));
       require(spec.ports_per_node >= 1, "nodes need at least 1 port");
-      require(spec.nodes <= spec.switch_ports,
-              std::to_string(spec.nodes) + " nodes do not fit one " + std::to_string(spec.switch_ports) +
-                  "-port switch; use a fat tree (vcsn_fat_tree) or fewer nodes");
+      require(spec.nodes <= spec.switch_ports, std::to_string(spec.nodes) + " nodes do not fit one " +
+                                                   std::to_string(spec.switch_ports) +
+                                                   "-port switch; use a fat tree (vcsn_fat_tree) or fewer nodes");
       return;
     case TopologyKind::fat_tree:
       require(spec.nodes >= 2, "a fat tree needs at least 2 nodes, not " + std::to_string(spec.nodes));
       require(spec.ports_per_node >= 1, "nodes need at least 1 port");
       require(spec.switch_ports >= 4 && spec.switch_ports % 2 == 0,
-              "fat-tree switches need an even number of ports, at least 4, not " +
-                  std::to_string(spec.switch_ports));
+              "fat-tree switches need an even number of ports, at least 4, not " + std::to_string(spec.switch_ports));
       return;
     case TopologyKind::host_path:
       require(spec.nodes >= 2, "a host path needs at least 2 FPGAs, not " + std::to_string(spec.nodes));
@@ -600,9 +605,9 @@ TopologyShape Topology::shape(const FabricSpec& spec) {
                            static_cast<double>(n * n / 4) / static_cast<double>(n - 1)};
     case TopologyKind::torus: {
       const long long rows = spec.rows, cols = spec.cols, nodes = rows * cols;
-      return TopologyShape{nodes * ((cols > 1) + (rows > 1)), 0, static_cast<int>(cols / 2 + rows / 2),
-                           static_cast<double>(rows * (cols * cols / 4) + cols * (rows * rows / 4)) /
-                               static_cast<double>(nodes - 1)};
+      return TopologyShape{
+          nodes * ((cols > 1) + (rows > 1)), 0, static_cast<int>(cols / 2 + rows / 2),
+          static_cast<double>(rows * (cols * cols / 4) + cols * (rows * rows / 4)) / static_cast<double>(nodes - 1)};
     }
     case TopologyKind::switched:
       return TopologyShape{n * spec.ports_per_node, 1, 2, 2.0};
@@ -630,13 +635,18 @@ TopologyShape Topology::shape(const FabricSpec& spec) {
 std::unique_ptr<Topology> Topology::build(const FabricSpec& spec) {
   check_buildable(spec);
   switch (spec.topology) {
-    case TopologyKind::ring: return std::make_unique<Ring>(spec.nodes, spec.ports_per_node / 2);
-    case TopologyKind::torus: return std::make_unique<Torus>(spec.rows, spec.cols);
-    case TopologyKind::switched: return std::make_unique<Switched>(spec.nodes, spec.ports_per_node);
+    case TopologyKind::ring:
+      return std::make_unique<Ring>(spec.nodes, spec.ports_per_node / 2);
+    case TopologyKind::torus:
+      return std::make_unique<Torus>(spec.rows, spec.cols);
+    case TopologyKind::switched:
+      return std::make_unique<Switched>(spec.nodes, spec.ports_per_node);
     case TopologyKind::fat_tree:
       return std::make_unique<FatTree>(spec.nodes, spec.switch_ports, spec.ports_per_node);
-    case TopologyKind::host_path: return std::make_unique<HostPath>(spec.nodes, spec.fpgas_per_host);
-    case TopologyKind::cluster: return std::make_unique<Cluster>(spec.nodes, spec.fpgas_per_host);
+    case TopologyKind::host_path:
+      return std::make_unique<HostPath>(spec.nodes, spec.fpgas_per_host);
+    case TopologyKind::cluster:
+      return std::make_unique<Cluster>(spec.nodes, spec.fpgas_per_host);
   }
   throw UsageError("fabric: unknown topology");
 }

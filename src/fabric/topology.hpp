@@ -23,9 +23,9 @@ struct TopologyShape {
 };
 
 struct PortInfo {
-  int device = 0;   // the device this output port belongs to
-  int peer = 0;     // the device at the other end of its link
-  int reverse = 0;  // the port of the same link in the other direction
+  int device = 0;      // the device this output port belongs to
+  int peer = 0;        // the device at the other end of its link
+  int reverse = 0;     // the port of the same link in the other direction
   bool trunk = false;  // a switch-side link (trunk_link) rather than an access link
   bool bus = false;    // a host's memory bus (host_link, cluster only)
 };

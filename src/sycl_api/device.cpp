@@ -1,13 +1,12 @@
 #include "sycl_api/device.hpp"
 
-#include <sycl/sycl.hpp>
-
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <cctype>
+#include <chrono>
 #include <cstring>
 #include <iostream>
+#include <sycl/sycl.hpp>
+#include <thread>
 
 #include "cl/buffer.hpp"
 #include "core/error.hpp"
@@ -17,11 +16,16 @@ namespace {
 
 std::string backend_name(::sycl::backend backend) {
   switch (backend) {
-    case ::sycl::backend::opencl: return "opencl";
-    case ::sycl::backend::ext_oneapi_level_zero: return "level_zero";
-    case ::sycl::backend::ext_oneapi_cuda: return "cuda";
-    case ::sycl::backend::ext_oneapi_hip: return "hip";
-    default: return "other";
+    case ::sycl::backend::opencl:
+      return "opencl";
+    case ::sycl::backend::ext_oneapi_level_zero:
+      return "level_zero";
+    case ::sycl::backend::ext_oneapi_cuda:
+      return "cuda";
+    case ::sycl::backend::ext_oneapi_hip:
+      return "hip";
+    default:
+      return "other";
   }
 }
 
@@ -116,7 +120,8 @@ std::vector<DeviceInfo> select_devices(const std::string& platform, const std::s
     matches = {matches[index]};
   }
   if (matches.empty())
-    throw UsageError("-d sycl found no SYCL device of type " + type + (platform.empty() ? "" : " on '" + platform + "'") +
+    throw UsageError("-d sycl found no SYCL device of type " + type +
+                     (platform.empty() ? "" : " on '" + platform + "'") +
                      (device.empty() || by_index ? "" : " named '" + device + "'") +
                      " with USM device allocations (malloc_device); the SYCL devices found:" + found(every) +
                      "\nchoose another --device-type (all takes any device with USM device allocations), or use "
@@ -146,10 +151,9 @@ Device::Device(const DeviceInfo& info) : info_(info) {
   queues_ = guarded("opening " + info_.label(), [&] {
     const ::sycl::device chosen{nth_device};
     const bool profiling = chosen.has(::sycl::aspect::queue_profiling);
-    ::sycl::property_list properties =
-        profiling ? ::sycl::property_list{::sycl::property::queue::in_order(),
-                                          ::sycl::property::queue::enable_profiling()}
-                  : ::sycl::property_list{::sycl::property::queue::in_order()};
+    ::sycl::property_list properties = profiling ? ::sycl::property_list{::sycl::property::queue::in_order(),
+                                                                         ::sycl::property::queue::enable_profiling()}
+                                                 : ::sycl::property_list{::sycl::property::queue::in_order()};
     ::sycl::context context{chosen};
     return std::make_unique<Queues>(Queues{context, ::sycl::queue(context, chosen, properties),
                                            ::sycl::queue(context, chosen, properties), profiling});
@@ -166,7 +170,8 @@ Device::~Device() {
 
 DeviceMemory Device::allocate(MemKind kind, std::uint64_t bytes, int) {
   if (kind != MemKind::Device && kind != MemKind::PinnedHost)
-    throw UsageError(mem_kind_name(kind) + " is not available through SYCL: the SYCL interface cannot choose a "
+    throw UsageError(mem_kind_name(kind) +
+                     " is not available through SYCL: the SYCL interface cannot choose a "
                      "memory bank from the host (OMB-FPGA, section 3.3); use D");
   const std::string what = std::to_string(bytes) + " bytes of " + mem_kind_name(kind) + " on " + info_.label();
   const std::size_t size = bytes ? bytes : 1;
@@ -180,7 +185,8 @@ DeviceMemory Device::allocate(MemKind kind, std::uint64_t bytes, int) {
     }
   });
   if (!memory.handle)
-    throw UsageError("cannot allocate " + what + " (too little device memory); use smaller messages (-m) or fewer "
+    throw UsageError("cannot allocate " + what +
+                     " (too little device memory); use smaller messages (-m) or fewer "
                      "buffers (-b single)");
   try {
     fill_zero(memory, bytes);  // the buffer holds zeros, and exists before any timed region
@@ -204,7 +210,8 @@ void Device::fill_zero(const DeviceMemory& memory, std::uint64_t bytes) {
     std::memset(memory.host, 0, bytes);
     return;
   }
-  guarded("clearing device memory", [&] { queues_->to_device.memset(memory.handle, 0, bytes ? bytes : 1).wait_and_throw(); });
+  guarded("clearing device memory",
+          [&] { queues_->to_device.memset(memory.handle, 0, bytes ? bytes : 1).wait_and_throw(); });
 }
 
 void Device::write(const DeviceMemory& memory, std::uint64_t offset, const void* source, std::uint64_t bytes) {
@@ -220,19 +227,19 @@ void Device::read(const DeviceMemory& memory, std::uint64_t offset, void* destin
   });
 }
 
-CopyEvent Device::start_read(const DeviceMemory& memory, std::uint64_t offset, void* destination,
-                             std::uint64_t bytes, const char* what) {
+CopyEvent Device::start_read(const DeviceMemory& memory, std::uint64_t offset, void* destination, std::uint64_t bytes,
+                             const char* what) {
   return guarded(what, [&] {
     return static_cast<CopyEvent>(new ::sycl::event(
         queues_->to_host.memcpy(destination, static_cast<const std::uint8_t*>(memory.handle) + offset, bytes)));
   });
 }
 
-CopyEvent Device::start_write(const DeviceMemory& memory, std::uint64_t offset, const void* source,
-                              std::uint64_t bytes, const char* what) {
+CopyEvent Device::start_write(const DeviceMemory& memory, std::uint64_t offset, const void* source, std::uint64_t bytes,
+                              const char* what) {
   return guarded(what, [&] {
-    return static_cast<CopyEvent>(
-        new ::sycl::event(queues_->to_device.memcpy(static_cast<std::uint8_t*>(memory.handle) + offset, source, bytes)));
+    return static_cast<CopyEvent>(new ::sycl::event(
+        queues_->to_device.memcpy(static_cast<std::uint8_t*>(memory.handle) + offset, source, bytes)));
   });
 }
 
@@ -252,7 +259,8 @@ void Device::wait_copy(CopyEvent event, const char* what) {
 
 CopyProfile Device::copy_profile(CopyEvent event, const char* what) {
   if (!queues_->profiling)
-    throw UsageError(info_.label() + " has no SYCL queue profiling (aspect::queue_profiling), so staged copies "
+    throw UsageError(info_.label() +
+                     " has no SYCL queue profiling (aspect::queue_profiling), so staged copies "
                      "have no device times; leave --timeline out");
   return guarded(what, [&] {
     const auto& copy = *static_cast<::sycl::event*>(event);
@@ -265,16 +273,18 @@ CopyProfile Device::copy_profile(CopyEvent event, const char* what) {
 void Device::release_copy(CopyEvent event) noexcept { delete static_cast<::sycl::event*>(event); }
 
 std::uint8_t* Device::map(const DeviceMemory&, std::uint64_t, std::uint64_t, bool) {
-  throw UsageError("SYCL device memory (malloc_device) cannot be mapped into host memory for MPI; use --path staged "
-                   "or auto with -d sycl");
+  throw UsageError(
+      "SYCL device memory (malloc_device) cannot be mapped into host memory for MPI; use --path staged "
+      "or auto with -d sycl");
 }
 
 void Device::unmap(const DeviceMemory&, std::uint8_t*, bool) {}
 
 void Device::touch(const DeviceMemory&) {
-  throw UsageError("--touch launches OMB-FPGA's placeholder kernel, and fpgacomm's SYCL path has no kernels (they "
-                   "need Intel's SYCL device compiler; DPC++ stages every transfer without one, OMB-FPGA section "
-                   "3.2.3); drop --touch or use -d opencl");
+  throw UsageError(
+      "--touch launches OMB-FPGA's placeholder kernel, and fpgacomm's SYCL path has no kernels (they "
+      "need Intel's SYCL device compiler; DPC++ stages every transfer without one, OMB-FPGA section "
+      "3.2.3); drop --touch or use -d opencl");
 }
 
 void Device::finish() {

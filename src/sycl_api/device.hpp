@@ -22,8 +22,7 @@ std::vector<DeviceInfo> all_devices();
 // `platform` and `device` narrow by name substring (a number for `device`:
 // the index among the matches). Throws UsageError naming the devices found
 // when none matches.
-std::vector<DeviceInfo> select_devices(const std::string& platform, const std::string& device,
-                                       const std::string& type);
+std::vector<DeviceInfo> select_devices(const std::string& platform, const std::string& device, const std::string& type);
 
 // "2025.0.5 (libsycl 8.0.0)": the runtime's release and its library's version.
 std::string runtime_version();

@@ -21,8 +21,8 @@ void throws(F body, const std::string& part, const char* expr, const char* file,
   } catch (const E& e) {
     if (std::string(e.what()).find(part) != std::string::npos) return;
     ++failures;
-    std::cerr << file << ":" << line << ": " << expr << " threw '" << e.what() << "', expected to mention '"
-              << part << "'\n";
+    std::cerr << file << ":" << line << ": " << expr << " threw '" << e.what() << "', expected to mention '" << part
+              << "'\n";
     return;
   }
   ++failures;

@@ -54,7 +54,7 @@ void test_engine_orders_by_time_then_schedule_order() {
 void test_framing_pads_and_splits() {
   // VCSN: 64-byte units, jumbo payload 9152, 42 bytes around it (the VCSN paper, eq. 2).
   const Framing vcsn{"vcsn", 26, 4, 12, 9152, 64, 64, 0.0};
-  CHECK(vcsn.wire_bytes(1) == 106);     // the 64/106 least efficient case
+  CHECK(vcsn.wire_bytes(1) == 106);  // the 64/106 least efficient case
   CHECK(vcsn.wire_bytes(0) == 106);
   CHECK(vcsn.wire_bytes(9152) == 9194);  // the 9152/9194 best case
   const auto frames = vcsn.split(20000);
@@ -129,10 +129,10 @@ void test_torus_routes_row_then_column() {
   spec.rows = 4;
   spec.cols = 5;
   const auto torus = Topology::build(spec);
-  CHECK(torus->path_links(0, 2, 0) == 2);    // along the row
-  CHECK(torus->path_links(0, 3, 0) == 2);    // the short way round: 0 -> 4 -> 3
-  CHECK(torus->path_links(0, 12, 0) == 4);   // (2, 2): two across, two down
-  CHECK(torus->path_links(0, 19, 0) == 2);   // (3, 4): wraps both ways
+  CHECK(torus->path_links(0, 2, 0) == 2);   // along the row
+  CHECK(torus->path_links(0, 3, 0) == 2);   // the short way round: 0 -> 4 -> 3
+  CHECK(torus->path_links(0, 12, 0) == 4);  // (2, 2): two across, two down
+  CHECK(torus->path_links(0, 19, 0) == 2);  // (3, 4): wraps both ways
   // The first hop towards (2, 2) is along the row, to (0, 1).
   CHECK(torus->ports()[torus->route(0, 12, 0).first].peer == 1);
   spec.rows = 0;
@@ -147,19 +147,19 @@ void test_fat_tree_levels_and_paths() {
   spec.nodes = 648;  // k^2/2
   auto two = Topology::build(spec);
   CHECK(two->levels() == 2);
-  CHECK(two->path_links(0, 17, 0) == 2);   // same leaf
-  CHECK(two->path_links(0, 18, 0) == 4);   // leaf, spine, leaf
+  CHECK(two->path_links(0, 17, 0) == 2);  // same leaf
+  CHECK(two->path_links(0, 18, 0) == 4);  // leaf, spine, leaf
   spec.nodes = 1024;
   auto three = Topology::build(spec);
   CHECK(three->levels() == 3);
   CHECK(three->path_links(0, 1, 0) == 2);
   CHECK(three->path_links(0, 20, 0) == 4);    // same pod
   CHECK(three->path_links(0, 1000, 0) == 6);  // through a core
-  spec.nodes = 11665;  // one more than k^3/4: a fourth level
+  spec.nodes = 11665;                         // one more than k^3/4: a fourth level
   auto four = Topology::build(spec);
   CHECK(four->levels() == 4);
-  CHECK(four->path_links(0, 1000, 0) == 6);    // within a block of (k/2)^3 nodes
-  CHECK(four->path_links(0, 11664, 0) == 8);   // through the top
+  CHECK(four->path_links(0, 1000, 0) == 6);   // within a block of (k/2)^3 nodes
+  CHECK(four->path_links(0, 11664, 0) == 8);  // through the top
   CHECK(four->describe().find("4-level fat tree of 36-port switches") != std::string::npos);
 }
 
@@ -306,8 +306,13 @@ void test_stage_groups_split_and_key() {
   StageGroups groups(network);
   // 1->2 and 2->3 share nothing (read and write engines are apart); 4->6
   // and 5->6 share node 6's write engines and the link 5->6.
-  groups.split({{1, 2, 100, 0, 0}, {4, 6, 100, 0, 0}, {2, 3, 100, 0, 0}, {5, 6, 100, 0, 0}, {9, 10, 100, 0, 0},
-                {7, 8, 100, 0, 0}, {8, 9, 100, 0, 0}});
+  groups.split({{1, 2, 100, 0, 0},
+                {4, 6, 100, 0, 0},
+                {2, 3, 100, 0, 0},
+                {5, 6, 100, 0, 0},
+                {9, 10, 100, 0, 0},
+                {7, 8, 100, 0, 0},
+                {8, 9, 100, 0, 0}});
   CHECK(groups.groups() == 6);
   CHECK((std::vector<int>(groups.members_begin(1), groups.members_end(1)) == std::vector<int>{1, 3}));
   const auto key_of = [&](int g) { return groups.key(g); };

@@ -7,7 +7,6 @@ rank runs ahead into the next test's communication and hangs.
 import contextlib
 
 import pytest
-
 from fpgacomm import _core, mpi
 
 

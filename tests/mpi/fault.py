@@ -6,9 +6,8 @@ must end the job."""
 import sys
 import time
 
-from fpgacomm import cli, mpi
-
 from conftest import receive_fault
+from fpgacomm import cli, mpi
 
 
 def main(mode: str) -> int:

@@ -7,11 +7,9 @@ text, figures, device maps and faults it checks from outside.
 Every Result must name both hosts, the ranks on each and scale-out."""
 
 import pytest
-
+from conftest import assert_all
 from fpgacomm import _core, beff, collectives, devbw, gather, onesided, osu, overhead, schedules
 from fpgacomm.runtime.devices import DeviceOptions
-
-from conftest import assert_all
 
 # Two sizes: one message of a few bytes and one past OMB's 8 KiB switch to
 # fewer iterations (and, for device buffers, past one staging chunk).
@@ -25,8 +23,11 @@ OTHER_HOST_ROOT = 3  # rank 0 times on the first host; the root sits on the seco
 def hosts(comm):
     """Each rank's host; the module needs ranks 0 and 1 on one host, 2 and 3 on another."""
     names = _core.host_names(comm)
-    assert_all(comm, len(names) == 4 and names[0] == names[1] != names[2] == names[3],
-               f"needs mpirun -np 4 with two ranks on each of two hosts (--map-by slot), got {names}")
+    assert_all(
+        comm,
+        len(names) == 4 and names[0] == names[1] != names[2] == names[3],
+        f"needs mpirun -np 4 with two ranks on each of two hosts (--map-by slot), got {names}",
+    )
     return names
 
 
@@ -54,8 +55,9 @@ def pair_ranks(comm) -> list:
 
 
 def all_pass(result) -> bool:
-    return bool(result.rows) and all(row["validation"] == "pass" and row["validation_errors"] == 0
-                                     for row in result.rows)
+    return bool(result.rows) and all(
+        row["validation"] == "pass" and row["validation_errors"] == 0 for row in result.rows
+    )
 
 
 @pytest.mark.parametrize("test", ["latency", "bw", "bibw"])
@@ -98,8 +100,19 @@ def test_one_sided_across_hosts(comm, pair, hosts, test, mem):
 
 @pytest.mark.parametrize("comm_type", ["cpu", "pcie", "kernel"])
 def test_beff_ring_across_hosts(comm, hosts, comm_type):
-    result = beff.run(comm, comm_type=comm_type, max_size=6, repetitions=1, upper=16, lower=2, offset=2,
-                      decrease=2, target_time=0.002, validation_iterations=1, ring_order="natural")
+    result = beff.run(
+        comm,
+        comm_type=comm_type,
+        max_size=6,
+        repetitions=1,
+        upper=16,
+        lower=2,
+        offset=2,
+        decrease=2,
+        target_time=0.002,
+        validation_iterations=1,
+        ring_order="natural",
+    )
     assert_all(comm, all_pass(result), f"beff {comm_type}: {result.rows}")
     assert {timing["host"] for timing in result.params["rank_timings"]} == set(hosts)
     check_placement(result, hosts, [0, 1, 2, 3])
@@ -121,31 +134,48 @@ def test_beff_iec_on_the_emulator_is_refused_across_hosts(comm, hosts):
 
 @pytest.mark.parametrize("schedule", schedules.NAMES)
 def test_gather_schedules_with_the_root_on_the_other_host(comm, hosts, schedule):
-    result = gather.run(comm, schedule=schedule, mem="D", sizes=[1000, 70001], iterations=2, warmup=1,
-                        root=OTHER_HOST_ROOT)
+    result = gather.run(
+        comm, schedule=schedule, mem="D", sizes=[1000, 70001], iterations=2, warmup=1, root=OTHER_HOST_ROOT
+    )
     stages = len(schedules.schedule(schedule, 4, 0, root=OTHER_HOST_ROOT).stages)
-    assert_all(comm, all_pass(result) and all(row["stages"] == stages for row in result.rows),
-               f"{schedule}: {result.rows}")
+    assert_all(
+        comm, all_pass(result) and all(row["stages"] == stages for row in result.rows), f"{schedule}: {result.rows}"
+    )
     check_placement(result, hosts, [0, 1, 2, 3])
 
 
 @pytest.mark.parametrize("collective", ["scatter", "allgather"])
 def test_the_other_gather_collectives_across_hosts(comm, hosts, collective):
-    result = gather.run(comm, schedule="tree", collective=collective, mem="H", sizes=[1000], iterations=2,
-                        warmup=1, root=OTHER_HOST_ROOT)
+    result = gather.run(
+        comm,
+        schedule="tree",
+        collective=collective,
+        mem="H",
+        sizes=[1000],
+        iterations=2,
+        warmup=1,
+        root=OTHER_HOST_ROOT,
+    )
     assert_all(comm, all_pass(result), f"{collective}: {result.rows}")
     check_placement(result, hosts, [0, 1, 2, 3])
 
 
 def test_overheads_across_hosts(comm, pair, hosts):
     result = overhead.run(pair, sizes=[8, 70000], iterations=5, warmup=1)
-    assert_all(comm, all(row["send_overhead_min"] > 0 and row["recv_overhead_min"] > 0 for row in result.rows),
-               f"overhead: {result.rows}")
+    assert_all(
+        comm,
+        all(row["send_overhead_min"] > 0 and row["recv_overhead_min"] > 0 for row in result.rows),
+        f"overhead: {result.rows}",
+    )
     check_placement(result, hosts, pair_ranks(comm))
 
 
 def test_device_copies_on_both_hosts(comm, hosts):
     result = devbw.run(comm, sizes=[8, 70000], iterations=2, warmup=1)
-    assert_all(comm, sorted({row["rank"] for row in result.rows}) == [0, 1, 2, 3] and
-               all(row["bandwidth"] > 0 for row in result.rows), f"devbw: {result.rows}")
+    assert_all(
+        comm,
+        sorted({row["rank"] for row in result.rows}) == [0, 1, 2, 3]
+        and all(row["bandwidth"] > 0 for row in result.rows),
+        f"devbw: {result.rows}",
+    )
     check_placement(result, hosts, [0, 1, 2, 3])

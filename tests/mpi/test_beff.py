@@ -7,15 +7,14 @@ import math
 
 import numpy as np
 import pytest
-
-from fpgacomm import _core, beff
-
 from conftest import assert_all, receive_fault
+from fpgacomm import _core, beff
 
 # Small sizes (1 B .. 4 KiB, 1 B included: HPCC FPGA's validation passes it
 # trivially) and short loops so that CI stays short.
-FAST = dict(max_size=12, repetitions=2, upper=64, lower=4, offset=4, decrease=3, target_time=0.002,
-            validation_iterations=2)
+FAST = dict(
+    max_size=12, repetitions=2, upper=64, lower=4, offset=4, decrease=3, target_time=0.002, validation_iterations=2
+)
 TYPES = ["cpu", "pcie", "kernel"]
 
 
@@ -29,8 +28,7 @@ def test_every_type_delivers_intact_messages_on_any_ring(comm, comm_type):
     assert result.params["route"] == ("direct" if comm_type == "cpu" else "staged")
     assert result.params["loop_rule"] == ("hpcc" if comm_type == "cpu" else "adaptive")
     if comm_type == "cpu":
-        assert [row["loop_length"] for row in result.rows] == [
-            beff.hpcc_loop_length(m, 64, 4, 4, 3) for m in range(13)]
+        assert [row["loop_length"] for row in result.rows] == [beff.hpcc_loop_length(m, 64, 4, 4, 3) for m in range(13)]
 
 
 def test_bandwidth_and_b_eff_follow_hpcc_fpga_from_every_ranks_times(comm):
@@ -56,8 +54,9 @@ def test_bandwidth_and_b_eff_follow_hpcc_fpga_from_every_ranks_times(comm):
 
 
 def test_rabenseifner_reduction_takes_logavg_over_ring_and_random_rings(comm):
-    result = beff.run(comm, comm_type="cpu", reduction="rabenseifner", random_rings=2, seed=5,
-                      **{**FAST, "max_size": 3})
+    result = beff.run(
+        comm, comm_type="cpu", reduction="rabenseifner", random_rings=2, seed=5, **{**FAST, "max_size": 3}
+    )
     assert list(result.params["rings"]) == ["natural", "random0", "random1"]
     assert result.params["rings"]["natural"] == list(range(comm.Get_size()))
     means = result.params["b_eff_per_pattern"]
@@ -65,8 +64,11 @@ def test_rabenseifner_reduction_takes_logavg_over_ring_and_random_rings(comm):
     assert result.params["b_eff"] == pytest.approx(expected)
     # Per pattern and size: each repetition's slowest rank, then the best repetition.
     for row in result.rows:
-        times = [t["times"] for t in result.params["rank_timings"]
-                 if t["pattern"] == row["pattern"] and t["size"] == row["size"]]
+        times = [
+            t["times"]
+            for t in result.params["rank_timings"]
+            if t["pattern"] == row["pattern"] and t["size"] == row["size"]
+        ]
         assert row["time"] == min(max(rank[r] for rank in times) for r in range(2))
 
 

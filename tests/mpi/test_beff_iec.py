@@ -9,12 +9,10 @@ import os
 import tempfile
 
 import pytest
-
+from conftest import assert_all
 from fpgacomm import _core, beff
 from fpgacomm.benchmarks import beff_iec
 from fpgacomm.runtime.devices import DeviceOptions, open_device
-
-from conftest import assert_all
 
 FPGA = DeviceOptions(type="fpga")
 FAST = dict(comm_type="iec", device=FPGA, max_size=8, repetitions=2, target_time=0.01)
@@ -52,8 +50,9 @@ def test_a_miswired_ring_fails_validation_on_every_rank(comm, monkeypatch):
     wire = beff_iec.wire
     monkeypatch.setattr(beff_iec, "wire", lambda folder, order, rank: wire(folder, order[::-1], rank))
     result = beff.run(comm, **{**FAST, "max_size": 3})
-    assert_all(comm, all(row["validation"] == "fail" and row["validation_errors"] > 0 for row in result.rows),
-               str(result.rows))
+    assert_all(
+        comm, all(row["validation"] == "fail" and row["validation_errors"] > 0 for row in result.rows), str(result.rows)
+    )
     assert beff.failed_sizes(result) == [1, 2, 4, 8]
 
 

@@ -2,10 +2,8 @@
 
 import numpy as np
 import pytest
-
-from fpgacomm import _core, collectives
-
 from conftest import assert_all, receive_fault
+from fpgacomm import _core, collectives
 
 # Multiples of 4 (so every datatype's elements fill them) that cross the
 # 8 KiB iteration switch and do not divide evenly among 3 ranks.
@@ -61,6 +59,7 @@ def test_omb_average_is_the_mean_of_the_iterations(comm):
 def test_corruption_after_the_collective_fails_validation(comm, op):
     """A fault adds one to a byte of every received buffer after the
     collective; validation knows nothing of it and must see it."""
+
     def corrupt(buffer, offset, nbytes):
         byte = buffer.read(1, offset + nbytes // 2)
         buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
@@ -86,11 +85,15 @@ def test_every_datatype_moves_whole_elements_and_skips_smaller_sizes(comm, op, d
     bytes of MPI_INT: one), a size below one element gets no row, and
     reductions of every datatype give the exact sum (MPI_CHAR modulo 256)."""
     sizes = [1, 2, 6, 8196]
-    result = collectives.run(op, comm, sizes=sizes, datatype=datatype, root=root_for(op, comm), iterations=3,
-                             warmup=1, validate=True)
+    result = collectives.run(
+        op, comm, sizes=sizes, datatype=datatype, root=root_for(op, comm), iterations=3, warmup=1, validate=True
+    )
     assert result.params["datatype"] == datatype.upper()
-    assert_all(comm, [row["size"] for row in result.rows] == [size for size in sizes if size >= element],
-               f"{op} {datatype} rows")
+    assert_all(
+        comm,
+        [row["size"] for row in result.rows] == [size for size in sizes if size >= element],
+        f"{op} {datatype} rows",
+    )
     assert_all(comm, all(row["validation"] == "pass" for row in result.rows), f"{op} {datatype} validation")
 
 

@@ -4,10 +4,8 @@ both control modes, the memory check before any transfer."""
 
 import numpy as np
 import pytest
-
-from fpgacomm import _core, gather
-
 from conftest import assert_all, receive_fault
+from fpgacomm import _core, gather
 
 # Odd sizes, so a block landing one position off cannot match.
 SIZES = [1000, 70001]
@@ -62,6 +60,7 @@ def test_local_control_has_no_barrier_and_barrier_control_has_one(comm, name):
 def corrupting(fault_kind):
     """Receive faults: add one to a byte of every checked block, or blank it
     (a block that never came)."""
+
     def corrupt(buffer, offset, nbytes):
         if nbytes == 0:
             return
@@ -70,6 +69,7 @@ def corrupting(fault_kind):
             buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
         else:
             buffer.write(np.zeros(nbytes, dtype=np.uint8), offset)
+
     return corrupt
 
 
@@ -101,17 +101,20 @@ def test_a_size_beyond_the_device_is_refused_before_any_transfer(comm):
     assert_all(comm, received == [], f"transfers ran before the memory check: {received}")
 
 
-@pytest.mark.parametrize("options,message", [
-    (dict(control="global"), "unknown control 'global'; choose barrier"),
-    (dict(schedule="star"), "unknown schedule 'star'"),
-    (dict(ports=3), "3 ports per node"),
-    (dict(virtual_ports=3), "3 virtual ports per port"),
-    (dict(collective="reduce"), "unknown collective 'reduce'"),
-    (dict(root=99), "root 99"),
-    (dict(sizes=[-1]), "gather: size per node -1; give whole bytes, 0 or more"),
-    (dict(mem="Q"), "Q"),
-    (dict(iterations=0), "iterations -i must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (dict(control="global"), "unknown control 'global'; choose barrier"),
+        (dict(schedule="star"), "unknown schedule 'star'"),
+        (dict(ports=3), "3 ports per node"),
+        (dict(virtual_ports=3), "3 virtual ports per port"),
+        (dict(collective="reduce"), "unknown collective 'reduce'"),
+        (dict(root=99), "root 99"),
+        (dict(sizes=[-1]), "gather: size per node -1; give whole bytes, 0 or more"),
+        (dict(mem="Q"), "Q"),
+        (dict(iterations=0), "iterations -i must be at least 1"),
+    ],
+)
 def test_bad_parameters_are_one_agreed_usage_error(comm, options, message):
     with pytest.raises(_core.UsageError, match=message) as caught:
         gather.run(comm, **{"sizes": [8], **options})

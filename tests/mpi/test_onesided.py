@@ -1,12 +1,9 @@
 """OSU one-sided tests under mpirun -np 2 (and their refusal under 3 and 4), validation on."""
 
-
 import numpy as np
 import pytest
-
-from fpgacomm import _core, onesided
-
 from conftest import assert_all, receive_fault
+from fpgacomm import _core, onesided
 
 SIZES = [1, 8192, 65536 + 12]
 WINDOW = 4
@@ -25,7 +22,9 @@ def slots(test: str) -> int:
 @pytest.mark.parametrize("test,sync", CASES)
 def test_every_one_sided_test_delivers_intact_data(comm, test, sync, window_creation, mem, windows_over_user_memory):
     if window_creation != "allocate" and not windows_over_user_memory:
-        with pytest.raises(_core.UsageError, match="cannot create a window over user memory.*use -w allocate") as caught:
+        with pytest.raises(
+            _core.UsageError, match="cannot create a window over user memory.*use -w allocate"
+        ) as caught:
             onesided.run(test, comm, mem=mem, sync=sync, window_creation=window_creation, **FAST)
         assert caught.value.agreed
         return
@@ -71,14 +70,27 @@ def test_each_operation_lands_at_its_own_offset(comm, test, sync, window_creatio
         seen.append((offset, nbytes, buffer.read(nbytes, offset)))
 
     with receive_fault(comm, inspect) as faulty:
-        result = onesided.run(test, faulty, mem=mem, sync=sync, window_creation=window_creation, sizes=sizes,
-                              iterations=iterations, warmup=warmup, window=WINDOW, validate=True, compare_put=False)
+        result = onesided.run(
+            test,
+            faulty,
+            mem=mem,
+            sync=sync,
+            window_creation=window_creation,
+            sizes=sizes,
+            iterations=iterations,
+            warmup=warmup,
+            window=WINDOW,
+            validate=True,
+            compare_put=False,
+        )
     expected = []
     if comm.rank in receivers(test, sync):
         for size in sizes:
             for iteration in range(warmup + iterations):
                 for slot in range(width):
-                    pattern = bytes(_core.testing.pattern_byte(i, size, iteration, peer * width + slot) for i in range(size))
+                    pattern = bytes(
+                        _core.testing.pattern_byte(i, size, iteration, peer * width + slot) for i in range(size)
+                    )
                     expected.append((slot * size, size, pattern))
     landed = [(offset, nbytes, bytes(np.asarray(data, dtype=np.uint8))) for offset, nbytes, data in seen]
     assert_all(comm, landed == expected, f"{len(landed)} slots seen, {len(expected)} expected")
@@ -142,12 +154,15 @@ def test_put_bibw_refuses_passive_target(comm, sync):
 
 @pytest.mark.ranks(2)
 def test_unknown_choices_name_omb_choices(comm):
-    with pytest.raises(_core.UsageError, match="unknown synchronisation 'flushall'; choose flush, lock, "
-                                               "flush_local, lock_all, pscw, fence") as caught:
+    with pytest.raises(
+        _core.UsageError,
+        match="unknown synchronisation 'flushall'; choose flush, lock, " "flush_local, lock_all, pscw, fence",
+    ) as caught:
         onesided.put_bw(comm, sizes=[8], sync="flushall")
     assert caught.value.agreed
-    with pytest.raises(_core.UsageError, match="unknown window creation 'shared'; choose allocate, create, "
-                                               "dynamic") as caught:
+    with pytest.raises(
+        _core.UsageError, match="unknown window creation 'shared'; choose allocate, create, " "dynamic"
+    ) as caught:
         onesided.put_bw(comm, sizes=[8], window_creation="shared")
     assert caught.value.agreed
 
@@ -164,7 +179,12 @@ def test_one_sided_tests_refuse_other_rank_counts(comm, test):
 def test_defaults_are_omb_s():
     """OMB 7.4: MPI_Win_allocate and MPI_Win_flush; put_bibw MPI_Win_post/start/complete/wait."""
     assert {test: _core.OneSidedOptions(test=test, sync=None).sync for test in onesided.TESTS} == {
-        "put_latency": "flush", "get_latency": "flush", "put_bw": "flush", "get_bw": "flush", "put_bibw": "pscw"}
+        "put_latency": "flush",
+        "get_latency": "flush",
+        "put_bw": "flush",
+        "get_bw": "flush",
+        "put_bibw": "pscw",
+    }
     assert onesided.SYNC_CHOICES["put_bibw"] == ("pscw", "fence")
     assert all(set(onesided.SYNC_CHOICES[test]) == set(onesided.SYNC) for test in onesided.TESTS if test != "put_bibw")
     assert onesided.ITERATIONS["put_latency"] == (10000, 100, 1000, 10)
@@ -172,9 +192,15 @@ def test_defaults_are_omb_s():
 
 
 def test_curve_finds_half_and_saturation_sizes():
-    rows = [{"size": s, "bandwidth": b} for s, b in [(1, 1.0), (2, 40.0), (4, 60.0), (8, 96.0), (16, 100.0), (32, 99.0)]]
-    assert onesided.curve(rows) == {"peak_bandwidth": 100.0, "peak_size": 16, "half_bandwidth_size": 4,
-                                    "saturation_95_size": 8}
+    rows = [
+        {"size": s, "bandwidth": b} for s, b in [(1, 1.0), (2, 40.0), (4, 60.0), (8, 96.0), (16, 100.0), (32, 99.0)]
+    ]
+    assert onesided.curve(rows) == {
+        "peak_bandwidth": 100.0,
+        "peak_size": 16,
+        "half_bandwidth_size": 4,
+        "saturation_95_size": 8,
+    }
 
 
 def test_overhead_is_slower_time_or_missing_bandwidth():

@@ -3,10 +3,8 @@
 small messages, and any other rank count is refused on every rank."""
 
 import pytest
-
-from fpgacomm import _core, overhead
-
 from conftest import assert_all
+from fpgacomm import _core, overhead
 
 
 @pytest.mark.ranks(2)

@@ -6,13 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
+from conftest import assert_all, receive_fault
 from fpgacomm import Result, _core, osu
-from fpgacomm.runtime.devices import DeviceOptions, open_device
 from fpgacomm.results import timeline
 from fpgacomm.runtime import calibration
-
-from conftest import assert_all, receive_fault
+from fpgacomm.runtime.devices import DeviceOptions, open_device
 
 KINDS = ("H", "H!", "D")
 PAIRS = list(itertools.product(KINDS, KINDS))
@@ -69,6 +67,7 @@ def test_bandwidth_is_bytes_over_time(comm):
 def test_corruption_after_transfer_fails_validation(comm, test):
     """A fault changes one byte of rank 1's destination after each
     iteration; the validation code knows nothing of it and must see it."""
+
     def corrupt(buffer, offset, nbytes):
         byte = buffer.read(1, offset + nbytes // 2)
         buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
@@ -109,8 +108,19 @@ def check_timeline(test: str, rows: list, sizes: list, chunk: int, window: int, 
 @pytest.mark.parametrize("test", ["bw", "bibw"])
 def test_timeline_records_every_staged_chunk_of_the_last_window(comm, test, tmp_path):
     chunk, window, sizes = 65536, 3, [1, 65536 + 4096, 300000]
-    result = osu.run(test, comm, mem=("D", "D"), path="staged", sizes=sizes, iterations=3, warmup=1,
-                     validate=True, chunk_bytes=chunk, window=window, timeline=True)
+    result = osu.run(
+        test,
+        comm,
+        mem=("D", "D"),
+        path="staged",
+        sizes=sizes,
+        iterations=3,
+        warmup=1,
+        validate=True,
+        chunk_bytes=chunk,
+        window=window,
+        timeline=True,
+    )
     problem = "" if all(row["validation"] == "pass" for row in result.rows) else "data failed validation"
     if comm.Get_rank() == 0:
         try:
@@ -139,8 +149,17 @@ def test_mbw_mr_varied_windows_with_multiple_buffers_validate(comm):
     """OMB's -V: each size at every window of 1 .. 128, in that order; with
     -b multiple the buffers are the largest window's, and a row checks those
     its window wrote."""
-    result = osu.run("mbw_mr", comm, vary_window=True, buffers="multiple", sizes=[4, 8], iterations=2, warmup=1,
-                     validate=True, validation_warmup=0)
+    result = osu.run(
+        "mbw_mr",
+        comm,
+        vary_window=True,
+        buffers="multiple",
+        sizes=[4, 8],
+        iterations=2,
+        warmup=1,
+        validate=True,
+        validation_warmup=0,
+    )
     windows = list(osu.VARIED_WINDOWS)
     ok = [(row["size"], row["window"]) for row in result.rows] == [(s, w) for s in (4, 8) for w in windows]
     ok = ok and all(row["validation"] == "pass" for row in result.rows)
@@ -153,14 +172,24 @@ def test_mbw_mr_pairs_leave_the_ranks_above_them_out(comm):
     """OMB's -p: with one pair of four ranks, rank 0 streams to rank 1 and
     ranks 2 and 3 move nothing, so a fault on rank 3's receive buffers cannot
     fail validation; with every rank taking part (N/2 pairs) it must."""
+
     def corrupt(buffer, offset, nbytes):
         byte = buffer.read(1, offset + nbytes // 2)
         buffer.write((byte + 1).astype(np.uint8), offset + nbytes // 2)
 
     for pairs, fails in ((1, False), (None, True)):
         with receive_fault(comm, corrupt if comm.Get_rank() == 3 else None) as faulty:
-            result = osu.run("mbw_mr", faulty, pairs=pairs, sizes=[8, 64], iterations=2, warmup=0, window=4,
-                             validate=True, validation_warmup=1)
+            result = osu.run(
+                "mbw_mr",
+                faulty,
+                pairs=pairs,
+                sizes=[8, 64],
+                iterations=2,
+                warmup=0,
+                window=4,
+                validate=True,
+                validation_warmup=1,
+            )
         assert_all(comm, result.params["pairs"] == (pairs or 2), f"pairs {result.params['pairs']}")
         assert_all(comm, (result.rows[0]["validation"] == "fail") == fails, f"-p {pairs}: {result.rows}")
 
@@ -226,14 +255,19 @@ def test_rows_reach_on_row_as_each_size_ends(comm):
         assert_all(comm, arrivals == [], "on_row ran on a rank other than 0")
         return
     counts = [len(partial.rows) for _, partial in arrivals]
-    partials_marked = all(partial.incomplete == f"{n} of 2 sizes measured" for n, (_, partial) in
-                          zip(counts, arrivals))
+    partials_marked = all(partial.incomplete == f"{n} of 2 sizes measured" for n, (_, partial) in zip(counts, arrivals))
     # The last size's timed iterations: 100 round trips, each twice its half-round-trip sample.
     last_size_time = 2 * sum(result.samples[str(1 << 20)])
-    ok = (counts == [1, 2] and partials_marked and arrivals[-1][1].rows == result.rows and result.incomplete is None
-          and arrivals[1][0] - arrivals[0][0] >= last_size_time)
-    assert_all(comm, ok, f"counts {counts}, gap {arrivals[1][0] - arrivals[0][0]:.4f} s, last size "
-                          f"{last_size_time:.4f} s")
+    ok = (
+        counts == [1, 2]
+        and partials_marked
+        and arrivals[-1][1].rows == result.rows
+        and result.incomplete is None
+        and arrivals[1][0] - arrivals[0][0] >= last_size_time
+    )
+    assert_all(
+        comm, ok, f"counts {counts}, gap {arrivals[1][0] - arrivals[0][0]:.4f} s, last size " f"{last_size_time:.4f} s"
+    )
 
 
 @pytest.mark.ranks(2)
@@ -243,8 +277,7 @@ def test_widened_copies_stay_inside_the_room_they_are_given(comm, room):
     anywhere in the buffer, writes past the message only inside `room`. The
     bytes past a message received without room stay as they were."""
     device = open_device(comm, DeviceOptions())
-    transfers = _core.Transfers(comm, device, path="staged", chunk_bytes=1000, fast_to_device=4096,
-                                fast_to_host=4096)
+    transfers = _core.Transfers(comm, device, path="staged", chunk_bytes=1000, fast_to_device=4096, fast_to_host=4096)
     rng = np.random.default_rng(11)
     ok = True
     for size in (1, 100, 2500):
@@ -271,10 +304,18 @@ def test_widened_staged_copies_deliver_intact_data(comm, test, multiple):
     """The point-to-point tests with copies widened to 16 KiB in both
     directions (as a GPU shared by two processes asks for writes): every
     size validates, whole chunks and short last ones alike."""
-    options = _core.Pt2ptOptions(test=test, send_kind="D", recv_kind="D", multiple_buffers=multiple, window=4,
-                                 sizes=SIZES, validation=True,
-                                 transfer=_core.TransferOptions(path="staged", chunk_bytes=65536, slots=3,
-                                                                fast_to_device=16384, fast_to_host=16384))
+    options = _core.Pt2ptOptions(
+        test=test,
+        send_kind="D",
+        recv_kind="D",
+        multiple_buffers=multiple,
+        window=4,
+        sizes=SIZES,
+        validation=True,
+        transfer=_core.TransferOptions(
+            path="staged", chunk_bytes=65536, slots=3, fast_to_device=16384, fast_to_host=16384
+        ),
+    )
     options.counts.iterations, options.counts.warmup = 3, 1
     options.counts.iterations_large, options.counts.warmup_large = 3, 1
     device = open_device(comm, DeviceOptions())
@@ -297,8 +338,9 @@ def shared_cache(comm, monkeypatch):
 def test_auto_sizes_on_a_cpu_device_are_the_defaults_without_calibration(comm, shared_cache):
     result = osu.latency(comm, mem=("D", "D"), sizes=[1, 300000], iterations=3, warmup=1, validate=True)
     staging = result.params["staging"]
-    assert [(row["source"], row["chunk_bytes"], row["slots"], row["fast_to_device"], row["fast_to_host"])
-            for row in staging] == [("default", 1 << 20, 4, 1, 1)] * 2
+    assert [
+        (row["source"], row["chunk_bytes"], row["slots"], row["fast_to_device"], row["fast_to_host"]) for row in staging
+    ] == [("default", 1 << 20, 4, 1, 1)] * 2
     assert result.params["chunk_bytes"] == 1 << 20 and result.params["slots"] == 4
     assert all(row["validation"] == "pass" for row in result.rows)
     assert not (Path(shared_cache) / "fpgacomm").exists()

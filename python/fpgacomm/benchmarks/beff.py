@@ -17,12 +17,12 @@ import itertools
 import math
 
 from .. import _core
-from . import beff_iec
-from ..runtime import calibration, environment, mpi
-from ..simulation import fabric
-from ..runtime.devices import DeviceOptions, open_device_if
 from ..params import usage_error
 from ..results.result import Result
+from ..runtime import calibration, environment, mpi
+from ..runtime.devices import DeviceOptions, open_device_if
+from ..simulation import fabric
+from . import beff_iec
 from .sweep import OnProgress, Rounds, check_rounds, progress_of_round
 
 COMM_TYPES = ("cpu", "pcie", "kernel", "iec", "sim")
@@ -41,8 +41,10 @@ def message_sizes(min_size: int = 0, max_size: int = 20, step_size: int = 1) -> 
     """2^min_size .. 2^max_size bytes in steps of step_size in log2 (HPCC FPGA's
     --min-size, -m, --step-size: exponents, not bytes)."""
     if not 0 <= min_size <= max_size <= MAX_LOG2:
-        raise usage_error(f"b_eff message sizes are log2 exponents with 0 <= --min-size <= -m <= {MAX_LOG2}, "
-                          f"got --min-size {min_size} -m {max_size}; e.g. -m 20 for 1 MiB")
+        raise usage_error(
+            f"b_eff message sizes are log2 exponents with 0 <= --min-size <= -m <= {MAX_LOG2}, "
+            f"got --min-size {min_size} -m {max_size}; e.g. -m 20 for 1 MiB"
+        )
     if step_size < 1:
         raise usage_error(f"--step-size must be at least 1, got {step_size}")
     return [1 << m for m in range(min_size, max_size + 1, step_size)]
@@ -53,8 +55,9 @@ def _check_loop_bounds(upper: int, lower: int) -> None:
         raise usage_error(f"loop lengths need 1 <= -l (lower) <= -u (upper), got -l {lower} -u {upper}")
 
 
-def hpcc_loop_length(m: int, upper: int = UPPER, lower: int = LOWER, offset: int = OFFSET,
-                     decrease: int = DECREASE) -> int:
+def hpcc_loop_length(
+    m: int, upper: int = UPPER, lower: int = LOWER, offset: int = OFFSET, decrease: int = DECREASE
+) -> int:
     """HPCC FPGA v1.3's loop length for messages of 2^m bytes (docs/METHODS.md): a
     linear decrease per log2 step after `offset`, reaching `lower` after about
     `decrease` steps."""
@@ -65,8 +68,7 @@ def hpcc_loop_length(m: int, upper: int = UPPER, lower: int = LOWER, offset: int
     return max(lower, upper - max(m - offset, 0) * step)
 
 
-def documented_loop_length(m: int, upper: int = UPPER, lower: int = LOWER,
-                           channel_width: int = CHANNEL_WIDTH) -> int:
+def documented_loop_length(m: int, upper: int = UPPER, lower: int = LOWER, channel_width: int = CHANNEL_WIDTH) -> int:
     """The rule HPCC FPGA's b_eff documentation gives:
     max(u / ceil(L / (2 * channel width)), l)."""
     _check_loop_bounds(upper, lower)
@@ -89,8 +91,9 @@ def logavg(values) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def _loop_lengths(rule: str, exponents: list[int], upper: int, lower: int, offset: int, decrease: int,
-                  channel_width: int) -> list[int]:
+def _loop_lengths(
+    rule: str, exponents: list[int], upper: int, lower: int, offset: int, decrease: int, channel_width: int
+) -> list[int]:
     if rule == "hpcc":
         return [hpcc_loop_length(m, upper, lower, offset, decrease) for m in exponents]
     if rule == "documented":
@@ -115,19 +118,41 @@ def _patterns(reduction: str, ring_order: str, seed: int, random_rings: int, ran
     ring and random-ring patterns."""
     if reduction == "hpcc":
         return [("ring", ring(ranks, ring_order, seed))]
-    return ([("natural", ring(ranks, "natural"))] +
-            [(f"random{i}", ring(ranks, "random", seed + i)) for i in range(random_rings)])
+    return [("natural", ring(ranks, "natural"))] + [
+        (f"random{i}", ring(ranks, "random", seed + i)) for i in range(random_rings)
+    ]
 
 
-def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int = 20, step_size: int = 1,
-        loop_rule: str | None = None, upper: int = UPPER, lower: int = LOWER, offset: int = OFFSET,
-        decrease: int = DECREASE, channel_width: int = CHANNEL_WIDTH, target_time: float = 0.2,
-        repetitions: int = 10, ring_order: str = "random", seed: int = 0, reduction: str = "hpcc",
-        random_rings: int = 3, validation_iterations: int = 4, chunk_bytes: int | None = None,
-        slots: int | None = None,
-        device: DeviceOptions | None = None, nodes: int | None = None, model: str | None = None,
-        limits=None, rounds: int = 1, round_seed: int | None = None,
-        on_progress: OnProgress | None = None) -> Result:
+def run(
+    comm=None,
+    *,
+    comm_type: str = "cpu",
+    min_size: int = 0,
+    max_size: int = 20,
+    step_size: int = 1,
+    loop_rule: str | None = None,
+    upper: int = UPPER,
+    lower: int = LOWER,
+    offset: int = OFFSET,
+    decrease: int = DECREASE,
+    channel_width: int = CHANNEL_WIDTH,
+    target_time: float = 0.2,
+    repetitions: int = 10,
+    ring_order: str = "random",
+    seed: int = 0,
+    reduction: str = "hpcc",
+    random_rings: int = 3,
+    validation_iterations: int = 4,
+    chunk_bytes: int | None = None,
+    slots: int | None = None,
+    device: DeviceOptions | None = None,
+    nodes: int | None = None,
+    model: str | None = None,
+    limits=None,
+    rounds: int = 1,
+    round_seed: int | None = None,
+    on_progress: OnProgress | None = None,
+) -> Result:
     """Ring b_eff; collective over comm (COMM_WORLD by default).
 
     comm_type: cpu (host buffers), pcie (device buffers staged through the
@@ -169,26 +194,49 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     device_options = device or DeviceOptions()
     # sim runs on the simulator rather than the core's ring, and takes the same checks.
     options = _core.BeffOptions(
-        type="cpu" if comm_type == "sim" else comm_type, sizes=sizes, target_time=target_time,
+        type="cpu" if comm_type == "sim" else comm_type,
+        sizes=sizes,
+        target_time=target_time,
         loop_lengths=_loop_lengths(rule, exponents, upper, lower, offset, decrease, channel_width),
-        max_loop_length=upper, repetitions=repetitions, validation_iterations=validation_iterations,
-        bank=device_options.bank, transfer=_core.TransferOptions(chunk_bytes=chunk_bytes or 0, slots=slots or 1))
+        max_loop_length=upper,
+        repetitions=repetitions,
+        validation_iterations=validation_iterations,
+        bank=device_options.bank,
+        transfer=_core.TransferOptions(chunk_bytes=chunk_bytes or 0, slots=slots or 1),
+    )
     options.validate()
     if nodes is not None and comm_type != "sim":
-        raise usage_error(f"--nodes sets the FPGAs of the simulated ring (--comm-type sim); a {comm_type} ring has "
-                          "one node per rank: leave --nodes out, or start as many ranks")
+        raise usage_error(
+            f"--nodes sets the FPGAs of the simulated ring (--comm-type sim); a {comm_type} ring has "
+            "one node per rank: leave --nodes out, or start as many ranks"
+        )
     if random_rings < 1:
         raise usage_error(f"--random-rings must be at least 1, got {random_rings}")
     check_rounds(rounds, round_seed)
     if comm_type == "sim" and rounds != 1:
-        raise usage_error(f"the simulated ring (--comm-type sim) gives the same figures every time: leave --rounds "
-                          f"out, got {rounds}")
+        raise usage_error(
+            f"the simulated ring (--comm-type sim) gives the same figures every time: leave --rounds "
+            f"out, got {rounds}"
+        )
     comm = mpi.resolve(comm)
-    params = {"comm_type": comm_type, "sizes": sizes, "min_size": min_size, "max_size": max_size,
-              "step_size": step_size, "loop_rule": rule, "upper": upper, "lower": lower, "offset": offset,
-              "decrease": decrease, "channel_width": channel_width, "target_time": target_time,
-              "repetitions": repetitions, "reduction": reduction,
-              "exchanges_per_iteration": EXCHANGES_PER_ITERATION, **device_options.params()}
+    params = {
+        "comm_type": comm_type,
+        "sizes": sizes,
+        "min_size": min_size,
+        "max_size": max_size,
+        "step_size": step_size,
+        "loop_rule": rule,
+        "upper": upper,
+        "lower": lower,
+        "offset": offset,
+        "decrease": decrease,
+        "channel_width": channel_width,
+        "target_time": target_time,
+        "repetitions": repetitions,
+        "reduction": reduction,
+        "exchanges_per_iteration": EXCHANGES_PER_ITERATION,
+        **device_options.params(),
+    }
     if comm_type == "sim":
         return _with_model(_simulated(comm, sizes, nodes, params, limits), model)
 
@@ -212,11 +260,22 @@ def run(comm=None, *, comm_type: str = "cpu", min_size: int = 0, max_size: int =
     with plan.keeping(results, finish):
         for index, order in enumerate(plan.orders(), start=1):
             options.sizes, options.loop_lengths = order, [loop_lengths[size] for size in order]
-            rows, round_params = _ring_round(comm, dev, options, hosts, comm_type, reduction, ring_order, seed,
-                                             random_rings, index if rounds > 1 else None,
-                                             progress_of_round(on_progress, index, rounds))
-            results.append(Result("beff", {**params, **round_params, **_headline(rows, reduction, len(sizes))},
-                                  env, rows, _UNITS))
+            rows, round_params = _ring_round(
+                comm,
+                dev,
+                options,
+                hosts,
+                comm_type,
+                reduction,
+                ring_order,
+                seed,
+                random_rings,
+                index if rounds > 1 else None,
+                progress_of_round(on_progress, index, rounds),
+            )
+            results.append(
+                Result("beff", {**params, **round_params, **_headline(rows, reduction, len(sizes))}, env, rows, _UNITS)
+            )
     return finish(plan.of(results))
 
 
@@ -224,15 +283,27 @@ def _rounds_headline(result: Result, rounds: list, reduction: str, sizes: int) -
     """With rounds: b_eff of the median rows, each round's in b_eff_rounds,
     and every round's rank timings (each marked with its round)."""
     if len(rounds) > 1 or "rounds" in result.params:
-        result.params.update(_headline(result.rows, reduction, sizes),
-                             rank_timings=[timing for r in rounds for timing in r.params["rank_timings"]],
-                             b_eff_rounds=[r.params["b_eff"] for r in rounds])
+        result.params.update(
+            _headline(result.rows, reduction, sizes),
+            rank_timings=[timing for r in rounds for timing in r.params["rank_timings"]],
+            b_eff_rounds=[r.params["b_eff"] for r in rounds],
+        )
     return result
 
 
-def _ring_round(comm, dev, options, hosts: list, comm_type: str, reduction: str, ring_order: str, seed: int,
-                random_rings: int, round_number: int | None,
-                on_progress: OnProgress | None) -> tuple[list, dict]:
+def _ring_round(
+    comm,
+    dev,
+    options,
+    hosts: list,
+    comm_type: str,
+    reduction: str,
+    ring_order: str,
+    seed: int,
+    random_rings: int,
+    round_number: int | None,
+    on_progress: OnProgress | None,
+) -> tuple[list, dict]:
     """One round of every ring the reduction takes, in options' order of
     the sizes: (rows, the round's params: rings, route, chunk and every
     rank's times, each marked with round_number where given)."""
@@ -242,23 +313,43 @@ def _ring_round(comm, dev, options, hosts: list, comm_type: str, reduction: str,
     for index, (name, order) in enumerate(patterns):
         with _channels(comm, comm_type, dev, order):
             options.ring = order
-            raw = _core.run_beff(comm, dev, options, _size_counter(comm, on_progress, name, index, len(patterns),
-                                                                   len(options.sizes)))
+            raw = _core.run_beff(
+                comm, dev, options, _size_counter(comm, on_progress, name, index, len(patterns), len(options.sizes))
+            )
         rings[name] = order
         details = {"route": raw["route"], "chunk_bytes": raw["chunk_bytes"]}
         for timing in raw["sizes"]:
             time, bandwidth = _reduce(timing["size"], timing["loop_length"], timing["times"], ranks, reduction)
-            rows.append({"pattern": name, "size": timing["size"], "loop_length": timing["loop_length"],
-                         "time": time, "bandwidth": bandwidth,
-                         "pair_bandwidth": bandwidth / (ranks * EXCHANGES_PER_ITERATION),
-                         "validation": "fail" if timing["errors"] else "pass",
-                         "validation_errors": timing["errors"]})
+            rows.append(
+                {
+                    "pattern": name,
+                    "size": timing["size"],
+                    "loop_length": timing["loop_length"],
+                    "time": time,
+                    "bandwidth": bandwidth,
+                    "pair_bandwidth": bandwidth / (ranks * EXCHANGES_PER_ITERATION),
+                    "validation": "fail" if timing["errors"] else "pass",
+                    "validation_errors": timing["errors"],
+                }
+            )
             for rank, times in enumerate(timing["times"]):
-                rank_timings.append({**({"round": round_number} if round_number else {}), "pattern": name,
-                                     "size": timing["size"], "rank": rank, "host": hosts[rank],
-                                     "position": order.index(rank), "times": times})
-    return rows, {"rings": rings, "validation_iterations": options.validation_iterations, **details,
-                  "rank_timings": rank_timings}
+                rank_timings.append(
+                    {
+                        **({"round": round_number} if round_number else {}),
+                        "pattern": name,
+                        "size": timing["size"],
+                        "rank": rank,
+                        "host": hosts[rank],
+                        "position": order.index(rank),
+                        "times": times,
+                    }
+                )
+    return rows, {
+        "rings": rings,
+        "validation_iterations": options.validation_iterations,
+        **details,
+        "rank_timings": rank_timings,
+    }
 
 
 def _size_counter(comm, on_progress: OnProgress | None, pattern: str, index: int, patterns: int, sizes: int):
@@ -270,8 +361,16 @@ def _size_counter(comm, on_progress: OnProgress | None, pattern: str, index: int
     return lambda _row: on_progress(f"{ring}: {next(done)} of {sizes} sizes measured")
 
 
-_UNITS = {"pattern": "", "size": "B", "loop_length": "", "time": "s", "bandwidth": "B/s", "pair_bandwidth": "B/s",
-          "validation": "", "validation_errors": "B"}
+_UNITS = {
+    "pattern": "",
+    "size": "B",
+    "loop_length": "",
+    "time": "s",
+    "bandwidth": "B/s",
+    "pair_bandwidth": "B/s",
+    "validation": "",
+    "validation_errors": "B",
+}
 
 
 def _headline(rows: list, reduction: str, sizes: int) -> dict:
@@ -287,8 +386,10 @@ def _headline(rows: list, reduction: str, sizes: int) -> dict:
     else:
         random = [mean for name, mean in means.items() if name.startswith("random")]
         value = logavg([means["natural"], logavg(random)])
-        how = (f"logavg(natural ring, logavg of {len(random)} random rings), each the mean of B(m) "
-               f"over the {sizes} sizes run")
+        how = (
+            f"logavg(natural ring, logavg of {len(random)} random rings), each the mean of B(m) "
+            f"over the {sizes} sizes run"
+        )
     return {"b_eff": value, "b_eff_reduction": how, "b_eff_per_pattern": means}
 
 
@@ -305,9 +406,19 @@ def _simulated(comm, sizes: list, nodes: int | None, params: dict, limits) -> Re
     loop length is 1 and the time is the slowest exchange's."""
     n = nodes if nodes is not None else max(3, comm.Get_size())
     simulated = fabric.beff_ring(fabric.beff_520n(n), sizes=sizes, limits=limits)
-    rows = [{"pattern": "ring", "size": row["size"], "loop_length": 1, "time": row["time"],
-             "bandwidth": row["aggregate"], "pair_bandwidth": row["pair_bandwidth"], "validation": None,
-             "validation_errors": None} for row in simulated.rows]
+    rows = [
+        {
+            "pattern": "ring",
+            "size": row["size"],
+            "loop_length": 1,
+            "time": row["time"],
+            "bandwidth": row["aggregate"],
+            "pair_bandwidth": row["pair_bandwidth"],
+            "validation": None,
+            "validation_errors": None,
+        }
+        for row in simulated.rows
+    ]
     params.update(ranks=n, fabric="beff_520n", loop_rule="none (one simulated exchange per size)")
     params.update(_headline(rows, "hpcc", len(sizes)))
     return Result("beff", params, simulated.env, rows, _UNITS)

@@ -40,10 +40,12 @@ def check_iec_device(comm, device, hosts: list[str]) -> None:
     info = device.info
     failure = ""
     if info.emulated and len(set(hosts)) > 1:
-        failure = (f"b_eff --comm-type iec on Intel's FPGA emulator joins the ranks' channels with named pipes, "
-                   f"which cannot cross hosts, and these ranks run on {len(set(hosts))} hosts "
-                   f"({', '.join(sorted(set(hosts)))}); run every rank on one host, or use FPGA boards whose "
-                   f"ring is cabled")
+        failure = (
+            f"b_eff --comm-type iec on Intel's FPGA emulator joins the ranks' channels with named pipes, "
+            f"which cannot cross hosts, and these ranks run on {len(set(hosts))} hosts "
+            f"({', '.join(sorted(set(hosts)))}); run every rank on one host, or use FPGA boards whose "
+            f"ring is cabled"
+        )
     _core.agree(comm, failure, True)
 
 
@@ -58,8 +60,10 @@ def wire(rank_folder: str, ring_order: list[int], rank: int) -> None:
         # The input fed by this rank's output N is the neighbour's; this rank's
         # own input of that number is fed by the neighbour on the other side.
         source = neighbour["left" if side == "right" else "right"]
-        os.symlink(os.path.join("..", f"rank{source}", f"kernel_output_ch{output}"),
-                   os.path.join(rank_folder, f"kernel_input_ch{input_channel}"))
+        os.symlink(
+            os.path.join("..", f"rank{source}", f"kernel_output_ch{output}"),
+            os.path.join(rank_folder, f"kernel_input_ch{input_channel}"),
+        )
 
 
 @contextlib.contextmanager

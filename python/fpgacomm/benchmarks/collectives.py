@@ -14,12 +14,12 @@ from __future__ import annotations
 import warnings
 
 from .. import _core
-from ..runtime import environment, mpi
+from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
 from ..results import stats
+from ..results.result import Result
+from ..runtime import environment, mpi
 from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
 from .osu import measured_sizes, omb_differences
-from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
-from ..results.result import Result
 from .signatures import options_of
 from .sweep import OnRow, Sweep
 
@@ -50,8 +50,10 @@ def mem_limit_sizes(op: str, sizes: list, ranks: int, mem_limit: int) -> tuple[l
     to it, as OMB does. A cap below every size is a usage error."""
     said = []
     if mem_limit < MEM_LIMIT_FLOOR:
-        said.append(f"-M {mem_limit} bytes is below OSU Micro-Benchmarks' least memory limit; using "
-                    f"{MEM_LIMIT_FLOOR} bytes instead")
+        said.append(
+            f"-M {mem_limit} bytes is below OSU Micro-Benchmarks' least memory limit; using "
+            f"{MEM_LIMIT_FLOOR} bytes instead"
+        )
         mem_limit = MEM_LIMIT_FLOOR
     if op == "barrier":
         return sizes, mem_limit, said
@@ -59,11 +61,15 @@ def mem_limit_sizes(op: str, sizes: list, ranks: int, mem_limit: int) -> tuple[l
     kept = [size for size in sizes if size <= cap]
     per = f" / {ranks} ranks" if op in _PER_RANK_BLOCKS else ""
     if not kept:
-        raise usage_error(f"-M {mem_limit} bytes per process{per} caps osu {op}'s messages at {cap} bytes, below "
-                          f"the smallest size asked ({min(sizes)} bytes); give a larger -M or smaller sizes (-m)")
+        raise usage_error(
+            f"-M {mem_limit} bytes per process{per} caps osu {op}'s messages at {cap} bytes, below "
+            f"the smallest size asked ({min(sizes)} bytes); give a larger -M or smaller sizes (-m)"
+        )
     if len(kept) < len(sizes):
-        said.append(f"limiting the largest message of osu {op} to {max(kept)} bytes: -M {mem_limit} bytes per "
-                    f"process{per} allows {cap}; increase -M (--mem-limit) for larger messages")
+        said.append(
+            f"limiting the largest message of osu {op} to {max(kept)} bytes: -M {mem_limit} bytes per "
+            f"process{per} allows {cap}; increase -M (--mem-limit) for larger messages"
+        )
     return kept, mem_limit, said
 
 
@@ -98,31 +104,60 @@ def _rows(op: str, sizes: list, ranks: int, validate: bool) -> tuple[list, dict,
         size = timing["size"]
         total = nccl_bytes(op, size, ranks) if op != "barrier" else None
         algbw = total / average if total else None
-        row = {"size": size,
-               # OMB's numbers: over ranks, of each rank's mean over iterations.
-               "latency_avg": average, "latency_min": min(rank_means), "latency_max": max(rank_means),
-               # Over iterations, of the rank-averaged time (OMB's -z).
-               "latency_stdev": summary["stdev"], "latency_p50": summary["p50"],
-               "latency_p90": summary["p90"], "latency_p99": summary["p99"],
-               "iterations": timing["iterations"],
-               "staging_avg": timing["staging"], "staging_share": timing["staging"] / average,
-               "nccl_bytes": total, "algbw": algbw,
-               "busbw": algbw * busbw_factor(op, ranks) if algbw is not None else None,
-               "validation": ("fail" if timing["errors"] else "pass") if validate else None,
-               "validation_errors": timing["errors"] if validate else None}
+        row = {
+            "size": size,
+            # OMB's numbers: over ranks, of each rank's mean over iterations.
+            "latency_avg": average,
+            "latency_min": min(rank_means),
+            "latency_max": max(rank_means),
+            # Over iterations, of the rank-averaged time (OMB's -z).
+            "latency_stdev": summary["stdev"],
+            "latency_p50": summary["p50"],
+            "latency_p90": summary["p90"],
+            "latency_p99": summary["p99"],
+            "iterations": timing["iterations"],
+            "staging_avg": timing["staging"],
+            "staging_share": timing["staging"] / average,
+            "nccl_bytes": total,
+            "algbw": algbw,
+            "busbw": algbw * busbw_factor(op, ranks) if algbw is not None else None,
+            "validation": ("fail" if timing["errors"] else "pass") if validate else None,
+            "validation_errors": timing["errors"] if validate else None,
+        }
         rows.append(row)
         samples[str(size)] = timing["samples"]
     units = {column: "s" for column in rows[0]} if rows else {}
-    units.update(size="B", iterations="", staging_share="", nccl_bytes="B", algbw="B/s", busbw="B/s",
-                 validation="", validation_errors="B")
+    units.update(
+        size="B",
+        iterations="",
+        staging_share="",
+        nccl_bytes="B",
+        algbw="B/s",
+        busbw="B/s",
+        validation="",
+        validation_errors="B",
+    )
     return rows, units, samples
 
 
-def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = None, iterations: int | None = None,
-        warmup: int | None = None, validate: bool = False, datatype: str = "mpi_char",
-        validation_warmup: int = 0, mem_limit: int = MEM_LIMIT,
-        device: DeviceOptions | None = None, on_row: OnRow | None = None, rounds: int = 1,
-        round_seed: int | None = None) -> Result:
+def run(
+    op: str,
+    comm=None,
+    *,
+    sizes=None,
+    mem: str = "H",
+    root: int | None = None,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    validate: bool = False,
+    datatype: str = "mpi_char",
+    validation_warmup: int = 0,
+    mem_limit: int = MEM_LIMIT,
+    device: DeviceOptions | None = None,
+    on_row: OnRow | None = None,
+    rounds: int = 1,
+    round_seed: int | None = None,
+) -> Result:
     """One OSU collective; collective over comm.
 
     sizes: OMB's per-rank sizes (bytes each rank contributes; see
@@ -151,9 +186,16 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     asked = [0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES)
     kept, mem_limit, said = mem_limit_sizes(op, asked, comm.Get_size(), mem_limit)
     options = _core.CollectiveOptions(
-        op=op, root=root, kind=mem, datatype=datatype, sizes=kept,
-        counts=iteration_counts(ITERATIONS, iterations, warmup), validation=validate,
-        validation_warmup=validation_warmup, bank=device_options.bank)
+        op=op,
+        root=root,
+        kind=mem,
+        datatype=datatype,
+        sizes=kept,
+        counts=iteration_counts(ITERATIONS, iterations, warmup),
+        validation=validate,
+        validation_warmup=validation_warmup,
+        bank=device_options.bank,
+    )
     options.validate()
     check_api(device_options, [mem])
     size_list = list(options.sizes)
@@ -169,12 +211,24 @@ def run(op: str, comm=None, *, sizes=None, mem: str = "H", root: int | None = No
     def result_of(sizes: list, finished: dict) -> Result:
         """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
         rows, units, samples = _rows(op, sizes, comm.Get_size(), validate)
-        params = {"test": op, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "root": finished.get("root"),
-                  "datatype": options.datatype, **counts_params(options.counts), "large_message": LARGE_MESSAGE,
-                  "validate": validate, "validation_warmup": validation_warmup if validate else None,
-                  "mem_limit": mem_limit, "route": finished.get("route"),
-                  "omb_differences": omb_differences([finished.get("route")], validate, validation_warmup),
-                  "busbw_factor": busbw_factor(op, comm.Get_size()), **environment.topology(env), **device_options.params()}
+        params = {
+            "test": op,
+            "send_kind": mem,
+            "recv_kind": mem,
+            "sizes": size_list,
+            "root": finished.get("root"),
+            "datatype": options.datatype,
+            **counts_params(options.counts),
+            "large_message": LARGE_MESSAGE,
+            "validate": validate,
+            "validation_warmup": validation_warmup if validate else None,
+            "mem_limit": mem_limit,
+            "route": finished.get("route"),
+            "omb_differences": omb_differences([finished.get("route")], validate, validation_warmup),
+            "busbw_factor": busbw_factor(op, comm.Get_size()),
+            **environment.topology(env),
+            **device_options.params(),
+        }
         return Result(f"osu_{op}", params, env, rows, units, samples)
 
     planned = 1 if op == "barrier" else measured_sizes(size_list, datatype)

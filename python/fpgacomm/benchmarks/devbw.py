@@ -15,11 +15,11 @@ in docs/METHODS.md (devbw).
 from __future__ import annotations
 
 from .. import _core
-from ..runtime import environment, mpi
-from ..results import stats
-from ..runtime.devices import DeviceOptions, open_device
 from ..params import HOST_KINDS, LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
+from ..results import stats
 from ..results.result import Result
+from ..runtime import environment, mpi
+from ..runtime.devices import DeviceOptions, open_device
 from .sweep import OnProgress, Rounds, check_rounds, progress_of_round
 
 DIRECTIONS = ("h2d", "d2h")
@@ -39,8 +39,10 @@ def _check_parameters(directions, host_kinds) -> tuple[tuple, tuple]:
     if not directions or any(d not in DIRECTIONS for d in directions):
         raise usage_error(f"copy directions must be among {', '.join(DIRECTIONS)}, got {list(directions)}")
     if not host_kinds or any(k not in HOST_KINDS for k in host_kinds):
-        raise usage_error(f"devbw copies between host and device memory: host kinds must be among "
-                          f"H (pageable) and H! (pinned), got {list(host_kinds)}")
+        raise usage_error(
+            f"devbw copies between host and device memory: host kinds must be among "
+            f"H (pageable) and H! (pinned), got {list(host_kinds)}"
+        )
     return directions, host_kinds
 
 
@@ -60,29 +62,63 @@ def _measure(dev, rank: int, size_list, directions, host_kinds, counts, on_copy)
                 iterations, warmup = counts.timed(size), counts.untimed(size)
                 host, device = _core.copy_samples(dev, direction, host_kind, size, iterations, warmup)
                 host_summary, device_summary = stats.summarize(host), stats.summarize(device)
-                rows.append({"rank": rank, "size": size, "direction": direction, "host_kind": host_kind,
-                             "iterations": iterations, "time_avg": host_summary["avg"],
-                             "time_min": host_summary["min"], "time_max": host_summary["max"],
-                             "time_stdev": host_summary["stdev"], "device_time_avg": device_summary["avg"],
-                             "device_time_min": device_summary["min"],
-                             "bandwidth": size / host_summary["avg"], "bandwidth_max": size / host_summary["min"],
-                             # None where the copy fell below the event timer's resolution
-                             "device_bandwidth": size / device_summary["avg"] if device_summary["avg"] else None})
+                rows.append(
+                    {
+                        "rank": rank,
+                        "size": size,
+                        "direction": direction,
+                        "host_kind": host_kind,
+                        "iterations": iterations,
+                        "time_avg": host_summary["avg"],
+                        "time_min": host_summary["min"],
+                        "time_max": host_summary["max"],
+                        "time_stdev": host_summary["stdev"],
+                        "device_time_avg": device_summary["avg"],
+                        "device_time_min": device_summary["min"],
+                        "bandwidth": size / host_summary["avg"],
+                        "bandwidth_max": size / host_summary["min"],
+                        # None where the copy fell below the event timer's resolution
+                        "device_bandwidth": size / device_summary["avg"] if device_summary["avg"] else None,
+                    }
+                )
                 samples[sample_key(rank, direction, host_kind, size, "host")] = host
                 samples[sample_key(rank, direction, host_kind, size, "device")] = device
                 on_copy(len(rows), planned)
     return rows, samples
 
 
-UNITS = {"rank": "", "size": "B", "direction": "", "host_kind": "", "iterations": "", "time_avg": "s",
-         "time_min": "s", "time_max": "s", "time_stdev": "s", "device_time_avg": "s", "device_time_min": "s",
-         "bandwidth": "B/s", "bandwidth_max": "B/s", "device_bandwidth": "B/s"}
+UNITS = {
+    "rank": "",
+    "size": "B",
+    "direction": "",
+    "host_kind": "",
+    "iterations": "",
+    "time_avg": "s",
+    "time_min": "s",
+    "time_max": "s",
+    "time_stdev": "s",
+    "device_time_avg": "s",
+    "device_time_min": "s",
+    "bandwidth": "B/s",
+    "bandwidth_max": "B/s",
+    "device_bandwidth": "B/s",
+}
 
 
-def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iterations: int | None = None,
-        warmup: int | None = None, directions=DIRECTIONS, host_kinds=HOST_KINDS,
-        concurrent: bool = False, rounds: int = 1, round_seed: int | None = None,
-        on_progress: OnProgress | None = None) -> Result:
+def run(
+    comm=None,
+    *,
+    sizes=None,
+    device: DeviceOptions | None = None,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    directions=DIRECTIONS,
+    host_kinds=HOST_KINDS,
+    concurrent: bool = False,
+    rounds: int = 1,
+    round_seed: int | None = None,
+    on_progress: OnProgress | None = None,
+) -> Result:
     """Copy bandwidth and latency of every rank's device; collective over comm.
 
     sizes: None (1 B .. 256 MiB, or the largest power of two every device can
@@ -108,32 +144,56 @@ def run(comm=None, *, sizes=None, device: DeviceOptions | None = None, iteration
     dev = open_device(comm, device_options, hosts)
     size_list = resolve_sizes(sizes, (1, largest_fitting(comm, dev)))
     limit = dev.info.max_alloc_bytes
-    _core.agree(comm, "" if max(size_list) <= limit else
-                f"cannot copy {max(size_list)} bytes on {dev.info.label()}: its largest allocation is {limit} bytes "
-                f"(CL_DEVICE_MAX_MEM_ALLOC_SIZE); use smaller sizes (-m)")
+    _core.agree(
+        comm,
+        ""
+        if max(size_list) <= limit
+        else f"cannot copy {max(size_list)} bytes on {dev.info.label()}: its largest allocation is {limit} bytes "
+        f"(CL_DEVICE_MAX_MEM_ALLOC_SIZE); use smaller sizes (-m)",
+    )
     # Host memory (docs/METHODS.md, "Host memory of a run"): the host buffer
     # of the largest size, and two times per timed iteration of each row.
     timed = sum(counts.timed(size) for size in size_list)
-    _core.check_host_memory(comm, buffers=max(size_list), posted=0,
-                            samples=2 * len(directions) * len(host_kinds) * timed, run="devbw",
-                            fix="give smaller sizes (-m) or fewer iterations (-i)")
+    _core.check_host_memory(
+        comm,
+        buffers=max(size_list),
+        posted=0,
+        samples=2 * len(directions) * len(host_kinds) * timed,
+        run="devbw",
+        fix="give smaller sizes (-m) or fewer iterations (-i)",
+    )
 
-    params = {"sizes": size_list, "directions": list(directions), "host_kinds": list(host_kinds),
-              **counts_params(counts), "large_message": LARGE_MESSAGE, "concurrent": concurrent,
-              **device_options.params()}
+    params = {
+        "sizes": size_list,
+        "directions": list(directions),
+        "host_kinds": list(host_kinds),
+        **counts_params(counts),
+        "large_message": LARGE_MESSAGE,
+        "concurrent": concurrent,
+        **device_options.params(),
+    }
     env = environment.collect(comm, dev, hosts)
     plan = Rounds(comm, size_list, rounds, round_seed)
     results = []
     with plan.keeping(results):
         for index, order in enumerate(plan.orders(), start=1):
-            rows, samples = _round(comm, dev, order, directions, host_kinds, counts, concurrent,
-                                   progress_of_round(on_progress, index, rounds))
+            rows, samples = _round(
+                comm,
+                dev,
+                order,
+                directions,
+                host_kinds,
+                counts,
+                concurrent,
+                progress_of_round(on_progress, index, rounds),
+            )
             results.append(Result("devbw", params, env, rows, UNITS, samples))
     return plan.of(results)
 
 
-def _round(comm, dev, size_list: list, directions, host_kinds, counts, concurrent: bool,
-           on_progress: OnProgress | None) -> tuple[list, dict]:
+def _round(
+    comm, dev, size_list: list, directions, host_kinds, counts, concurrent: bool, on_progress: OnProgress | None
+) -> tuple[list, dict]:
     """One round: every rank's rows and samples, the sizes in size_list's order."""
     rank = comm.Get_rank()
     rows, samples = [], {}
@@ -145,8 +205,15 @@ def _round(comm, dev, size_list: list, directions, host_kinds, counts, concurren
         tell(f"{whose} copying")
         if turn is None or turn == rank:
             try:
-                rows, samples = _measure(dev, rank, size_list, directions, host_kinds, counts,
-                                         lambda done, planned: tell(f"{whose}: {done} of {planned} rows measured"))
+                rows, samples = _measure(
+                    dev,
+                    rank,
+                    size_list,
+                    directions,
+                    host_kinds,
+                    counts,
+                    lambda done, planned, whose=whose: tell(f"{whose}: {done} of {planned} rows measured"),
+                )
             except _core.Error as error:
                 failure, usage = str(error), isinstance(error, _core.UsageError)
         _core.agree(comm, failure, usage)
@@ -167,12 +234,18 @@ def round_trip(result: Result, rank: int = 0, host_kind: str = "H!") -> float:
     return times["h2d"] + times["d2h"]
 
 
-def peak_bandwidth(result: Result, direction: str, rank: int = 0, host_kind: str = "H!",
-                   min_size: int = 0) -> float:
+def peak_bandwidth(result: Result, direction: str, rank: int = 0, host_kind: str = "H!", min_size: int = 0) -> float:
     """The highest average bandwidth of one direction at sizes >= min_size, B/s."""
-    values = [row["bandwidth"] for row in result.rows if row["rank"] == rank and row["direction"] == direction
-              and row["host_kind"] == host_kind and row["size"] >= min_size]
+    values = [
+        row["bandwidth"]
+        for row in result.rows
+        if row["rank"] == rank
+        and row["direction"] == direction
+        and row["host_kind"] == host_kind
+        and row["size"] >= min_size
+    ]
     if not values:
-        raise ValueError(f"{result.benchmark} has no {direction} {host_kind} rows of rank {rank} "
-                         f"at {min_size} B or more")
+        raise ValueError(
+            f"{result.benchmark} has no {direction} {host_kind} rows of rank {rank} " f"at {min_size} B or more"
+        )
     return max(values)

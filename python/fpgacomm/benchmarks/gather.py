@@ -10,20 +10,58 @@ from __future__ import annotations
 from .. import _core, schedules
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
+from ..schedules import (
+    COLLECTIVES,
+    NAMES,
+    PORTS,
+    RECEIVES,
+    VIRTUAL_PORTS,
+    Run,
+    Schedule,
+    Stage,
+    Transfer,
+    check,
+    schedule,
+)
 from .sweep import OnRow, Sweep
-from ..schedules import COLLECTIVES, NAMES, PORTS, RECEIVES, VIRTUAL_PORTS, Run, Schedule, Stage, Transfer, check, \
-    schedule
 
-__all__ = ["COLLECTIVES", "NAMES", "PORTS", "RECEIVES", "VIRTUAL_PORTS", "Run", "Schedule", "Stage", "Transfer",
-           "check", "schedule", "run", "rank_part", "expected_blocks", "failed_sizes"]
+__all__ = [
+    "COLLECTIVES",
+    "NAMES",
+    "PORTS",
+    "RECEIVES",
+    "VIRTUAL_PORTS",
+    "Run",
+    "Schedule",
+    "Stage",
+    "Transfer",
+    "check",
+    "schedule",
+    "run",
+    "rank_part",
+    "expected_blocks",
+    "failed_sizes",
+]
 
 CONTROLS = ("barrier", "local")
 DEFAULT_SIZES = "64K:256M"  # the VCSN paper's Table 6: data per node
 # Timed iterations and warm-up at or below LARGE_BLOCK, then above it.
 ITERATIONS = (20, 2, 5, 1)
 LARGE_BLOCK = 1 << 20
-_UNITS = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "throughput": "B/s", "setup": "s",
-          "transfer": "s", "barrier": "s", "iterations": "", "validation": "", "validation_errors": "B"}
+_UNITS = {
+    "schedule": "",
+    "nodes": "",
+    "size": "B",
+    "stages": "",
+    "time": "s",
+    "throughput": "B/s",
+    "setup": "s",
+    "transfer": "s",
+    "barrier": "s",
+    "iterations": "",
+    "validation": "",
+    "validation_errors": "B",
+}
 
 
 def _runs(positions: list[int]) -> list[tuple[int, int]]:
@@ -72,16 +110,32 @@ def _device_room(comm, dev, hosts: list[str], options) -> tuple[int, int]:
     rank = comm.Get_rank()
     candidates = len(_core.select_devices(options.platform, options.device, options.type))
     mine = device_for(hosts, rank, candidates, options)
-    sharers = sum(1 for r, host in enumerate(hosts)
-                  if host == hosts[rank] and device_for(hosts, r, candidates, options) == mine)
+    sharers = sum(
+        1 for r, host in enumerate(hosts) if host == hosts[rank] and device_for(hosts, r, candidates, options) == mine
+    )
     return sharers, min(dev.info.max_alloc_bytes, dev.info.global_mem_bytes // sharers)
 
 
-def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, ports: int = 2,
-        virtual_ports: int = 2, control: str = "barrier", collective: str = "gather", iterations: int | None = None,
-        device=None, validate: bool = True, *, root: int = 0, warmup: int | None = None,
-        barrier_reference: int = 0, on_row: OnRow | None = None, rounds: int = 1,
-        round_seed: int | None = None) -> Result:
+def run(
+    comm=None,
+    schedule: str = "ring",
+    mem: str = "D",
+    sizes=DEFAULT_SIZES,
+    ports: int = 2,
+    virtual_ports: int = 2,
+    control: str = "barrier",
+    collective: str = "gather",
+    iterations: int | None = None,
+    device=None,
+    validate: bool = True,
+    *,
+    root: int = 0,
+    warmup: int | None = None,
+    barrier_reference: int = 0,
+    on_row: OnRow | None = None,
+    rounds: int = 1,
+    round_seed: int | None = None,
+) -> Result:
     """A gather (scatter, allgather) schedule on real ranks, one node per
     rank, every rank's n blocks in one buffer of kind `mem`; collective over
     comm. sizes: bytes per node ("MIN:MAX" doubling, one size, a list); the
@@ -98,33 +152,47 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
     the medians over rounds and keep every round's values in row["rounds"]
     (benchmarks.sweep); each round times its own barrier_reference.
     """
+    from ..params import counts_params, iteration_counts
     from ..runtime import environment, mpi
     from ..runtime.devices import DeviceOptions, needs_device, open_device_if
-    from ..params import counts_params, iteration_counts
 
     comm = mpi.resolve(comm)
     nodes = comm.Get_size()
     if nodes < 2:
-        raise usage_error(f"gather needs at least 2 ranks (one per node), and this run has {nodes}; "
-                     f"{_core.run_it_with('2')} (or more ranks)")
+        raise usage_error(
+            f"gather needs at least 2 ranks (one per node), and this run has {nodes}; "
+            f"{_core.run_it_with('2')} (or more ranks)"
+        )
     check(schedule, nodes, ports=ports, virtual_ports=virtual_ports, root=root, collective=collective)
     if control not in CONTROLS:
-        raise usage_error(f"gather: unknown control {control!r}; choose barrier (an MPI_Barrier closes every stage) "
-                     f"or local (none)")
+        raise usage_error(
+            f"gather: unknown control {control!r}; choose barrier (an MPI_Barrier closes every stage) "
+            f"or local (none)"
+        )
     if isinstance(barrier_reference, bool) or not isinstance(barrier_reference, int) or barrier_reference < 0:
-        raise usage_error(f"gather: barrier_reference {barrier_reference!r}; give a whole number of barriers, "
-                          f"0 or more")
+        raise usage_error(
+            f"gather: barrier_reference {barrier_reference!r}; give a whole number of barriers, " f"0 or more"
+        )
     device_options = device or DeviceOptions()
     rank = comm.Get_rank()
-    shape = schedules.schedule(schedule, nodes, 0, ports=ports, virtual_ports=virtual_ports, root=root,
-                               collective=collective)
+    shape = schedules.schedule(
+        schedule, nodes, 0, ports=ports, virtual_ports=virtual_ports, root=root, collective=collective
+    )
     holds, checks = expected_blocks(collective, nodes, root, rank)
     options = _core.GatherOptions(
-        kind=mem, sizes=byte_sizes(sizes, "gather: size per node"),
+        kind=mem,
+        sizes=byte_sizes(sizes, "gather: size per node"),
         stages=[] if schedule == "mpi" else rank_part(shape, rank),
-        mpi_collective=collective if schedule == "mpi" else "", root=root, holds=holds, checks=checks,
-        counts=iteration_counts(ITERATIONS, iterations, warmup, LARGE_BLOCK), barrier=control == "barrier",
-        validation=validate, barrier_reference=barrier_reference, bank=device_options.bank)
+        mpi_collective=collective if schedule == "mpi" else "",
+        root=root,
+        holds=holds,
+        checks=checks,
+        counts=iteration_counts(ITERATIONS, iterations, warmup, LARGE_BLOCK),
+        barrier=control == "barrier",
+        validation=validate,
+        barrier_reference=barrier_reference,
+        bank=device_options.bank,
+    )
     options.validate()
 
     hosts = _core.host_names(comm)
@@ -135,8 +203,10 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
             fit = comm.allreduce(room // nodes, op=mpi.MPI().MIN)
             options.sizes = [s for s in options.sizes if s <= fit]
             if not options.sizes:
-                raise usage_error(f"gather: even the default sweep's smallest size exceeds the device's memory for "
-                             f"{nodes} nodes ({fit} bytes per node fit); give smaller --sizes")
+                raise usage_error(
+                    f"gather: even the default sweep's smallest size exceeds the device's memory for "
+                    f"{nodes} nodes ({fit} bytes per node fit); give smaller --sizes"
+                )
     env = environment.collect(comm, dev, hosts)
     size_list = list(options.sizes)
 
@@ -145,10 +215,22 @@ def run(comm=None, schedule: str = "ring", mem: str = "D", sizes=DEFAULT_SIZES, 
         rows, samples = _rows(schedule, nodes, len(shape.stages), sizes, validate)
         if finished.get("barrier_reference"):
             samples["barrier_reference"] = finished["barrier_reference"]
-        params = {"schedule": schedule, "collective": collective, "control": control, "mem": mem, "ports": ports,
-                  "virtual_ports": virtual_ports, "root": root, "sizes": size_list,
-                  **counts_params(options.counts), "large_block": LARGE_BLOCK, "validate": validate,
-                  "route": finished.get("route"), "device_sharers": options.device_sharers, **device_options.params()}
+        params = {
+            "schedule": schedule,
+            "collective": collective,
+            "control": control,
+            "mem": mem,
+            "ports": ports,
+            "virtual_ports": virtual_ports,
+            "root": root,
+            "sizes": size_list,
+            **counts_params(options.counts),
+            "large_block": LARGE_BLOCK,
+            "validate": validate,
+            "route": finished.get("route"),
+            "device_sharers": options.device_sharers,
+            **device_options.params(),
+        }
         return Result("gather", params, env, rows, _UNITS, samples)
 
     sweep = Sweep(comm, result_of, size_list, len(size_list), on_row, rounds, round_seed)
@@ -164,22 +246,35 @@ def _rows(schedule: str, nodes: int, stages: int, sizes: list, validate: bool) -
     rows, samples = [], {}
     for timing in sizes:
         size, totals = timing["size"], timing["totals"]
-        phases = {name: [sum(column) / len(column) for column in zip(*timing[name])]
-                  for name in ("setup", "transfer", "barrier")}
+        phases = {
+            name: [sum(column) / len(column) for column in zip(*timing[name])]
+            for name in ("setup", "transfer", "barrier")
+        }
         time = sum(totals) / len(totals)
-        rows.append({"schedule": schedule, "nodes": nodes, "size": size, "stages": stages, "time": time,
-                     "throughput": (nodes - 1) * size / time,
-                     **{name: sum(per_stage) for name, per_stage in phases.items()},
-                     "iterations": len(totals),
-                     "validation": ("fail" if timing["errors"] else "pass") if validate else None,
-                     "validation_errors": timing["errors"] if validate else None})
+        rows.append(
+            {
+                "schedule": schedule,
+                "nodes": nodes,
+                "size": size,
+                "stages": stages,
+                "time": time,
+                "throughput": (nodes - 1) * size / time,
+                **{name: sum(per_stage) for name, per_stage in phases.items()},
+                "iterations": len(totals),
+                "validation": ("fail" if timing["errors"] else "pass") if validate else None,
+                "validation_errors": timing["errors"] if validate else None,
+            }
+        )
         key = f"{nodes}/{size}"
         for name, per_stage in phases.items():
             samples[f"{key}/{name}"] = per_stage
         samples[f"{key}/time"] = totals
         # Every stage of every timed iteration (the slowest rank's), iteration by iteration.
-        samples[f"{key}/stage"] = [sum(phase) for i in range(len(totals))
-                                   for phase in zip(timing["setup"][i], timing["transfer"][i], timing["barrier"][i])]
+        samples[f"{key}/stage"] = [
+            sum(phase)
+            for i in range(len(totals))
+            for phase in zip(timing["setup"][i], timing["transfer"][i], timing["barrier"][i])
+        ]
     return rows, samples
 
 

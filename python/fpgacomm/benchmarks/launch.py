@@ -33,8 +33,7 @@ from ..results.result import Result
 DEFAULT_TIMEOUT = 600.0
 
 
-def launch(ranks: int, benchmark, *, timeout: float = DEFAULT_TIMEOUT, mpirun: str = "mpirun",
-           **options) -> Result:
+def launch(ranks: int, benchmark, *, timeout: float = DEFAULT_TIMEOUT, mpirun: str = "mpirun", **options) -> Result:
     """`benchmark(**options)` on `ranks` MPI ranks started with `mpirun`;
     returns rank 0's Result. Options the function does not take raise its
     TypeError here, before any rank starts; a usage error of the benchmark
@@ -47,8 +46,9 @@ def launch(ranks: int, benchmark, *, timeout: float = DEFAULT_TIMEOUT, mpirun: s
     _check_arguments(function, _resolve(function), options)  # refused before anything starts
     launcher = shutil.which(mpirun)
     if launcher is None:
-        raise usage_error(f"cannot find the MPI launcher '{mpirun}' on PATH; install MPI or pass "
-                          "mpirun='/path/to/mpirun'")
+        raise usage_error(
+            f"cannot find the MPI launcher '{mpirun}' on PATH; install MPI or pass " "mpirun='/path/to/mpirun'"
+        )
     with tempfile.TemporaryDirectory(prefix="fpgacomm-launch-") as folder:
         task = Path(folder) / "task.pickle"
         answer = Path(folder) / "answer.pickle"
@@ -96,7 +96,7 @@ def _check_arguments(name: str, function, options: dict) -> None:
         raise TypeError(f"{name.replace(':', '.')}(): {error}") from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _oversubscribe(launcher: str) -> list[str]:
     """Open MPI's mpirun refuses more ranks than cores unless told; others accept them."""
     version = subprocess.run([launcher, "--version"], capture_output=True, text=True, env=dict(os.environ)).stdout

@@ -15,19 +15,31 @@ parameters and report GET's overhead against it per size.
 from __future__ import annotations
 
 from .. import _core
-from ..runtime import environment, mpi
+from ..params import (
+    BANDWIDTH_COUNTS,
+    LARGE_MESSAGE,
+    LATENCY_COUNTS,
+    counts_params,
+    iteration_counts,
+    resolve_sizes,
+    usage_error,
+)
 from ..results import stats
+from ..results.result import Result
+from ..runtime import environment, mpi
 from ..runtime.devices import DeviceOptions, needs_device, open_device_if
 from .osu import omb_differences
-from ..params import (BANDWIDTH_COUNTS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
-                      usage_error)
-from ..results.result import Result
 from .signatures import options_of
 from .sweep import OnRow, Sweep
 
 # OMB's defaults per test: timed iterations and warm-up below and above LARGE_MESSAGE.
-ITERATIONS = {"put_latency": LATENCY_COUNTS, "get_latency": LATENCY_COUNTS, "put_bw": BANDWIDTH_COUNTS,
-              "get_bw": BANDWIDTH_COUNTS, "put_bibw": BANDWIDTH_COUNTS}
+ITERATIONS = {
+    "put_latency": LATENCY_COUNTS,
+    "get_latency": LATENCY_COUNTS,
+    "put_bw": BANDWIDTH_COUNTS,
+    "get_bw": BANDWIDTH_COUNTS,
+    "put_bibw": BANDWIDTH_COUNTS,
+}
 TESTS = tuple(_core.onesided_tests())
 DEFAULT_WINDOW = _core.OneSidedOptions().window  # OMB's -W
 # OMB's -w: MPI_Win_allocate (default), MPI_Win_create, MPI_Win_create_dynamic.
@@ -50,8 +62,12 @@ def curve(rows: list) -> dict | None:
     def first_reaching(fraction):
         return min(row["size"] for row in rows if row["bandwidth"] >= fraction * peak["bandwidth"])
 
-    return {"peak_bandwidth": peak["bandwidth"], "peak_size": peak["size"],
-            "half_bandwidth_size": first_reaching(0.5), "saturation_95_size": first_reaching(0.95)}
+    return {
+        "peak_bandwidth": peak["bandwidth"],
+        "peak_size": peak["size"],
+        "half_bandwidth_size": first_reaching(0.5),
+        "saturation_95_size": first_reaching(0.95),
+    }
 
 
 def overhead(get_value: float, put_value: float, latency: bool) -> float:
@@ -81,11 +97,24 @@ def _rows(test: str, raw: list, validate: bool) -> tuple[list, dict, dict]:
     return rows, units, samples
 
 
-def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | None = None,
-        warmup: int | None = None, window: int = DEFAULT_WINDOW, window_creation: str = "allocate",
-        sync: str | None = None, validate: bool = False, compare_put: bool = True,
-        device: DeviceOptions | None = None, on_row: OnRow | None = None, rounds: int = 1,
-        round_seed: int | None = None) -> Result:
+def run(
+    test: str,
+    comm=None,
+    *,
+    sizes=None,
+    mem: str = "H",
+    iterations: int | None = None,
+    warmup: int | None = None,
+    window: int = DEFAULT_WINDOW,
+    window_creation: str = "allocate",
+    sync: str | None = None,
+    validate: bool = False,
+    compare_put: bool = True,
+    device: DeviceOptions | None = None,
+    on_row: OnRow | None = None,
+    rounds: int = 1,
+    round_seed: int | None = None,
+) -> Result:
     """One OSU one-sided test on exactly 2 ranks; collective over comm.
 
     mem: the kind of the local (origin) buffer of both ranks. window_creation:
@@ -106,14 +135,24 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     device_options = device or DeviceOptions()
     # An unknown test takes put_latency's defaults here, and validate() refuses it.
     counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["put_latency"]), iterations, warmup)
-    options = _core.OneSidedOptions(test=test, window_creation=window_creation, sync=sync, window=window, kind=mem,
-                                    sizes=resolve_sizes(sizes), counts=counts, validation=validate,
-                                    bank=device_options.bank)
+    options = _core.OneSidedOptions(
+        test=test,
+        window_creation=window_creation,
+        sync=sync,
+        window=window,
+        kind=mem,
+        sizes=resolve_sizes(sizes),
+        counts=counts,
+        validation=validate,
+        bank=device_options.bank,
+    )
     options.validate()
     size_list = list(options.sizes)
     if device_options.api == "sycl":
-        raise usage_error("the one-sided tests have no SYCL interface: OMB-FPGA's SYCL interface covers the "
-                          "point-to-point, multi-pair and collective tests; use -d opencl")
+        raise usage_error(
+            "the one-sided tests have no SYCL interface: OMB-FPGA's SYCL interface covers the "
+            "point-to-point, multi-pair and collective tests; use -d opencl"
+        )
 
     hosts = _core.host_names(comm)
     dev = open_device_if(needs_device([mem]), comm, device_options, hosts)
@@ -125,11 +164,22 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
         """The test's Result of the sizes measured, without the PUT comparison;
         finished: the core's whole run, or {} while it goes on."""
         rows, units, samples = _rows(test, sizes, validate)
-        params = {"test": test, "send_kind": mem, "recv_kind": mem, "sizes": size_list, "datatype": "MPI_CHAR",
-                  "window_creation": window_creation, "sync": options.sync, **counts_params(counts),
-                  "large_message": LARGE_MESSAGE, "window": window, "validate": validate, "route": finished.get("route"),
-                  "omb_differences": omb_differences([finished.get("route")], validate),
-                  "curve": None if latency else curve(rows)}
+        params = {
+            "test": test,
+            "send_kind": mem,
+            "recv_kind": mem,
+            "sizes": size_list,
+            "datatype": "MPI_CHAR",
+            "window_creation": window_creation,
+            "sync": options.sync,
+            **counts_params(counts),
+            "large_message": LARGE_MESSAGE,
+            "window": window,
+            "validate": validate,
+            "route": finished.get("route"),
+            "omb_differences": omb_differences([finished.get("route")], validate),
+            "curve": None if latency else curve(rows),
+        }
         if latency:
             del params["window"]
         params.update(environment.topology(env), **device_options.params())
@@ -149,8 +199,9 @@ def run(test: str, comm=None, *, sizes=None, mem: str = "H", iterations: int | N
     if rounds > 1 and not latency:  # the curves of the medians
         result.params["curve"] = curve(result.rows)
         if "put_bandwidth" in result.columns:
-            result.params["put_curve"] = curve([{"size": row["size"], "bandwidth": row["put_bandwidth"]}
-                                                for row in result.rows])
+            result.params["put_curve"] = curve(
+                [{"size": row["size"], "bandwidth": row["put_bandwidth"]} for row in result.rows]
+            )
     return result
 
 

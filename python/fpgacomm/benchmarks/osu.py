@@ -10,18 +10,31 @@ region). The methods are OMB's and are stated in docs/METHODS.md.
 from __future__ import annotations
 
 from .. import _core
-from ..runtime import calibration, environment, mpi
+from ..params import (
+    BANDWIDTH_COUNTS,
+    HOST_KINDS,
+    LARGE_MESSAGE,
+    LATENCY_COUNTS,
+    counts_params,
+    iteration_counts,
+    resolve_sizes,
+    usage_error,
+)
 from ..results import stats
-from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
-from ..params import (BANDWIDTH_COUNTS, HOST_KINDS, LARGE_MESSAGE, LATENCY_COUNTS, counts_params, iteration_counts, resolve_sizes,
-                      usage_error)
 from ..results.result import Result
+from ..runtime import calibration, environment, mpi
+from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
 from .signatures import options_of
 from .sweep import OnRow, Sweep
 
 # OMB's defaults: timed iterations and warm-up, below and above LARGE_MESSAGE.
-ITERATIONS = {"latency": LATENCY_COUNTS, "multi_lat": LATENCY_COUNTS, "bw": BANDWIDTH_COUNTS,
-              "bibw": BANDWIDTH_COUNTS, "mbw_mr": BANDWIDTH_COUNTS}
+ITERATIONS = {
+    "latency": LATENCY_COUNTS,
+    "multi_lat": LATENCY_COUNTS,
+    "bw": BANDWIDTH_COUNTS,
+    "bibw": BANDWIDTH_COUNTS,
+    "mbw_mr": BANDWIDTH_COUNTS,
+}
 DEFAULT_WINDOW = _core.Pt2ptOptions().window  # OMB's -W
 # OMB's default -u, the command line's: untimed repetitions before each
 # validated timed operation. The functions default to none.
@@ -32,13 +45,26 @@ LATENCY_TESTS = ("latency", "multi_lat")
 # Columns of a timeline (docs/METHODS.md, "Timeline of staged transfers"):
 # host times in seconds since the rank's window started, device durations
 # from the copy's OpenCL profiling event.
-TIMELINE_UNITS = {"rank": "", "size": "B", "direction": "", "chunk": "", "offset": "B", "bytes": "B",
-                  "copy_enqueued": "s", "copy_done": "s", "mpi_posted": "s", "mpi_done": "s",
-                  "queued_to_submit": "s", "submit_to_start": "s", "start_to_end": "s"}
+TIMELINE_UNITS = {
+    "rank": "",
+    "size": "B",
+    "direction": "",
+    "chunk": "",
+    "offset": "B",
+    "bytes": "B",
+    "copy_enqueued": "s",
+    "copy_done": "s",
+    "mpi_posted": "s",
+    "mpi_done": "s",
+    "queued_to_submit": "s",
+    "submit_to_start": "s",
+    "start_to_end": "s",
+}
 
 
-def omb_differences(routes, validate: bool, validation_warmup: int | None = None, pairs: int | None = None,
-                    ranks: int | None = None) -> list[str]:
+def omb_differences(
+    routes, validate: bool, validation_warmup: int | None = None, pairs: int | None = None, ranks: int | None = None
+) -> list[str]:
     """Where a run's method departs on purpose from OSU Micro-Benchmarks
     7.4's, in words, for the Result (docs/METHODS.md has the detail).
     routes: how the run's buffers moved (direct, staged, mapped).
@@ -47,24 +73,34 @@ def omb_differences(routes, validate: bool, validation_warmup: int | None = None
     with the run's ranks."""
     notes = []
     if "staged" in routes:
-        notes.append("device buffers move through pinned host memory (fpgacomm's staging); OSU Micro-Benchmarks "
-                     "hands device buffers to a device-aware MPI")
+        notes.append(
+            "device buffers move through pinned host memory (fpgacomm's staging); OSU Micro-Benchmarks "
+            "hands device buffers to a device-aware MPI"
+        )
     if "mapped" in routes:
         notes.append("device buffers are mapped into host memory for MPI (the device shares host memory)")
     if validate and validation_warmup is None:
-        notes.append("validation (-c) is fpgacomm's own here: OSU Micro-Benchmarks' put and get tests do not "
-                     "validate; fpgacomm fills and checks buffers outside the timed region")
+        notes.append(
+            "validation (-c) is fpgacomm's own here: OSU Micro-Benchmarks' put and get tests do not "
+            "validate; fpgacomm fills and checks buffers outside the timed region"
+        )
     elif validate:
-        note = ("validation fills and checks buffers outside the timed region with fpgacomm's own pattern, which a "
-                "misplaced chunk cannot pass")
+        note = (
+            "validation fills and checks buffers outside the timed region with fpgacomm's own pattern, which a "
+            "misplaced chunk cannot pass"
+        )
         if validation_warmup != VALIDATION_WARMUP:
-            note += (f"; each timed operation follows {validation_warmup} untimed ones (-u {validation_warmup}), "
-                     f"where OSU Micro-Benchmarks' -c repeats it {VALIDATION_WARMUP} times untimed first")
+            note += (
+                f"; each timed operation follows {validation_warmup} untimed ones (-u {validation_warmup}), "
+                f"where OSU Micro-Benchmarks' -c repeats it {VALIDATION_WARMUP} times untimed first"
+            )
         notes.append(note)
     if pairs is not None:
-        notes.append(f"-p {pairs} runs {pairs} pair{'' if pairs == 1 else 's'} (rank i with rank i+{pairs}; ranks from {2 * pairs} on only join "
-                     f"the barriers), as OSU Micro-Benchmarks documents -p; OSU Micro-Benchmarks 7.4 parses -p and "
-                     f"then runs N/2 pairs ({(ranks or 0) // 2} here) whatever it says")
+        notes.append(
+            f"-p {pairs} runs {pairs} pair{'' if pairs == 1 else 's'} (rank i with rank i+{pairs}; ranks from {2 * pairs} on only join "
+            f"the barriers), as OSU Micro-Benchmarks documents -p; OSU Micro-Benchmarks 7.4 parses -p and "
+            f"then runs N/2 pairs ({(ranks or 0) // 2} here) whatever it says"
+        )
     return notes
 
 
@@ -118,13 +154,32 @@ def _rows(test: str, sizes: list, validate: bool, vary_window: bool = False) -> 
     return rows, units, samples
 
 
-def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | None = None,
-        warmup: int | None = None, window: int = DEFAULT_WINDOW, validate: bool = False,
-        buffers: str = "single", touch: bool = False, path: str = "auto", chunk_bytes: int | None = None,
-        slots: int | None = None, timeline: bool = False, datatype: str = "mpi_char",
-        validation_warmup: int = 0, pairs: int | None = None, vary_window: bool = False,
-        print_rate: bool = True, device: DeviceOptions | None = None, on_row: OnRow | None = None,
-        rounds: int = 1, round_seed: int | None = None) -> Result:
+def run(
+    test: str,
+    comm=None,
+    *,
+    sizes=None,
+    mem=("H", "H"),
+    iterations: int | None = None,
+    warmup: int | None = None,
+    window: int = DEFAULT_WINDOW,
+    validate: bool = False,
+    buffers: str = "single",
+    touch: bool = False,
+    path: str = "auto",
+    chunk_bytes: int | None = None,
+    slots: int | None = None,
+    timeline: bool = False,
+    datatype: str = "mpi_char",
+    validation_warmup: int = 0,
+    pairs: int | None = None,
+    vary_window: bool = False,
+    print_rate: bool = True,
+    device: DeviceOptions | None = None,
+    on_row: OnRow | None = None,
+    rounds: int = 1,
+    round_seed: int | None = None,
+) -> Result:
     """One OSU point-to-point test; collective over comm.
 
     mem: (kind of rank 0's buffers, kind of rank 1's) -- H, H!, D, B or P; in
@@ -168,10 +223,23 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
     counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["latency"]), iterations, warmup)
     transfer = _core.TransferOptions(path=path, chunk_bytes=chunk_bytes or 0, slots=slots or 1)
     options = _core.Pt2ptOptions(
-        test=test, send_kind=send_kind, recv_kind=recv_kind, multiple_buffers=_multiple_buffers(buffers),
-        transfer=transfer, window=window, datatype=datatype, sizes=resolve_sizes(sizes), counts=counts,
-        validation=validate, touch=touch, bank=device_options.bank, timeline=timeline,
-        validation_warmup=validation_warmup, pairs=pairs or 0, vary_window=vary_window)
+        test=test,
+        send_kind=send_kind,
+        recv_kind=recv_kind,
+        multiple_buffers=_multiple_buffers(buffers),
+        transfer=transfer,
+        window=window,
+        datatype=datatype,
+        sizes=resolve_sizes(sizes),
+        counts=counts,
+        validation=validate,
+        touch=touch,
+        bank=device_options.bank,
+        timeline=timeline,
+        validation_warmup=validation_warmup,
+        pairs=pairs or 0,
+        vary_window=vary_window,
+    )
     options.validate()
     size_list = list(options.sizes)
     if pairs is not None and pairs < 1:  # the core reads 0 as every rank
@@ -180,19 +248,27 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         raise usage_error(f"-R (print the message rate) applies to osu mbw_mr only; drop it from osu {test}")
     check_api(device_options, (send_kind, recv_kind))
     if device_options.api == "sycl" and touch:
-        raise usage_error("--touch launches OMB-FPGA's placeholder kernel, and fpgacomm's SYCL path has no kernels "
-                          "(DPC++ stages every transfer without one, OMB-FPGA section 3.2.3); drop --touch")
+        raise usage_error(
+            "--touch launches OMB-FPGA's placeholder kernel, and fpgacomm's SYCL path has no kernels "
+            "(DPC++ stages every transfer without one, OMB-FPGA section 3.2.3); drop --touch"
+        )
     if device_options.api == "sycl" and path == "mapped":
-        raise usage_error("SYCL device memory (malloc_device) cannot be mapped into host memory; with -d sycl "
-                          "device buffers are staged (--path staged or auto)")
+        raise usage_error(
+            "SYCL device memory (malloc_device) cannot be mapped into host memory; with -d sycl "
+            "device buffers are staged (--path staged or auto)"
+        )
 
     hosts = _core.host_names(comm)
     dev = open_device_if(needs_device(mem), comm, device_options, hosts)
     env = environment.collect(comm, dev, hosts)
     # This rank's buffers: the first half of the ranks sends from mem[0], the second receives into mem[1].
     my_kind = send_kind if comm.Get_rank() < comm.Get_size() // 2 else recv_kind
-    stages = (dev is not None and my_kind not in HOST_KINDS and path != "mapped"
-              and not (path == "auto" and dev.info.host_unified_memory))
+    stages = (
+        dev is not None
+        and my_kind not in HOST_KINDS
+        and path != "mapped"
+        and not (path == "auto" and dev.info.host_unified_memory)
+    )
     sizing = calibration.resolve(comm, dev, hosts, chunk_bytes, slots, stages)
     transfer.chunk_bytes, transfer.slots = sizing.chunk_bytes, sizing.slots
     transfer.fast_to_device, transfer.fast_to_host = sizing.fast_to_device, sizing.fast_to_host
@@ -203,15 +279,29 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
         rows, units, samples = _rows(test, sizes, validate, vary_window)
         routes = (finished.get("send_route"), finished.get("recv_route"))
-        params = {"test": test, "send_kind": send_kind, "recv_kind": recv_kind, "sizes": size_list,
-                  "datatype": options.datatype, **counts_params(counts), "large_message": LARGE_MESSAGE,
-                  "window": window, "validate": validate, "buffers": buffers, "touch": touch, "path": path,
-                  "chunk_bytes": finished.get("chunk_bytes"), "slots": sizing.slots, "staging": staging,
-                  "send_route": routes[0],
-                  "recv_route": routes[1], "pairs": finished.get("pairs", pairs or comm.Get_size() // 2),
-                  "validation_warmup": validation_warmup if validate else None,
-                  "omb_differences": omb_differences(routes, validate, validation_warmup, pairs, comm.Get_size()),
-                  **device_options.params()}
+        params = {
+            "test": test,
+            "send_kind": send_kind,
+            "recv_kind": recv_kind,
+            "sizes": size_list,
+            "datatype": options.datatype,
+            **counts_params(counts),
+            "large_message": LARGE_MESSAGE,
+            "window": window,
+            "validate": validate,
+            "buffers": buffers,
+            "touch": touch,
+            "path": path,
+            "chunk_bytes": finished.get("chunk_bytes"),
+            "slots": sizing.slots,
+            "staging": staging,
+            "send_route": routes[0],
+            "recv_route": routes[1],
+            "pairs": finished.get("pairs", pairs or comm.Get_size() // 2),
+            "validation_warmup": validation_warmup if validate else None,
+            "omb_differences": omb_differences(routes, validate, validation_warmup, pairs, comm.Get_size()),
+            **device_options.params(),
+        }
         if test in LATENCY_TESTS:
             del params["window"]
         if test == "mbw_mr":
@@ -221,8 +311,7 @@ def run(test: str, comm=None, *, sizes=None, mem=("H", "H"), iterations: int | N
         return Result(f"osu_{test}", params, env, rows, units, samples)
 
     windows = len(VARIED_WINDOWS) if vary_window else 1
-    sweep = Sweep(comm, result_of, size_list, measured_sizes(size_list, datatype) * windows, on_row, rounds,
-                  round_seed)
+    sweep = Sweep(comm, result_of, size_list, measured_sizes(size_list, datatype) * windows, on_row, rounds, round_seed)
     with sweep.interruptible():
         for order in sweep.orders():
             options.sizes = order
@@ -242,8 +331,11 @@ def measured_sizes(sizes: list, datatype: str) -> int:
 
 def _gather_timeline(comm, benchmark: str, raw: dict, params: dict, env: dict) -> Result | None:
     """Every rank's timeline rows, gathered to rank 0 as one Result (None elsewhere), in size order."""
-    mine = [{"rank": comm.Get_rank(), "size": timing["size"], **chunk}
-            for timing in sorted(raw["sizes"], key=lambda timing: timing["size"]) for chunk in timing["timeline"]]
+    mine = [
+        {"rank": comm.Get_rank(), "size": timing["size"], **chunk}
+        for timing in sorted(raw["sizes"], key=lambda timing: timing["size"])
+        for chunk in timing["timeline"]
+    ]
     gathered = comm.gather(mine, root=0)
     if comm.Get_rank() != 0:
         return None

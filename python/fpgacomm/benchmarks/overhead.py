@@ -14,10 +14,10 @@ method.
 from __future__ import annotations
 
 from .. import _core
-from ..runtime import environment, mpi
-from ..results import stats
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes
+from ..results import stats
 from ..results.result import Result
+from ..runtime import environment, mpi
 from .sweep import Rounds
 
 # Timed and warm-up iterations below and above LARGE_MESSAGE: each has a
@@ -25,8 +25,15 @@ from .sweep import Rounds
 ITERATIONS = (1000, 100, 100, 10)
 
 
-def run(comm=None, *, sizes=None, iterations: int | None = None, warmup: int | None = None, rounds: int = 1,
-        round_seed: int | None = None) -> Result:
+def run(
+    comm=None,
+    *,
+    sizes=None,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    rounds: int = 1,
+    round_seed: int | None = None,
+) -> Result:
     """Send and receive overhead per size; collective over comm (2 ranks).
     Rows: the mean over iterations (the headline, as OMB's) with min and
     p50; samples["SIZE/send"] and ["SIZE/receive"] hold every iteration's.
@@ -52,10 +59,18 @@ def _result(raw: list, params: dict, env: dict) -> Result:
     rows, samples = [], {}
     for timing in raw:
         send, receive = stats.summarize(timing["send"]), stats.summarize(timing["receive"])
-        rows.append({"size": timing["size"], "send_overhead": send["avg"], "send_overhead_min": send["min"],
-                     "send_overhead_p50": send["p50"], "recv_overhead": receive["avg"],
-                     "recv_overhead_min": receive["min"], "recv_overhead_p50": receive["p50"],
-                     "iterations": timing["iterations"]})
+        rows.append(
+            {
+                "size": timing["size"],
+                "send_overhead": send["avg"],
+                "send_overhead_min": send["min"],
+                "send_overhead_p50": send["p50"],
+                "recv_overhead": receive["avg"],
+                "recv_overhead_min": receive["min"],
+                "recv_overhead_p50": receive["p50"],
+                "iterations": timing["iterations"],
+            }
+        )
         samples[f"{timing['size']}/send"] = timing["send"]
         samples[f"{timing['size']}/receive"] = timing["receive"]
     units = {column: "s" for column in rows[0]}

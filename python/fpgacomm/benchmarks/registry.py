@@ -26,9 +26,10 @@ to results/report.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from types import ModuleType
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from .. import catalog
 from ..params import DEFAULT_SIZES
@@ -52,12 +53,23 @@ class Family(NamedTuple):
 
 
 FAMILIES = {
-    "pt2pt": Family(osu, ("kinds", "accelerator", "sizes", "datatype", "transfer", "timeline", "validation_warmup"),
-                    window=osu.DEFAULT_WINDOW, sizes=DEFAULT_SIZES),
-    "collective": Family(collectives, ("mem", "accelerator", "sizes", "datatype", "validation_warmup", "mem_limit"),
-                         sizes=collectives.DEFAULT_SIZES),
-    "onesided": Family(onesided, ("mem", "accelerator", "sizes", "window_creation", "sync"),
-                       window=onesided.DEFAULT_WINDOW, sizes=DEFAULT_SIZES),
+    "pt2pt": Family(
+        osu,
+        ("kinds", "accelerator", "sizes", "datatype", "transfer", "timeline", "validation_warmup"),
+        window=osu.DEFAULT_WINDOW,
+        sizes=DEFAULT_SIZES,
+    ),
+    "collective": Family(
+        collectives,
+        ("mem", "accelerator", "sizes", "datatype", "validation_warmup", "mem_limit"),
+        sizes=collectives.DEFAULT_SIZES,
+    ),
+    "onesided": Family(
+        onesided,
+        ("mem", "accelerator", "sizes", "window_creation", "sync"),
+        window=onesided.DEFAULT_WINDOW,
+        sizes=DEFAULT_SIZES,
+    ),
     "beff": Family(beff),
     "gather": Family(gather),
     "devbw": Family(devbw),

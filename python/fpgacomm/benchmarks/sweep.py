@@ -36,7 +36,7 @@ import re
 import secrets
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -79,12 +79,13 @@ def work_done(state: str) -> float | None:
 def check_rounds(rounds, round_seed) -> None:
     """rounds: a whole number, 1 or more; round_seed: None or a whole number 0 .. 2^64 - 1."""
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
-        raise usage_error(f"rounds must be a whole number of complete sweeps, 1 or more, got {rounds!r} "
-                          "(--rounds N)")
-    if round_seed is not None and (isinstance(round_seed, bool) or not isinstance(round_seed, (int, np.integer))
-                                   or not 0 <= round_seed < 1 << 64):
-        raise usage_error(f"round_seed must be a whole number from 0 to 2^64 - 1, got {round_seed!r} "
-                          "(--round-seed)")
+        raise usage_error(
+            f"rounds must be a whole number of complete sweeps, 1 or more, got {rounds!r} " "(--rounds N)"
+        )
+    if round_seed is not None and (
+        isinstance(round_seed, bool) or not isinstance(round_seed, (int, np.integer)) or not 0 <= round_seed < 1 << 64
+    ):
+        raise usage_error(f"round_seed must be a whole number from 0 to 2^64 - 1, got {round_seed!r} " "(--round-seed)")
 
 
 def round_orders(sizes: list, rounds: int, seed: int | None):
@@ -113,8 +114,9 @@ class Rounds:
         check_rounds(rounds, round_seed)
         sizes = list(sizes)
         if rounds > 1 and len(set(sizes)) != len(sizes):
-            raise usage_error(f"sizes {sizes} repeat a size; with rounds each size is measured once per round: "
-                              "give each size once")
+            raise usage_error(
+                f"sizes {sizes} repeat a size; with rounds each size is measured once per round: " "give each size once"
+            )
         self.comm, self.sizes = comm, sizes
         self.count = int(rounds)
         self.check_memory()
@@ -134,10 +136,15 @@ class Rounds:
         first round has measured them; the core checks one round's)."""
         if self.count == 1:
             return  # one call into the core: its own check covers it
-        _core.check_host_memory(self.comm, buffers=0, posted=0, samples=samples_per_round * self.count,
-                                rows=float(self.count) * len(self.sizes),
-                                run=f"{self.count} rounds of {len(self.sizes)} sizes",
-                                fix="give fewer --rounds, sizes or iterations (-i)")
+        _core.check_host_memory(
+            self.comm,
+            buffers=0,
+            posted=0,
+            samples=samples_per_round * self.count,
+            rows=float(self.count) * len(self.sizes),
+            run=f"{self.count} rounds of {len(self.sizes)} sizes",
+            fix="give fewer --rounds, sizes or iterations (-i)",
+        )
 
     def orders(self):
         """Each round's order of the sizes, noting the load at its start."""
@@ -159,9 +166,13 @@ class Rounds:
             needed = (time.monotonic() - self.started) * (self.count - 1)
             left = interrupts.time_left()
             if left is not None and needed > left:
-                print(f"fpgacomm: at the first round's speed the {self.count - 1} rounds to come need about "
-                      f"{needed:.0f} s, and the time limit leaves {max(left, 0):.0f} s (--timeout): the run will "
-                      "end incomplete; give fewer --rounds or a longer --timeout", file=sys.stderr, flush=True)
+                print(
+                    f"fpgacomm: at the first round's speed the {self.count - 1} rounds to come need about "
+                    f"{needed:.0f} s, and the time limit leaves {max(left, 0):.0f} s (--timeout): the run will "
+                    "end incomplete; give fewer --rounds or a longer --timeout",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     def record(self, result: Result) -> Result:
         """The Result with the run's record: env["machine"] with the load
@@ -191,16 +202,11 @@ class Rounds:
             yield
         except Interrupted as stop:
             if self.count > 1 and results:
-                kept = list(results)
-                incomplete = f"{stop}: {len(kept)} of {self.count} rounds complete; round {len(kept) + 1} not kept"
-
-                def make() -> Result:
-                    result = finish(self.of(kept))
-                    result.incomplete = incomplete
-                    return result
-
-                # Made when first read, as Sweep's: after the fork of the command's writing child.
-                interrupts.defer_result(stop, make, incomplete)
+                result = finish(self.of(list(results)))
+                result.incomplete = (
+                    f"{stop}: {len(results)} of {self.count} rounds complete; " f"round {len(results) + 1} not kept"
+                )
+                stop.result = result
             raise
 
 
@@ -208,8 +214,16 @@ class Sweep:
     """One run's rounds and its rows as measured (the module's docstring).
     planned: how many of `sizes` get a row (those holding a whole element)."""
 
-    def __init__(self, comm, result_of: Callable[[list, dict], Result], sizes: list, planned: int,
-                 on_row: OnRow | None = None, rounds: int = 1, round_seed: int | None = None):
+    def __init__(
+        self,
+        comm,
+        result_of: Callable[[list, dict], Result],
+        sizes: list,
+        planned: int,
+        on_row: OnRow | None = None,
+        rounds: int = 1,
+        round_seed: int | None = None,
+    ):
         self.rounds = Rounds(comm, sizes, rounds, round_seed)
         self.result_of, self.planned = result_of, planned
         self.on_row = on_row if comm.Get_rank() == 0 else None
@@ -286,8 +300,15 @@ class Sweep:
         incomplete: "interrupted by SIGINT: 12 of 23 sizes measured", or
         with rounds "...: 3 of 5 rounds complete; round 4: 12 of 23 sizes"."""
         results = self.done + ([self.result_of(self.raw, {})] if self.raw or not self.done else [])
-        result = results[0] if self.rounds.count == 1 else merging.merge(results)
-        result.incomplete = self._incomplete(why)
+        if self.rounds.count == 1:
+            result = results[0]
+            result.incomplete = f"{why}: {len(self.raw)} of {self.planned} sizes measured"
+        else:
+            result = merging.merge(results)
+            result.incomplete = (
+                f"{why}: {len(self.done)} of {self.rounds.count} rounds complete; "
+                f"round {len(self.done) + 1}: {len(self.raw)} of {self.planned} sizes"
+            )
         return self.rounds.record(result)
 
     def _incomplete(self, why: str) -> str:

@@ -77,53 +77,109 @@ def _tasks(ranks: int, gather_sizes: list) -> list[tuple]:
 
 
 def _row(family: str, ranks: int, size: int, time: float, spread, iterations, load, schedule="", pairs=0) -> dict:
-    return {"family": family, "ranks": ranks, "schedule": schedule, "pairs": pairs, "size": size, "time": time,
-            "spread": spread, "iterations": iterations, "load": load}
+    return {
+        "family": family,
+        "ranks": ranks,
+        "schedule": schedule,
+        "pairs": pairs,
+        "size": size,
+        "time": time,
+        "spread": spread,
+        "iterations": iterations,
+        "load": load,
+    }
 
 
-def _measure(task: tuple, comm, generator: np.random.Generator, pingpong_sizes: list, gather_sizes: list,
-             iterations: int) -> list[dict]:
+def _measure(
+    task: tuple, comm, generator: np.random.Generator, pingpong_sizes: list, gather_sizes: list, iterations: int
+) -> list[dict]:
     """Rows of one task on its sub-communicator `comm` (valid on rank 0 of it)."""
     family, ranks, detail = task
     load = environment.load_average()
     shuffled = lambda sizes: [sizes[i] for i in generator.permutation(len(sizes))]  # noqa: E731
     if family == "pingpong":
         result = osu.latency(comm, sizes=shuffled(pingpong_sizes), iterations=iterations, warmup=iterations // 10)
-        return [_row(family, 2, r["size"], r["latency_avg"], r["latency_stdev"], r["iterations"], load)
-                for r in result.rows]
+        return [
+            _row(family, 2, r["size"], r["latency_avg"], r["latency_stdev"], r["iterations"], load) for r in result.rows
+        ]
     if family == "overhead":
         result = overhead.run(comm, sizes=shuffled(pingpong_sizes), iterations=iterations, warmup=iterations // 10)
-        return [_row(f"{side}_overhead", 2, r["size"], r[f"{side}_overhead_p50"], None, r["iterations"], load)
-                for r in result.rows for side in ("send", "recv")]
+        return [
+            _row(f"{side}_overhead", 2, r["size"], r[f"{side}_overhead_p50"], None, r["iterations"], load)
+            for r in result.rows
+            for side in ("send", "recv")
+        ]
     if family in ("bandwidth", "mbw_mr"):
         sizes = [s for s in pingpong_sizes if s >= KiB] if family == "bandwidth" else list(CONTENTION_SIZES)
-        result = osu.run("bw" if family == "bandwidth" else "mbw_mr", comm, sizes=shuffled(sizes),
-                         iterations=max(iterations // 5, 2), warmup=1)
+        result = osu.run(
+            "bw" if family == "bandwidth" else "mbw_mr",
+            comm,
+            sizes=shuffled(sizes),
+            iterations=max(iterations // 5, 2),
+            warmup=1,
+        )
         pairs = detail or 1
         # Time per message per pair: OMB's bandwidth is all pairs' bytes over the time.
-        return [_row(family, ranks, r["size"], pairs * r["size"] / r["bandwidth"], None, r["iterations"], load,
-                     pairs=pairs) for r in result.rows]
+        return [
+            _row(family, ranks, r["size"], pairs * r["size"] / r["bandwidth"], None, r["iterations"], load, pairs=pairs)
+            for r in result.rows
+        ]
     if family in ("incast", "barrier"):
         run = collectives.gather if family == "incast" else collectives.barrier
         sizes = shuffled(list(CONTENTION_SIZES)) if family == "incast" else None
         result = run(comm, sizes=sizes, iterations=iterations, warmup=iterations // 10)
-        return [_row(family, ranks, r["size"] if family == "incast" else 0, r["latency_avg"], r["latency_stdev"],
-                     r["iterations"], load) for r in result.rows]
+        return [
+            _row(
+                family,
+                ranks,
+                r["size"] if family == "incast" else 0,
+                r["latency_avg"],
+                r["latency_stdev"],
+                r["iterations"],
+                load,
+            )
+            for r in result.rows
+        ]
     if family == "gather":
         result = gather.run(comm, schedule=detail, mem="H", sizes=shuffled(gather_sizes))
         spreads = {key: np.std(values) for key, values in result.samples.items() if key.endswith("/time")}
-        return [_row(family, ranks, r["size"], r["time"], spreads.get(f"{ranks}/{r['size']}/time"), r["iterations"],
-                     load, schedule=detail) for r in result.rows]
-    result = beff.run(comm, max_size=BEFF_LARGEST, repetitions=BEFF_REPETITIONS, loop_rule="adaptive",
-                      target_time=BEFF_TARGET_TIME,
-                      seed=int(generator.integers(1 << 31)))
+        return [
+            _row(
+                family,
+                ranks,
+                r["size"],
+                r["time"],
+                spreads.get(f"{ranks}/{r['size']}/time"),
+                r["iterations"],
+                load,
+                schedule=detail,
+            )
+            for r in result.rows
+        ]
+    result = beff.run(
+        comm,
+        max_size=BEFF_LARGEST,
+        repetitions=BEFF_REPETITIONS,
+        loop_rule="adaptive",
+        target_time=BEFF_TARGET_TIME,
+        seed=int(generator.integers(1 << 31)),
+    )
     # Time per message and neighbour: each rank exchanges with both neighbours.
-    return [_row(family, ranks, r["size"], r["size"] / r["pair_bandwidth"], None, r["loop_length"], load)
-            for r in result.rows]
+    return [
+        _row(family, ranks, r["size"], r["size"] / r["pair_bandwidth"], None, r["loop_length"], load)
+        for r in result.rows
+    ]
 
 
-def run(comm=None, *, directory, gather_sizes=GATHER_SIZES, iterations: int = ITERATIONS,
-        pingpong_sizes: int = PINGPONG_SIZES, seed: int | None = None) -> Result:
+def run(
+    comm=None,
+    *,
+    directory,
+    gather_sizes=GATHER_SIZES,
+    iterations: int = ITERATIONS,
+    pingpong_sizes: int = PINGPONG_SIZES,
+    seed: int | None = None,
+) -> Result:
     """One launch of the campaign over comm (2 ranks or more; COMM_WORLD by
     default), written into `directory` as launch-<UTC time>.json and listed in its index.json
     (rank 0 writes both); returns the launch's Result (on every rank).
@@ -135,8 +191,10 @@ def run(comm=None, *, directory, gather_sizes=GATHER_SIZES, iterations: int = IT
     comm = mpi.resolve(comm)
     ranks = comm.Get_size()
     if ranks < 2:
-        raise usage_error(f"calibrate run needs at least 2 ranks, and this run has {ranks}; start it with "
-                          f"mpirun -np 2 or more (8 gives the fit three rank counts)")
+        raise usage_error(
+            f"calibrate run needs at least 2 ranks, and this run has {ranks}; start it with "
+            f"mpirun -np 2 or more (8 gives the fit three rank counts)"
+        )
     if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 2:
         raise usage_error(f"calibrate run: iterations {iterations!r}; give a whole number, 2 or more")
     if isinstance(pingpong_sizes, bool) or not isinstance(pingpong_sizes, int) or pingpong_sizes < 4:
@@ -180,13 +238,22 @@ def run(comm=None, *, directory, gather_sizes=GATHER_SIZES, iterations: int = IT
     hosts = _core.host_names(comm)
     env = environment.collect(comm, None, hosts)
     env["machine"] = environment.machine(load_before)
-    params = {"ranks": ranks, "seed": seed, "order": [list(map(_plain, task)) for task in order],
-              "task_seconds": seconds,
-              "pingpong_sizes": ping_sizes, "gather_sizes": list(sizes), "iterations": iterations,
-              "beff_largest": BEFF_LARGEST, "beff_repetitions": BEFF_REPETITIONS,
-              "beff_loop_rule": "adaptive", "beff_target_time": BEFF_TARGET_TIME,
-              "cores": os.cpu_count(), "ranks_per_host": max(hosts.count(h) for h in hosts),
-              "started": started.isoformat(timespec="seconds")}
+    params = {
+        "ranks": ranks,
+        "seed": seed,
+        "order": [list(map(_plain, task)) for task in order],
+        "task_seconds": seconds,
+        "pingpong_sizes": ping_sizes,
+        "gather_sizes": list(sizes),
+        "iterations": iterations,
+        "beff_largest": BEFF_LARGEST,
+        "beff_repetitions": BEFF_REPETITIONS,
+        "beff_loop_rule": "adaptive",
+        "beff_target_time": BEFF_TARGET_TIME,
+        "cores": os.cpu_count(),
+        "ranks_per_host": max(hosts.count(h) for h in hosts),
+        "started": started.isoformat(timespec="seconds"),
+    }
     result = Result(BENCHMARK, params, env, rows, UNITS)
     if comm.Get_rank() == 0:
         name = f"launch-{started.strftime('%Y%m%dT%H%M%S')}-{seed % 10000:04d}.json"
@@ -203,9 +270,14 @@ def _plain(value):
 def _skip_draws(task: tuple, generator: np.random.Generator, ping_sizes: list, gather_sizes: list) -> None:
     """The draws _measure makes for `task`, made and dropped."""
     family = task[0]
-    counts = {"pingpong": len(ping_sizes), "overhead": len(ping_sizes),
-              "bandwidth": sum(s >= KiB for s in ping_sizes), "mbw_mr": len(CONTENTION_SIZES),
-              "incast": len(CONTENTION_SIZES), "gather": len(gather_sizes)}
+    counts = {
+        "pingpong": len(ping_sizes),
+        "overhead": len(ping_sizes),
+        "bandwidth": sum(s >= KiB for s in ping_sizes),
+        "mbw_mr": len(CONTENTION_SIZES),
+        "incast": len(CONTENTION_SIZES),
+        "gather": len(gather_sizes),
+    }
     if family in counts:
         generator.permutation(counts[family])
     elif family == "beff":
@@ -219,7 +291,15 @@ def _add_to_index(directory: str, name: str, result: Result) -> None:
     if os.path.exists(path):
         index = files.read_json(path, what="a calibration campaign's index")
     machine = result.env.get("machine", {})
-    index["launches"].append({"file": name, "started": result.params["started"], "ranks": result.params["ranks"],
-                              "cores": result.params["cores"], "load_before": machine.get("load_before"),
-                              "load_after": machine.get("load_after"), "rows": len(result.rows)})
+    index["launches"].append(
+        {
+            "file": name,
+            "started": result.params["started"],
+            "ranks": result.params["ranks"],
+            "cores": result.params["cores"],
+            "load_before": machine.get("load_before"),
+            "load_after": machine.get("load_after"),
+            "rows": len(result.rows),
+        }
+    )
     atomic_write(path, lambda f: json.dump(index, f, indent=1), newline="\n")

@@ -6,7 +6,8 @@ that the fit's discrepancy and the prediction take the same times."""
 from __future__ import annotations
 
 from ..params import usage_error
-from ..schedules import COLLECTIVES, NAMES as SCHEDULES
+from ..schedules import COLLECTIVES
+from ..schedules import NAMES as SCHEDULES
 from ..simulation import fabric as fabrics
 from ..simulation import gather as gather_sim
 from ..simulation import patterns
@@ -41,22 +42,36 @@ def record_key(experiment: str, schedule: str) -> str:
 
 def one_way(fab: fabrics.Fabric, sizes: list) -> list[float]:
     """A ping-pong's one-way time from rank 0 to rank 1, per size."""
-    return [fabrics.run_schedule(fab, [[(0, 1, size)]], reconfigure=False, details=False).rows[1]["transfer"]
-            for size in sizes]
+    return [
+        fabrics.run_schedule(fab, [[(0, 1, size)]], reconfigure=False, details=False).rows[1]["transfer"]
+        for size in sizes
+    ]
 
 
-def simulate(arguments: dict, experiment: str, schedule: str, ranks: int, sizes: list, collective: str = "gather",
-             name: str = "cluster") -> list[float]:
+def simulate(
+    arguments: dict,
+    experiment: str,
+    schedule: str,
+    ranks: int,
+    sizes: list,
+    collective: str = "gather",
+    name: str = "cluster",
+) -> list[float]:
     """The simulated time of each size: a gather's time; b_eff's time per
     message and neighbour (every rank sends to its right neighbour at once);
     mbw_mr's time per message and pair (ranks/2 pairs, WINDOW messages each)."""
     fab = fabrics.preset(name, ranks, **arguments)
     if experiment == "gather":
-        result = gather_sim.run(schedule, fab, nodes=[ranks], sizes=sizes, collective=collective,
-                                on_progress=lambda *_: None)
+        result = gather_sim.run(
+            schedule, fab, nodes=[ranks], sizes=sizes, collective=collective, on_progress=lambda *_: None
+        )
         return [row["time"] for row in result.rows]
     if experiment == "beff":
-        return [fabrics.run_schedule(fab, [[(ranks, 0, 1, 1, 1, size, 0, 0)]], reconfigure=False,
-                                     details=False).rows[1]["transfer"] for size in sizes]
+        return [
+            fabrics.run_schedule(fab, [[(ranks, 0, 1, 1, 1, size, 0, 0)]], reconfigure=False, details=False).rows[1][
+                "transfer"
+            ]
+            for size in sizes
+        ]
     rows = patterns.mbw_mr(fab, pairs=ranks // 2, size=sizes, window=WINDOW).rows
     return [row["time"] / WINDOW for row in rows]

@@ -17,8 +17,17 @@ FAMILIES = {
     "beff": "b_eff's ring (HPCC FPGA), time per exchange at each message size",
 }
 # Columns of a campaign's rows; `time` is each family's time per operation.
-UNITS = {"family": "", "ranks": "", "schedule": "", "pairs": "", "size": "B", "time": "s", "spread": "s",
-         "iterations": "", "load": ""}
+UNITS = {
+    "family": "",
+    "ranks": "",
+    "schedule": "",
+    "pairs": "",
+    "size": "B",
+    "time": "s",
+    "spread": "s",
+    "iterations": "",
+    "load": "",
+}
 BENCHMARK = "calibration"
 INDEX = "index.json"
 INDEX_SCHEMA = "fpgacomm.calibration-index/1"

@@ -34,8 +34,16 @@ from .families import BENCHMARK, FAMILIES
 # What the fit cannot do without (the others refine the check).
 NEEDED = ("pingpong", "send_overhead", "recv_overhead", "bandwidth", "mbw_mr", "gather")
 # Parameters a one-host campaign determines; the others keep the preset's values.
-FITTED = ("send_overhead", "recv_overhead", "gap", "intra_latency", "intra_bandwidth", "host_bandwidth",
-          "eager_threshold", "rendezvous_latency")
+FITTED = (
+    "send_overhead",
+    "recv_overhead",
+    "gap",
+    "intra_latency",
+    "intra_bandwidth",
+    "host_bandwidth",
+    "eager_threshold",
+    "rendezvous_latency",
+)
 BOOTSTRAP = 200
 SMALL = 4096  # the overheads are taken at and below this size (a message sure to go eagerly)
 Z95 = 1.959963984540054
@@ -45,18 +53,23 @@ def launches(directory) -> list[Result]:
     """The launches of a campaign folder, oldest first; a folder without any is a usage error."""
     directory = os.fspath(directory)
     if not os.path.isdir(directory):
-        raise usage_error(f"calibrate fit: no folder {directory!r}; give the folder of mpirun -np K fpgacomm "
-                          f"calibrate run DIR")
+        raise usage_error(
+            f"calibrate fit: no folder {directory!r}; give the folder of mpirun -np K fpgacomm " f"calibrate run DIR"
+        )
     paths = sorted(glob.glob(os.path.join(directory, "launch-*.json")))
     if not paths:
-        raise usage_error(f"calibrate fit: {directory!r} holds no launch (launch-*.json); add one with mpirun -np K "
-                          f"fpgacomm calibrate run {directory}")
+        raise usage_error(
+            f"calibrate fit: {directory!r} holds no launch (launch-*.json); add one with mpirun -np K "
+            f"fpgacomm calibrate run {directory}"
+        )
     found = []
     for path in paths:
         result = Result.read(path)
         if result.benchmark != BENCHMARK:
-            raise usage_error(f"calibrate fit: {path} is a {result.benchmark!r} Result, not a calibration launch; "
-                              f"take it out of {directory!r}")
+            raise usage_error(
+                f"calibrate fit: {path} is a {result.benchmark!r} Result, not a calibration launch; "
+                f"take it out of {directory!r}"
+            )
         found.append(result)
     return found
 
@@ -66,8 +79,10 @@ def check_families(rows: list, where: str) -> None:
     missing = [family for family in NEEDED if family not in present]
     if missing:
         named = "; ".join(f"{family} ({FAMILIES[family]})" for family in missing)
-        raise usage_error(f"calibrate fit: {where} has no {named}; measure it with mpirun -np K fpgacomm calibrate "
-                          f"run (K = 2 or more, 8 for three rank counts)")
+        raise usage_error(
+            f"calibrate fit: {where} has no {named}; measure it with mpirun -np K fpgacomm calibrate "
+            f"run (K = 2 or more, 8 for three rank counts)"
+        )
 
 
 def _of(rows: list, family: str, **match) -> list:
@@ -90,18 +105,27 @@ def _pingpong(rows: list, overheads: float) -> dict:
     for cut in range(len(sizes)):  # E = sizes[cut]; the last cut: no rendezvous seen
         above = (sizes > sizes[cut]).astype(float)
         design = np.column_stack([np.ones_like(sizes), sizes, above]) * weight[:, None]
-        x = constrained_linear(design, (times - overheads) * weight, np.ones(len(sizes)), _PINGPONG_TERMS,
-                               lower=dict.fromkeys(_PINGPONG_TERMS, 0.0), units={}).values
+        x = constrained_linear(
+            design,
+            (times - overheads) * weight,
+            np.ones(len(sizes)),
+            _PINGPONG_TERMS,
+            lower=dict.fromkeys(_PINGPONG_TERMS, 0.0),
+            units={},
+        ).values
         cost = float(np.sum((design @ x - (times - overheads) * weight) ** 2))
         if best is None or cost < best[0] - 1e-12:
             best = (cost, cut, x)
     _, cut, (latency, inverse_bandwidth, rendezvous) = best
     seen = rendezvous > 0 and cut < len(sizes) - 1
     upper = sizes[cut + 1] if cut + 1 < len(sizes) else sizes[cut]
-    return {"intra_latency": latency, "inverse_bandwidth": inverse_bandwidth,
-            "eager_threshold": int(sizes[cut]) if seen else int(sizes[-1]),
-            "eager_threshold_upper": int(upper) - 1 if seen else None,
-            "rendezvous_latency": rendezvous if seen else 0.0}
+    return {
+        "intra_latency": latency,
+        "inverse_bandwidth": inverse_bandwidth,
+        "eager_threshold": int(sizes[cut]) if seen else int(sizes[-1]),
+        "eager_threshold_upper": int(upper) - 1 if seen else None,
+        "rendezvous_latency": rendezvous if seen else 0.0,
+    }
 
 
 def _gap(rows: list, base: dict) -> float:
@@ -144,9 +168,15 @@ def parameters(rows: list) -> dict:
     aggregate = max(row["pairs"] * row["size"] / row["time"] for row in _of(rows, "mbw_mr", size=largest))
     if not math.isfinite(intra_bandwidth):
         intra_bandwidth = aggregate
-    found = {"send_overhead": send, "recv_overhead": receive, "intra_latency": ping["intra_latency"],
-             "intra_bandwidth": intra_bandwidth, "host_bandwidth": max(aggregate, intra_bandwidth),
-             "eager_threshold": ping["eager_threshold"], "rendezvous_latency": ping["rendezvous_latency"]}
+    found = {
+        "send_overhead": send,
+        "recv_overhead": receive,
+        "intra_latency": ping["intra_latency"],
+        "intra_bandwidth": intra_bandwidth,
+        "host_bandwidth": max(aggregate, intra_bandwidth),
+        "eager_threshold": ping["eager_threshold"],
+        "rendezvous_latency": ping["rendezvous_latency"],
+    }
     found["gap"] = _gap(rows, found)
     found["eager_threshold_upper"] = ping["eager_threshold_upper"]
     return found
@@ -183,8 +213,10 @@ def discrepancy(arguments: dict, rows: list, counts=None) -> dict:
         experiment, schedule = of_row(row)
         simulated = times[(experiment, schedule, row["ranks"], row["size"])]
         logs.setdefault((experiment, schedule), []).append(math.log(row["time"] / simulated))
-    return {key: {"log_factor": float(np.median(values)),
-                  "residuals": [v - float(np.median(values)) for v in values]} for key, values in logs.items()}
+    return {
+        key: {"log_factor": float(np.median(values)), "residuals": [v - float(np.median(values)) for v in values]}
+        for key, values in logs.items()
+    }
 
 
 def cross_validation(arguments: dict, rows: list) -> dict:
@@ -233,11 +265,15 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
     cores = max(result.params.get("cores") or ranks for result in found_launches)
     ranks_per_host = max(max(result.params.get("ranks_per_host") or ranks for result in found_launches), cores)
     if len(hosts) > 1:
-        said.append(f"the campaign spans {len(hosts)} hosts, and its ping-pong pairs ranks 0 and 1 of one: the "
-                    f"inter-host latency and bandwidth keep the cluster preset's defaults")
+        said.append(
+            f"the campaign spans {len(hosts)} hosts, and its ping-pong pairs ranks 0 and 1 of one: the "
+            f"inter-host latency and bandwidth keep the cluster preset's defaults"
+        )
     else:
-        said.append(f"one host ({cores} cores): a host holds up to {ranks_per_host} ranks in the predictions; the "
-                    f"inter-host latency and bandwidth are not measured and keep the cluster preset's defaults")
+        said.append(
+            f"one host ({cores} cores): a host holds up to {ranks_per_host} ranks in the predictions; the "
+            f"inter-host latency and bandwidth are not measured and keep the cluster preset's defaults"
+        )
     rows = pooled(found_launches)
     central = parameters(rows)
     arguments = platform_arguments(central, ranks_per_host)
@@ -251,8 +287,10 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
             chosen = [found_launches[i] for i in generator.integers(count, size=count)]
             draws.append(parameters(pooled(chosen)))
     else:
-        said.append(f"too few launches to bootstrap ({count}): the draws resample the points within the launch, "
-                    f"which misses the spread between launches; run calibrate run again for more")
+        said.append(
+            f"too few launches to bootstrap ({count}): the draws resample the points within the launch, "
+            f"which misses the spread between launches; run calibrate run again for more"
+        )
         for _ in range(bootstrap):
             chosen = [rows[i] for i in generator.integers(len(rows), size=len(rows))]
             try:
@@ -264,26 +302,38 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
 
     factors = discrepancy(arguments, rows)
     cv = cross_validation(arguments, rows)
-    record = {"directory": os.fspath(directory), "launches": [r.params.get("started") for r in found_launches],
-              "ranks": ranks, "cores": cores, "hosts": len(hosts) or 1,
-              "eager_threshold_between": [central["eager_threshold"], central["eager_threshold_upper"]],
-              "experiments": {}}
+    record = {
+        "directory": os.fspath(directory),
+        "launches": [r.params.get("started") for r in found_launches],
+        "ranks": ranks,
+        "cores": cores,
+        "hosts": len(hosts) or 1,
+        "eager_threshold_between": [central["eager_threshold"], central["eager_threshold_upper"]],
+        "experiments": {},
+    }
     for (experiment, schedule), item in factors.items():
         residuals = item["residuals"]
         scatter = float(np.sqrt(np.mean(np.square(residuals)))) if residuals else 0.0
         errors = cv.get("log_errors", {}).get((experiment, schedule), [])
         model_form = float(np.sqrt(np.mean(np.square(errors)))) if errors else None
         record["experiments"][record_key(experiment, schedule)] = {
-            "factor": math.exp(item["log_factor"]), "scatter": scatter, "model_form": model_form,
-            "cv_trained_on": cv.get("trained_on"), "cv_checked_on": cv.get("checked_on"),
-            "cv_median_error": float(np.median(np.abs(np.expm1(errors)))) if errors else None}
+            "factor": math.exp(item["log_factor"]),
+            "scatter": scatter,
+            "model_form": model_form,
+            "cv_trained_on": cv.get("trained_on"),
+            "cv_checked_on": cv.get("checked_on"),
+            "cv_median_error": float(np.median(np.abs(np.expm1(errors)))) if errors else None,
+        }
     record["residuals"] = family_residuals(arguments, rows)
 
     fab = fabrics.cluster(ranks, **arguments)
     provenance = {"source": "fit", "calibration": os.fspath(directory)}
     fab.provenance = {key: provenance for key in FITTED}
-    fab.provenance["ranks_per_host"] = {"source": "fit", "calibration": os.fspath(directory),
-                                        "note": "the cores of the calibrated host"}
+    fab.provenance["ranks_per_host"] = {
+        "source": "fit",
+        "calibration": os.fspath(directory),
+        "note": "the cores of the calibrated host",
+    }
     fab.draws = draw_arguments
     return fab, record, said
 
@@ -319,10 +369,15 @@ def family_residuals(arguments: dict, rows: list) -> dict:
     for row in rows:
         if of_row(row):
             experiment, schedule = of_row(row)
-            add(f"gather {schedule}" if experiment == "gather" else experiment, row["time"],
-                times[(experiment, schedule, row["ranks"], row["size"])])
-    return {family: {"points": len(values), "median": float(np.median(values)),
-                     "largest": float(max(values, key=abs))} for family, values in residuals.items()}
+            add(
+                f"gather {schedule}" if experiment == "gather" else experiment,
+                row["time"],
+                times[(experiment, schedule, row["ranks"], row["size"])],
+            )
+    return {
+        family: {"points": len(values), "median": float(np.median(values)), "largest": float(max(values, key=abs))}
+        for family, values in residuals.items()
+    }
 
 
 def write(fab: fabrics.Fabric, record: dict, path) -> None:
@@ -331,5 +386,6 @@ def write(fab: fabrics.Fabric, record: dict, path) -> None:
 
     document = json.loads(fab.to_json())
     document["calibration"] = record
-    atomic_write(os.fspath(path), lambda f: f.write(json.dumps(document, indent=1, allow_nan=False) + "\n"),
-                 newline="\n")
+    atomic_write(
+        os.fspath(path), lambda f: f.write(json.dumps(document, indent=1, allow_nan=False) + "\n"), newline="\n"
+    )

@@ -26,8 +26,18 @@ from .fit import Z95
 
 DRAWS = 200
 BUDGET = 50.0  # seconds the draws may take before they are propagated linearly
-UNITS = {"experiment": "", "schedule": "", "collective": "", "nodes": "", "size": "B", "time": "s", "low": "s",
-         "high": "s", "simulated": "s", "draws": ""}
+UNITS = {
+    "experiment": "",
+    "schedule": "",
+    "collective": "",
+    "nodes": "",
+    "size": "B",
+    "time": "s",
+    "low": "s",
+    "high": "s",
+    "simulated": "s",
+    "draws": "",
+}
 
 
 def load(platform) -> tuple[fabrics.Fabric, dict]:
@@ -51,8 +61,18 @@ def _nodes(nodes) -> list[int]:
     return nodes
 
 
-def predict(platform, experiment: str = "gather", schedule: str = "tree", nodes=(16, 32), sizes=(1 << 20,), *,
-            collective: str = "gather", draws: int = DRAWS, budget: float = BUDGET, say=print) -> Result:
+def predict(
+    platform,
+    experiment: str = "gather",
+    schedule: str = "tree",
+    nodes=(16, 32),
+    sizes=(1 << 20,),
+    *,
+    collective: str = "gather",
+    draws: int = DRAWS,
+    budget: float = BUDGET,
+    say=print,
+) -> Result:
     """Predicted times of `experiment` (gather, beff, mbw_mr) on `platform`
     (a platform file, a preset's name or a Fabric) at each rank count and
     size (bytes per node, a list, one size or "MIN:MAX" doubling), with the
@@ -78,14 +98,20 @@ def predict(platform, experiment: str = "gather", schedule: str = "tree", nodes=
     factor, scatter = terms.get("factor", 1.0), terms.get("scatter", 0.0)
     model_form = terms.get("model_form") or 0.0
     if terms and experiment == "gather" and collective != "gather":
-        say(f"predict: the calibration measured gathers: the {collective} takes the {schedule} gather's "
-            f"discrepancy factor, scatter and model-form term")
+        say(
+            f"predict: the calibration measured gathers: the {collective} takes the {schedule} gather's "
+            f"discrepancy factor, scatter and model-form term"
+        )
     if terms and terms.get("model_form") is None:
-        say(f"predict: the calibration measured {experiment} at one rank count, so nothing was held out to "
-            f"cross-validate: the interval has no model-form term (calibrate at 3 or more rank counts)")
+        say(
+            f"predict: the calibration measured {experiment} at one rank count, so nothing was held out to "
+            f"cross-validate: the interval has no model-form term (calibrate at 3 or more rank counts)"
+        )
     if not terms:
-        say(f"predict: the platform has no calibration record of {experiment} {schedule}: the interval holds the "
-            f"parameter draws only (no discrepancy factor, residual scatter or model-form term)")
+        say(
+            f"predict: the platform has no calibration record of {experiment} {schedule}: the interval holds the "
+            f"parameter draws only (no discrepancy factor, residual scatter or model-form term)"
+        )
     drawn = fab.draws[:draws]
     if len(fab.draws) < draws:
         say(f"predict: the platform holds {len(fab.draws)} parameter draws; using them all")
@@ -98,21 +124,52 @@ def predict(platform, experiment: str = "gather", schedule: str = "tree", nodes=
         samples = _draws(base, drawn, experiment, schedule, n, sizes, collective, name, took, budget, central, say)
         for index, size in enumerate(sizes):
             spread = float(np.std(np.log([s[index] for s in samples]))) if len(samples) > 1 else 0.0
-            sd = math.sqrt(spread ** 2 + scatter ** 2 + model_form ** 2)
+            sd = math.sqrt(spread**2 + scatter**2 + model_form**2)
             value = central[index] * factor
-            rows.append({"experiment": experiment, "schedule": schedule,
-                         "collective": collective if experiment == "gather" else "", "nodes": n, "size": size,
-                         "time": value, "low": value * math.exp(-Z95 * sd), "high": value * math.exp(Z95 * sd),
-                         "simulated": central[index], "draws": len(samples)})
-    params = {"experiment": experiment, "schedule": schedule, "collective": collective, "nodes": nodes,
-              "sizes": sizes, "platform": platform if isinstance(platform, str) else name,
-              "factor": factor, "scatter": scatter, "model_form": model_form, "interval": 0.95,
-              "arguments": base}
+            rows.append(
+                {
+                    "experiment": experiment,
+                    "schedule": schedule,
+                    "collective": collective if experiment == "gather" else "",
+                    "nodes": n,
+                    "size": size,
+                    "time": value,
+                    "low": value * math.exp(-Z95 * sd),
+                    "high": value * math.exp(Z95 * sd),
+                    "simulated": central[index],
+                    "draws": len(samples),
+                }
+            )
+    params = {
+        "experiment": experiment,
+        "schedule": schedule,
+        "collective": collective,
+        "nodes": nodes,
+        "sizes": sizes,
+        "platform": platform if isinstance(platform, str) else name,
+        "factor": factor,
+        "scatter": scatter,
+        "model_form": model_form,
+        "interval": 0.95,
+        "arguments": base,
+    }
     return Result("prediction", params, fabrics._env(), rows, UNITS)
 
 
-def _draws(base: dict, drawn: list, experiment: str, schedule: str, n: int, sizes: list, collective: str,
-           name: str, took: float, budget: float, central: list, say) -> list[list[float]]:
+def _draws(
+    base: dict,
+    drawn: list,
+    experiment: str,
+    schedule: str,
+    n: int,
+    sizes: list,
+    collective: str,
+    name: str,
+    took: float,
+    budget: float,
+    central: list,
+    say,
+) -> list[list[float]]:
     """Each draw's simulated times: simulated in full where the central
     simulation's time says they fit the budget, else linearly from the
     sensitivities to each parameter that varies over the draws."""
@@ -121,9 +178,11 @@ def _draws(base: dict, drawn: list, experiment: str, schedule: str, n: int, size
     if took * len(drawn) <= budget:
         return [simulate({**base, **draw}, experiment, schedule, n, sizes, collective, name) for draw in drawn]
     keys = [key for key in drawn[0] if np.std([d[key] for d in drawn]) > 0 and not isinstance(base[key], str)]
-    say(f"predict: {len(drawn)} draws at {n} ranks would take about {took * len(drawn):.0f} s (one simulation "
+    say(
+        f"predict: {len(drawn)} draws at {n} ranks would take about {took * len(drawn):.0f} s (one simulation "
         f"{took:.2f} s); they are propagated through the simulator's sensitivities to the {len(keys)} parameters "
-        f"that vary (one simulation each), which is exact where the time is linear in them")
+        f"that vary (one simulation each), which is exact where the time is linear in them"
+    )
     slopes = {}
     for key in keys:
         step = float(np.std([d[key] for d in drawn]))
@@ -132,5 +191,7 @@ def _draws(base: dict, drawn: list, experiment: str, schedule: str, n: int, size
             moved[key] = int(round(moved[key]))
         shifted = simulate(moved, experiment, schedule, n, sizes, collective, name)
         slopes[key] = [(s - c) / (moved[key] - base[key]) for s, c in zip(shifted, central)]
-    return [[max(c + sum(slopes[k][i] * (d[k] - base[k]) for k in keys), c * 1e-3) for i, c in enumerate(central)]
-            for d in drawn]
+    return [
+        [max(c + sum(slopes[k][i] * (d[k] - base[k]) for k in keys), c * 1e-3) for i, c in enumerate(central)]
+        for d in drawn
+    ]

@@ -9,40 +9,55 @@ from .options import Parser, add_mpi_options, size_argument
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "calibrate", help="measure this cluster (calibrate run) and fit a platform to it (calibrate fit)",
+        "calibrate",
+        help="measure this cluster (calibrate run) and fit a platform to it (calibrate fit)",
         description="Calibrates a platform of this cluster for fpgacomm predict: calibrate run under mpirun, "
-                    "three times or more between other work (8 ranks give the fit three rank counts), then "
-                    "calibrate fit. docs/PREDICTION.md has the method.")
+        "three times or more between other work (8 ranks give the fit three rank counts), then "
+        "calibrate fit. docs/PREDICTION.md has the method.",
+    )
     steps = parser.add_subparsers(dest="step", metavar="STEP", parser_class=Parser)
     steps.required = True
 
     measure = steps.add_parser(
-        "run", help="add one launch of the campaign to DIR (under mpirun)",
+        "run",
+        help="add one launch of the campaign to DIR (under mpirun)",
         description="Adds one launch of the calibration campaign to DIR: ping-pong at log-uniformly drawn sizes, "
-                    "send and receive overheads, bandwidth, osu mbw_mr at 1 .. K/2 pairs, a k-to-1 incast, "
-                    "barrier at 2 .. K ranks, the gather schedules ring, tree, vlink and mpi and b_eff's ring at "
-                    "three or more rank counts up to K, in an order drawn per launch, the load recorded. Each "
-                    "launch is one Result file in DIR, listed in DIR/index.json; run it again (interleaved with "
-                    "other work) for more launches: the fit's uncertainty comes from the spread between "
-                    "launches. Example: mpirun -np 2 fpgacomm calibrate run campaign/")
+        "send and receive overheads, bandwidth, osu mbw_mr at 1 .. K/2 pairs, a k-to-1 incast, "
+        "barrier at 2 .. K ranks, the gather schedules ring, tree, vlink and mpi and b_eff's ring at "
+        "three or more rank counts up to K, in an order drawn per launch, the load recorded. Each "
+        "launch is one Result file in DIR, listed in DIR/index.json; run it again (interleaved with "
+        "other work) for more launches: the fit's uncertainty comes from the spread between "
+        "launches. Example: mpirun -np 2 fpgacomm calibrate run campaign/",
+    )
     measure.add_argument("directory", metavar="DIR", help="the campaign's folder (made if missing)")
-    measure.add_argument("--sizes", type=_sizes, default=None, metavar="SIZE,SIZE,...",
-                         help="bytes per node of the gathers, K/M/G suffixes, a list or MIN:MAX doubling "
-                              "(default 64K,256K,1M,4M,16M)")
-    measure.add_argument("-i", "--iterations", type=int, default=None,
-                         help="timed iterations per size of the point-to-point families, incast and barrier "
-                              "(default 50)")
+    measure.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=None,
+        metavar="SIZE,SIZE,...",
+        help="bytes per node of the gathers, K/M/G suffixes, a list or MIN:MAX doubling "
+        "(default 64K,256K,1M,4M,16M)",
+    )
+    measure.add_argument(
+        "-i",
+        "--iterations",
+        type=int,
+        default=None,
+        help="timed iterations per size of the point-to-point families, incast and barrier " "(default 50)",
+    )
     measure.add_argument("--seed", type=int, default=None, help="seed of the launch's draws (default: drawn)")
     add_mpi_options(measure)
     measure.set_defaults(run=run_campaign)
 
     fitting = steps.add_parser(
-        "fit", help="fit the cluster platform to the launches in DIR",
+        "fit",
+        help="fit the cluster platform to the launches in DIR",
         description="Fits the cluster preset's parameters (send and receive overheads, gap, shared-memory latency "
-                    "and bandwidth, the host's shared bandwidth, eager threshold and rendezvous) to the launches in "
-                    "DIR, none negative; draws for the uncertainty come from a bootstrap over launches. Prints the "
-                    "parameters with their 95 % range over the draws, and the residuals per measurement family. "
-                    "Example: fpgacomm calibrate fit campaign/ -o platform.json")
+        "and bandwidth, the host's shared bandwidth, eager threshold and rendezvous) to the launches in "
+        "DIR, none negative; draws for the uncertainty come from a bootstrap over launches. Prints the "
+        "parameters with their 95 % range over the draws, and the residuals per measurement family. "
+        "Example: fpgacomm calibrate fit campaign/ -o platform.json",
+    )
     fitting.add_argument("directory", metavar="DIR", help="the campaign's folder")
     fitting.add_argument("-o", "--output", required=True, metavar="PLATFORM.json", help="the platform file to write")
     fitting.add_argument("--draws", type=int, default=None, help="bootstrap draws (default 200)")
@@ -59,14 +74,19 @@ def run_campaign(args) -> int:
     from ..runtime import mpi
 
     comm = mpi.world()
-    options = {key: value for key, value in (("gather_sizes", args.sizes), ("iterations", args.iterations),
-                                             ("seed", args.seed)) if value is not None}
+    options = {
+        key: value
+        for key, value in (("gather_sizes", args.sizes), ("iterations", args.iterations), ("seed", args.seed))
+        if value is not None
+    }
     result = campaign.run(comm, directory=args.directory, **options)
     if comm.Get_rank() == 0:
         families = sorted({row["family"] for row in result.rows})
-        print(f"calibrate run: {len(result.rows)} points of {len(families)} families ({', '.join(families)}) on "
-              f"{result.params['ranks']} ranks, seed {result.params['seed']}, written to {args.directory}",
-              flush=True)
+        print(
+            f"calibrate run: {len(result.rows)} points of {len(families)} families ({', '.join(families)}) on "
+            f"{result.params['ranks']} ranks, seed {result.params['seed']}, written to {args.directory}",
+            flush=True,
+        )
     return 0
 
 
@@ -86,17 +106,26 @@ def run_fit(args) -> int:
     print(f"{'parameter':<20} {'value':>12} {'95% of draws':>28}")
     for key in fit.FITTED:
         values = [draw[key] for draw in fab.draws]
-        low, high = (np.percentile(values, [2.5, 97.5]) if values else (fab.arguments[key],) * 2)
-        print(f"{key:<20} {format_value(fab.arguments[key], units[key]):>12} "
-              f"{format_value(low, units[key]) + ' .. ' + format_value(high, units[key]):>28}")
-    print("# eager threshold between {} and {} B (the drawn ping-pong sizes either side of the step)".format(
-        *record["eager_threshold_between"]))
-    print(f"{'family':<16} {'points':>6} {'median residual':>16} {'largest':>9}  "
-          "(residual: (simulated - measured) / measured)")
+        low, high = np.percentile(values, [2.5, 97.5]) if values else (fab.arguments[key],) * 2
+        print(
+            f"{key:<20} {format_value(fab.arguments[key], units[key]):>12} "
+            f"{format_value(low, units[key]) + ' .. ' + format_value(high, units[key]):>28}"
+        )
+    print(
+        "# eager threshold between {} and {} B (the drawn ping-pong sizes either side of the step)".format(
+            *record["eager_threshold_between"]
+        )
+    )
+    print(
+        f"{'family':<16} {'points':>6} {'median residual':>16} {'largest':>9}  "
+        "(residual: (simulated - measured) / measured)"
+    )
     for family, item in record["residuals"].items():
         print(f"{family:<16} {item['points']:>6} {item['median']:>+16.1%} {item['largest']:>+9.1%}")
-    print(f"{'experiment':<16} {'factor':>7} {'scatter':>8} {'model-form':>11}  (cross-validation: fit on the "
-          f"smaller rank counts, check the largest)")
+    print(
+        f"{'experiment':<16} {'factor':>7} {'scatter':>8} {'model-form':>11}  (cross-validation: fit on the "
+        f"smaller rank counts, check the largest)"
+    )
     for name, item in record["experiments"].items():
         form = "none" if item["model_form"] is None else f"{item['model_form']:.3f}"
         print(f"{name:<16} {item['factor']:>7.3f} {item['scatter']:>8.3f} {form:>11}")

@@ -31,20 +31,57 @@ DEFAULT_TIMEOUT = 1800.0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import beff, calibrate, compare, devbw, devices, fabric, fit, gather, model, osu, overhead, plot, predict, suite, \
-        timeline, tune
-    from . import validate
+    from . import (
+        beff,
+        calibrate,
+        compare,
+        devbw,
+        devices,
+        fabric,
+        fit,
+        gather,
+        model,
+        osu,
+        overhead,
+        plot,
+        predict,
+        suite,
+        timeline,
+        tune,
+        validate,
+    )
 
     parser = Parser(prog="fpgacomm", description="Measure and model communication between accelerators.")
     parser.add_argument("--version", action="version", version=f"fpgacomm {_core.__version__}")
-    parser.add_argument("--timeout", type=_seconds, default=os.environ.get("FPGACOMM_TIMEOUT", DEFAULT_TIMEOUT),
-                        help="abort the whole run after this many seconds (0: never; default %(default)s, "
-                             "or FPGACOMM_TIMEOUT); before or after the command")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=os.environ.get("FPGACOMM_TIMEOUT", DEFAULT_TIMEOUT),
+        help="abort the whole run after this many seconds (0: never; default %(default)s, "
+        "or FPGACOMM_TIMEOUT); before or after the command",
+    )
     parser.choices_below = {test: f"osu {test}" for test in registry.osu_tests()}
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
-    for module in (devices, devbw, osu, beff, suite, fabric, gather, fit, model, overhead, plot, timeline, compare,
-                   tune, calibrate, predict, validate):
+    for module in (
+        devices,
+        devbw,
+        osu,
+        beff,
+        suite,
+        fabric,
+        gather,
+        fit,
+        model,
+        overhead,
+        plot,
+        timeline,
+        compare,
+        tune,
+        calibrate,
+        predict,
+        validate,
+    ):
         module.register(subparsers)
     return parser
 
@@ -54,11 +91,13 @@ def _seconds(text) -> float:
     try:
         seconds = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (FPGACOMM_TIMEOUT or --timeout)") \
-            from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds (FPGACOMM_TIMEOUT or --timeout)"
+        ) from None
     if not seconds >= 0 or seconds == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: give seconds above 0, or 0 for no limit (FPGACOMM_TIMEOUT or "
-                                         "--timeout)")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give seconds above 0, or 0 for no limit (FPGACOMM_TIMEOUT or " "--timeout)"
+        )
     return seconds
 
 
@@ -74,12 +113,22 @@ def start_watchdog(seconds: float) -> None:
 
     def expire():
         SCREEN.hide()
-        print(on_a_clean_line(f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); "
-                              "stopping, saving what was measured"), file=sys.stderr, flush=True)
+        print(
+            on_a_clean_line(
+                f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); "
+                "stopping, saving what was measured"
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
         interrupts.stop()
         time.sleep(interrupts.TIME_LIMIT_GRACE)
-        print(f"fpgacomm: rank {launch_rank()}: still running {interrupts.TIME_LIMIT_GRACE:g} s after its time "
-              "limit; aborting", file=sys.stderr, flush=True)
+        print(
+            f"fpgacomm: rank {launch_rank()}: still running {interrupts.TIME_LIMIT_GRACE:g} s after its time "
+            "limit; aborting",
+            file=sys.stderr,
+            flush=True,
+        )
         launcher.outlive_launcher()  # mpirun may wait for ever for a host that stopped answering
         os._exit(EXIT_TIMEOUT)
 
@@ -124,8 +173,9 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     else:
         unknown = extra
     if unknown:
-        chosen_parser(parser, args).error(habits.misplaced_kinds(args, unknown, MEMORY_KINDS)
-                                          or f"unrecognized arguments: {' '.join(unknown)}")
+        chosen_parser(parser, args).error(
+            habits.misplaced_kinds(args, unknown, MEMORY_KINDS) or f"unrecognized arguments: {' '.join(unknown)}"
+        )
     return args
 
 
@@ -145,9 +195,9 @@ def _timeout_first(argv: list) -> list:
     (no command has an option of that name)."""
     for index, word in enumerate(argv):
         if word == "--timeout" and index + 1 < len(argv):
-            return [word, argv[index + 1]] + argv[:index] + argv[index + 2:]
+            return [word, argv[index + 1]] + argv[:index] + argv[index + 2 :]
         if word.startswith("--timeout="):
-            return [word] + argv[:index] + argv[index + 1:]
+            return [word] + argv[:index] + argv[index + 1 :]
     return argv
 
 
@@ -173,23 +223,40 @@ def _save_and_end(stop: KeyboardInterrupt, args) -> None:
         if interrupts.has_result(stop) and saved:
             try:
                 # In a process of its own: mpirun, interrupted, kills its ranks a second after asking them to end.
-                interrupts.outliving(lambda: [stop.result.write(path) for path in saved], slow=lambda: print(
-                    f"fpgacomm: {incomplete}; saving it in {' and '.join(saved)} (a process of its own "
-                    "finishes the write if the job is ended first)", file=sys.stderr, flush=True))
-                print(f"fpgacomm: {incomplete}; saved in {' and '.join(saved)}, marked incomplete",
-                      file=sys.stderr, flush=True)
+                interrupts.outliving(
+                    lambda: [result.write(path) for path in saved],
+                    slow=lambda: print(
+                        f"fpgacomm: {result.incomplete}; saving it in {' and '.join(saved)} (a process of its own "
+                        "finishes the write if the job is ended first)",
+                        file=sys.stderr,
+                        flush=True,
+                    ),
+                )
+                print(
+                    f"fpgacomm: {result.incomplete}; saved in {' and '.join(saved)}, marked incomplete",
+                    file=sys.stderr,
+                    flush=True,
+                )
             except interrupts.StillWriting as writing:
-                print(f"fpgacomm: {incomplete}; {writing} in {' and '.join(saved)}, marked incomplete",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"fpgacomm: {result.incomplete}; {writing} in {' and '.join(saved)}, marked incomplete",
+                    file=sys.stderr,
+                    flush=True,
+                )
             except OSError as error:  # the job must still end on every rank
                 print(f"fpgacomm: {incomplete}; could not save it: {error}", file=sys.stderr, flush=True)
         elif not getattr(stop, "reported", False):  # the suite says where its files are, as its last line
             print(f"fpgacomm: {incomplete}", file=sys.stderr, flush=True)
     elif _ranks() > 1:
         # Rank 0 may have been interrupted too (Slurm signals every rank at once): its turn to save first.
-        print(on_a_clean_line(f"fpgacomm: rank {launch_rank()}: {what}; ending every rank within "
-                              f"{interrupts.PEER_WAIT:g} s (rank 0 saves what was measured first)"),
-              file=sys.stderr, flush=True)
+        print(
+            on_a_clean_line(
+                f"fpgacomm: rank {launch_rank()}: {what}; ending every rank within "
+                f"{interrupts.PEER_WAIT:g} s (rank 0 saves what was measured first)"
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
         time.sleep(interrupts.PEER_WAIT)
     _abort(interrupts.exit_status(stop))
 

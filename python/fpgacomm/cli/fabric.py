@@ -11,8 +11,12 @@ def add_limit_options(parser, memory: bool = True) -> None:
     False where the command's MPI options already give --max-memory."""
     from ..simulation.resources import Limits
 
-    parser.add_argument("--max-events", type=float, metavar="N",
-                        help=f"events (and transfers) a simulation may take (default {Limits.events:.0e})")
+    parser.add_argument(
+        "--max-events",
+        type=float,
+        metavar="N",
+        help=f"events (and transfers) a simulation may take (default {Limits.events:.0e})",
+    )
     if memory:
         add_memory_option(parser)
 
@@ -21,26 +25,30 @@ def limits_of(args):
     from ..simulation.resources import Limits
 
     events = Limits.events if args.max_events is None else args.max_events
-    return Limits(events=events, memory=args.max_memory if args.max_memory is not None else Limits.memory,
-                  transfers=events)
+    return Limits(
+        events=events, memory=args.max_memory if args.max_memory is not None else Limits.memory, transfers=events
+    )
 
 
 def register(subparsers) -> None:
     from ..simulation.fabric import PRESETS
 
     parser = subparsers.add_parser(
-        "fabric", help="simulate a fabric of the seeds (VCSN, DCN, CusComNet, FSHMEM, b_eff) or a cluster",
-        description="Simulates a preset fabric, or the platform file of one (docs/FABRIC.md, \"Platform files\"), "
-                    "at frame level and prints its figures with their units (--json keeps every digit, in seconds "
-                    "and B/s). Presets: " + ", ".join(PRESETS) + ".")
+        "fabric",
+        help="simulate a fabric of the seeds (VCSN, DCN, CusComNet, FSHMEM, b_eff) or a cluster",
+        description='Simulates a preset fabric, or the platform file of one (docs/FABRIC.md, "Platform files"), '
+        "at frame level and prints its figures with their units (--json keeps every digit, in seconds "
+        "and B/s). Presets: " + ", ".join(PRESETS) + ".",
+    )
     commands = parser.add_subparsers(dest="fabric_command", metavar="MEASUREMENT")
     commands.required = True
 
     def add(name: str, help_text: str):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         # The preset as a word, or as --preset (the spelling of `fpgacomm model`).
-        sub.add_argument("preset", nargs="?", metavar="PRESET",
-                         help=f"{', '.join(PRESETS)}, or a platform file (PLATFORM.json)")
+        sub.add_argument(
+            "preset", nargs="?", metavar="PRESET", help=f"{', '.join(PRESETS)}, or a platform file (PLATFORM.json)"
+        )
         sub.add_argument("--preset", dest="preset_option", metavar="PRESET", help="the same, as an option")
         sub.add_argument("--nodes", type=int, help="number of nodes (default: the preset's)")
         sub.add_argument("--json", metavar="FILE", help="also write the Result as JSON")
@@ -49,8 +57,9 @@ def register(subparsers) -> None:
         return sub
 
     latency = add("latency", "one-way latency of a message between node 0 and a node H links away")
-    latency.add_argument("--hops", type=int, help="links traversed (1: neighbours on direct links; "
-                                                  "default: the nearest node)")
+    latency.add_argument(
+        "--hops", type=int, help="links traversed (1: neighbours on direct links; " "default: the nearest node)"
+    )
     latency.add_argument("--size", type=size_argument, default=0, help="message size in bytes, K/M/G (default 0)")
     bw = add("bw", "bandwidth of one long stream between neighbours")
     bw.add_argument("--size", type=size_argument, default=64 << 20, help="stream size in bytes, K/M/G (default 64M)")
@@ -60,16 +69,22 @@ def register(subparsers) -> None:
     traffic.add_argument("--packets", type=int, default=2000, help="packets per node (default 2000)")
     traffic.add_argument("--size", type=size_argument, help="packet payload in bytes (default: the largest)")
     platform = commands.add_parser(
-        "platform", help="write a preset (or a platform file, changed) as a platform file",
+        "platform",
+        help="write a preset (or a platform file, changed) as a platform file",
         description="Writes the preset's platform file (schema fpgacomm.platform/1: every parameter with its unit "
-                    "and provenance; docs/FABRIC.md, \"Platform files\") on stdout, or to --json FILE. "
-                    "Example: fpgacomm fabric platform cluster --nodes 16 --set ranks_per_host=8 --json cluster.json")
+        'and provenance; docs/FABRIC.md, "Platform files") on stdout, or to --json FILE. '
+        "Example: fpgacomm fabric platform cluster --nodes 16 --set ranks_per_host=8 --json cluster.json",
+    )
     platform.add_argument("preset", nargs="?", metavar="PRESET", help=f"{', '.join(PRESETS)}, or a platform file")
     platform.add_argument("--preset", dest="preset_option", metavar="PRESET", help="the same, as an option")
     platform.add_argument("--nodes", type=int, help="number of nodes (default: the preset's)")
-    platform.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                          help="change a parameter, in SI units (s, B/s, B), e.g. --set send_overhead=1e-6; repeat "
-                               "for more")
+    platform.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="change a parameter, in SI units (s, B/s, B), e.g. --set send_overhead=1e-6; repeat " "for more",
+    )
     platform.add_argument("--json", metavar="FILE", help="write the platform file here instead of stdout")
     platform.set_defaults(run=run)
 
@@ -80,8 +95,10 @@ def preset_of(args) -> str:
 
     given = [name for name in (args.preset, args.preset_option) if name is not None]
     if len(given) != 1:
-        raise usage_error(f"fabric {args.fabric_command}: give the preset once, as PRESET or --preset PRESET "
-                          f"({'got ' + ' and '.join(given) if given else 'none given'})")
+        raise usage_error(
+            f"fabric {args.fabric_command}: give the preset once, as PRESET or --preset PRESET "
+            f"({'got ' + ' and '.join(given) if given else 'none given'})"
+        )
     return given[0]
 
 
@@ -121,18 +138,24 @@ def run(args) -> int:
     args.preset = fabric.platform_or_preset(preset_of(args), args.nodes)
 
     if args.fabric_command == "platform":
-        return write_platform(fabric.with_arguments(args.preset, **parameter_changes(args.set)) if args.set
-                              else args.preset, args.json)
+        return write_platform(
+            fabric.with_arguments(args.preset, **parameter_changes(args.set)) if args.set else args.preset, args.json
+        )
     if args.fabric_command == "latency":
         result = fabric.latency(args.preset, nodes=args.nodes, hops=args.hops, size=args.size, limits=limits_of(args))
     elif args.fabric_command == "bw":
-        result = fabric.bandwidth(args.preset, nodes=args.nodes, size=args.size, hops=args.hops,
-                                  limits=limits_of(args))
+        result = fabric.bandwidth(args.preset, nodes=args.nodes, size=args.size, hops=args.hops, limits=limits_of(args))
     else:
-        result = fabric.traffic(args.preset, rate=args.rate, nodes=args.nodes, packets=args.packets,
-                                size=args.size, limits=limits_of(args))
-    print(result.table(f"# fpgacomm fabric {args.fabric_command}: {result.params['fabric']} "
-                       f"({result.params['topology']}), simulated", digits=MODEL_DIGITS))
+        result = fabric.traffic(
+            args.preset, rate=args.rate, nodes=args.nodes, packets=args.packets, size=args.size, limits=limits_of(args)
+        )
+    print(
+        result.table(
+            f"# fpgacomm fabric {args.fabric_command}: {result.params['fabric']} "
+            f"({result.params['topology']}), simulated",
+            digits=MODEL_DIGITS,
+        )
+    )
     if args.json:
         result.write_json(args.json)
     return 0

@@ -23,9 +23,9 @@ def omb_program_names(argv: list) -> list:
     if index is None:
         return words
     if words[index].startswith(OMB_PREFIX):
-        words[index:index + 1] = ["osu", words[index][len(OMB_PREFIX):]]
+        words[index : index + 1] = ["osu", words[index][len(OMB_PREFIX) :]]
     elif words[index] == "osu" and index + 1 < len(words) and words[index + 1].startswith(OMB_PREFIX):
-        words[index + 1] = words[index + 1][len(OMB_PREFIX):]
+        words[index + 1] = words[index + 1][len(OMB_PREFIX) :]
     return words
 
 
@@ -67,5 +67,7 @@ def misplaced_kinds(args, words: list, kinds: tuple) -> str | None:
         return None
     if not all(word in kinds for word in words):
         return None
-    return (f"osu {args.test} takes its buffers' memory kind with --mem, not as words: "
-            f"fpgacomm osu {args.test} --mem {words[0]} (one kind for every buffer)")
+    return (
+        f"osu {args.test} takes its buffers' memory kind with --mem, not as words: "
+        f"fpgacomm osu {args.test} --mem {words[0]} (one kind for every buffer)"
+    )

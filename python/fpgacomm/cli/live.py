@@ -54,8 +54,10 @@ def progress_after() -> float:
     except ValueError:
         seconds = -1.0
     if not 0 <= seconds < float("inf"):
-        raise usage_error(f"FPGACOMM_PROGRESS_AFTER={text!r}: give the seconds a sweep runs before its progress "
-                          f"line shows, 0 or more (default {PROGRESS_AFTER:g})")
+        raise usage_error(
+            f"FPGACOMM_PROGRESS_AFTER={text!r}: give the seconds a sweep runs before its progress "
+            f"line shows, 0 or more (default {PROGRESS_AFTER:g})"
+        )
     return seconds
 
 
@@ -120,7 +122,7 @@ class Screen:
     draws it again after."""
 
     def __init__(self):
-        self.text = ""          # the progress line's text, "" for none
+        self.text = ""  # the progress line's text, "" for none
         self.on_screen = False  # whether it is drawn now
         self.stdout = self.stderr = None  # the real streams while live
         self.line_stream = None  # where the progress line goes, None for nowhere
@@ -188,7 +190,7 @@ class Screen:
         if not self.draws:
             return
         with self.lock:
-            self.text = text[:max(self.columns - 1, 1)]  # one row: a wrapped line could not be erased whole
+            self.text = text[: max(self.columns - 1, 1)]  # one row: a wrapped line could not be erased whole
             self._draw()
 
     def erase(self) -> None:
@@ -327,5 +329,5 @@ class LiveText:
     def _show(self, result) -> None:
         lines = format_text(result, full=self.full).split("\n")
         if len(lines) > self.printed:
-            print("\n".join(lines[self.printed:]), flush=True)
+            print("\n".join(lines[self.printed :]), flush=True)
             self.printed = len(lines)

@@ -9,10 +9,12 @@ def register(subparsers) -> None:
     from ..models import REGISTRY
 
     parser = subparsers.add_parser(
-        "model", help="print a performance model's predictions",
+        "model",
+        help="print a performance model's predictions",
         description="Prints a model's figures, each with its unit, without measuring anything. Models: "
-                    f"{', '.join(REGISTRY)}; their options: fpgacomm model NAME --help. "
-                    "Example: fpgacomm model cuscomnet --links 2 --packet-bits 512")
+        f"{', '.join(REGISTRY)}; their options: fpgacomm model NAME --help. "
+        "Example: fpgacomm model cuscomnet --links 2 --packet-bits 512",
+    )
     parser.add_argument("name", metavar="NAME", help=", ".join(REGISTRY))
     parser.add_argument("options", nargs=argparse.REMAINDER, help="the model's options")
     parser.set_defaults(run=run)
@@ -25,8 +27,13 @@ def run(args) -> int:
     module = models.load(args.name)
     parser = Parser(prog=f"fpgacomm model {args.name}", description=(module.__doc__ or "").split("\n")[0])
     for key, (kind, default, text) in module.OPTIONS.items():
-        parser.add_argument(f"--{key.replace('_', '-')}", dest=key, type=kind, default=default,
-                            help=text + ("" if default is None else f" (default {default})"))
+        parser.add_argument(
+            f"--{key.replace('_', '-')}",
+            dest=key,
+            type=kind,
+            default=default,
+            help=text + ("" if default is None else f" (default {default})"),
+        )
     result = module.predictions(**vars(parser.parse_args(args.options)))
     print(format_figures(result))
     return 0

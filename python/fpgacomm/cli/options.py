@@ -85,10 +85,15 @@ def add_memory_option(parser: argparse.ArgumentParser) -> None:
     """--max-memory: the host memory a run may take, measured or simulated
     (one limit, checked against the core's estimate before anything is
     allocated; docs/METHODS.md, "Host memory of a run")."""
-    parser.add_argument("--max-memory", type=memory_limit, default=None, metavar="SIZE",
-                        help="host memory the run may take, K/M/G, above 0: all ranks on one host together for "
-                             "measured runs (default 3/4 of the host's MemAvailable), the simulator for simulated "
-                             "ones (default 8G)")
+    parser.add_argument(
+        "--max-memory",
+        type=memory_limit,
+        default=None,
+        metavar="SIZE",
+        help="host memory the run may take, K/M/G, above 0: all ranks on one host together for "
+        "measured runs (default 3/4 of the host's MemAvailable), the simulator for simulated "
+        "ones (default 8G)",
+    )
 
 
 def memory_limit(text: str) -> int:
@@ -115,9 +120,13 @@ def add_mpi_options(parser: argparse.ArgumentParser) -> None:
     from ..runtime.mpi import THREAD_LEVELS
 
     group = parser.add_argument_group("MPI")
-    group.add_argument("--thread-level", choices=THREAD_LEVELS, default=None,
-                       help="MPI thread level to ask for (default single, what MPI_Init gives, as OSU "
-                            "Micro-Benchmarks runs; higher levels cost time per call in some MPI libraries)")
+    group.add_argument(
+        "--thread-level",
+        choices=THREAD_LEVELS,
+        default=None,
+        help="MPI thread level to ask for (default single, what MPI_Init gives, as OSU "
+        "Micro-Benchmarks runs; higher levels cost time per call in some MPI libraries)",
+    )
     add_memory_option(group)
 
 
@@ -127,12 +136,21 @@ def add_device_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("devices")
     group.add_argument("--platform", default="", help="OpenCL platform: index or name substring")
     group.add_argument("--device", default="", help="device: index among the matches or name substring")
-    group.add_argument("--device-type", default="auto", choices=("auto", "fpga", "gpu", "cpu", "all"),
-                       help="auto (default): the accelerators when there are any, else every device")
-    group.add_argument("--device-map", default=None, metavar="I:J:...",
-                       help="device index per node-local rank (overrides FPGA_MAPPING)")
-    group.add_argument("--binary", default="", metavar="FILE",
-                       help="vendor device binary (.aocx, .xclbin) holding the kernels")
+    group.add_argument(
+        "--device-type",
+        default="auto",
+        choices=("auto", "fpga", "gpu", "cpu", "all"),
+        help="auto (default): the accelerators when there are any, else every device",
+    )
+    group.add_argument(
+        "--device-map",
+        default=None,
+        metavar="I:J:...",
+        help="device index per node-local rank (overrides FPGA_MAPPING)",
+    )
+    group.add_argument(
+        "--binary", default="", metavar="FILE", help="vendor device binary (.aocx, .xclbin) holding the kernels"
+    )
     group.add_argument("--bank", type=int, default=0, help="memory bank for kinds B and P")
 
 
@@ -146,9 +164,12 @@ def size_text(size: int) -> str:
 
 def add_size_option(parser: argparse.ArgumentParser, default: tuple = DEFAULT_SIZES) -> None:
     """-m, OSU Micro-Benchmarks' message sizes; default: (smallest, largest) bytes."""
-    parser.add_argument("-m", "--message-size", metavar="[MIN:]MAX",
-                        help=f"message sizes in bytes, K/M/G suffixes (default {size_text(default[0])}:"
-                             f"{size_text(default[1])})")
+    parser.add_argument(
+        "-m",
+        "--message-size",
+        metavar="[MIN:]MAX",
+        help=f"message sizes in bytes, K/M/G suffixes (default {size_text(default[0])}:" f"{size_text(default[1])})",
+    )
 
 
 def add_iteration_options(parser: argparse.ArgumentParser) -> None:
@@ -182,12 +203,22 @@ def seed_argument(text: str) -> int:
 
 def add_rounds_options(parser: argparse.ArgumentParser) -> None:
     """--rounds and --round-seed: complete sweeps in one job, each in its own shuffled order of the sizes."""
-    parser.add_argument("--rounds", type=rounds_argument, default=1, metavar="N",
-                        help="complete sweeps in this job, each visiting the sizes in its own shuffled order; with "
-                             "N > 1 the text shows the median over rounds, its 95%% confidence interval and the "
-                             "spread between rounds, and --json/--csv keep every round (default 1)")
-    parser.add_argument("--round-seed", type=seed_argument, default=None, metavar="SEED",
-                        help="seed of the rounds' size orders (default: drawn, and recorded in the Result)")
+    parser.add_argument(
+        "--rounds",
+        type=rounds_argument,
+        default=1,
+        metavar="N",
+        help="complete sweeps in this job, each visiting the sizes in its own shuffled order; with "
+        "N > 1 the text shows the median over rounds, its 95%% confidence interval and the "
+        "spread between rounds, and --json/--csv keep every round (default 1)",
+    )
+    parser.add_argument(
+        "--round-seed",
+        type=seed_argument,
+        default=None,
+        metavar="SEED",
+        help="seed of the rounds' size orders (default: drawn, and recorded in the Result)",
+    )
 
 
 def rounds_parameters(args) -> dict:
@@ -198,18 +229,38 @@ def rounds_parameters(args) -> dict:
 def add_transfer_options(parser: argparse.ArgumentParser) -> None:
     """The point-to-point transfer engine's options: buffer reuse, the
     placeholder kernel, and how device memory reaches MPI."""
-    parser.add_argument("-b", "--buffer-num", choices=("single", "multiple"), default="single",
-                        help="one buffer per side, or fresh buffers per size and window slot")
-    parser.add_argument("--touch", action="store_true",
-                        help="launch the placeholder kernel on device buffers before each measured operation")
-    parser.add_argument("--path", choices=("auto", "staged", "mapped"), default="auto",
-                        help="how device memory reaches MPI (auto: mapped where the device shares host memory)")
-    parser.add_argument("--chunk", metavar="SIZE|auto", default="auto",
-                        help="pipelining chunk of staged transfers (default auto: measured on accelerators and "
-                             "cached, see fpgacomm tune; 1M on CPU devices and emulators)")
-    parser.add_argument("--slots", metavar="N|auto", default="auto",
-                        help="staging buffers per direction (default auto: measured on accelerators, 4 on CPU "
-                             "devices and emulators)")
+    parser.add_argument(
+        "-b",
+        "--buffer-num",
+        choices=("single", "multiple"),
+        default="single",
+        help="one buffer per side, or fresh buffers per size and window slot",
+    )
+    parser.add_argument(
+        "--touch",
+        action="store_true",
+        help="launch the placeholder kernel on device buffers before each measured operation",
+    )
+    parser.add_argument(
+        "--path",
+        choices=("auto", "staged", "mapped"),
+        default="auto",
+        help="how device memory reaches MPI (auto: mapped where the device shares host memory)",
+    )
+    parser.add_argument(
+        "--chunk",
+        metavar="SIZE|auto",
+        default="auto",
+        help="pipelining chunk of staged transfers (default auto: measured on accelerators and "
+        "cached, see fpgacomm tune; 1M on CPU devices and emulators)",
+    )
+    parser.add_argument(
+        "--slots",
+        metavar="N|auto",
+        default="auto",
+        help="staging buffers per direction (default auto: measured on accelerators, 4 on CPU "
+        "devices and emulators)",
+    )
 
 
 def transfer_parameters(args) -> dict:
@@ -219,8 +270,10 @@ def transfer_parameters(args) -> dict:
 
 def staging_sizes(args) -> dict:
     """--chunk and --slots as the library takes them: None for auto."""
-    return {"chunk_bytes": None if args.chunk == "auto" else parse_size(args.chunk),
-            "slots": None if args.slots == "auto" else parse_slots(args.slots)}
+    return {
+        "chunk_bytes": None if args.chunk == "auto" else parse_size(args.chunk),
+        "slots": None if args.slots == "auto" else parse_slots(args.slots),
+    }
 
 
 def parse_slots(text: str) -> int:
@@ -246,8 +299,12 @@ def add_output_options(parser: argparse.ArgumentParser, contents: str = "the Res
     from ..results.launches import JSON_VARIABLE
 
     # How compare --run gives each launch its file, leaving the command line as the user wrote it.
-    parser.add_argument("--json", metavar="FILE", default=os.environ.get(JSON_VARIABLE) or None,
-                        help=f"write {contents} as JSON (default: {JSON_VARIABLE}'s file, where it is set)")
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        default=os.environ.get(JSON_VARIABLE) or None,
+        help=f"write {contents} as JSON (default: {JSON_VARIABLE}'s file, where it is set)",
+    )
     parser.add_argument("--csv", metavar="FILE", help="write the Result's table as CSV")
 
 
@@ -256,7 +313,6 @@ def print_and_save(result, args, live=None, **text) -> None:
     stdout, then the Result in every file --json and --csv asked for.
     live: the LiveText that printed the rows so far, which prints the rest."""
     from ..results.report import format_text
-
     from .live import SCREEN
 
     if live is not None:
@@ -272,5 +328,11 @@ def print_and_save(result, args, live=None, **text) -> None:
 def device_options(args):
     from ..runtime.devices import DeviceOptions
 
-    return DeviceOptions(platform=args.platform, device=args.device, type=args.device_type,
-                         device_map=args.device_map, binary=args.binary, bank=args.bank)
+    return DeviceOptions(
+        platform=args.platform,
+        device=args.device,
+        type=args.device_type,
+        device_map=args.device_map,
+        binary=args.binary,
+        bank=args.bank,
+    )

@@ -18,18 +18,32 @@ from .. import _core
 from ..benchmarks import collectives, onesided, osu, registry
 from ..params import DATATYPES, HOST_KINDS, usage_error
 from .live import LiveText
-from .options import (EXIT_VALIDATION, add_device_options, add_iteration_options, add_output_options,
-                      add_rounds_options, add_size_option, add_transfer_options, core_int, device_options, launch_rank,
-                      print_and_save, rounds_parameters, size_argument, transfer_parameters, validation_error)
+from .options import (
+    EXIT_VALIDATION,
+    add_device_options,
+    add_iteration_options,
+    add_output_options,
+    add_rounds_options,
+    add_size_option,
+    add_transfer_options,
+    core_int,
+    device_options,
+    launch_rank,
+    print_and_save,
+    rounds_parameters,
+    size_argument,
+    transfer_parameters,
+    validation_error,
+)
 
 # OSU Micro-Benchmarks for FPGAs' -d: the device API of device buffers.
 ACCELERATORS = ("opencl", "sycl")
 # What -d means, per way of naming the buffers' kinds.
 _ACCELERATOR_HELP = {
     "kinds": "device API, as OSU Micro-Benchmarks for FPGAs takes it; the kinds SEND_KIND RECV_KIND say which "
-             "buffers are in device memory (sycl: H and D only)",
+    "buffers are in device memory (sycl: H and D only)",
     "mem": "device API, as OSU Micro-Benchmarks for FPGAs takes it: every buffer in device memory (as --mem D); "
-           "sycl has no one-sided tests",
+    "sycl has no one-sided tests",
 }
 
 
@@ -38,21 +52,41 @@ _ACCELERATOR_HELP = {
 # rest of OMB's options of each test fpgacomm takes (docs/METHODS.md, "OSU
 # Micro-Benchmarks' command line").
 REFUSED = {
-    "-P": ("--papi", ("pt2pt", "collective", "onesided"),
-           "PAPI hardware counters: fpgacomm is not built with PAPI, and its timed loops read no counters"),
-    "-I": ("--session", ("pt2pt", "collective", "onesided"),
-           "MPI sessions (MPI 4): fpgacomm runs on the world communicator that mpi4py's MPI_Init gives"),
-    "-D": ("--ddt", ("pt2pt", "collective"),
-           "derived datatypes (vector, indexed): fpgacomm moves contiguous elements of -T's type only"),
-    "-a": ("--array-size", ("collective",),
-           "the device array of OSU Micro-Benchmarks' CUDA dummy compute, which fpgacomm's blocking collectives "
-           "do not run"),
+    "-P": (
+        "--papi",
+        ("pt2pt", "collective", "onesided"),
+        "PAPI hardware counters: fpgacomm is not built with PAPI, and its timed loops read no counters",
+    ),
+    "-I": (
+        "--session",
+        ("pt2pt", "collective", "onesided"),
+        "MPI sessions (MPI 4): fpgacomm runs on the world communicator that mpi4py's MPI_Init gives",
+    ),
+    "-D": (
+        "--ddt",
+        ("pt2pt", "collective"),
+        "derived datatypes (vector, indexed): fpgacomm moves contiguous elements of -T's type only",
+    ),
+    "-a": (
+        "--array-size",
+        ("collective",),
+        "the device array of OSU Micro-Benchmarks' CUDA dummy compute, which fpgacomm's blocking collectives "
+        "do not run",
+    ),
     "-r": ("--cuda-target", ("collective",), "the CUDA kernel target of OSU Micro-Benchmarks' dummy compute"),
-    "-l": ("--in-place", ("collective",), "MPI_IN_PLACE: fpgacomm's collectives use separate send and receive "
-                                          "buffers, as OSU Micro-Benchmarks does without -l"),
-    "-t": ("--num-test-calls", ("pt2pt",), "MPI_Test calls of non-blocking collectives and threads of the "
-                                           "multi-threaded latency test; OSU Micro-Benchmarks' bw and bibw parse it "
-                                           "and ignore it"),
+    "-l": (
+        "--in-place",
+        ("collective",),
+        "MPI_IN_PLACE: fpgacomm's collectives use separate send and receive "
+        "buffers, as OSU Micro-Benchmarks does without -l",
+    ),
+    "-t": (
+        "--num-test-calls",
+        ("pt2pt",),
+        "MPI_Test calls of non-blocking collectives and threads of the "
+        "multi-threaded latency test; OSU Micro-Benchmarks' bw and bibw parse it "
+        "and ignore it",
+    ),
 }
 # OMB's options of a test that moves no data (the barrier), which OMB parses
 # and which change nothing there.
@@ -79,8 +113,11 @@ def _refused(benchmark: registry.Benchmark) -> dict:
     for flag, (name, families, why) in REFUSED.items():
         if benchmark.family not in families:
             continue
-        if (flag == "-l" and test in _NO_IN_PLACE) or (flag == "-D" and test in _NO_DDT) or \
-                (flag == "-t" and test not in _TEST_CALLS):
+        if (
+            (flag == "-l" and test in _NO_IN_PLACE)
+            or (flag == "-D" and test in _NO_DDT)
+            or (flag == "-t" and test not in _TEST_CALLS)
+        ):
             continue
         refused[flag] = (name, why)
     if not benchmark.messages:
@@ -99,8 +136,10 @@ class _Refuse(argparse.Action):
         self.reason = reason
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.error(f"{'/'.join(self.option_strings)} is OSU Micro-Benchmarks' option for {self.reason}; "
-                     "fpgacomm does not take it")
+        parser.error(
+            f"{'/'.join(self.option_strings)} is OSU Micro-Benchmarks' option for {self.reason}; "
+            "fpgacomm does not take it"
+        )
 
 
 class _Version(argparse.Action):
@@ -127,15 +166,17 @@ class _OneAccelerator(argparse.Action):
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "osu", help="OSU point-to-point, collective and one-sided tests (run under mpirun)",
+        "osu",
+        help="OSU point-to-point, collective and one-sided tests (run under mpirun)",
         description="OSU micro-benchmark tests with buffers in host or device memory. "
-                    "SEND_KIND and RECV_KIND are H (host), H! (pinned host), D (device), B (HBM) or P "
-                    "(PLRAM): the buffers of rank 0 and rank 1 (of the first and second half of the "
-                    "ranks in multi_lat and mbw_mr). Collectives and one-sided tests take one kind "
-                    "with --mem. fpgacomm osu TEST --help lists the options of TEST. "
-                    "Examples: mpirun -np 2 fpgacomm osu bw D D; "
-                    "mpirun -np 4 fpgacomm osu allreduce --mem D -c; "
-                    "mpirun -np 2 fpgacomm osu put_bw --mem D -s fence")
+        "SEND_KIND and RECV_KIND are H (host), H! (pinned host), D (device), B (HBM) or P "
+        "(PLRAM): the buffers of rank 0 and rank 1 (of the first and second half of the "
+        "ranks in multi_lat and mbw_mr). Collectives and one-sided tests take one kind "
+        "with --mem. fpgacomm osu TEST --help lists the options of TEST. "
+        "Examples: mpirun -np 2 fpgacomm osu bw D D; "
+        "mpirun -np 4 fpgacomm osu allreduce --mem D -c; "
+        "mpirun -np 2 fpgacomm osu put_bw --mem D -s fence",
+    )
     tests = parser.add_subparsers(dest="test", metavar="test")
     tests.required = True
     for benchmark in registry.osu_tests().values():
@@ -146,15 +187,24 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
     """The parser of one test, holding exactly the options its registry entry names."""
     options = benchmark.options
     summary = benchmark.function.__doc__.strip().split("\n\n")[0]
-    parser = tests.add_parser(benchmark.test, help=summary, error_prog="fpgacomm osu",
-                              description=f"{summary} The OSU MPI{benchmark.call} {benchmark.title} of OSU "
-                                          "Micro-Benchmarks 7.4.")
-    parser.version_line = (f"# OSU MPI{benchmark.call} {benchmark.title} v{_core.__version__} (fpgacomm, "
-                           "the method of OSU Micro-Benchmarks 7.4)")
+    parser = tests.add_parser(
+        benchmark.test,
+        help=summary,
+        error_prog="fpgacomm osu",
+        description=f"{summary} The OSU MPI{benchmark.call} {benchmark.title} of OSU " "Micro-Benchmarks 7.4.",
+    )
+    parser.version_line = (
+        f"# OSU MPI{benchmark.call} {benchmark.title} v{_core.__version__} (fpgacomm, "
+        "the method of OSU Micro-Benchmarks 7.4)"
+    )
     parser.add_argument("-v", "--version", action=_Version, help="print the test's title and version, and exit")
     if "kinds" in options:
-        parser.add_argument("kinds", nargs="*", metavar="KIND",
-                            help="SEND_KIND RECV_KIND, each H, H!, D, B or P (default H H), before or after the options")
+        parser.add_argument(
+            "kinds",
+            nargs="*",
+            metavar="KIND",
+            help="SEND_KIND RECV_KIND, each H, H!, D, B or P (default H H), before or after the options",
+        )
         # Memory kinds may follow the options, as OSU Micro-Benchmarks takes them (cli.parse_arguments).
         parser.set_defaults(trailing="kinds")
     if "sizes" in options:
@@ -165,67 +215,135 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
         add_transfer_options(parser)
     add_device_options(parser)
     if "window" in options:
-        parser.add_argument("-W", "--window-size", type=int,
-                            help=f"messages in flight per window (default {benchmark.window})")
+        parser.add_argument(
+            "-W", "--window-size", type=int, help=f"messages in flight per window (default {benchmark.window})"
+        )
     if "mem" in options:
-        parser.add_argument("--mem", metavar="KIND",
-                            help="the kind of every buffer: H, H!, D, B or P (default H, or D with -d)")
+        parser.add_argument(
+            "--mem", metavar="KIND", help="the kind of every buffer: H, H!, D, B or P (default H, or D with -d)"
+        )
     if "accelerator" in options:
-        parser.add_argument("-d", "--accelerator", choices=ACCELERATORS, action=_OneAccelerator,
-                            help=_ACCELERATOR_HELP["kinds" if "kinds" in options else "mem"])
+        parser.add_argument(
+            "-d",
+            "--accelerator",
+            choices=ACCELERATORS,
+            action=_OneAccelerator,
+            help=_ACCELERATOR_HELP["kinds" if "kinds" in options else "mem"],
+        )
     if "datatype" in options:
-        parser.add_argument("-T", "--type", dest="datatype", type=str.lower, choices=DATATYPES, default=DATATYPES[0],
-                            help=f"MPI datatype of the elements (default {DATATYPES[0]}, as OSU Micro-Benchmarks "
-                                 "7.4); sizes smaller than one element are skipped")
+        parser.add_argument(
+            "-T",
+            "--type",
+            dest="datatype",
+            type=str.lower,
+            choices=DATATYPES,
+            default=DATATYPES[0],
+            help=f"MPI datatype of the elements (default {DATATYPES[0]}, as OSU Micro-Benchmarks "
+            "7.4); sizes smaller than one element are skipped",
+        )
     if "root" in options:
-        parser.add_argument("--root", "-k", "--root-rank", type=_root_rank, metavar="N",
-                            help="root rank (default 0); OSU Micro-Benchmarks' -k fixed:N is the same")
+        parser.add_argument(
+            "--root",
+            "-k",
+            "--root-rank",
+            type=_root_rank,
+            metavar="N",
+            help="root rank (default 0); OSU Micro-Benchmarks' -k fixed:N is the same",
+        )
     if "window_creation" in options:
-        parser.add_argument("-w", "--win-options", choices=onesided.WINDOW_CREATION, default="allocate",
-                            type=str.lower, help="window creation, MPI_Win_allocate, MPI_Win_create or "
-                                                 "MPI_Win_create_dynamic (default allocate)")
+        parser.add_argument(
+            "-w",
+            "--win-options",
+            choices=onesided.WINDOW_CREATION,
+            default="allocate",
+            type=str.lower,
+            help="window creation, MPI_Win_allocate, MPI_Win_create or " "MPI_Win_create_dynamic (default allocate)",
+        )
     if "sync" in options:
         takes = onesided.SYNC_CHOICES[benchmark.test]
-        parser.add_argument("-s", "--sync-option", choices=onesided.SYNC, type=str.lower,
-                            help=f"synchronisation: {', '.join(takes)} (default {takes[0]})")
+        parser.add_argument(
+            "-s",
+            "--sync-option",
+            choices=onesided.SYNC,
+            type=str.lower,
+            help=f"synchronisation: {', '.join(takes)} (default {takes[0]})",
+        )
     if "pairs" in options:
-        parser.add_argument("-p", "--num-pairs", dest="pairs", type=int, metavar="PAIRS",
-                            help="pairs taking part, rank i with rank i+PAIRS; higher ranks wait (default N/2)")
+        parser.add_argument(
+            "-p",
+            "--num-pairs",
+            dest="pairs",
+            type=int,
+            metavar="PAIRS",
+            help="pairs taking part, rank i with rank i+PAIRS; higher ranks wait (default N/2)",
+        )
     if "vary_window" in options:
-        parser.add_argument("-V", "--vary-window", action="store_true",
-                            help=f"run every size at each window of {', '.join(map(str, osu.VARIED_WINDOWS))} "
-                                 "(not with -W)")
+        parser.add_argument(
+            "-V",
+            "--vary-window",
+            action="store_true",
+            help=f"run every size at each window of {', '.join(map(str, osu.VARIED_WINDOWS))} " "(not with -W)",
+        )
     if "print_rate" in options:
-        parser.add_argument("-R", "--print-rate", type=int, choices=(0, 1), default=1, metavar="0|1",
-                            help="1: print the message rate beside the bandwidth (default); 0: the bandwidth only")
+        parser.add_argument(
+            "-R",
+            "--print-rate",
+            type=int,
+            choices=(0, 1),
+            default=1,
+            metavar="0|1",
+            help="1: print the message rate beside the bandwidth (default); 0: the bandwidth only",
+        )
     if "mem_limit" in options:
-        parser.add_argument("-M", "--mem-limit", type=size_argument, default=collectives.MEM_LIMIT, metavar="SIZE",
-                            help="memory per process for the buffers, K/M/G (default 512M, at least 1M), as OSU "
-                                 "Micro-Benchmarks: a larger message is skipped with a warning (--max-memory "
-                                 "instead refuses a run that would take more than the host has)")
-    parser.add_argument("-c", "--validation", action="store_true",
-                        help="check every received message (outside the timed region)")
+        parser.add_argument(
+            "-M",
+            "--mem-limit",
+            type=size_argument,
+            default=collectives.MEM_LIMIT,
+            metavar="SIZE",
+            help="memory per process for the buffers, K/M/G (default 512M, at least 1M), as OSU "
+            "Micro-Benchmarks: a larger message is skipped with a warning (--max-memory "
+            "instead refuses a run that would take more than the host has)",
+        )
+    parser.add_argument(
+        "-c", "--validation", action="store_true", help="check every received message (outside the timed region)"
+    )
     if "validation_warmup" in options:
-        parser.add_argument("-u", "--validation-warmup", type=int, default=osu.VALIDATION_WARMUP, metavar="N",
-                            help=f"with -c, untimed repetitions of each iteration's operation before the timed one "
-                                 f"(default {osu.VALIDATION_WARMUP}, at most 10)")
-    parser.add_argument("-G", "--graph", metavar="png,pdf",
-                        help="figures of each size's per-iteration values: osu_TEST-SIZE.png per size, "
-                             "osu_TEST.pdf with a page per size, in the current directory")
+        parser.add_argument(
+            "-u",
+            "--validation-warmup",
+            type=int,
+            default=osu.VALIDATION_WARMUP,
+            metavar="N",
+            help=f"with -c, untimed repetitions of each iteration's operation before the timed one "
+            f"(default {osu.VALIDATION_WARMUP}, at most 10)",
+        )
+    parser.add_argument(
+        "-G",
+        "--graph",
+        metavar="png,pdf",
+        help="figures of each size's per-iteration values: osu_TEST-SIZE.png per size, "
+        "osu_TEST.pdf with a page per size, in the current directory",
+    )
     refused = _refused(benchmark)
     for flag, (name, why) in refused.items():
         parser.add_argument(flag, name, action=_Refuse, reason=why)
     if refused:
-        parser.epilog = ("Not taken, of OSU Micro-Benchmarks 7.4's options for this test: "
-                         f"{', '.join(f'{flag}/{name}' for flag, (name, _) in refused.items())} (each says why when given).")
+        parser.epilog = (
+            "Not taken, of OSU Micro-Benchmarks 7.4's options for this test: "
+            f"{', '.join(f'{flag}/{name}' for flag, (name, _) in refused.items())} (each says why when given)."
+        )
     parser.add_argument("-f", "--full", action="store_true", help="print min, max, stdev and percentiles")
     parser.add_argument("-z", "--tail-lat", action="store_true", help="same as --full")
     add_output_options(parser)
     if "timeline" in options:
-        parser.add_argument("--timeline", metavar="FILE",
-                            help="write every staged chunk's timeline of the last timed iteration (window or round "
-                                 "trip) of each size as JSON (analyse with fpgacomm timeline FILE); device buffers are "
-                                 "then staged unless --path mapped says otherwise")
+        parser.add_argument(
+            "--timeline",
+            metavar="FILE",
+            help="write every staged chunk's timeline of the last timed iteration (window or round "
+            "trip) of each size as JSON (analyse with fpgacomm timeline FILE); device buffers are "
+            "then staged unless --path mapped says otherwise",
+        )
     parser.set_defaults(run=run, benchmark=benchmark)
 
 
@@ -258,8 +376,10 @@ def run(args) -> int:
     return 0
 
 
-GRAPH_DIFFERENCE = ("-G draws each size's per-iteration values with Matplotlib, one figure per size (PNG files, "
-                    "or a PDF page each); OSU Micro-Benchmarks draws them with gnuplot and adds 3D overviews")
+GRAPH_DIFFERENCE = (
+    "-G draws each size's per-iteration values with Matplotlib, one figure per size (PNG files, "
+    "or a PDF page each); OSU Micro-Benchmarks draws them with gnuplot and adds 3D overviews"
+)
 
 
 def _graph_formats(text: str | None) -> tuple:
@@ -268,8 +388,10 @@ def _graph_formats(text: str | None) -> tuple:
         return ()
     formats = tuple(dict.fromkeys(word.strip().lower() for word in text.split(",")))
     if "tty" in formats:
-        raise usage_error("-G tty is OSU Micro-Benchmarks' terminal plot through gnuplot, which fpgacomm does not "
-                          "draw; use -G png or -G pdf (files in the current directory)")
+        raise usage_error(
+            "-G tty is OSU Micro-Benchmarks' terminal plot through gnuplot, which fpgacomm does not "
+            "draw; use -G png or -G pdf (files in the current directory)"
+        )
     unknown = [word for word in formats if word not in GRAPH_FORMATS]
     if unknown or not formats:
         raise usage_error(f"-G takes png and/or pdf, comma-separated (as OSU Micro-Benchmarks), got {text!r}")
@@ -280,8 +402,10 @@ def _root_rank(text: str) -> int:
     """--root N, or OMB's -k fixed:N; OMB's -k rotate is refused with the reason."""
     word, _, number = text.partition(":")
     if word.lower() == "rotate":
-        raise argparse.ArgumentTypeError("-k rotate (OSU Micro-Benchmarks' new root every iteration) is not "
-                                         "implemented; give a fixed root: -k fixed:N or --root N")
+        raise argparse.ArgumentTypeError(
+            "-k rotate (OSU Micro-Benchmarks' new root every iteration) is not "
+            "implemented; give a fixed root: -k fixed:N or --root N"
+        )
     rank = number if word.lower() == "fixed" else text
     if not rank.strip().lstrip("+-").isdigit():
         raise argparse.ArgumentTypeError(f"give the root rank as N or fixed:N, got {text!r}")
@@ -290,9 +414,17 @@ def _root_rank(text: str) -> int:
 
 # The test function's keywords that take the parsed value as it is: the
 # registry's option name -> the parser's attribute.
-_AS_PARSED = {"sizes": "message_size", "datatype": "datatype", "root": "root", "window_creation": "win_options",
-              "sync": "sync_option", "validation_warmup": "validation_warmup", "mem_limit": "mem_limit",
-              "pairs": "pairs", "vary_window": "vary_window"}
+_AS_PARSED = {
+    "sizes": "message_size",
+    "datatype": "datatype",
+    "root": "root",
+    "window_creation": "win_options",
+    "sync": "sync_option",
+    "validation_warmup": "validation_warmup",
+    "mem_limit": "mem_limit",
+    "pairs": "pairs",
+    "vary_window": "vary_window",
+}
 
 
 def _keywords(args) -> dict:
@@ -305,22 +437,31 @@ def _keywords(args) -> dict:
         keywords["mem"] = tuple(args.kinds) or ("H", "H")
     if "mem" in options:
         keywords["mem"] = _one_kind(args)
-    keywords.update({keyword: getattr(args, attribute) for keyword, attribute in _AS_PARSED.items()
-                     if keyword in options})
+    keywords.update(
+        {keyword: getattr(args, attribute) for keyword, attribute in _AS_PARSED.items() if keyword in options}
+    )
     if "timeline" in options:
         keywords["timeline"] = bool(args.timeline)
     if "window" in options:
         keywords["window"] = args.window_size if args.window_size is not None else args.benchmark.window
     if "vary_window" in options and args.vary_window and args.window_size is not None:
-        raise usage_error(f"-V runs every window of {', '.join(map(str, osu.VARIED_WINDOWS))} in turn, and -W "
-                          "sets one; give one of them (as OSU Micro-Benchmarks: -V cannot be used with -W)")
+        raise usage_error(
+            f"-V runs every window of {', '.join(map(str, osu.VARIED_WINDOWS))} in turn, and -W "
+            "sets one; give one of them (as OSU Micro-Benchmarks: -V cannot be used with -W)"
+        )
     if "print_rate" in options:
         keywords["print_rate"] = bool(args.print_rate)
     device = device_options(args)
     if "accelerator" in options and args.accelerator == "sycl":
         device = dataclasses.replace(device, api="sycl")
-    return {**keywords, "iterations": args.iterations, "warmup": args.warmup, "validate": args.validation,
-            "device": device, **rounds_parameters(args)}
+    return {
+        **keywords,
+        "iterations": args.iterations,
+        "warmup": args.warmup,
+        "validate": args.validation,
+        "device": device,
+        **rounds_parameters(args),
+    }
 
 
 def _one_kind(args) -> str:
@@ -329,7 +470,9 @@ def _one_kind(args) -> str:
     if args.accelerator:
         if args.mem in HOST_KINDS:
             kinds = "--mem D" if args.accelerator == "sycl" else "--mem D, B or P"
-            raise usage_error(f"-d {args.accelerator} puts the buffers in device memory, and --mem {args.mem} is "
-                              f"host memory; drop -d {args.accelerator} or --mem, or give a device kind ({kinds})")
+            raise usage_error(
+                f"-d {args.accelerator} puts the buffers in device memory, and --mem {args.mem} is "
+                f"host memory; drop -d {args.accelerator} or --mem, or give a device kind ({kinds})"
+            )
         return args.mem or "D"
     return args.mem or "H"

@@ -34,8 +34,10 @@ def problem(args) -> str | None:
         if path:
             same = named.setdefault(os.path.realpath(path), option)
             if same != option:
-                return (f"--{same} and --{option} name the same file ({path}): one would overwrite the other; "
-                        "give each its own")
+                return (
+                    f"--{same} and --{option} name the same file ({path}): one would overwrite the other; "
+                    "give each its own"
+                )
     for option, suffix in FILES.items():
         path = getattr(args, option, None)
         if not path:

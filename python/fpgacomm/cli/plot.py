@@ -8,25 +8,39 @@ import sys
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "plot", help="draw the standard figure of saved Results",
+        "plot",
+        help="draw the standard figure of saved Results",
         description="Draws the standard figure of the Results (JSON or CSV files written by fpgacomm): "
-                    "latency or bandwidth against message size (several Results: one line each, e.g. one "
-                    "per memory kind; latency and bandwidth together: side by side), b_eff per size with "
-                    "the channel model, gather time and throughput per node count, or a model against "
-                    "its measurement (a fit_MODEL Result), or a comparison's ratios per size (fpgacomm "
-                    "compare --json). Lines are named by what tells the Results apart (their kinds or "
-                    "parameters, else their file names) or by --label. Example: fpgacomm plot lat_HH.json "
-                    "lat_DD.json -o latency.pdf --model hockney")
-    parser.add_argument("results", nargs="+", metavar="RESULT",
-                        help="Result files (.json or .csv) or a peer's text (OMB, nccl-tests, IMB-MPI1, b_eff), "
-                             "globs or folders (a compare --run folder: its launches)")
-    parser.add_argument("-o", "--output", required=True, metavar="FIG",
-                        help="figure file: .png, .pdf or .svg")
-    parser.add_argument("--label", action="append", metavar="NAME",
-                        help="the legend's name of each Result, in the order of the files; repeat once per file")
-    parser.add_argument("--model", action="append", default=[], metavar="NAME",
-                        help="fit this model (fpgacomm fit's names) to each Result it can use and draw it in "
-                             "the colour of the Result's kinds; repeatable")
+        "latency or bandwidth against message size (several Results: one line each, e.g. one "
+        "per memory kind; latency and bandwidth together: side by side), b_eff per size with "
+        "the channel model, gather time and throughput per node count, or a model against "
+        "its measurement (a fit_MODEL Result), or a comparison's ratios per size (fpgacomm "
+        "compare --json). Lines are named by what tells the Results apart (their kinds or "
+        "parameters, else their file names) or by --label. Example: fpgacomm plot lat_HH.json "
+        "lat_DD.json -o latency.pdf --model hockney",
+    )
+    parser.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULT",
+        help="Result files (.json or .csv) or a peer's text (OMB, nccl-tests, IMB-MPI1, b_eff), "
+        "globs or folders (a compare --run folder: its launches)",
+    )
+    parser.add_argument("-o", "--output", required=True, metavar="FIG", help="figure file: .png, .pdf or .svg")
+    parser.add_argument(
+        "--label",
+        action="append",
+        metavar="NAME",
+        help="the legend's name of each Result, in the order of the files; repeat once per file",
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="fit this model (fpgacomm fit's names) to each Result it can use and draw it in "
+        "the colour of the Result's kinds; repeatable",
+    )
     parser.set_defaults(run=run)
 
 

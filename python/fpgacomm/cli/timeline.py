@@ -6,16 +6,19 @@ from __future__ import annotations
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "timeline", help="analyse a staged-transfer timeline (osu --timeline)",
+        "timeline",
+        help="analyse a staged-transfer timeline (osu --timeline)",
         description="Reads a timeline written by fpgacomm osu TEST ... --timeline FILE and prints, per rank and "
-                    "message size, how long each stage of the staged pipeline (device-to-host copies, MPI, "
-                    "host-to-device copies) was busy in the recorded iteration, how much the stages overlapped, "
-                    "how long all stood idle, the mean per-chunk latencies, and the stage that limits the "
-                    "pipeline (docs/METHODS.md, \"Timeline of staged transfers\"). Example: mpirun -np 2 "
-                    "fpgacomm osu bw D D --path staged --timeline tl.json; fpgacomm timeline tl.json -o tl.png")
+        "message size, how long each stage of the staged pipeline (device-to-host copies, MPI, "
+        "host-to-device copies) was busy in the recorded iteration, how much the stages overlapped, "
+        "how long all stood idle, the mean per-chunk latencies, and the stage that limits the "
+        'pipeline (docs/METHODS.md, "Timeline of staged transfers"). Example: mpirun -np 2 '
+        "fpgacomm osu bw D D --path staged --timeline tl.json; fpgacomm timeline tl.json -o tl.png",
+    )
     parser.add_argument("file", metavar="FILE", help="a timeline JSON from fpgacomm osu TEST --timeline")
-    parser.add_argument("-o", "--output", metavar="FIG",
-                        help="also draw each stage's busy share per size: .png, .pdf or .svg")
+    parser.add_argument(
+        "-o", "--output", metavar="FIG", help="also draw each stage's busy share per size: .png, .pdf or .svg"
+    )
     parser.set_defaults(run=run)
 
 

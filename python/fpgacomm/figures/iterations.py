@@ -33,8 +33,11 @@ def _series(result: Result) -> list[tuple[str, str, list, str]]:
         window = row.get("window") if "window" in result.columns else None
         key = f"{row['size']} w{window}" if window else str(row["size"])
         stem = f"{result.benchmark}-{row['size']}" + (f"-w{window}" if window else "")
-        title = (f"{result.benchmark}: size {row['size']} B" + (f", window {window}" if window else "")
-                 + f", average {row[value] * factor:.2f} {unit}")
+        title = (
+            f"{result.benchmark}: size {row['size']} B"
+            + (f", window {window}" if window else "")
+            + f", average {row[value] * factor:.2f} {unit}"
+        )
         values = [sample * factor for sample in rounds.samples_of(result.samples, key)]
         series.append((stem, title, values, f"{quantity} ({unit})"))
     return series

@@ -32,30 +32,44 @@ from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results import peers, series
 from ..results.compare import NAME as COMPARISON
-from ..results.validation import NAME as VALIDATION, POINT as VALIDATION_POINT, what_ran
 from ..results.result import LOAD_NAME, Result, atomic_write, runs
 from ..results.units import human_bandwidth, human_bytes, with_unit
+from ..results.validation import NAME as VALIDATION
+from ..results.validation import POINT as VALIDATION_POINT
+from ..results.validation import what_ran
 from ..runtime.environment import topology
 
 # What each benchmark's rows hold, hence which figure draws them: the
 # catalog's size sweeps by their headline quantity, and the simulator's.
 _SWEEPS = [benchmark for benchmark in catalog.BENCHMARKS if benchmark.figure == "sweep"]
-LATENCY = frozenset([benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "latency"]
-                    + ["fabric_latency"])
-BANDWIDTH = frozenset([benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "bandwidth"]
-                      + ["fabric_bw", "fabric_put", "fabric_get"])
+LATENCY = frozenset([benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "latency"] + ["fabric_latency"])
+BANDWIDTH = frozenset(
+    [benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "bandwidth"]
+    + ["fabric_bw", "fabric_put", "fabric_get"]
+)
 # b_eff: (measured column, channel-model column) -- the real benchmark's
 # aggregate B(m), the simulator's per-pair b(L).
 BEFF = {"beff": ("bandwidth", "model_bandwidth"), "fabric_beff": ("pair_bandwidth", "model_pair_bandwidth")}
-GATHER = frozenset([benchmark.name for benchmark in catalog.BENCHMARKS if benchmark.figure == "gather"]
-                   + ["gather_sim"])
+GATHER = frozenset(
+    [benchmark.name for benchmark in catalog.BENCHMARKS if benchmark.figure == "gather"] + ["gather_sim"]
+)
 
 # Result unit -> (unit on the axis, factor from the Result's value).
 _DISPLAY_UNITS = {"s": ("µs", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), "1/s": ("1/s", 1.0)}
 # Where a Result records no unit (a Fit's data, a fit_MODEL Result), the
 # column naming every benchmark follows says it.
-_NAMED_UNITS = (("bandwidth", "B/s"), ("throughput", "B/s"), ("bw", "B/s"), ("latency", "s"), ("time", "s"),
-                ("size", "B"), ("bytes", "B"), ("hops", ""), ("links", ""), ("nodes", ""))
+_NAMED_UNITS = (
+    ("bandwidth", "B/s"),
+    ("throughput", "B/s"),
+    ("bw", "B/s"),
+    ("latency", "s"),
+    ("time", "s"),
+    ("size", "B"),
+    ("bytes", "B"),
+    ("hops", ""),
+    ("links", ""),
+    ("nodes", ""),
+)
 FORMATS = ("png", "pdf", "svg")
 _LINE_STYLES = ("-", "--", ":", "-.")
 _FIGSIZE = (6.4, 4.4)
@@ -68,8 +82,10 @@ def figure_format(path) -> str:
     """png, pdf or svg from the file's suffix, or a UsageError."""
     suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
     if suffix not in FORMATS:
-        raise usage_error(f"cannot write a figure to {os.fspath(path)!r}: unknown extension "
-                         f"{'.' + suffix if suffix else '(none)'}; use .png, .pdf or .svg")
+        raise usage_error(
+            f"cannot write a figure to {os.fspath(path)!r}: unknown extension "
+            f"{'.' + suffix if suffix else '(none)'}; use .png, .pdf or .svg"
+        )
     return suffix
 
 
@@ -101,11 +117,17 @@ class ShownFigure(Figure):
 
 def new_figure(rows: int = 1, columns: int = 1, *, height_ratios=None, sharex: bool = False) -> tuple:
     """(Figure, array of Axes) on an Agg canvas, laid out by Matplotlib."""
-    figure = ShownFigure(figsize=(_FIGSIZE[0] * columns, _FIGSIZE[1] * (1 if height_ratios else rows)),
-                    layout="constrained")
+    figure = ShownFigure(
+        figsize=(_FIGSIZE[0] * columns, _FIGSIZE[1] * (1 if height_ratios else rows)), layout="constrained"
+    )
     FigureCanvasAgg(figure)
-    axes = figure.subplots(rows, columns, squeeze=False, sharex=sharex,
-                           gridspec_kw={"height_ratios": height_ratios} if height_ratios else None)
+    axes = figure.subplots(
+        rows,
+        columns,
+        squeeze=False,
+        sharex=sharex,
+        gridspec_kw={"height_ratios": height_ratios} if height_ratios else None,
+    )
     return figure, axes.ravel()
 
 
@@ -142,9 +164,9 @@ class _SizeTicks(Locator):
         first, last = math.ceil(math.log2(low) - 1e-9), math.floor(math.log2(high) + 1e-9)
         span = last - first
         step = 1 if span <= 8 else 2 if span <= 18 else 10
-        major = [2.0 ** k for k in range(first, last + 1) if k % step == 0]
+        major = [2.0**k for k in range(first, last + 1) if k % step == 0]
         if self.minor:
-            return [2.0 ** k for k in range(first, last + 1) if k % step]
+            return [2.0**k for k in range(first, last + 1) if k % step]
         return major
 
 
@@ -164,7 +186,7 @@ class _DecimalTicks(Locator):
         for subs in ((1,), (1, 2, 5), range(1, 10)):
             if len(subs) > 1 and decades >= 2:
                 break
-            ticks = [m * 10.0 ** e for e in exponents for m in subs if low <= m * 10.0 ** e <= high]
+            ticks = [m * 10.0**e for e in exponents for m in subs if low <= m * 10.0**e <= high]
             if len(ticks) >= 3 or decades >= 2:
                 break
         return ticks
@@ -241,9 +263,12 @@ def _distinguishing(group: list) -> list:
     """The scalar parameters that differ within `group`, without the run
     length where the others already tell every Result apart."""
     keys = sorted({key for result in group for key in result.params} - _DRAWN_PER_RUN)
-    differing = [key for key in keys
-                 if len({repr(result.params.get(key)) for result in group}) > 1
-                 and all(isinstance(result.params.get(key), (int, float, str)) for result in group)]
+    differing = [
+        key
+        for key in keys
+        if len({repr(result.params.get(key)) for result in group}) > 1
+        and all(isinstance(result.params.get(key), (int, float, str)) for result in group)
+    ]
     described = [key for key in differing if key not in _RUN_LENGTH]
     apart = len({tuple(repr(result.params.get(key)) for key in described) for result in group}) == len(group)
     return described if described and apart else differing
@@ -259,8 +284,10 @@ def legend_labels(results: list, labels=None, fallback=None) -> list:
     if labels is not None:
         labels = [labels] if isinstance(labels, str) else [str(name) for name in labels]
         if len(labels) != len(results):
-            raise usage_error(f"{len(labels)} label{'s' if len(labels) != 1 else ''} for {len(results)} "
-                              "Results: give one label per Result, in their order")
+            raise usage_error(
+                f"{len(labels)} label{'s' if len(labels) != 1 else ''} for {len(results)} "
+                "Results: give one label per Result, in their order"
+            )
         return labels
     names = [label(result) for result in results]
     # Beside a scale-out run, a run on one host says so too.
@@ -288,7 +315,7 @@ def model_label(model: Model) -> str:
     for name in model.parameters:
         parts.append(f"{name} {with_unit(model.params[name], model.units.get(name, ''))}")
     # Three parameters a line keeps a many-parameter model's legend narrow.
-    lines = [", ".join(parts[i:i + 3]) for i in range(0, len(parts), 3)]
+    lines = [", ".join(parts[i : i + 3]) for i in range(0, len(parts), 3)]
     return f"{model.name}: " + ",\n".join(lines)
 
 
@@ -309,8 +336,9 @@ def _model_curve(model: Model, sizes: np.ndarray, unit: str) -> np.ndarray:
         return predicted
     if {predicts, unit} == {"s", "B/s"}:
         return sizes / predicted
-    raise usage_error(f"the {model.name} model predicts {model.y_column} ({predicts}); it cannot be drawn "
-                     f"on a plot in {unit}")
+    raise usage_error(
+        f"the {model.name} model predicts {model.y_column} ({predicts}); it cannot be drawn " f"on a plot in {unit}"
+    )
 
 
 # ------------------------------------------------------ size sweeps
@@ -320,8 +348,10 @@ def _column(result: Result, candidates: tuple) -> str:
     for column in candidates:
         if column in result.columns:
             return column
-    raise usage_error(f"{result.benchmark} has none of the columns {', '.join(candidates)}; "
-                     f"its columns: {', '.join(result.columns)}")
+    raise usage_error(
+        f"{result.benchmark} has none of the columns {', '.join(candidates)}; "
+        f"its columns: {', '.join(result.columns)}"
+    )
 
 
 def _size_sweep(results, ax, models, quantity: str, candidates: tuple, labels=None) -> Figure:
@@ -339,8 +369,14 @@ def _size_sweep(results, ax, models, quantity: str, candidates: tuple, labels=No
         column = _column(result, candidates)
         order = np.argsort(result.column("size"), kind="stable")
         sizes = result.column("size")[order]
-        line, = ax.plot(sizes, result.column(column)[order] * factor, marker="o", markersize=3, label=name,
-                        linestyle="-" if _dense(sizes) else "none")
+        (line,) = ax.plot(
+            sizes,
+            result.column(column)[order] * factor,
+            marker="o",
+            markersize=3,
+            label=name,
+            linestyle="-" if _dense(sizes) else "none",
+        )
         colours[label(result)] = line.get_color()
     _overlay(ax, [result for result, _ in lines], models, unit, factor, colours)
     return _finish(ax, f"{_what([result for result, _ in lines])}: {quantity} by message size")
@@ -376,8 +412,11 @@ def _overlays(models) -> list:
     """[(name of the Result fitted, Model)]: models is a sequence of Model
     or Fit (name None), or a mapping from a Result to one or a list."""
     if isinstance(models, dict):
-        return [(label(result), _as_model(model)) for result, value in models.items()
-                for model in (value if isinstance(value, (list, tuple)) else [value])]
+        return [
+            (label(result), _as_model(model))
+            for result, value in models.items()
+            for model in (value if isinstance(value, (list, tuple)) else [value])
+        ]
     return [(None, _as_model(model)) for model in models]
 
 
@@ -393,9 +432,14 @@ def _overlay(ax, results: list, models, unit: str, factor: float, colours: dict)
         raise usage_error("a model overlay needs Results with sizes above 0 bytes to draw over")
     grid = np.geomspace(sizes.min(), sizes.max(), 200)
     for i, (name, model) in enumerate(overlays):
-        ax.plot(grid, _model_curve(model, grid, unit) * factor, color=colours.get(name, "black"), linewidth=1,
-                linestyle=_LINE_STYLES[1 + i % (len(_LINE_STYLES) - 1)] if name is None else "--",
-                label=model_label(model) if name is None else f"{name} {model_label(model)}")
+        ax.plot(
+            grid,
+            _model_curve(model, grid, unit) * factor,
+            color=colours.get(name, "black"),
+            linewidth=1,
+            linestyle=_LINE_STYLES[1 + i % (len(_LINE_STYLES) - 1)] if name is None else "--",
+            label=model_label(model) if name is None else f"{name} {model_label(model)}",
+        )
 
 
 def latency(results, ax=None, *, models=(), labels=None) -> Figure:
@@ -426,8 +470,7 @@ def memory_kinds(results, axes=None, *, models=(), labels=None) -> Figure:
     if not latencies or not bandwidths or len(latencies) + len(bandwidths) != len(results):
         raise usage_error("memory_kinds draws latency and bandwidth Results side by side; give both kinds")
     latency(latencies, axes[0], models=models, labels=None if names is None else [names[id(r)] for r in latencies])
-    bandwidth(bandwidths, axes[1], models=models,
-              labels=None if names is None else [names[id(r)] for r in bandwidths])
+    bandwidth(bandwidths, axes[1], models=models, labels=None if names is None else [names[id(r)] for r in bandwidths])
     return axes[0].figure
 
 
@@ -445,8 +488,14 @@ def peer_sweeps(results, axes=None, *, labels=None) -> Figure:
     results = _as_list(results)
     if axes is None:
         axes = new_figure(1, 2)[1]
-    names = [os.path.basename(str(result.env.get("source", result.benchmark))) if len(results) > 1 else ""
-             for result in results] if labels is None else legend_labels(results, labels)
+    names = (
+        [
+            os.path.basename(str(result.env.get("source", result.benchmark))) if len(results) > 1 else ""
+            for result in results
+        ]
+        if labels is None
+        else legend_labels(results, labels)
+    )
     for ax, index, quantity, unit in ((axes[0], 0, "latency", "s"), (axes[1], 1, "bandwidth", "B/s")):
         size_axis(ax)
         factor = _value_axis(ax, quantity, unit)
@@ -460,8 +509,14 @@ def peer_sweeps(results, axes=None, *, labels=None) -> Figure:
                     lines.setdefault(series.label(series.identity(row)), []).append((row["size"], value))
             for label_text, points in lines.items():
                 sizes, values = np.array(sorted(points)).T
-                ax.plot(sizes, values * factor, marker="o", markersize=3, linestyle="-" if _dense(sizes) else "none",
-                        label=f"{name} {label_text}".strip())
+                ax.plot(
+                    sizes,
+                    values * factor,
+                    marker="o",
+                    markersize=3,
+                    linestyle="-" if _dense(sizes) else "none",
+                    label=f"{name} {label_text}".strip(),
+                )
         _finish(ax, f"{_what(results)}: {quantity} by message size")
     return axes[0].figure
 
@@ -489,14 +544,25 @@ def beff(results, ax=None, *, models=(), labels=None) -> Figure:
             if pattern is None or pattern == patterns[0]:
                 result_colours[label(result)] = colour
             text = name if pattern is None or len(patterns) == 1 else f"{name} {pattern}"
-            ax.plot(rows["size"], rows[measured] * factor, marker="o", markersize=3, color=colour,
-                    label=f"{text} ({measured})")
+            ax.plot(
+                rows["size"],
+                rows[measured] * factor,
+                marker="o",
+                markersize=3,
+                color=colour,
+                label=f"{text} ({measured})",
+            )
             if modelled in table.dtype.names and pattern in (None, patterns[0]):  # the same for every ring
-                ax.plot(rows["size"], rows[modelled] * factor, linestyle="--", color=colour,
-                        label=f"{name} channel model")
+                ax.plot(
+                    rows["size"], rows[modelled] * factor, linestyle="--", color=colour, label=f"{name} channel model"
+                )
         if "b_eff" in result.params:
-            ax.axhline(result.params["b_eff"] * factor, linestyle=":", color=colour,
-                       label=f"{name} b_eff {human_bandwidth(result.params['b_eff'])}")
+            ax.axhline(
+                result.params["b_eff"] * factor,
+                linestyle=":",
+                color=colour,
+                label=f"{name} b_eff {human_bandwidth(result.params['b_eff'])}",
+            )
     _overlay(ax, results, models, "B/s", factor, result_colours)
     return _finish(ax, "b_eff by message size")
 
@@ -510,11 +576,18 @@ def _gather_lines(results) -> dict:
     for result in _as_list(results):
         for column in ("schedule", "nodes", "size", "time", "throughput"):
             if column not in result.columns:
-                raise usage_error(f"{result.benchmark} lacks the gather column {column!r}; "
-                                 f"its columns: {', '.join(result.columns)}")
+                raise usage_error(
+                    f"{result.benchmark} lacks the gather column {column!r}; "
+                    f"its columns: {', '.join(result.columns)}"
+                )
         where = topology(result.env)
-        source = (f"{result.params['fabric']} (simulated)" if "fabric" in result.params
-                  else f"scale-out ({where['nodes']} hosts)" if where.get("scale") == "scale-out" else "measured")
+        source = (
+            f"{result.params['fabric']} (simulated)"
+            if "fabric" in result.params
+            else f"scale-out ({where['nodes']} hosts)"
+            if where.get("scale") == "scale-out"
+            else "measured"
+        )
         table = result.to_numpy()
         for schedule, nodes in sorted({(str(s), int(n)) for s, n in zip(table["schedule"], table["nodes"])}):
             rows = table[(table["schedule"] == schedule) & (table["nodes"] == nodes)]
@@ -535,8 +608,15 @@ def _gather_panel(results, ax, column: str, quantity: str) -> Figure:
     for (schedule, nodes, source), rows in lines.items():
         colour = f"C{node_counts.index(nodes) % 10}"
         style = _LINE_STYLES[series.index((schedule, source)) % len(_LINE_STYLES)]
-        ax.plot(rows["size"], rows[column] * factor, linestyle=style, marker="o", markersize=3, color=colour,
-                label=f"{schedule}, {nodes} nodes" + ("" if source == "measured" else f", {source}"))
+        ax.plot(
+            rows["size"],
+            rows[column] * factor,
+            linestyle=style,
+            marker="o",
+            markersize=3,
+            color=colour,
+            label=f"{schedule}, {nodes} nodes" + ("" if source == "measured" else f", {source}"),
+        )
         if column == "time" and "model" in rows.dtype.names:
             ax.plot(rows["size"], rows["model"] * factor, linestyle="none", marker="x", color=colour)
             has_model = True
@@ -573,7 +653,7 @@ class _Comparison(NamedTuple):
     x: np.ndarray
     measured: np.ndarray
     predicted: np.ndarray  # at x
-    model: Model | None    # known for a Fit: drawn over a fine grid
+    model: Model | None  # known for a Fit: drawn over a fine grid
     x_name: str
     y_name: str
     x_unit: str
@@ -584,9 +664,17 @@ class _Comparison(NamedTuple):
 def _comparison(source) -> _Comparison:
     if isinstance(source, Fit):
         model = source.model
-        return _Comparison(source.x, source.y, np.asarray(model.predict(source.x), dtype=float), model,
-                           model.x_column, model.y_column, unit_of(model.x_column), unit_of(model.y_column),
-                           f"{model.name} fit (R^2 = {source.r_squared:.4f})")
+        return _Comparison(
+            source.x,
+            source.y,
+            np.asarray(model.predict(source.x), dtype=float),
+            model,
+            model.x_column,
+            model.y_column,
+            unit_of(model.x_column),
+            unit_of(model.y_column),
+            f"{model.name} fit (R^2 = {source.r_squared:.4f})",
+        )
     if _saved_fit(source):
         return _comparison(Result.from_dict(source.params["against"]))
     if isinstance(source, Result) and source.benchmark.startswith("fit_") and "predicted" in source.columns:
@@ -594,12 +682,21 @@ def _comparison(source) -> _Comparison:
         # Result, their units; units it could not know follow the names.
         params = source.params
         x_name, y_name = params.get("x_column", "x"), params.get("y_column", "measured")
-        return _Comparison(source.column("x"), source.column("measured"), source.column("predicted"), None,
-                           x_name, y_name, source.units.get("x") or unit_of(x_name),
-                           source.units.get("measured") or unit_of(y_name),
-                           f"{params.get('model', 'model')} against {params.get('source', 'measurement')}")
-    raise usage_error(f"model_against_measurement draws a Fit or a fit_MODEL Result, got "
-                     f"{source.benchmark if isinstance(source, Result) else type(source).__name__}")
+        return _Comparison(
+            source.column("x"),
+            source.column("measured"),
+            source.column("predicted"),
+            None,
+            x_name,
+            y_name,
+            source.units.get("x") or unit_of(x_name),
+            source.units.get("measured") or unit_of(y_name),
+            f"{params.get('model', 'model')} against {params.get('source', 'measurement')}",
+        )
+    raise usage_error(
+        f"model_against_measurement draws a Fit or a fit_MODEL Result, got "
+        f"{source.benchmark if isinstance(source, Result) else type(source).__name__}"
+    )
 
 
 def model_against_measurement(source, axes=None) -> Figure:
@@ -645,12 +742,19 @@ def _gather_points(source):
     points are (nodes, size) pairs: a Fit, or its file (models/fit.py saves the
     points); None for any other source."""
     if isinstance(source, Fit) and np.ndim(source.x) == 2:
-        return (source.x[:, 0], source.x[:, 1], source.y, source.y - source.residuals,
-                f"{source.model.name} fit (R^2 = {source.r_squared:.4f})")
+        return (
+            source.x[:, 0],
+            source.x[:, 1],
+            source.y,
+            source.y - source.residuals,
+            f"{source.model.name} fit (R^2 = {source.r_squared:.4f})",
+        )
     if _saved_fit(source) and isinstance(source.params.get("points"), dict):
         points = source.params["points"]
-        return (*(np.asarray(points[key], dtype=float) for key in ("nodes", "size", "measured", "predicted")),
-                f"{source.params['model']} fit (R^2 = {source.params['r_squared']:.4f})")
+        return (
+            *(np.asarray(points[key], dtype=float) for key in ("nodes", "size", "measured", "predicted")),
+            f"{source.params['model']} fit (R^2 = {source.params['r_squared']:.4f})",
+        )
     return None
 
 
@@ -666,11 +770,18 @@ def _gather_fit(nodes, sizes, measured, predicted, title, axes=None) -> Figure:
     for count in sorted(set(nodes.tolist())):
         pick = np.flatnonzero(nodes == count)
         pick = pick[np.argsort(sizes[pick])]
-        line, = top.plot(sizes[pick], predicted[pick] * factor, label=f"{count:g} nodes: model")
-        top.plot(sizes[pick], measured[pick] * factor, linestyle="none", marker="o", color=line.get_color(),
-                 label=f"{count:g} nodes: measured")
-        bottom.plot(sizes[pick], (predicted[pick] - measured[pick]) / measured[pick] * 100, marker="o",
-                    color=line.get_color())
+        (line,) = top.plot(sizes[pick], predicted[pick] * factor, label=f"{count:g} nodes: model")
+        top.plot(
+            sizes[pick],
+            measured[pick] * factor,
+            linestyle="none",
+            marker="o",
+            color=line.get_color(),
+            label=f"{count:g} nodes: measured",
+        )
+        bottom.plot(
+            sizes[pick], (predicted[pick] - measured[pick]) / measured[pick] * 100, marker="o", color=line.get_color()
+        )
     bottom.axhline(0.0, color="black", linewidth=0.8)
     bottom.set_ylabel("relative error (%)")
     bottom.grid(True, alpha=0.3)
@@ -712,21 +823,37 @@ def comparison(result: Result, ax=None) -> Figure:
 
     series = sorted({(row["candidate"], row.get("series", "")) for row in result.rows})
     for candidate, name in series:
-        rows = sorted((row for row in result.rows if (row["candidate"], row.get("series", "")) == (candidate, name)
-                       and row["size"] > 0), key=lambda row: row["size"])
+        rows = sorted(
+            (
+                row
+                for row in result.rows
+                if (row["candidate"], row.get("series", "")) == (candidate, name) and row["size"] > 0
+            ),
+            key=lambda row: row["size"],
+        )
         if not rows:
             continue
         sizes = np.array([row["size"] for row in rows], dtype=float)
         ratio = np.array([row["ratio"] for row in rows])
-        line, = ax.plot(sizes, ratio, label=f"{candidate}/{base}" + (f" {name}" if name else "")
-                        + f": {named(candidate)} / {named(base)}", linestyle="-" if _dense(sizes) else "none")
+        (line,) = ax.plot(
+            sizes,
+            ratio,
+            label=f"{candidate}/{base}" + (f" {name}" if name else "") + f": {named(candidate)} / {named(base)}",
+            linestyle="-" if _dense(sizes) else "none",
+        )
         low = np.array([np.nan if row["ratio_low"] is None else row["ratio_low"] for row in rows])
         high = np.array([np.nan if row["ratio_high"] is None else row["ratio_high"] for row in rows])
         ax.fill_between(sizes, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
         decided = np.array([row["verdict"] in ("faster", "slower") for row in rows])
         ax.plot(sizes[decided], ratio[decided], linestyle="none", marker="o", color=line.get_color())
-        ax.plot(sizes[~decided], ratio[~decided], linestyle="none", marker="o", markerfacecolor="none",
-                color=line.get_color())
+        ax.plot(
+            sizes[~decided],
+            ratio[~decided],
+            linestyle="none",
+            marker="o",
+            markerfacecolor="none",
+            color=line.get_color(),
+        )
     percent = f"{params['level'] * 100:g} %"
     return _finish(ax, f"{params['quantity']} against {base}, with {percent} intervals; filled: a difference")
 
@@ -746,17 +873,26 @@ def validation(result: Result, ax=None) -> Figure:
     factor = _value_axis(ax, "time", "s", log=True)
     series = sorted({tuple(row[key] for key in VALIDATION_POINT[:4]) for row in result.rows}, key=lambda s: s[::-1])
     for kind in series:
-        rows = sorted((row for row in result.rows if tuple(row[key] for key in VALIDATION_POINT[:4]) == kind),
-                      key=lambda row: row["size"])
+        rows = sorted(
+            (row for row in result.rows if tuple(row[key] for key in VALIDATION_POINT[:4]) == kind),
+            key=lambda row: row["size"],
+        )
         name = f"{what_ran(kind)}, {kind[3]} ranks"
         sizes = np.array([row["size"] for row in rows], dtype=float)
         column = {key: np.array([row[key] for row in rows]) * factor for key in _VALIDATION_TIMES}
-        line, = ax.plot(sizes, column["predicted"], label=f"{name}: predicted")
-        ax.fill_between(sizes, column["predicted_low"], column["predicted_high"], color=line.get_color(), alpha=0.2,
-                        linewidth=0)
-        ax.errorbar(sizes, column["measured"], yerr=[column["measured"] - column["measured_low"],
-                                                     column["measured_high"] - column["measured"]],
-                    linestyle="none", marker="o", color=line.get_color(), label=f"{name}: measured")
+        (line,) = ax.plot(sizes, column["predicted"], label=f"{name}: predicted")
+        ax.fill_between(
+            sizes, column["predicted_low"], column["predicted_high"], color=line.get_color(), alpha=0.2, linewidth=0
+        )
+        ax.errorbar(
+            sizes,
+            column["measured"],
+            yerr=[column["measured"] - column["measured_low"], column["measured_high"] - column["measured"]],
+            linestyle="none",
+            marker="o",
+            color=line.get_color(),
+            label=f"{name}: measured",
+        )
     claim = "" if result.params.get("claim") else " (no accuracy claimed)"
     return _finish(ax, f"prediction with its 95 % interval against held-out launches{claim}")
 
@@ -767,9 +903,11 @@ def _as_list(results) -> list:
         raise usage_error("nothing to plot: give at least one Result")
     empty = [item for item in items if not has_values(item)]
     if empty:
-        raise usage_error(f"nothing to draw: {', '.join(_name(item) for item in empty)} "
-                          f"({'has no rows' if not empty[0].rows else 'has no finite value'}); "
-                          "plot a Result that holds measurements")
+        raise usage_error(
+            f"nothing to draw: {', '.join(_name(item) for item in empty)} "
+            f"({'has no rows' if not empty[0].rows else 'has no finite value'}); "
+            "plot a Result that holds measurements"
+        )
     return items
 
 
@@ -777,8 +915,12 @@ def has_values(result) -> bool:
     """Whether the Result holds a finite number besides its sizes (a Fit always does)."""
     if isinstance(result, Fit):
         return True
-    return any(isinstance(value, (int, float)) and np.isfinite(value)
-               for row in result.rows for column, value in row.items() if column != "size")
+    return any(
+        isinstance(value, (int, float)) and np.isfinite(value)
+        for row in result.rows
+        for column, value in row.items()
+        if column != "size"
+    )
 
 
 def drawable(result) -> str | None:
@@ -802,8 +944,11 @@ def drawable(result) -> str | None:
 
 def _saved_fit(result) -> bool:
     """A file of `fpgacomm fit --json`: the fit with the model against the measurement inside."""
-    return (isinstance(result, Result) and result.benchmark.startswith("fit_")
-            and isinstance(result.params.get("against"), dict))
+    return (
+        isinstance(result, Result)
+        and result.benchmark.startswith("fit_")
+        and isinstance(result.params.get("against"), dict)
+    )
 
 
 def kind(result) -> str:
@@ -812,8 +957,10 @@ def kind(result) -> str:
     if found is not None:
         return found
     name = result.benchmark
-    raise usage_error(f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
-                     f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL, comparison and validation Results")
+    raise usage_error(
+        f"cannot draw a {name} Result; fpgacomm plot draws OSU latency and bandwidth "
+        f"(osu_latency, osu_bw, ...), b_eff, gather, fit_MODEL, comparison and validation Results"
+    )
 
 
 def figure_for(results, *, models=(), labels=None) -> Figure:
@@ -826,14 +973,18 @@ def figure_for(results, *, models=(), labels=None) -> Figure:
     if kinds == ["bandwidth", "latency"]:
         return memory_kinds(results, models=models, labels=labels)
     if len(kinds) > 1:
-        raise usage_error(f"cannot draw {' and '.join(kinds)} Results on one figure "
-                         f"({', '.join(sorted({_name(r) for r in results}))}); plot them separately")
+        raise usage_error(
+            f"cannot draw {' and '.join(kinds)} Results on one figure "
+            f"({', '.join(sorted({_name(r) for r in results}))}); plot them separately"
+        )
     figure_kind = kinds[0]
     if figure_kind in ("gather", "model") and models:
         raise usage_error(f"model overlays apply to latency, bandwidth and b_eff figures, not to {figure_kind}")
     if figure_kind in ("gather", "model", "comparison") and labels is not None:
-        raise usage_error(f"labels name the lines of latency, bandwidth and b_eff figures, not of {figure_kind} "
-                          "(a comparison names its inputs itself)")
+        raise usage_error(
+            f"labels name the lines of latency, bandwidth and b_eff figures, not of {figure_kind} "
+            "(a comparison names its inputs itself)"
+        )
     if figure_kind == "model":
         if len(results) != 1:
             raise usage_error("model against measurement draws one fit_MODEL Result or Fit at a time")

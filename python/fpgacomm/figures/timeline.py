@@ -17,8 +17,11 @@ from ..results.result import Result
 from .plot import new_figure, size_axis
 
 # Each stage in the same colour on every panel.
-_STAGES = {"d2h": ("device-to-host copies", "tab:blue"), "mpi": ("MPI", "tab:orange"),
-           "h2d": ("host-to-device copies", "tab:green")}
+_STAGES = {
+    "d2h": ("device-to-host copies", "tab:blue"),
+    "mpi": ("MPI", "tab:orange"),
+    "h2d": ("host-to-device copies", "tab:green"),
+}
 
 
 def figure(result: Result, path: str = "timeline") -> Figure:
@@ -33,10 +36,10 @@ def figure(result: Result, path: str = "timeline") -> Figure:
         for stage in timeline.STAGES:
             if any(s["bytes"][stage] for s in mine):
                 name, colour = _STAGES[stage]
-                ax.plot(sizes, [100 * s["busy"][stage] / s["window"] for s in mine], marker="o", label=name,
-                        color=colour)
-        ax.plot(sizes, [100 * s["idle"] / s["window"] for s in mine], linestyle="--", color="grey",
-                label="all idle")
+                ax.plot(
+                    sizes, [100 * s["busy"][stage] / s["window"] for s in mine], marker="o", label=name, color=colour
+                )
+        ax.plot(sizes, [100 * s["idle"] / s["window"] for s in mine], linestyle="--", color="grey", label="all idle")
         size_axis(ax, label=None)
         ax.set_ylim(0, 105)
         ax.set_ylabel("share of the window (%)")

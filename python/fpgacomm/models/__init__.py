@@ -32,6 +32,8 @@ def load(name: str):
     except ModuleNotFoundError as error:
         if error.name != REGISTRY[name]:
             raise
-        raise usage_error(f"model '{name}' is registered, but its module {REGISTRY[name]} is not part of this "
-                          f"installation; update fpgacomm or choose "
-                          f"{', '.join(n for n in REGISTRY if n != name)}") from None
+        raise usage_error(
+            f"model '{name}' is registered, but its module {REGISTRY[name]} is not part of this "
+            f"installation; update fpgacomm or choose "
+            f"{', '.join(n for n in REGISTRY if n != name)}"
+        ) from None

@@ -64,7 +64,7 @@ class Fit:
         derived figures (name: value), printed after the parameters.
     """
 
-    model: "Model"
+    model: Model
     stderr: dict
     covariance: np.ndarray
     r_squared: float
@@ -81,12 +81,17 @@ class Fit:
         # number is claimed.
         count = len(self.estimated)
         errors = [self.stderr[name] for name in self.estimated]
-        if (np.shape(self.covariance) != (count, count) or not np.all(np.isfinite(self.covariance))
-                or not all(isinstance(e, float) and math.isfinite(e) for e in errors)
-                or any(self.stderr[name] is not None for name in self.held)):
-            raise RuntimeError(f"{self.model.name} fit: covariance {np.shape(self.covariance)} over "
-                               f"{self.estimated}, errors {self.stderr}, held {list(self.held)}: a solver let an "
-                               "undetermined parameter through")
+        if (
+            np.shape(self.covariance) != (count, count)
+            or not np.all(np.isfinite(self.covariance))
+            or not all(isinstance(e, float) and math.isfinite(e) for e in errors)
+            or any(self.stderr[name] is not None for name in self.held)
+        ):
+            raise RuntimeError(
+                f"{self.model.name} fit: covariance {np.shape(self.covariance)} over "
+                f"{self.estimated}, errors {self.stderr}, held {list(self.held)}: a solver let an "
+                "undetermined parameter through"
+            )
 
     @property
     def params(self) -> dict:
@@ -114,27 +119,51 @@ class Fit:
         parameter's value and a held one's error are None, its note says
         why: JSON has no Infinity, and a number would claim what the data do
         not show."""
-        rows = [{"parameter": name,
-                 "value": None if name in self.undetermined else float(self.model.params[name]),
-                 "stderr": self.stderr[name], "unit": self.model.units.get(name, ""), "note": self.note(name)}
-                for name in self.model.parameters]
-        params = {"model": self.model.name, "r_squared": self.r_squared, "points": int(len(self.x)),
-                  "weighted": self.weighted, "fixed": list(self.fixed), "undetermined": self.undetermined,
-                  **self.extra}
-        return Result(f"fit_{self.model.name}", params, {}, rows,
-                      {"parameter": "", "value": "", "stderr": "", "unit": "", "note": ""})
+        rows = [
+            {
+                "parameter": name,
+                "value": None if name in self.undetermined else float(self.model.params[name]),
+                "stderr": self.stderr[name],
+                "unit": self.model.units.get(name, ""),
+                "note": self.note(name),
+            }
+            for name in self.model.parameters
+        ]
+        params = {
+            "model": self.model.name,
+            "r_squared": self.r_squared,
+            "points": int(len(self.x)),
+            "weighted": self.weighted,
+            "fixed": list(self.fixed),
+            "undetermined": self.undetermined,
+            **self.extra,
+        }
+        return Result(
+            f"fit_{self.model.name}",
+            params,
+            {},
+            rows,
+            {"parameter": "", "value": "", "stderr": "", "unit": "", "note": ""},
+        )
 
     def __str__(self) -> str:
         """A title line, then the parameters as a table: value and standard
         error of each, with its unit; then why each held one has none."""
-        lines = [f"{self.model.name} fit over {len(self.x)} points (R^2 = {self.r_squared:.6f}"
-                 f"{', weighted' if self.weighted else ''})"]
+        lines = [
+            f"{self.model.name} fit over {len(self.x)} points (R^2 = {self.r_squared:.6f}"
+            f"{', weighted' if self.weighted else ''})"
+        ]
         rows = [("parameter", "value", "std. error")]
         for name in self.model.parameters:
             unit = self.model.units.get(name, "")
             value = UNDETERMINED if name in self.undetermined else with_unit(float(self.model.params[name]), unit)
-            error = ("fixed" if name in self.fixed else self.held[name][0] if name in self.held
-                     else with_unit(self.stderr[name], unit))
+            error = (
+                "fixed"
+                if name in self.fixed
+                else self.held[name][0]
+                if name in self.held
+                else with_unit(self.stderr[name], unit)
+            )
             rows.append((name, value, error))
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines += ["  " + f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}" for row in rows]
@@ -164,7 +193,7 @@ class Model:
     non_negative: tuple = ()
 
     @classmethod
-    def checked(cls, **values) -> "Model":
+    def checked(cls, **values) -> Model:
         """The model from parameters given by hand (`fpgacomm model NAME`):
         a usage error names the first that is not a finite number, or below
         zero where it must be above (or at) zero."""
@@ -182,8 +211,10 @@ class Model:
         unknown = sorted(set(values) - set(self.parameters))
         missing = [p for p in self.parameters if p not in values]
         if unknown or missing:
-            raise usage_error(f"{self.name} model: parameters are {', '.join(self.parameters)}; "
-                              f"unknown {unknown}, missing {missing}")
+            raise usage_error(
+                f"{self.name} model: parameters are {', '.join(self.parameters)}; "
+                f"unknown {unknown}, missing {missing}"
+            )
         self.params = {p: float(values[p]) for p in self.parameters}
 
     def __getattr__(self, name):
@@ -206,8 +237,10 @@ class Model:
         """(x, y) from a Result's columns, rows with a missing value dropped."""
         for column in (cls.x_column, cls.y_column):
             if column not in result.columns:
-                raise usage_error(f"{cls.name} model needs columns '{cls.x_column}' and '{cls.y_column}'; "
-                                  f"{result.benchmark} has {', '.join(result.columns)}")
+                raise usage_error(
+                    f"{cls.name} model needs columns '{cls.x_column}' and '{cls.y_column}'; "
+                    f"{result.benchmark} has {', '.join(result.columns)}"
+                )
         return cls.measured(result, cls.x_column, cls.y_column)
 
     @classmethod
@@ -218,9 +251,11 @@ class Model:
         x, y = (_numbers(result, column) for column in (x_column, y_column))
         keep = np.isfinite(x) & np.isfinite(y)
         if np.any(y[keep] <= 0):
-            raise usage_error(f"{cls.name} model: {result.benchmark}'s {y_column} holds values at or below zero "
-                              f"({np.count_nonzero(y[keep] <= 0)} of {np.count_nonzero(keep)}), which no measurement "
-                              "gives; check the file")
+            raise usage_error(
+                f"{cls.name} model: {result.benchmark}'s {y_column} holds values at or below zero "
+                f"({np.count_nonzero(y[keep] <= 0)} of {np.count_nonzero(keep)}), which no measurement "
+                "gives; check the file"
+            )
         return x[keep], y[keep]
 
     # ------------------------------------------------------------------- fit
@@ -239,8 +274,9 @@ class Model:
             raise usage_error(f"{cls.name} model: cannot fix {unknown}; its parameters are {', '.join(cls.parameters)}")
         free = cls.free_parameters(fixed)
         if len(x) < len(free) + 1:
-            raise usage_error(f"{cls.name} model: {len(free)} parameters need at least "
-                              f"{len(free) + 1} points, got {len(x)}")
+            raise usage_error(
+                f"{cls.name} model: {len(free)} parameters need at least " f"{len(free) + 1} points, got {len(x)}"
+            )
         weighted, sigma = uncertainties(x, y, weighted)
         # fixed goes to _solve only when given, so that a model's _solve(x, y,
         # sigma) written before fixed parameters existed still works.
@@ -252,8 +288,18 @@ class Model:
         stderr = {p: 0.0 for p in fixed}
         stderr.update({p: None for p in solution.held})
         stderr.update({p: math.sqrt(max(solution.covariance[i, i], 0.0)) for i, p in enumerate(solution.estimated)})
-        return Fit(model, stderr, solution.covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted,
-                   fixed=tuple(p for p in cls.parameters if p in fixed), held=solution.held)
+        return Fit(
+            model,
+            stderr,
+            solution.covariance,
+            r_squared(y, residuals, sigma),
+            x,
+            y,
+            residuals,
+            weighted,
+            fixed=tuple(p for p in cls.parameters if p in fixed),
+            held=solution.held,
+        )
 
     @classmethod
     def require_positive(cls, values: dict) -> None:
@@ -263,9 +309,11 @@ class Model:
         for name in cls.positive:
             if name in values and not values[name] > 0:
                 unit = f" {cls.units[name]}" if cls.units.get(name) else ""
-                raise usage_error(f"{cls.name} model: the fit puts {name} at {values[name]:.3g}{unit}, at or below "
-                                  f"zero: the measurements do not follow the model; check the file, or measure over a "
-                                  f"wider range")
+                raise usage_error(
+                    f"{cls.name} model: the fit puts {name} at {values[name]:.3g}{unit}, at or below "
+                    f"zero: the measurements do not follow the model; check the file, or measure over a "
+                    f"wider range"
+                )
 
     @classmethod
     def lower_bounds(cls) -> dict:
@@ -297,8 +345,10 @@ class Model:
         def residual(values):
             model = cls(**fixed, **dict(zip(free, values)))
             return (y - np.asarray(model.predict(x), dtype=float)) / sigma
-        return levenberg_marquardt(residual, np.asarray(start, dtype=float), free, lower=cls.lower_bounds(),
-                                   units=cls.units)
+
+        return levenberg_marquardt(
+            residual, np.asarray(start, dtype=float), free, lower=cls.lower_bounds(), units=cls.units
+        )
 
     @classmethod
     def _linear(cls, design, y, sigma, names, **options) -> Solution:
@@ -312,16 +362,32 @@ class Model:
         (predicted - measured) / measured, as a Result."""
         x, y = self.data(result) if isinstance(result, Result) else map(np.asarray, result)
         predicted = np.asarray(self.predict(np.asarray(x, dtype=float)), dtype=float)
-        rows = [{"x": float(a), "measured": float(b), "predicted": float(p),
-                 "relative_error": float((p - b) / b) if b else math.nan}
-                for a, b, p in zip(x, y, predicted)]
+        rows = [
+            {
+                "x": float(a),
+                "measured": float(b),
+                "predicted": float(p),
+                "relative_error": float((p - b) / b) if b else math.nan,
+            }
+            for a, b, p in zip(x, y, predicted)
+        ]
         source = result.benchmark if isinstance(result, Result) else "data"
         units = result.units if isinstance(result, Result) else {}
         y_unit = units.get(self.y_column, "")
-        return Result(f"fit_{self.name}", {"model": self.name, "source": source, "x_column": self.x_column,
-                                           "y_column": self.y_column, "error": ERROR, **self.params}, {}, rows,
-                      {"x": units.get(self.x_column, ""), "measured": y_unit, "predicted": y_unit,
-                       "relative_error": "fraction"})
+        return Result(
+            f"fit_{self.name}",
+            {
+                "model": self.name,
+                "source": source,
+                "x_column": self.x_column,
+                "y_column": self.y_column,
+                "error": ERROR,
+                **self.params,
+            },
+            {},
+            rows,
+            {"x": units.get(self.x_column, ""), "measured": y_unit, "predicted": y_unit, "relative_error": "fraction"},
+        )
 
 
 def uncertainties(x: np.ndarray, y: np.ndarray, weighted: bool | None) -> tuple:
@@ -335,10 +401,10 @@ def uncertainties(x: np.ndarray, y: np.ndarray, weighted: bool | None) -> tuple:
 
 def r_squared(y: np.ndarray, residuals: np.ndarray, sigma: np.ndarray) -> float:
     """1 - SS_res / SS_tot, both weighted by 1 / sigma^2 (1 for constant y)."""
-    weights = 1.0 / sigma ** 2
+    weights = 1.0 / sigma**2
     mean = np.sum(weights * y) / np.sum(weights)
     total = float(np.sum(weights * (y - mean) ** 2))
-    return 1.0 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
+    return 1.0 - float(np.sum(weights * residuals**2)) / total if total > 0 else 1.0
 
 
 def _numbers(result: Result, column: str) -> np.ndarray:
@@ -352,8 +418,13 @@ def _numbers(result: Result, column: str) -> np.ndarray:
 def figures(benchmark: str, params: dict, rows: list) -> Result:
     """What `fpgacomm model NAME` prints: a Result of named figures, one
     (figure, value, unit) row each, values in SI units."""
-    return Result(benchmark, params, {}, [{"figure": f, "value": float(v), "unit": u} for f, v, u in rows],
-                  {"figure": "", "value": "", "unit": ""})
+    return Result(
+        benchmark,
+        params,
+        {},
+        [{"figure": f, "value": float(v), "unit": u} for f, v, u in rows],
+        {"figure": "", "value": "", "unit": ""},
+    )
 
 
 def linear_least_squares(design: np.ndarray, y: np.ndarray, sigma: np.ndarray) -> np.ndarray:

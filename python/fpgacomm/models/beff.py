@@ -41,11 +41,10 @@ class ChannelModel(Model):
     y_column = "pair_bandwidth"
 
     def __init__(self, channels, width_bytes, frequency_hz, latency_s):
-        super().__init__(channels=channels, width_bytes=width_bytes, frequency_hz=frequency_hz,
-                         latency_s=latency_s)
+        super().__init__(channels=channels, width_bytes=width_bytes, frequency_hz=frequency_hz, latency_s=latency_s)
 
     @classmethod
-    def bittware_520n(cls) -> "ChannelModel":
+    def bittware_520n(cls) -> ChannelModel:
         return cls(**BITTWARE_520N)
 
     @property
@@ -92,8 +91,14 @@ class ChannelModel(Model):
         return super().data(Result(result.benchmark, result.params, result.env, passed, result.units))
 
     @classmethod
-    def fit(cls, result, *, channels: int = BITTWARE_520N["channels"],
-            width_bytes: float = BITTWARE_520N["width_bytes"], weighted: bool | None = None):
+    def fit(
+        cls,
+        result,
+        *,
+        channels: int = BITTWARE_520N["channels"],
+        width_bytes: float = BITTWARE_520N["width_bytes"],
+        weighted: bool | None = None,
+    ):
         """Frequency and latency from measured b(L) (a b_eff Result's
         pair_bandwidth, or (sizes, b) arrays); the channels and their width
         set the word size and are held fixed, since only c w f is measurable.
@@ -101,8 +106,9 @@ class ChannelModel(Model):
         fit = super().fit(result, weighted=weighted, fixed={"channels": channels, "width_bytes": width_bytes})
         word = fit.model.word_bytes
         error = fit.stderr["frequency_hz"]
-        fit.extra.update(peak_bandwidth=fit.model.peak_bandwidth,
-                         peak_bandwidth_stderr=None if error is None else word * error)
+        fit.extra.update(
+            peak_bandwidth=fit.model.peak_bandwidth, peak_bandwidth_stderr=None if error is None else word * error
+        )
         return fit
 
     @classmethod
@@ -115,8 +121,10 @@ class ChannelModel(Model):
         design = np.column_stack([np.ceil(x / word), np.ones_like(x)])
         inverse_frequency, latency = linear_least_squares(design, time, time * sigma / np.abs(y))
         if inverse_frequency <= 0:
-            raise usage_error("b_eff channel model: the measured time per message does not grow with the size; "
-                              "give b(L) over sizes beyond one channel word")
+            raise usage_error(
+                "b_eff channel model: the measured time per message does not grow with the size; "
+                "give b(L) over sizes beyond one channel word"
+            )
         return cls._nonlinear(x, y, sigma, [1.0 / inverse_frequency, max(latency, 0.0)], fixed)
 
 
@@ -139,18 +147,22 @@ def model_from(preset: str = "520n", **overrides) -> ChannelModel:
     return ChannelModel.checked(**{**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}})
 
 
-def predictions(preset="520n", channels=None, width_bytes=None, frequency_hz=None, latency_s=None, fpgas=1,
-                max_size=20) -> Result:
+def predictions(
+    preset="520n", channels=None, width_bytes=None, frequency_hz=None, latency_s=None, fpgas=1, max_size=20
+) -> Result:
     """b_eff per kernel pair, per FPGA and for the ring of `fpgas` FPGAs."""
     if not 0 <= max_size <= 30:
         raise usage_error(f"--max-size is a log2 exponent from 0 to 30, got {max_size}")
-    model = model_from(preset, channels=channels, width_bytes=width_bytes, frequency_hz=frequency_hz,
-                       latency_s=latency_s)
+    model = model_from(
+        preset, channels=channels, width_bytes=width_bytes, frequency_hz=frequency_hz, latency_s=latency_s
+    )
     sizes = [1 << m for m in range(max_size + 1)]
-    rows = [("peak bandwidth c*w*f", model.peak_bandwidth, "B/s"),
-            (f"b_eff per kernel pair (mean b(L), {len(sizes)} sizes)", model.pair_beff(sizes), "B/s"),
-            ("b_eff per FPGA (2 kernel pairs)", model.fpga_beff(sizes), "B/s"),
-            (f"b_eff of a ring of {fpgas} FPGA{'s' if fpgas != 1 else ''}", model.network_beff(fpgas, sizes), "B/s")]
+    rows = [
+        ("peak bandwidth c*w*f", model.peak_bandwidth, "B/s"),
+        (f"b_eff per kernel pair (mean b(L), {len(sizes)} sizes)", model.pair_beff(sizes), "B/s"),
+        ("b_eff per FPGA (2 kernel pairs)", model.fpga_beff(sizes), "B/s"),
+        (f"b_eff of a ring of {fpgas} FPGA{'s' if fpgas != 1 else ''}", model.network_beff(fpgas, sizes), "B/s"),
+    ]
     return figures("model_beff", {"preset": preset, **model.params, "fpgas": fpgas, "sizes": sizes}, rows)
 
 

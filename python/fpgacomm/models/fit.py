@@ -23,9 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import models
-from .base import Fit, usage_error
 from ..results.result import Result
-
+from .base import Fit, usage_error
 
 # Parameters that say what a Result measured: Results that differ in one
 # are fitted apart.
@@ -36,6 +35,7 @@ GROUPING = ("send_kind", "recv_kind", "mem", "comm_type", "datatype", "fabric", 
 class GroupFit:
     """One group's fit: what its Results share, their files, the Fit and
     the model against the measurement."""
+
     label: str
     files: list
     fit: Fit
@@ -52,8 +52,9 @@ def _one_group(paths, advice: str) -> tuple:
     error where they make several groups."""
     groups = _groups(_load(paths))
     if len(groups) > 1:
-        raise usage_error(f"fit: these files measured different things ({'; '.join(label for label, _ in groups)}); "
-                          f"{advice}")
+        raise usage_error(
+            f"fit: these files measured different things ({'; '.join(label for label, _ in groups)}); " f"{advice}"
+        )
     return groups[0]
 
 
@@ -98,16 +99,20 @@ def _combine(members: list) -> Result:
             points = {_point(row) for row in result.rows}
             for other, other_points in seen.items():
                 if points & other_points:
-                    raise usage_error(f"fit: {other} and {path} are two runs of {first.benchmark} over the same "
-                                      "points; fit them one at a time, or give one of them")
+                    raise usage_error(
+                        f"fit: {other} and {path} are two runs of {first.benchmark} over the same "
+                        "points; fit them one at a time, or give one of them"
+                    )
             seen[path] = points
     else:
         counts = [r.benchmark for r in results]
         twice = sorted({name for name in counts if counts.count(name) > 1})
         if twice:
             files = [path for path, result in members if result.benchmark in twice]
-            raise usage_error(f"fit: {', '.join(files)} are several runs of {', '.join(twice)} among other "
-                              "benchmarks, which are joined on size one run each; give one run of each")
+            raise usage_error(
+                f"fit: {', '.join(files)} are several runs of {', '.join(twice)} among other "
+                "benchmarks, which are joined on size one run each; give one run of each"
+            )
     return combine(results)
 
 
@@ -122,8 +127,14 @@ def combine(results: list) -> Result:
         return first
     if all(r.benchmark == first.benchmark and r.columns == first.columns for r in results):
         rows = [row for r in results for row in r.rows]
-        return Result(first.benchmark, {**first.params, "stacked": len(results)}, first.env, rows, first.units,
-                      _samples(results, [str(number) for number in range(1, len(results) + 1)]))
+        return Result(
+            first.benchmark,
+            {**first.params, "stacked": len(results)},
+            first.env,
+            rows,
+            first.units,
+            _samples(results, [str(number) for number in range(1, len(results) + 1)]),
+        )
     return _join_on_size(results)
 
 
@@ -136,8 +147,11 @@ def _samples(results: list, labels: list) -> dict | None:
     for result in results:
         for key in result.samples or {}:
             holders[key] = holders.get(key, 0) + 1
-    merged = {(key if holders[key] == 1 else f"{label}.{key}"): values
-              for result, label in zip(results, labels) for key, values in (result.samples or {}).items()}
+    merged = {
+        (key if holders[key] == 1 else f"{label}.{key}"): values
+        for result, label in zip(results, labels)
+        for key, values in (result.samples or {}).items()
+    }
     return merged or None
 
 
@@ -146,8 +160,10 @@ def _join_on_size(results: list) -> Result:
     validation) is kept from each as "benchmark.column"."""
     for r in results:
         if "size" not in r.columns:
-            raise usage_error(f"fit: Results of different benchmarks are joined on 'size', and {r.benchmark} "
-                              f"has no size column ({', '.join(r.columns)})")
+            raise usage_error(
+                f"fit: Results of different benchmarks are joined on 'size', and {r.benchmark} "
+                f"has no size column ({', '.join(r.columns)})"
+            )
     counts = {}
     for r in results:
         for column in r.columns:
@@ -162,8 +178,14 @@ def _join_on_size(results: list) -> Result:
             # The columns only: a Result of rounds keeps every round in row["rounds"], no column.
             table.setdefault(row["size"], {}).update({name[k]: row[k] for k in r.columns if k != "size"})
     rows = [{c: (size if c == "size" else cells.get(c)) for c in units} for size, cells in sorted(table.items())]
-    return Result("+".join(r.benchmark for r in results), {"joined": [r.benchmark for r in results]},
-                  results[0].env, rows, units, _samples(results, [r.benchmark for r in results]))
+    return Result(
+        "+".join(r.benchmark for r in results),
+        {"joined": [r.benchmark for r in results]},
+        results[0].env,
+        rows,
+        units,
+        _samples(results, [r.benchmark for r in results]),
+    )
 
 
 def fit_groups(paths, model: str) -> list:
@@ -193,13 +215,15 @@ def _require_every_file(module, model: str, members: list, fitted: Fit) -> None:
     """A usage error naming a file the fit does not read: the same fit
     comes out without it."""
     for index, (path, result) in enumerate(members):
-        rest = members[:index] + members[index + 1:]
+        rest = members[:index] + members[index + 1 :]
         try:
             without = module.fit(_combine(rest))
         except Exception:  # the fit needs this file
             continue
-        same = [np.isclose(without.model.params.get(name, np.nan), value, rtol=1e-12, atol=0.0)
-                for name, value in fitted.model.params.items()]
+        same = [
+            np.isclose(without.model.params.get(name, np.nan), value, rtol=1e-12, atol=0.0)
+            for name, value in fitted.model.params.items()
+        ]
         if all(same) and len(without.model.params) == len(fitted.model.params):
             raise usage_error(f"fit: the {model} model reads nothing from {path} ({result.benchmark}); leave it out")
 
@@ -212,6 +236,10 @@ def to_result(fitted: Fit, against: Result, paths) -> Result:
     result = fitted.to_result()
     result.params.update(sources=[str(p) for p in paths], against=against.to_dict())
     if np.ndim(fitted.x) == 2:  # a gather model's points (nodes, size): its figure draws them per node count
-        result.params["points"] = {"nodes": fitted.x[:, 0].tolist(), "size": fitted.x[:, 1].tolist(),
-                                   "measured": fitted.y.tolist(), "predicted": (fitted.y - fitted.residuals).tolist()}
+        result.params["points"] = {
+            "nodes": fitted.x[:, 0].tolist(),
+            "size": fitted.x[:, 1].tolist(),
+            "measured": fitted.y.tolist(),
+            "predicted": (fitted.y - fitted.residuals).tolist(),
+        }
     return result

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..results.result import Result
-from .base import Fit, Model, figures, usage_error, r_squared, uncertainties
+from .base import Fit, Model, figures, r_squared, uncertainties, usage_error
 from .least_squares import Solution
 
 # BIC's penalty, doubled: the switch sizes are searched over every size, so
@@ -45,9 +45,11 @@ class Hockney(Model):
         """(size, time) from an OSU latency, fabric latency or fabric bandwidth Result."""
         column = next((c for c in TIME_COLUMNS if c in result.columns), None)
         if "size" not in result.columns or column is None:
-            raise usage_error(f"{cls.name} model needs columns 'size' and one of {', '.join(TIME_COLUMNS)} "
-                              f"(a latency Result, e.g. fpgacomm osu latency); {result.benchmark} has "
-                              f"{', '.join(result.columns)}")
+            raise usage_error(
+                f"{cls.name} model needs columns 'size' and one of {', '.join(TIME_COLUMNS)} "
+                f"(a latency Result, e.g. fpgacomm osu latency); {result.benchmark} has "
+                f"{', '.join(result.columns)}"
+            )
         return cls.measured(result, "size", column)
 
     def predict(self, x):
@@ -77,12 +79,14 @@ class Hockney(Model):
             return solution
         inverse = solution.values[-1]
         if "beta" in solution.held or inverse <= 0:
-            raise usage_error(f"{cls.name} model: the time does not grow with the size (slope {inverse:.3g} s/B); "
-                              f"give sizes over a wider range")
+            raise usage_error(
+                f"{cls.name} model: the time does not grow with the size (slope {inverse:.3g} s/B); "
+                f"give sizes over a wider range"
+            )
         solution.values[-1] = 1.0 / inverse
         # Delta method: d beta / d(1/beta) = -beta^2; beta is the last estimated parameter.
         jacobian = np.eye(len(solution.estimated))
-        jacobian[-1, -1] = -1.0 / inverse ** 2
+        jacobian[-1, -1] = -1.0 / inverse**2
         solution.covariance = jacobian @ solution.covariance @ jacobian.T
         return solution
 
@@ -105,8 +109,10 @@ class PiecewiseHockney(Model):
 
     def __init__(self, segments: list, switches: list):
         if len(switches) != len(segments) - 1 or list(switches) != sorted(switches):
-            raise usage_error(f"{self.name}: {len(segments)} ranges need {len(segments) - 1} increasing switch "
-                              f"sizes, got {list(switches)}")
+            raise usage_error(
+                f"{self.name}: {len(segments)} ranges need {len(segments) - 1} increasing switch "
+                f"sizes, got {list(switches)}"
+            )
         self.segments = list(segments)
         self.switches = np.asarray(switches, dtype=float)
         values, units = {}, {}
@@ -166,8 +172,11 @@ class PiecewiseHockney(Model):
                     layer[j] = min(options)
             best.append(layer)
         floor = n * 1e-12  # exact data: equal criteria, the penalty then prefers fewer ranges
-        criteria = {s: 2 * n * math.log(max(best[s][n][0], floor) / n) + PENALTY * (3 * s - 1) * math.log(n)
-                    for s in range(1, max_segments + 1) if n in best[s]}
+        criteria = {
+            s: 2 * n * math.log(max(best[s][n][0], floor) / n) + PENALTY * (3 * s - 1) * math.log(n)
+            for s in range(1, max_segments + 1)
+            if n in best[s]
+        }
         if not criteria:
             raise usage_error(f"{cls.name}: the sizes do not span two distinct values in {min_points} points")
         count = min(criteria, key=lambda s: (criteria[s], s))
@@ -176,32 +185,41 @@ class PiecewiseHockney(Model):
             i = best[s][j][1]
             bounds.insert(0, (i, j))
             j = i
-        fits = [(Hockney if k == 0 else LaterRange).fit((x[i:j], y[i:j]), weighted=weighted)
-                for k, (i, j) in enumerate(bounds)]
+        fits = [
+            (Hockney if k == 0 else LaterRange).fit((x[i:j], y[i:j]), weighted=weighted)
+            for k, (i, j) in enumerate(bounds)
+        ]
         model = cls([f.model for f in fits], [x[i] for i, _ in bounds[1:]])
         residuals = y - model.predict(x)
         stderr, held, blocks = {}, {}, []
         for k, f in enumerate(fits):
-            names = dict(zip(("alpha", "beta"), model.parameters[2 * k: 2 * k + 2]))
+            names = dict(zip(("alpha", "beta"), model.parameters[2 * k : 2 * k + 2]))
             stderr.update({names[p]: f.stderr[p] for p in names})
             held.update({names[p]: f.held[p] for p in f.held})
             blocks.append(f.covariance)
         for k in range(1, count):
             stderr[f"switch_{k}"] = None
-            held[f"switch_{k}"] = ("searched", f"the first size of range {k + 1}, chosen among the measured sizes by "
-                                               f"the criterion; switch_{k}_between brackets it")
+            held[f"switch_{k}"] = (
+                "searched",
+                f"the first size of range {k + 1}, chosen among the measured sizes by "
+                f"the criterion; switch_{k}_between brackets it",
+            )
         # The ranges are fitted apart: no covariance between them.
         covariance = np.zeros((sum(len(b) for b in blocks),) * 2)
         at = 0
         for block in blocks:
-            covariance[at:at + len(block), at:at + len(block)] = block
+            covariance[at : at + len(block), at : at + len(block)] = block
             at += len(block)
-        extra = {"ranges": count, "criterion": f"2 n ln(D/n) + {PENALTY:g} (3 ranges - 1) ln n",
-                 "criterion_by_ranges": {str(s): value for s, value in criteria.items()}}
+        extra = {
+            "ranges": count,
+            "criterion": f"2 n ln(D/n) + {PENALTY:g} (3 ranges - 1) ln n",
+            "criterion_by_ranges": {str(s): value for s, value in criteria.items()},
+        }
         for k, (i, _) in enumerate(bounds[1:], 1):
             extra[f"switch_{k}_between"] = f"{x[i - 1]:.0f} and {x[i]:.0f} B"
-        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra,
-                   held=held)
+        return Fit(
+            model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra, held=held
+        )
 
 
 def _absolute_deviation(x, y, sigma, iterations: int = 30) -> float:
@@ -234,13 +252,20 @@ OPTIONS = {
 
 def predictions(alpha=None, beta=None, size=1 << 20) -> Result:
     if alpha is None or beta is None:
-        raise usage_error("fpgacomm model hockney needs --alpha SECONDS and --beta BYTES_PER_SECOND "
-                          "(fit them with fpgacomm fit RESULT.json --model hockney)")
+        raise usage_error(
+            "fpgacomm model hockney needs --alpha SECONDS and --beta BYTES_PER_SECOND "
+            "(fit them with fpgacomm fit RESULT.json --model hockney)"
+        )
     model = Hockney.checked(alpha=alpha, beta=beta)
-    return figures("model_hockney", {**model.params, "size": size},
-                   [("half-bandwidth size n_1/2 = alpha * beta", model.half_bandwidth_size, "B"),
-                    (f"T({size:.0f} B)", float(model.predict(size)), "s"),
-                    (f"bandwidth at {size:.0f} B", float(model.bandwidth(size)), "B/s")])
+    return figures(
+        "model_hockney",
+        {**model.params, "size": size},
+        [
+            ("half-bandwidth size n_1/2 = alpha * beta", model.half_bandwidth_size, "B"),
+            (f"T({size:.0f} B)", float(model.predict(size)), "s"),
+            (f"bandwidth at {size:.0f} B", float(model.bandwidth(size)), "B/s"),
+        ],
+    )
 
 
 def fit(result: Result) -> Fit:

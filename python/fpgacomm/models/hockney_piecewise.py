@@ -13,9 +13,11 @@ OPTIONS = {}
 
 
 def predictions() -> Result:
-    raise usage_error("the hockney_piecewise model has as many parameters as its fit finds ranges; fit it "
-                      "(fpgacomm fit LATENCY.json --model hockney_piecewise), or give one range's alpha and beta "
-                      "to fpgacomm model hockney")
+    raise usage_error(
+        "the hockney_piecewise model has as many parameters as its fit finds ranges; fit it "
+        "(fpgacomm fit LATENCY.json --model hockney_piecewise), or give one range's alpha and beta "
+        "to fpgacomm model hockney"
+    )
 
 
 def fit(result: Result) -> Fit:

@@ -36,6 +36,7 @@ RANK_TOLERANCE = 1e-9
 class Solution:
     """values: one per name, in order; covariance: over `estimated`, in
     order; held: name -> (label, why) of the names not estimated."""
+
     names: tuple
     values: np.ndarray
     covariance: np.ndarray
@@ -58,8 +59,9 @@ def independent_columns(design: np.ndarray, order) -> list:
     return sorted(kept)
 
 
-def undetermined_reason(column: np.ndarray, kept: list, unexercised: str | None = None,
-                        held: str = "held at 0, its share counted in them") -> str:
+def undetermined_reason(
+    column: np.ndarray, kept: list, unexercised: str | None = None, held: str = "held at 0, its share counted in them"
+) -> str:
     """Why a parameter is undetermined: never exercised (`unexercised` says
     how, where the model knows), or not separable from the `kept` ones."""
     if not np.any(column):
@@ -67,8 +69,17 @@ def undetermined_reason(column: np.ndarray, kept: list, unexercised: str | None 
     return f"the measurements cannot separate it from {', '.join(kept) or 'the others'}; {held}"
 
 
-def constrained_linear(design: np.ndarray, y: np.ndarray, sigma: np.ndarray, names, *, lower: dict,
-                       units: dict, order=None, unexercised: dict | None = None) -> Solution:
+def constrained_linear(
+    design: np.ndarray,
+    y: np.ndarray,
+    sigma: np.ndarray,
+    names,
+    *,
+    lower: dict,
+    units: dict,
+    order=None,
+    unexercised: dict | None = None,
+) -> Solution:
     """y ~ design @ values weighted by 1 / sigma, each name in `lower` kept at
     or above its bound. Columns that add nothing to the rank (taken in
     `order`, default the names' order) are undetermined. Then an active set
@@ -87,15 +98,20 @@ def constrained_linear(design: np.ndarray, y: np.ndarray, sigma: np.ndarray, nam
     held = {}
     for j in range(len(names)):
         if j not in active:
-            held[names[j]] = (UNDETERMINED, undetermined_reason(a[:, j], [names[k] for k in active],
-                                                                (unexercised or {}).get(names[j])))
+            held[names[j]] = (
+                UNDETERMINED,
+                undetermined_reason(a[:, j], [names[k] for k in active], (unexercised or {}).get(names[j])),
+            )
     bounded = {}  # column -> the value the unbounded fit gave it when it was first held
     target = b
     for _ in range(4 * len(names) + 1):  # each pass holds or releases one; a few parameters settle fast
         target = b - sum((a[:, j] * lower[names[j]] for j in bounded), np.zeros_like(b))
         solved = np.linalg.lstsq(a[:, active], target, rcond=None)[0] if active else np.zeros(0)
-        below = [(float((solved[k] - lower[names[j]]) * np.linalg.norm(a[:, j])), k, j)
-                 for k, j in enumerate(active) if names[j] in lower and solved[k] < lower[names[j]]]
+        below = [
+            (float((solved[k] - lower[names[j]]) * np.linalg.norm(a[:, j])), k, j)
+            for k, j in enumerate(active)
+            if names[j] in lower and solved[k] < lower[names[j]]
+        ]
         if below:
             _, k, j = min(below)
             bounded.setdefault(j, float(solved[k]))
@@ -113,8 +129,11 @@ def constrained_linear(design: np.ndarray, y: np.ndarray, sigma: np.ndarray, nam
     for j, unbounded in bounded.items():
         unit = units.get(names[j], "")
         values[j] = lower[names[j]]
-        held[names[j]] = (AT_BOUND, f"unbounded, the fit puts it at {with_unit(unbounded, unit)}, which is not "
-                                    f"physical; held at {with_unit(float(lower[names[j]]), unit)}")
+        held[names[j]] = (
+            AT_BOUND,
+            f"unbounded, the fit puts it at {with_unit(unbounded, unit)}, which is not "
+            f"physical; held at {with_unit(float(lower[names[j]]), unit)}",
+        )
     covariance = covariance_of(a[:, active], target - a[:, active] @ solved) if active else np.zeros((0, 0))
     return Solution(names, values, covariance, held)
 
@@ -123,12 +142,13 @@ def covariance_of(jacobian: np.ndarray, residuals: np.ndarray) -> np.ndarray:
     """(J^T J)^-1 times the residual variance, for a Jacobian of full column
     rank (the solvers take out the columns that are not)."""
     points, count = jacobian.shape
-    variance = float(np.sum(residuals ** 2)) / max(points - count, 1)
+    variance = float(np.sum(residuals**2)) / max(points - count, 1)
     return np.linalg.inv(jacobian.T @ jacobian) * variance
 
 
-def levenberg_marquardt(residual, start: np.ndarray, names, *, lower: dict, units: dict, iterations: int = 200,
-                        tolerance: float = 1e-12) -> Solution:
+def levenberg_marquardt(
+    residual, start: np.ndarray, names, *, lower: dict, units: dict, iterations: int = 200, tolerance: float = 1e-12
+) -> Solution:
     """The values minimising sum(residual(values)^2), each name in `lower`
     kept at or above its bound (a step that would cross it stops there), with
     a forward-difference Jacobian; parameters are scaled by their start so
@@ -156,7 +176,7 @@ def levenberg_marquardt(residual, start: np.ndarray, names, *, lower: dict, unit
             step = np.linalg.solve(normal + damping * np.diag(np.diag(normal) + 1e-30), -gradient)
             step = np.maximum(u + step, floor) - u
             candidate = scaled(u + step)
-            if np.sum(candidate ** 2) < np.sum(r ** 2):
+            if np.sum(candidate**2) < np.sum(r**2):
                 u, r, damping, improved = u + step, candidate, max(damping / 10, 1e-12), True
                 break
             damping *= 10
@@ -167,18 +187,29 @@ def levenberg_marquardt(residual, start: np.ndarray, names, *, lower: dict, unit
     held = {}
     for j, name in enumerate(names):
         if name in lower and u[j] <= floor[j] and (jacobian.T @ r)[j] > 0:
-            held[name] = (AT_BOUND, f"the data pull it below {with_unit(float(lower[name]), units.get(name, ''))}, "
-                                    "which is not physical; held there")
+            held[name] = (
+                AT_BOUND,
+                f"the data pull it below {with_unit(float(lower[name]), units.get(name, ''))}, "
+                "which is not physical; held there",
+            )
     free = [j for j, name in enumerate(names) if name not in held]
     kept = independent_columns(jacobian[:, free], range(len(free)))
     for k, j in enumerate(free):
         if k not in kept:
-            held[names[j]] = (UNDETERMINED, undetermined_reason(
-                jacobian[:, j], [names[free[i]] for i in kept], held="its value kept, which predictions here do "
-                                                                      "not depend on"))
+            held[names[j]] = (
+                UNDETERMINED,
+                undetermined_reason(
+                    jacobian[:, j],
+                    [names[free[i]] for i in kept],
+                    held="its value kept, which predictions here do " "not depend on",
+                ),
+            )
     estimated = [free[k] for k in kept]
-    covariance = (covariance_of(jacobian[:, estimated], r) * np.outer(scale[estimated], scale[estimated])
-                  if estimated else np.zeros((0, 0)))
+    covariance = (
+        covariance_of(jacobian[:, estimated], r) * np.outer(scale[estimated], scale[estimated])
+        if estimated
+        else np.zeros((0, 0))
+    )
     return Solution(names, values, covariance, held)
 
 

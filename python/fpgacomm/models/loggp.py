@@ -27,11 +27,15 @@ import numpy as np
 
 from ..results.result import Result
 from ..results.units import with_unit
-from .base import Fit, Model, figures, usage_error, r_squared
+from .base import Fit, Model, figures, r_squared, usage_error
 from .least_squares import AT_BOUND
 
-COLUMNS = {"latency_avg": "fpgacomm osu latency", "bandwidth": "fpgacomm osu bw",
-           "send_overhead": "fpgacomm overhead", "recv_overhead": "fpgacomm overhead"}
+COLUMNS = {
+    "latency_avg": "fpgacomm osu latency",
+    "bandwidth": "fpgacomm osu bw",
+    "send_overhead": "fpgacomm overhead",
+    "recv_overhead": "fpgacomm overhead",
+}
 
 
 class LogGP(Model):
@@ -62,9 +66,11 @@ class LogGP(Model):
         missing = [c for c in ("size", *COLUMNS) if c not in result.columns]
         if missing:
             sources = sorted({COLUMNS[c] for c in missing if c in COLUMNS})
-            raise usage_error(f"{cls.name} model needs columns {', '.join(missing)} (from {'; '.join(sources)}), "
-                              f"joined on size: fpgacomm fit LATENCY.json BW.json OVERHEAD.json --model loggp; "
-                              f"{result.benchmark} has {', '.join(result.columns)}")
+            raise usage_error(
+                f"{cls.name} model needs columns {', '.join(missing)} (from {'; '.join(sources)}), "
+                f"joined on size: fpgacomm fit LATENCY.json BW.json OVERHEAD.json --model loggp; "
+                f"{result.benchmark} has {', '.join(result.columns)}"
+            )
         return {c: np.asarray(result.column(c), dtype=float) for c in ("size", *COLUMNS)}
 
     @classmethod
@@ -86,19 +92,23 @@ class LogGP(Model):
 
         stream = usable("bandwidth")
         if len(set(n[stream])) < 3:
-            raise usage_error(f"{cls.name} model: g and G need bandwidths at 3 or more sizes; got "
-                              f"{len(set(n[stream]))}")
+            raise usage_error(
+                f"{cls.name} model: g and G need bandwidths at 3 or more sizes; got " f"{len(set(n[stream]))}"
+            )
         t = n[stream] / data["bandwidth"][stream]
-        gaps = cls._linear(np.column_stack([np.ones_like(t), n[stream] - 1]), t,
-                           t if weighted else np.ones_like(t), ("g", "G"))
+        gaps = cls._linear(
+            np.column_stack([np.ones_like(t), n[stream] - 1]), t, t if weighted else np.ones_like(t), ("g", "G")
+        )
         g, big_g = map(float, gaps.values)
         cls.require_positive({"G": big_g if "G" not in gaps.held else 0.0})
         o_s, var_s = _mean(data["send_overhead"][usable("send_overhead")], weighted)
         o_r, var_r = _mean(data["recv_overhead"][usable("recv_overhead")], weighted)
         one_way = usable("latency_avg", "send_overhead", "recv_overhead")
         if not one_way.any():
-            raise usage_error(f"{cls.name} model: no size has a latency and both overheads; run osu latency and "
-                              f"fpgacomm overhead over the same sizes")
+            raise usage_error(
+                f"{cls.name} model: no size has a latency and both overheads; run osu latency and "
+                f"fpgacomm overhead over the same sizes"
+            )
         excess = n[one_way] - 1
         wire = data["latency_avg"][one_way] - data["send_overhead"][one_way] - data["recv_overhead"][one_way]
         latency, var_l = _mean(wire - excess * big_g, weighted, reference=data["latency_avg"][one_way])
@@ -106,12 +116,18 @@ class LogGP(Model):
         var_g = gaps.covariance[-1, -1] if "G" in gaps.estimated else 0.0
         if var_l is not None:
             var_l += (np.sum(weights * excess) / np.sum(weights)) ** 2 * var_g
-        held = {name: ("no scatter", "measured at one size only: no scatter to take its error from")
-                for name, variance in (("L", var_l), ("o_s", var_s), ("o_r", var_r)) if variance is None}
+        held = {
+            name: ("no scatter", "measured at one size only: no scatter to take its error from")
+            for name, variance in (("L", var_l), ("o_s", var_s), ("o_r", var_r))
+            if variance is None
+        }
         if latency < 0:
-            held["L"] = (AT_BOUND, f"the one-way time less the overheads averages {with_unit(latency, 's')}, which "
-                                   "is not physical; held at 0 s (the overheads measured apart exceed the one-way "
-                                   "time)")
+            held["L"] = (
+                AT_BOUND,
+                f"the one-way time less the overheads averages {with_unit(latency, 's')}, which "
+                "is not physical; held at 0 s (the overheads measured apart exceed the one-way "
+                "time)",
+            )
             latency = 0.0
         held.update(gaps.held)
         model = cls(L=latency, o_s=o_s, o_r=o_r, g=g, G=big_g)
@@ -129,10 +145,22 @@ class LogGP(Model):
         sigma = y if weighted else np.ones_like(y)
         stderr = {p: None for p in held}
         stderr.update({p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(estimated)})
-        extra = {"stream_points": int(np.count_nonzero(stream)),
-                 "overhead_points": int(np.count_nonzero(usable("send_overhead")))}
-        return Fit(model, stderr, covariance, r_squared(y, residuals, sigma), x, y, residuals, weighted, extra,
-                   held={p: held[p] for p in cls.parameters if p in held})
+        extra = {
+            "stream_points": int(np.count_nonzero(stream)),
+            "overhead_points": int(np.count_nonzero(usable("send_overhead"))),
+        }
+        return Fit(
+            model,
+            stderr,
+            covariance,
+            r_squared(y, residuals, sigma),
+            x,
+            y,
+            residuals,
+            weighted,
+            extra,
+            held={p: held[p] for p in cls.parameters if p in held},
+        )
 
 
 def _mean(values: np.ndarray, weighted: bool, reference: np.ndarray | None = None) -> tuple:
@@ -141,7 +169,7 @@ def _mean(values: np.ndarray, weighted: bool, reference: np.ndarray | None = Non
     if len(values) == 0:
         raise usage_error("loggp model: no measured overheads in the Result")
     reference = values if reference is None else reference
-    weights = 1 / reference ** 2 if weighted else np.ones_like(values)
+    weights = 1 / reference**2 if weighted else np.ones_like(values)
     mean = float(np.sum(weights * values) / np.sum(weights))
     if len(values) < 2:
         return mean, None
@@ -159,14 +187,21 @@ def predictions(L=None, o_s=None, o_r=None, g=None, G=None, size=1 << 20) -> Res
     given = {"L": L, "o_s": o_s, "o_r": o_r, "g": g, "G": G}
     missing = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is None]
     if missing:
-        raise usage_error(f"fpgacomm model loggp needs {' '.join(missing)} (fit them with fpgacomm fit "
-                          f"LATENCY.json BW.json OVERHEAD.json --model loggp)")
+        raise usage_error(
+            f"fpgacomm model loggp needs {' '.join(missing)} (fit them with fpgacomm fit "
+            f"LATENCY.json BW.json OVERHEAD.json --model loggp)"
+        )
     model = LogGP.checked(**given)
-    return figures("model_loggp", {**model.params, "size": size},
-                   [(f"T({size:.0f} B), one way", float(model.predict(size)), "s"),
-                    (f"t({size:.0f} B), per message streaming", float(model.stream_time(size)), "s"),
-                    (f"streaming bandwidth at {size:.0f} B", float(model.bandwidth(size)), "B/s"),
-                    ("asymptotic bandwidth 1 / G", 1 / model.G, "B/s")])
+    return figures(
+        "model_loggp",
+        {**model.params, "size": size},
+        [
+            (f"T({size:.0f} B), one way", float(model.predict(size)), "s"),
+            (f"t({size:.0f} B), per message streaming", float(model.stream_time(size)), "s"),
+            (f"streaming bandwidth at {size:.0f} B", float(model.bandwidth(size)), "B/s"),
+            ("asymptotic bandwidth 1 / G", 1 / model.G, "B/s"),
+        ],
+    )
 
 
 def fit(result: Result) -> Fit:

@@ -32,8 +32,13 @@ FSHMEM_LATENCY = 0.35e-6
 def fshmem_peaks() -> Result:
     """The FSHMEM paper's peaks as a Result that PacketModel.fit reads."""
     rows = [{"packet_size": p, "peak_bandwidth": b} for p, b in FSHMEM_PEAKS.items()]
-    return Result("fshmem_peaks", {"source": "the FSHMEM paper, section IV-C"}, {}, rows,
-                  {"packet_size": "B", "peak_bandwidth": "B/s"})
+    return Result(
+        "fshmem_peaks",
+        {"source": "the FSHMEM paper, section IV-C"},
+        {},
+        rows,
+        {"packet_size": "B", "peak_bandwidth": "B/s"},
+    )
 
 
 class PacketModel(Model):
@@ -70,12 +75,17 @@ class PacketModel(Model):
         ceiling = fixed.get("ceiling", float(np.max(y)))
         below = y < 0.99 * ceiling
         if np.count_nonzero(below) < 2 or len(set(x[below])) < 2:
-            raise usage_error(f"{cls.name} model: needs at least two packet sizes whose peak stays under the "
-                              f"ceiling, to separate header and line rate; got {np.count_nonzero(below)}")
+            raise usage_error(
+                f"{cls.name} model: needs at least two packet sizes whose peak stays under the "
+                f"ceiling, to separate header and line rate; got {np.count_nonzero(below)}"
+            )
         design = np.column_stack([np.ones(np.count_nonzero(below)), 1.0 / x[below]])
         inverse_rate, header_over_rate = linear_least_squares(design, 1.0 / y[below], sigma[below] / y[below] ** 2)
-        start = {"header": max(header_over_rate / inverse_rate, 0.0), "line_rate": 1.0 / inverse_rate,
-                 "ceiling": ceiling}
+        start = {
+            "header": max(header_over_rate / inverse_rate, 0.0),
+            "line_rate": 1.0 / inverse_rate,
+            "ceiling": ceiling,
+        }
         return cls._nonlinear(x, y, sigma, [start[p] for p in cls.free_parameters(fixed)], fixed)
 
 
@@ -90,8 +100,9 @@ OPTIONS = {
 }
 
 
-def predictions(header=None, line_rate=None, ceiling=None, latency=FSHMEM_LATENCY,
-                packets="128,256,512,1024") -> Result:
+def predictions(
+    header=None, line_rate=None, ceiling=None, latency=FSHMEM_LATENCY, packets="128,256,512,1024"
+) -> Result:
     """Peak, half-bandwidth and 95 % sizes per packet size; parameters not
     given come from the fit to the FSHMEM paper's peaks."""
     try:
@@ -105,14 +116,21 @@ def predictions(header=None, line_rate=None, ceiling=None, latency=FSHMEM_LATENC
     model = PacketModel.checked(**{k: paper_fit.params[k] if v is None else v for k, v in given.items()})
     rows = [(name, value, PacketModel.units[name]) for name, value in model.params.items()]
     if None in given.values():
-        rows += [(f"residual of the fit to the FSHMEM paper, {p:.0f} B packets", r, "B/s")
-                 for p, r in zip(paper_fit.x, paper_fit.residuals)]
+        rows += [
+            (f"residual of the fit to the FSHMEM paper, {p:.0f} B packets", r, "B/s")
+            for p, r in zip(paper_fit.x, paper_fit.residuals)
+        ]
     for p in sizes:
-        rows += [(f"peak, {p} B packets", float(model.predict(p)), "B/s"),
-                 (f"half-bandwidth size, {p} B packets", float(model.half_bandwidth_size(p, latency)), "B"),
-                 (f"95% saturation size, {p} B packets", float(model.saturation_size(p, 0.95, latency)), "B")]
-    return figures("model_packet", {**model.params, "latency": latency, "packets": sizes,
-                                    "fitted_to": [k for k, v in given.items() if v is None]}, rows)
+        rows += [
+            (f"peak, {p} B packets", float(model.predict(p)), "B/s"),
+            (f"half-bandwidth size, {p} B packets", float(model.half_bandwidth_size(p, latency)), "B"),
+            (f"95% saturation size, {p} B packets", float(model.saturation_size(p, 0.95, latency)), "B"),
+        ]
+    return figures(
+        "model_packet",
+        {**model.params, "latency": latency, "packets": sizes, "fitted_to": [k for k, v in given.items() if v is None]},
+        rows,
+    )
 
 
 def fit(result: Result) -> Fit:

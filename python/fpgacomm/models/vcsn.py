@@ -43,18 +43,18 @@ DCN_BANDWIDTH = payload_bandwidth(3968, 64 + 32, 64 / 67)
 VCSN_BANDWIDTH = payload_bandwidth(9152, 8 + 14 + 4 + 4 + 12, 64 / 66)
 
 # --- Table 5, eq. 6 and the section 6.3 correction ---------------------------
-TOPOLOGY = 1.24e-4       # t: MAC tables (and other registers) written
-CROSSBAR = 1.35e-6       # c: crossbar configuration
-LATENCY = {"vcsn": 8.47e-7, "dcn": 4.91e-7}            # l
+TOPOLOGY = 1.24e-4  # t: MAC tables (and other registers) written
+CROSSBAR = 1.35e-6  # c: crossbar configuration
+LATENCY = {"vcsn": 8.47e-7, "dcn": 4.91e-7}  # l
 BANDWIDTH = {"vcsn": VCSN_BANDWIDTH, "dcn": DCN_BANDWIDTH}  # b
 BARRIER_PER_ROUND = 3.34e-5  # eq. 6: per ceil(log2 N) round
-BARRIER_BASE = 5.84e-6       # eq. 6: constant
-EXTRA_LONG = 210e-6          # correction after more than LONG_WORK of synchronised work
-EXTRA_SHORT = 52e-6          # ... and after less
+BARRIER_BASE = 5.84e-6  # eq. 6: constant
+EXTRA_LONG = 210e-6  # correction after more than LONG_WORK of synchronised work
+EXTRA_SHORT = 52e-6  # ... and after less
 LONG_WORK = 500e-6
-FPGAS_PER_SERVER = 2         # N = ceil(n / 2)
-SWITCH_PORTS = 36            # section 6.3: 100 Gbps switches with 36 ports
-FIG20_NODES = SWITCH_PORTS ** 3 // 4  # the largest three-level fat tree: 11664 FPGAs
+FPGAS_PER_SERVER = 2  # N = ceil(n / 2)
+SWITCH_PORTS = 36  # section 6.3: 100 Gbps switches with 36 ports
+FIG20_NODES = SWITCH_PORTS**3 // 4  # the largest three-level fat tree: 11664 FPGAs
 MiB = 1 << 20
 
 
@@ -80,14 +80,17 @@ def fat_tree_levels(nodes: int, switch_ports: int = SWITCH_PORTS) -> int:
     k = int(switch_ports)
     if k < 2 or k % 2:
         raise usage_error(f"vcsn model: a fat tree needs an even switch port count of at least 2, got {k}")
-    for levels, capacity in ((1, k), (2, k * k // 2), (3, k ** 3 // 4)):
+    for levels, capacity in ((1, k), (2, k * k // 2), (3, k**3 // 4)):
         if nodes <= capacity:
             return levels
-    raise usage_error(f"vcsn model: {nodes} FPGAs exceed a three-level fat tree of {k}-port switches "
-                      f"({k ** 3 // 4}); give more switch ports")
+    raise usage_error(
+        f"vcsn model: {nodes} FPGAs exceed a three-level fat tree of {k}-port switches "
+        f"({k ** 3 // 4}); give more switch ports"
+    )
 
 
 # --- section 5.3: the three candidate schedules (eq. 3, 4, 5) -----------------
+
 
 def ring_time(n: int, d: float, *, t: float, c: float, l: float, b: float, p: float) -> float:
     """Eq. 3, a 1-D ring: t + ceil((n-1)/2) (c + l + d/b + p)."""
@@ -105,6 +108,7 @@ def vlink_time(n: int, d: float, *, t: float, c: float, l: float, b: float, p: f
 
 
 # --- the control procedure shared with the simulator --------------------------
+
 
 def procedure(transfers, setups, *, setup_cost, barrier, control: str = "barrier") -> dict:
     """Per-stage set-up, transfer and barrier times of a staged gather.
@@ -160,9 +164,19 @@ def stage_bytes(schedule) -> list:
         for end, port, first, step, count, _ in loads:
             nodes = range(count) if step not in (0, 1, -1) else range(1)
             candidates.update((end, port, (first + i * step) % n) for i in nodes)
-        result.append(max((sum(moved * _hits(node, first, step, count, n)
-                               for e, p, first, step, count, moved in loads if (e, p) == (end, port))
-                           for end, port, node in candidates), default=0))
+        result.append(
+            max(
+                (
+                    sum(
+                        moved * _hits(node, first, step, count, n)
+                        for e, p, first, step, count, moved in loads
+                        if (e, p) == (end, port)
+                    )
+                    for end, port, node in candidates
+                ),
+                default=0,
+            )
+        )
     return result
 
 
@@ -176,6 +190,7 @@ def _hits(node: int, first: int, step: int, count: int, nodes: int) -> int:
 
 
 # --- eq. 7 and the DCN counterpart ------------------------------------------------
+
 
 class GatherModel(Model):
     """Gather time of a staged schedule under the control procedure above.
@@ -193,20 +208,25 @@ class GatherModel(Model):
     parameters = ("t", "c", "l", "b", "barrier_round", "barrier_short", "barrier_long")
     positive = ("b",)
     non_negative = ("t", "c", "l", "barrier_round", "barrier_short", "barrier_long")
-    units = {"t": "s", "c": "s", "l": "s", "b": "B/s", "barrier_round": "s", "barrier_short": "s",
-             "barrier_long": "s"}
+    units = {"t": "s", "c": "s", "l": "s", "b": "B/s", "barrier_round": "s", "barrier_short": "s", "barrier_long": "s"}
     x_column = "size"
     y_column = "time"
     network = "vcsn"
     switch_ports = SWITCH_PORTS
 
     @classmethod
-    def from_paper(cls, corrected: bool = True) -> "GatherModel":
+    def from_paper(cls, corrected: bool = True) -> GatherModel:
         """Table 5's values; corrected: with section 6.3's barrier correction."""
         short, long = (EXTRA_SHORT, EXTRA_LONG) if corrected else (0.0, 0.0)
-        return cls(t=TOPOLOGY if cls.network == "vcsn" else 0.0, c=CROSSBAR, l=LATENCY[cls.network],
-                   b=BANDWIDTH[cls.network], barrier_round=BARRIER_PER_ROUND,
-                   barrier_short=BARRIER_BASE + short, barrier_long=BARRIER_BASE + long)
+        return cls(
+            t=TOPOLOGY if cls.network == "vcsn" else 0.0,
+            c=CROSSBAR,
+            l=LATENCY[cls.network],
+            b=BANDWIDTH[cls.network],
+            barrier_round=BARRIER_PER_ROUND,
+            barrier_short=BARRIER_BASE + short,
+            barrier_long=BARRIER_BASE + long,
+        )
 
     def barrier(self, nodes: int, work: float) -> float:
         constant = self.barrier_long if work > LONG_WORK else self.barrier_short
@@ -222,16 +242,27 @@ class GatherModel(Model):
     def levels(self, nodes: int) -> int:
         return 1
 
-    def breakdown(self, nodes: int, size: float, *, control: str = "barrier",
-                  schedule_stages: tuple | None = None, levels: int | None = None) -> dict:
+    def breakdown(
+        self,
+        nodes: int,
+        size: float,
+        *,
+        control: str = "barrier",
+        schedule_stages: tuple | None = None,
+        levels: int | None = None,
+    ) -> dict:
         """Per-stage set-up, transfer, barrier (procedure above) and the
         total "time". schedule_stages: (D_s list, set-up steps list) of a
         real schedule (stage_bytes and its Stage.setup), else the model's own."""
         loads, setups = schedule_stages if schedule_stages is not None else self.stages(nodes, size)
         f = self.levels(nodes) if levels is None else levels
-        parts = procedure([f * self.l + load / self.b for load in loads], setups,
-                          setup_cost=self.setup_cost, barrier=lambda work: self.barrier(nodes, work),
-                          control=control)
+        parts = procedure(
+            [f * self.l + load / self.b for load in loads],
+            setups,
+            setup_cost=self.setup_cost,
+            barrier=lambda work: self.barrier(nodes, work),
+            control=control,
+        )
         parts["time"] = sum(sum(parts[key]) for key in ("setup", "transfer", "barrier"))
         return parts
 
@@ -248,8 +279,10 @@ class GatherModel(Model):
     def data(cls, result: Result) -> tuple:
         need = ("nodes", "size", "time")
         if any(column not in result.columns for column in need):
-            raise usage_error(f"{cls.name} model needs columns {', '.join(need)}; "
-                              f"{result.benchmark} has {', '.join(result.columns)}")
+            raise usage_error(
+                f"{cls.name} model needs columns {', '.join(need)}; "
+                f"{result.benchmark} has {', '.join(result.columns)}"
+            )
         sizes, times = cls.measured(result, "size", "time")  # text and impossible times refused
         if len(times) != len(result.rows):
             raise usage_error(f"{cls.name} model: {result.benchmark} has rows without a time; give complete rows")
@@ -285,41 +318,69 @@ class GatherModel(Model):
             names = [cls.parameters[j] for j in columns]
             y = target[equation::3]
             sigma = np.where(np.abs(y) > 0, np.abs(y), np.max(np.abs(y)) or 1.0)
-            part = cls._linear(design[equation::3][:, columns], y, sigma, names,
-                               order=[columns.index(j) for j in order], unexercised=UNEXERCISED)
+            part = cls._linear(
+                design[equation::3][:, columns],
+                y,
+                sigma,
+                names,
+                order=[columns.index(j) for j in order],
+                unexercised=UNEXERCISED,
+            )
             for name, value in zip(names, part.values):
                 values[cls.parameters.index(name)] = float(value)
             held.update(part.held)
-            blocks.update({(a, b): part.covariance[i, k] for i, a in enumerate(part.estimated)
-                           for k, b in enumerate(part.estimated)})
+            blocks.update(
+                {
+                    (a, b): part.covariance[i, k]
+                    for i, a in enumerate(part.estimated)
+                    for k, b in enumerate(part.estimated)
+                }
+            )
         inverse_b = values[3]
         if "b" in held or inverse_b <= 0:
-            raise usage_error(f"{cls.name} model: the transfers do not grow with the data size; "
-                              f"fit a sweep of sizes")
+            raise usage_error(
+                f"{cls.name} model: the transfers do not grow with the data size; " f"fit a sweep of sizes"
+            )
         values[3] = 1 / inverse_b
         estimated = [p for p in cls.parameters if p not in held]
         # Delta method for b = 1 / (1/b): d b / d(1/b) = -b^2.
-        factor = {p: -1 / inverse_b ** 2 if p == "b" else 1.0 for p in estimated}
-        covariance = np.array([[blocks.get((a, b), 0.0) * factor[a] * factor[b] for b in estimated]
-                               for a in estimated]).reshape(len(estimated), len(estimated))
+        factor = {p: -1 / inverse_b**2 if p == "b" else 1.0 for p in estimated}
+        covariance = np.array(
+            [[blocks.get((a, b), 0.0) * factor[a] * factor[b] for b in estimated] for a in estimated]
+        ).reshape(len(estimated), len(estimated))
         stderr = {p: None for p in held}
         stderr.update({p: math.sqrt(max(covariance[i, i], 0.0)) for i, p in enumerate(estimated)})
         model = cls(**dict(zip(cls.parameters, values)))
         x, y = cls.data(result)
         x, y = x[rows], y[rows]
         residuals = y - np.array([model._row_time(result, i) for i in rows])
-        weights = 1 / y ** 2
+        weights = 1 / y**2
         mean = np.sum(weights * y) / np.sum(weights)
         total = float(np.sum(weights * (y - mean) ** 2))
-        r_squared = 1 - float(np.sum(weights * residuals ** 2)) / total if total > 0 else 1.0
-        return Fit(model, stderr, covariance, r_squared, x, y, residuals, True, {"source": result.benchmark},
-                   held={p: held[p] for p in cls.parameters if p in held})
+        r_squared = 1 - float(np.sum(weights * residuals**2)) / total if total > 0 else 1.0
+        return Fit(
+            model,
+            stderr,
+            covariance,
+            r_squared,
+            x,
+            y,
+            residuals,
+            True,
+            {"source": result.benchmark},
+            held={p: held[p] for p in cls.parameters if p in held},
+        )
 
     def _row_time(self, result: Result, index: int) -> float:
         row = result.rows[index]
         loads, setups, levels, long = _row_schedule(result, row)
-        return self.breakdown(row["nodes"], row["size"], control=result.params.get("control", "barrier"),
-                              schedule_stages=(loads, setups), levels=levels)["time"]
+        return self.breakdown(
+            row["nodes"],
+            row["size"],
+            control=result.params.get("control", "barrier"),
+            schedule_stages=(loads, setups),
+            levels=levels,
+        )["time"]
 
     # -------------------------------------------------------------- compare
 
@@ -333,8 +394,13 @@ class GatherModel(Model):
         if stages not in ("schedule", "model"):
             raise usage_error(f"{self.name} model: against stages {stages!r}; use 'schedule' or 'model'")
         x, y = self.data(result)
-        original = type(self)(**{**self.params, "barrier_short": self.barrier_short - EXTRA_SHORT,
-                                 "barrier_long": self.barrier_long - EXTRA_LONG})
+        original = type(self)(
+            **{
+                **self.params,
+                "barrier_short": self.barrier_short - EXTRA_SHORT,
+                "barrier_long": self.barrier_long - EXTRA_LONG,
+            }
+        )
         own = stages == "schedule" and "schedule" in result.columns
         errors = {}
         for index, ((n, d), measured) in enumerate(zip(x, y)):
@@ -353,9 +419,21 @@ class GatherModel(Model):
                     row[f"{label}_{n}"] = errors.get((label, n, d))
                     units[f"{label}_{n}"] = ""
             rows.append(row)
-        return Result(f"fit_{self.name}", {"model": self.name, "source": result.benchmark, "stages": stages,
-                                               "nodes": nodes, "y_column": "time", "error": TABLE_6_ERROR,
-                                               **self.params}, {}, rows, units)
+        return Result(
+            f"fit_{self.name}",
+            {
+                "model": self.name,
+                "source": result.benchmark,
+                "stages": stages,
+                "nodes": nodes,
+                "y_column": "time",
+                "error": TABLE_6_ERROR,
+                **self.params,
+            },
+            {},
+            rows,
+            units,
+        )
 
 
 class VcsnGather(GatherModel):
@@ -390,8 +468,10 @@ class DcnGather(GatherModel):
 
 MODELS = {"vcsn": VcsnGather, "dcn": DcnGather}
 # What the cells of `against` hold (Table 6's layout).
-TABLE_6_ERROR = ("each cell |model - measured| / measured at the column's node count, the model with section 6.3's "
-                 "barrier correction (corrected) and without it (original)")
+TABLE_6_ERROR = (
+    "each cell |model - measured| / measured at the column's node count, the model with section 6.3's "
+    "barrier correction (corrected) and without it (original)"
+)
 # Why a parameter's column is empty in a gather fit: what the rows never did.
 UNEXERCISED = {
     "t": "no row's schedule writes the topology (a ring's never does)",
@@ -400,7 +480,7 @@ UNEXERCISED = {
     "barrier_round": "every row synchronises one server, where eq. 6 has no per-round term",
     "barrier_short": f"every barrier closes more than {LONG_WORK * 1e6:.0f} us of work",
     "barrier_long": f"no barrier closes more than {LONG_WORK * 1e6:.0f} us of work, the correction section 6.3 "
-                    "measured for longer work",
+    "measured for longer work",
 }
 
 
@@ -410,10 +490,16 @@ def _row_schedule(result: Result, row: dict) -> tuple:
     params = result.params
     if row.get("schedule") == "mpi":
         raise usage_error("vcsn model: the mpi schedule has no stage model; fit ring, tree or vlink rows")
-    schedule = schedules.schedule(row["schedule"], int(row["nodes"]), int(row["size"]),
-                               ports=int(params.get("ports", 2)), virtual_ports=int(params.get("virtual_ports", 2)),
-                               collective=params.get("collective", "gather"), root=int(params.get("root", 0)),
-                               broadcast=bool(params.get("broadcast", True)))
+    schedule = schedules.schedule(
+        row["schedule"],
+        int(row["nodes"]),
+        int(row["size"]),
+        ports=int(params.get("ports", 2)),
+        virtual_ports=int(params.get("virtual_ports", 2)),
+        collective=params.get("collective", "gather"),
+        root=int(params.get("root", 0)),
+        broadcast=bool(params.get("broadcast", True)),
+    )
     levels = int(row.get("levels") or params.get("levels", 1))  # simulated rows say; real ones: one switch
     key = f"{row['nodes']}/{row['size']}"
     samples = result.samples or {}
@@ -422,8 +508,10 @@ def _row_schedule(result: Result, row: dict) -> tuple:
     long = None
     if transfers and setups_measured and len(transfers) == len(schedule.stages):
         # Stage s's barrier closes its transfer and the next stage's set-up.
-        long = [transfers[s] + (setups_measured[s + 1] if s + 1 < len(transfers) else 0.0) > LONG_WORK
-                for s in range(len(transfers))]
+        long = [
+            transfers[s] + (setups_measured[s + 1] if s + 1 < len(transfers) else 0.0) > LONG_WORK
+            for s in range(len(transfers))
+        ]
     return stage_bytes(schedule), [stage.setup for stage in schedule.stages], levels, long
 
 
@@ -434,8 +522,9 @@ def _fit_rows(cls, result: Result) -> tuple:
     need = ("schedule", "nodes", "size", "stages", "setup", "transfer", "barrier")
     if not isinstance(result, Result) or any(column not in result.columns for column in need):
         have = ", ".join(result.columns) if isinstance(result, Result) else type(result).__name__
-        raise usage_error(f"{cls.name} model: fitting needs a gather Result with columns {', '.join(need)}; "
-                          f"got {have}")
+        raise usage_error(
+            f"{cls.name} model: fitting needs a gather Result with columns {', '.join(need)}; " f"got {have}"
+        )
     control = result.params.get("control", "barrier")
     prior = cls.from_paper()
     used, design, target = [], [], []
@@ -449,22 +538,27 @@ def _fit_rows(cls, result: Result) -> tuple:
             predicted = prior.breakdown(row["nodes"], row["size"], schedule_stages=(loads, setups), levels=levels)
             setup_next = predicted["setup"][1:] + [0.0]
             long = [predicted["transfer"][s] + setup_next[s] > LONG_WORK for s in range(count)]
-        topology = sum(steps.count("topology") for steps in setups) if control == "barrier" else setups[0].count(
-            "topology")
-        crossbar = sum(steps.count("crossbar") for steps in setups) if control == "barrier" else setups[0].count(
-            "crossbar")
+        topology = (
+            sum(steps.count("topology") for steps in setups) if control == "barrier" else setups[0].count("topology")
+        )
+        crossbar = (
+            sum(steps.count("crossbar") for steps in setups) if control == "barrier" else setups[0].count("crossbar")
+        )
         first = len(setups[0])  # every first set-up step has its barrier
         closing = count if control == "barrier" else 0
         long_count = sum(long) if control == "barrier" else 0
-        design += [[topology, crossbar, 0, 0, 0, 0, 0],
-                   [0, 0, count * levels, sum(loads), 0, 0, 0],
-                   [0, 0, 0, 0, (first + closing) * rounds, first + closing - long_count, long_count]]
+        design += [
+            [topology, crossbar, 0, 0, 0, 0, 0],
+            [0, 0, count * levels, sum(loads), 0, 0, 0],
+            [0, 0, 0, 0, (first + closing) * rounds, first + closing - long_count, long_count],
+        ]
         target += [row["setup"], row["transfer"], row["barrier"]]
         used.append(index)
     return used, np.array(design, dtype=float), np.array(target, dtype=float)
 
 
 # --- Fig. 20: the large-cluster estimate ---------------------------------------
+
 
 def estimate(nodes=None, sizes=None, *, corrected: bool = True) -> Result:
     """Fig. 20: eq. 7 (VCSN) and its DCN counterpart with Table 5's values
@@ -480,8 +574,13 @@ def estimate(nodes=None, sizes=None, *, corrected: bool = True) -> Result:
         for d in sizes:
             v, c = vcsn.time(n, d), dcn.time(n, d)
             rows.append({"nodes": n, "size": int(d), "levels": vcsn.levels(n), "vcsn": v, "dcn": c, "ratio": c / v})
-    return Result("vcsn_estimate", {"model": "vcsn", "corrected": corrected, "switch_ports": SWITCH_PORTS}, {}, rows,
-                  {"nodes": "", "size": "B", "levels": "", "vcsn": "s", "dcn": "s", "ratio": ""})
+    return Result(
+        "vcsn_estimate",
+        {"model": "vcsn", "corrected": corrected, "switch_ports": SWITCH_PORTS},
+        {},
+        rows,
+        {"nodes": "", "size": "B", "levels": "", "vcsn": "s", "dcn": "s", "ratio": ""},
+    )
 
 
 # --- the registered module (fpgacomm model vcsn / fpgacomm fit --model vcsn) -----
@@ -500,8 +599,9 @@ def _numbers(text: str, what: str) -> list:
         try:
             values.append(parse_size(item))
         except _core.UsageError:
-            raise usage_error(f"vcsn model: {what} {item!r}; give whole numbers separated by commas "
-                              f"(sizes may end in K, M or G)") from None
+            raise usage_error(
+                f"vcsn model: {what} {item!r}; give whole numbers separated by commas " f"(sizes may end in K, M or G)"
+            ) from None
     return values
 
 
@@ -511,18 +611,26 @@ def predictions(nodes: str = "", sizes: str = "64K,1M,16M,256M", barrier: str = 
     gather times of eq. 7 and the DCN counterpart (figure, value, unit rows)."""
     if barrier not in ("corrected", "printed"):
         raise usage_error(f"vcsn model: barrier {barrier!r}; use 'corrected' or 'printed'")
-    rows = [("DCN payload bandwidth, eq. 1", DCN_BANDWIDTH, "B/s"),
-            ("VCSN payload bandwidth, eq. 2", VCSN_BANDWIDTH, "B/s")]
+    rows = [
+        ("DCN payload bandwidth, eq. 1", DCN_BANDWIDTH, "B/s"),
+        ("VCSN payload bandwidth, eq. 2", VCSN_BANDWIDTH, "B/s"),
+    ]
     counts = _numbers(nodes, "node count")
     if counts:
         for row in estimate(counts, _numbers(sizes, "size"), corrected=barrier == "corrected").rows:
             where = f"{row['nodes']} nodes, {row['size']} B per node"
-            rows += [(f"VCSN gather time (eq. 7), {where}", row["vcsn"], "s"),
-                     (f"DCN gather time (counterpart), {where}", row["dcn"], "s"),
-                     (f"DCN / VCSN, {where}", row["ratio"], "")]
-    return Result("model_vcsn", {"model": "vcsn", "barrier": barrier}, {},
-                  [{"figure": f, "value": float(v), "unit": u} for f, v, u in rows],
-                  {"figure": "", "value": "", "unit": ""})
+            rows += [
+                (f"VCSN gather time (eq. 7), {where}", row["vcsn"], "s"),
+                (f"DCN gather time (counterpart), {where}", row["dcn"], "s"),
+                (f"DCN / VCSN, {where}", row["ratio"], ""),
+            ]
+    return Result(
+        "model_vcsn",
+        {"model": "vcsn", "barrier": barrier},
+        {},
+        [{"figure": f, "value": float(v), "unit": u} for f, v, u in rows],
+        {"figure": "", "value": "", "unit": ""},
+    )
 
 
 def fit(result: Result) -> Fit:

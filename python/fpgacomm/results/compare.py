@@ -33,8 +33,13 @@ NAME = "comparison"
 #: precise first (nccl-tests prints its time with more digits than busbw,
 #: whose small sizes print as 0.00 GB/s; the ratio of times is the inverse
 #: of the ratio of bandwidths, and the direction follows the quantity).
-HEADLINES = (("latency_avg", "latency"), ("latency", "latency"), ("bandwidth", "bandwidth"), ("time", "latency"),
-             ("busbw", "bandwidth"))
+HEADLINES = (
+    ("latency_avg", "latency"),
+    ("latency", "latency"),
+    ("bandwidth", "bandwidth"),
+    ("time", "latency"),
+    ("busbw", "bandwidth"),
+)
 # Launches a compare --run campaign makes of each command unless told.
 DEFAULT_ROUNDS = 7
 
@@ -69,8 +74,10 @@ def read_with_rounds(path: str) -> tuple:
     if path.lower().endswith(".json"):
         data = files.read_json(path, what="an fpgacomm Result")
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            raise ValueError(f"{path}: not an fpgacomm Result (no schema {SCHEMA!r}); fpgacomm reads Result JSON "
-                             f"and CSV files and the text output of {', '.join(peers.FORMATS)}")
+            raise ValueError(
+                f"{path}: not an fpgacomm Result (no schema {SCHEMA!r}); fpgacomm reads Result JSON "
+                f"and CSV files and the text output of {', '.join(peers.FORMATS)}"
+            )
         units = data.get("units")
         if isinstance(units, dict):  # a "rounds" unit of older files: the rounds cell is no column
             data = {**data, "units": {key: unit for key, unit in units.items() if key != "rounds"}}
@@ -81,8 +88,15 @@ def read_with_rounds(path: str) -> tuple:
     rounds = [row.get("rounds") if isinstance(row.get("rounds"), dict) else None for row in result.rows]
     if any(cell is not None for cell in rounds):
         rows = [{key: value for key, value in row.items() if key != "rounds"} for row in result.rows]
-        result = Result(result.benchmark, result.params, result.env, rows,
-                        {key: unit for key, unit in result.units.items() if key != "rounds"}, None, result.incomplete)
+        result = Result(
+            result.benchmark,
+            result.params,
+            result.env,
+            rows,
+            {key: unit for key, unit in result.units.items() if key != "rounds"},
+            None,
+            result.incomplete,
+        )
     return result, rounds
 
 
@@ -94,8 +108,9 @@ def quantity_of(result: Result) -> tuple:
     for column, quantity in HEADLINES:
         if column in result.columns and (entry is None or entry.quantity == quantity):
             return quantity, column, quantity == "latency"
-    raise ValueError(f"{result.benchmark} has no latency or bandwidth column to compare "
-                     f"(columns: {', '.join(result.columns)})")
+    raise ValueError(
+        f"{result.benchmark} has no latency or bandwidth column to compare " f"(columns: {', '.join(result.columns)})"
+    )
 
 
 def read_side(given: str, label: str) -> Side:
@@ -111,13 +126,23 @@ def read_side(given: str, label: str) -> Side:
         except (ValueError, TypeError, KeyError) as error:
             raise usage_error(f"{label}: {error}") from None
         if side is None:
-            side = Side(label, os.fspath(given), files, result.benchmark, quantity, column,
-                        result.units.get(column, ""), experiment=_experiment(result),
-                        headlines=[name for name, _ in HEADLINES if name in result.columns])
+            side = Side(
+                label,
+                os.fspath(given),
+                files,
+                result.benchmark,
+                quantity,
+                column,
+                result.units.get(column, ""),
+                experiment=_experiment(result),
+                headlines=[name for name, _ in HEADLINES if name in result.columns],
+            )
         elif _experiment(result) != side.experiment:
-            raise usage_error(f"{label}: {side.files[0]} ({_experiment_text(side.experiment)}) and {path} "
-                             f"({_experiment_text(_experiment(result))}) are different experiments, and the files "
-                             "of an input are launches of one; give them as separate inputs")
+            raise usage_error(
+                f"{label}: {side.files[0]} ({_experiment_text(side.experiment)}) and {path} "
+                f"({_experiment_text(_experiment(result))}) are different experiments, and the files "
+                "of an input are launches of one; give them as separate inputs"
+            )
         launch = {}
         for row, row_rounds in zip(result.rows, rounds):
             if not isinstance(row.get("size"), (int, float)):
@@ -167,14 +192,17 @@ def _under_load(path: str, result: Result, whole_run: bool) -> list:
         return []
     loads = result.env.get("round_loads")
     if isinstance(loads, list) and loads:
-        loaded = [(index + 1, load) for index, load in enumerate(loads)
-                  if isinstance(load, (int, float)) and load > cores]
+        loaded = [
+            (index + 1, load) for index, load in enumerate(loads) if isinstance(load, (int, float)) and load > cores
+        ]
         if not loaded:
             return []
         numbers = ", ".join(str(number) for number, _ in loaded)
         low, high = min(load for _, load in loaded), max(load for _, load in loaded)
-        return [f"{path} round{'s' if len(loaded) > 1 else ''} {numbers} (load {low:.1f}"
-                f"{f' to {high:.1f}' if high > low else ''} on {cores} cores)"]
+        return [
+            f"{path} round{'s' if len(loaded) > 1 else ''} {numbers} (load {low:.1f}"
+            f"{f' to {high:.1f}' if high > low else ''} on {cores} cores)"
+        ]
     load = machine.get("load_before")
     if not whole_run:
         return []
@@ -184,9 +212,12 @@ def _under_load(path: str, result: Result, whole_run: bool) -> list:
 def _launches_under_load(given: str, record: dict) -> list:
     """The launches of a `compare --run` folder that started under load,
     from its record (the text of OMB's programs records no load)."""
-    return [f"{os.path.join(given, launch['output'])} (launch {launch['launch']}, load {launch['load_before']:.1f} "
-            f"on {launch['cores']} cores)" for launch in record.get("launches", [])
-            if launch.get("load_before") is not None and launch["load_before"] > launch.get("cores", math.inf)]
+    return [
+        f"{os.path.join(given, launch['output'])} (launch {launch['launch']}, load {launch['load_before']:.1f} "
+        f"on {launch['cores']} cores)"
+        for launch in record.get("launches", [])
+        if launch.get("load_before") is not None and launch["load_before"] > launch.get("cores", math.inf)
+    ]
 
 
 def _range(keys) -> str:
@@ -206,13 +237,15 @@ def threshold_of(value) -> float:
     except ValueError:
         number = math.nan
     if isinstance(value, bool) or not 0 <= number < 1:
-        raise usage_error(f"--threshold takes a fraction below 1 or a percentage: 0.05 and 5% both mean 5 %; "
-                          f"got {value!r}")
+        raise usage_error(
+            f"--threshold takes a fraction below 1 or a percentage: 0.05 and 5% both mean 5 %; " f"got {value!r}"
+        )
     return number
 
 
-def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels=None, threshold=0.0,
-            level: float = LEVEL) -> Result:
+def compare(
+    inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels=None, threshold=0.0, level: float = LEVEL
+) -> Result:
     """Each input against the first, size by size. The unit is the launch
     (a job, one file): each launch is reduced to its median per size, and
     the launches' medians are compared: the ratio of the input's to the
@@ -253,17 +286,23 @@ def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels
     base = sides[0]
     for side in sides[1:]:
         if side.quantity != base.quantity:
-            raise usage_error(f"{side.label} ({side.given}, {side.benchmark}) measures {side.quantity} and "
-                             f"{base.label} ({base.given}, {base.benchmark}) {base.quantity}; compare runs of one "
-                             "quantity (latency with latency, bandwidth with bandwidth)")
+            raise usage_error(
+                f"{side.label} ({side.given}, {side.benchmark}) measures {side.quantity} and "
+                f"{base.label} ({base.given}, {base.benchmark}) {base.quantity}; compare runs of one "
+                "quantity (latency with latency, bandwidth with bandwidth)"
+            )
         if not set(side.launches) & set(base.launches):
             if {name for name, _ in side.launches} == {name for name, _ in base.launches}:
-                raise usage_error(f"the sizes of {base.label} and {side.label} do not overlap: {base.label} "
-                                  f"({base.given}) has {_range(base.launches)}, {side.label} ({side.given}) has "
-                                  f"{_range(side.launches)}")
-            raise usage_error(f"no series of {base.label} ({base.given}) is one of {side.label} ({side.given}); "
-                              f"sizes are compared within a series ({', '.join(series.SERIES_COLUMNS)}): "
-                              f"{'; '.join(_unmatched(base, side))}")
+                raise usage_error(
+                    f"the sizes of {base.label} and {side.label} do not overlap: {base.label} "
+                    f"({base.given}) has {_range(base.launches)}, {side.label} ({side.given}) has "
+                    f"{_range(side.launches)}"
+                )
+            raise usage_error(
+                f"no series of {base.label} ({base.given}) is one of {side.label} ({side.given}); "
+                f"sizes are compared within a series ({', '.join(series.SERIES_COLUMNS)}): "
+                f"{'; '.join(_unmatched(base, side))}"
+            )
     lower_is_better = base.quantity == "latency"
     unmatched = {side.label: _unmatched(base, side) for side in sides[1:]}
     rows = []
@@ -275,40 +314,74 @@ def compare(inputs=(), *, run=(), rounds: int = DEFAULT_ROUNDS, out=None, labels
         for key, size, p_holm in zip(keys, found, adjusted):
             tested = size.shift
             verdict = _verdict(size, None if tested is None else float(p_holm), level, threshold, lower_is_better)
-            needed = (launches_to_decide(np.log(size.medians_a), np.log(size.medians_b), threshold, alpha)
-                      if verdict == UNDECIDED else None)
-            rows.append({"candidate": side.label, "series": key[0], "size": key[1],
-                         "n_base": len(size.medians_a), "n_candidate": len(size.medians_b),
-                         "median_base": float(np.median(size.medians_a)),
-                         "median_candidate": float(np.median(size.medians_b)),
-                         "ratio": tested.ratio if tested else float(np.median(size.medians_b) /
-                                                                     np.median(size.medians_a)),
-                         "ratio_low": tested.low if tested else None, "ratio_high": tested.high if tested else None,
-                         "coverage": tested.coverage if tested else None, "p": tested.p if tested else None,
-                         "p_holm": None if tested is None else float(p_holm), "verdict": verdict,
-                         "launches_needed": needed})
-    units = {"candidate": "", "series": "", "size": "B", "n_base": "", "n_candidate": "", "median_base": base.unit,
-             "median_candidate": base.unit, "ratio": "", "ratio_low": "", "ratio_high": "", "coverage": "", "p": "",
-             "p_holm": "", "verdict": "", "launches_needed": ""}
+            needed = (
+                launches_to_decide(np.log(size.medians_a), np.log(size.medians_b), threshold, alpha)
+                if verdict == UNDECIDED
+                else None
+            )
+            rows.append(
+                {
+                    "candidate": side.label,
+                    "series": key[0],
+                    "size": key[1],
+                    "n_base": len(size.medians_a),
+                    "n_candidate": len(size.medians_b),
+                    "median_base": float(np.median(size.medians_a)),
+                    "median_candidate": float(np.median(size.medians_b)),
+                    "ratio": tested.ratio if tested else float(np.median(size.medians_b) / np.median(size.medians_a)),
+                    "ratio_low": tested.low if tested else None,
+                    "ratio_high": tested.high if tested else None,
+                    "coverage": tested.coverage if tested else None,
+                    "p": tested.p if tested else None,
+                    "p_holm": None if tested is None else float(p_holm),
+                    "verdict": verdict,
+                    "launches_needed": needed,
+                }
+            )
+    units = {
+        "candidate": "",
+        "series": "",
+        "size": "B",
+        "n_base": "",
+        "n_candidate": "",
+        "median_base": base.unit,
+        "median_candidate": base.unit,
+        "ratio": "",
+        "ratio_low": "",
+        "ratio_high": "",
+        "coverage": "",
+        "p": "",
+        "p_holm": "",
+        "verdict": "",
+        "launches_needed": "",
+    }
     if not any(row["series"] for row in rows):
         rows = [{key: value for key, value in row.items() if key != "series"} for row in rows]
         units.pop("series")
-    params = {"inputs": {side.label: side.given for side in sides},
-              "commands": {side.label: side.command for side in sides if side.command},
-              "benchmarks": {side.label: side.benchmark for side in sides},
-              "files": {side.label: len(side.files) for side in sides},
-              "quantity": base.quantity, "column": base.column, "lower_is_better": lower_is_better,
-              "headline_columns": base.headlines,
-              "level": level, "threshold": threshold,
-              "unit": "the launch: each file's median per size; with one launch a side, the rounds of the two jobs",
-              "interval": "Hodges-Lehmann estimate of the ratio, distribution-free interval from U's distribution",
-              "test": "Mann-Whitney U, two-sided (exact without ties up to 50 values a side, else normal)",
-              "correction": "Holm over the sizes of each comparison",
-              "equivalence": "no difference where the interval lies inside [1 - threshold, 1 + threshold]",
-              "unmatched": {label: found for label, found in unmatched.items() if found},
-              "printed_as_zero": {side.label: sorted(f"{name + ' ' if name else ''}{human_bytes(size)}"
-                                                     for name, size in side.zeros) for side in sides if side.zeros},
-              "printed_step": {side.label: side.resolution for side in sides if side.resolution}}
+    params = {
+        "inputs": {side.label: side.given for side in sides},
+        "commands": {side.label: side.command for side in sides if side.command},
+        "benchmarks": {side.label: side.benchmark for side in sides},
+        "files": {side.label: len(side.files) for side in sides},
+        "quantity": base.quantity,
+        "column": base.column,
+        "lower_is_better": lower_is_better,
+        "headline_columns": base.headlines,
+        "level": level,
+        "threshold": threshold,
+        "unit": "the launch: each file's median per size; with one launch a side, the rounds of the two jobs",
+        "interval": "Hodges-Lehmann estimate of the ratio, distribution-free interval from U's distribution",
+        "test": "Mann-Whitney U, two-sided (exact without ties up to 50 values a side, else normal)",
+        "correction": "Holm over the sizes of each comparison",
+        "equivalence": "no difference where the interval lies inside [1 - threshold, 1 + threshold]",
+        "unmatched": {label: found for label, found in unmatched.items() if found},
+        "printed_as_zero": {
+            side.label: sorted(f"{name + ' ' if name else ''}{human_bytes(size)}" for name, size in side.zeros)
+            for side in sides
+            if side.zeros
+        },
+        "printed_step": {side.label: side.resolution for side in sides if side.resolution},
+    }
     env = {"under_load": {side.label: side.loaded for side in sides if side.loaded}}
     return Result(NAME, params, env, rows, units)
 
@@ -347,8 +420,11 @@ def _verdict(size: _Size, p_holm, level: float, threshold: float, lower_is_bette
         return JOBS_DIFFER if differs else ONE_JOB
     if differs:
         return "slower" if (tested.ratio > 1) == lower_is_better else "faster"
-    if tested is not None and tested.coverage >= level and (
-            1 - threshold <= tested.low and tested.high <= 1 + threshold):
+    if (
+        tested is not None
+        and tested.coverage >= level
+        and (1 - threshold <= tested.low and tested.high <= 1 + threshold)
+    ):
         return "no difference"
     return UNDECIDED
 
@@ -368,8 +444,10 @@ def _unmatched(base: Side, side: Side) -> list:
         alone = [key for key in own if key not in other]
         for name in sorted({name for name, _ in alone}):
             keys = [key for key in alone if key[0] == name]
-            found.append(f"{owner} only: {name + ', ' if name else ''}{len(keys)} size{'s' if len(keys) > 1 else ''}, "
-                         f"{_range(keys)}")
+            found.append(
+                f"{owner} only: {name + ', ' if name else ''}{len(keys)} size{'s' if len(keys) > 1 else ''}, "
+                f"{_range(keys)}"
+            )
     return found
 
 
@@ -383,8 +461,13 @@ def undecided_on_the_slower_side(result: Result) -> list:
     """The undecided rows whose interval lies wholly beyond the threshold on
     the slower side: a regression the data point to but cannot yet show."""
     lower_is_better, threshold = result.params["lower_is_better"], result.params["threshold"]
-    return [row for row in result.rows if row["verdict"] == UNDECIDED and row["ratio_low"] is not None and (
-        row["ratio_low"] > 1 + threshold if lower_is_better else row["ratio_high"] < 1 - threshold)]
+    return [
+        row
+        for row in result.rows
+        if row["verdict"] == UNDECIDED
+        and row["ratio_low"] is not None
+        and (row["ratio_low"] > 1 + threshold if lower_is_better else row["ratio_high"] < 1 - threshold)
+    ]
 
 
 def exit_status(result: Result) -> int:
@@ -409,46 +492,64 @@ def format_comparison(result: Result, full: bool = False) -> str:
     percent = f"{level * 100:g} %"
     choices = params.get("headline_columns", [])
     column = params["column"] + (f", the most precise of {' and '.join(choices)}" if len(choices) > 1 else "")
-    lines = [f"# fpgacomm compare: {column} ({params['quantity']}, {better} is better), each input against "
-             f"{base}; each launch (file) reduced to its median per size; ratio "
-             f"{labels[-1] if len(labels) == 2 else 'X'}/{base} of the launches with its {percent} interval "
-             "(Hodges-Lehmann), Mann-Whitney U, Holm over the sizes"]
+    lines = [
+        f"# fpgacomm compare: {column} ({params['quantity']}, {better} is better), each input against "
+        f"{base}; each launch (file) reduced to its median per size; ratio "
+        f"{labels[-1] if len(labels) == 2 else 'X'}/{base} of the launches with its {percent} interval "
+        "(Hodges-Lehmann), Mann-Whitney U, Holm over the sizes"
+    ]
     if params.get("threshold"):
         lines.append(f"# no difference: an interval inside {params['threshold'] * 100:g} % of 1 (--threshold)")
     for label in labels:
         command = params.get("commands", {}).get(label)
-        lines.append(f"# {label}: {params['inputs'][label]} ({params['benchmarks'][label]}, "
-                     f"{params['files'][label]} launch{'es' if params['files'][label] != 1 else ''})"
-                     + (f": {command}" if command else ""))
+        lines.append(
+            f"# {label}: {params['inputs'][label]} ({params['benchmarks'][label]}, "
+            f"{params['files'][label]} launch{'es' if params['files'][label] != 1 else ''})"
+            + (f": {command}" if command else "")
+        )
     unit = result.units.get("median_base", "")
     has_series = "series" in result.columns
     width = max([len(row["series"]) for row in result.rows] + [6]) + 2 if has_series else 0
     for label in labels[1:]:
         rows = [row for row in result.rows if row["candidate"] == label]
         header = ([f"{'series':<{width}}"] if has_series else []) + [
-            f"{'Size':<10}", f"{base + ' median':>14}", f"{label + ' median':>14}", f"{'launches':>10}",
-            f"{label + '/' + base:>8}", f"{'interval':>26}", f"{'p (Holm)':>10}", "  verdict"]
+            f"{'Size':<10}",
+            f"{base + ' median':>14}",
+            f"{label + ' median':>14}",
+            f"{'launches':>10}",
+            f"{label + '/' + base:>8}",
+            f"{'interval':>26}",
+            f"{'p (Holm)':>10}",
+            "  verdict",
+        ]
         lines += ["", f"# {label} against {base}", "".join(header)]
         for row in rows:
             interval = "-"
             if row["ratio_low"] is not None:
                 interval = f"{row['ratio_low']:.3f} .. {row['ratio_high']:.3f} ({row['coverage'] * 100:.3g} %)"
-            verdict = row["verdict"] + (f" ({row['launches_needed']} launches a side would decide)"
-                                        if row.get("launches_needed") else "")
+            verdict = row["verdict"] + (
+                f" ({row['launches_needed']} launches a side would decide)" if row.get("launches_needed") else ""
+            )
             cells = ([f"{row['series']:<{width}}"] if has_series else []) + [
-                f"{human_bytes(row['size']):<10}", f"{with_unit(row['median_base'], unit):>14}",
+                f"{human_bytes(row['size']):<10}",
+                f"{with_unit(row['median_base'], unit):>14}",
                 f"{with_unit(row['median_candidate'], unit):>14}",
                 f"{str(row['n_base']) + '/' + str(row['n_candidate']):>10}",
-                f"{row['ratio']:>8.3f}", f"{interval:>26}",
-                f"{'-' if row['p_holm'] is None else format(row['p_holm'], '.2g'):>10}", f"  {verdict}"]
+                f"{row['ratio']:>8.3f}",
+                f"{interval:>26}",
+                f"{'-' if row['p_holm'] is None else format(row['p_holm'], '.2g'):>10}",
+                f"  {verdict}",
+            ]
             lines.append("".join(cells))
         lines += _notes(rows, params)
         lines += [f"# matched nothing: {found}" for found in params.get("unmatched", {}).get(label, [])]
     for label, where in params.get("printed_as_zero", {}).items():
         step = params.get("printed_step", {}).get(label)
         precision = f" ({with_unit(step, unit)})" if step else ""
-        lines.append(f"# {label}: values printed as 0, below the printed precision{precision}, left out of the "
-                     f"ratios at {', '.join(where)}")
+        lines.append(
+            f"# {label}: values printed as 0, below the printed precision{precision}, left out of the "
+            f"ratios at {', '.join(where)}"
+        )
     loaded = result.env.get("under_load") or {}
     for label, names in loaded.items():
         lines.append(f"# {label}: taken while the load exceeded the cores: {'; '.join(names)}")
@@ -469,17 +570,28 @@ def _notes(rows: list, params: dict) -> list:
 
     one_job = [row for row in rows if row["verdict"] in (ONE_JOB, JOBS_DIFFER)]
     if one_job:
-        notes.append(f"# one job a side at {sizes(len(one_job))}: the interval is of the rounds of these two jobs, "
-                     "which share each job's placement and memory layout; it says whether two jobs differ, not two "
-                     "set-ups, so there is no faster or slower verdict: use compare --run (several launches a "
-                     "side) for one")
+        notes.append(
+            f"# one job a side at {sizes(len(one_job))}: the interval is of the rounds of these two jobs, "
+            "which share each job's placement and memory layout; it says whether two jobs differ, not two "
+            "set-ups, so there is no faster or slower verdict: use compare --run (several launches a "
+            "side) for one"
+        )
     undecided = [row for row in rows if row["verdict"] == UNDECIDED]
     if undecided:
         needed = [row["launches_needed"] for row in undecided if row["launches_needed"]]
-        notes.append(f"# undecided at {sizes(len(undecided))}: neither a difference (the test, corrected over the "
-                     "sizes) nor its absence (the interval inside the threshold band) is shown"
-                     + (f"; {_span(needed)} launches a side would decide (each size's count beside its verdict)"
-                        if needed else "")
-                     + ("" if params["threshold"] else "; without --threshold no difference can never be shown "
-                        "(give the difference that does not matter, e.g. --threshold 5%)"))
+        notes.append(
+            f"# undecided at {sizes(len(undecided))}: neither a difference (the test, corrected over the "
+            "sizes) nor its absence (the interval inside the threshold band) is shown"
+            + (
+                f"; {_span(needed)} launches a side would decide (each size's count beside its verdict)"
+                if needed
+                else ""
+            )
+            + (
+                ""
+                if params["threshold"]
+                else "; without --threshold no difference can never be shown "
+                "(give the difference that does not matter, e.g. --threshold 5%)"
+            )
+        )
     return notes

@@ -68,8 +68,8 @@ def u_distribution(m: int, n: int) -> np.ndarray:
         row = [np.ones(1)]  # j = 0: U is 0
         for j in range(1, n + 1):
             both = np.zeros(i * j + 1)
-            both[:len(table[j])] = table[j] * (i / (i + j))  # the largest is an a: below no b
-            both[i:i + len(row[j - 1])] += row[j - 1] * (j / (i + j))  # the largest is a b: above all i a's
+            both[: len(table[j])] = table[j] * (i / (i + j))  # the largest is an a: below no b
+            both[i : i + len(row[j - 1])] += row[j - 1] * (j / (i + j))  # the largest is a b: above all i a's
             row.append(both)
         table = row
     return table[n]
@@ -115,7 +115,7 @@ def shift(a, b, level: float = LEVEL) -> Shift:
     else:
         _, counts = np.unique(combined, return_counts=True)
         total = m + n
-        variance = m * n / 12 * ((total + 1) - float(np.sum(counts ** 3 - counts)) / (total * (total - 1)))
+        variance = m * n / 12 * ((total + 1) - float(np.sum(counts**3 - counts)) / (total * (total - 1)))
         sd = math.sqrt(variance)
         if sd == 0:  # every value alike: nothing tells the sets apart
             return Shift(1.0, 1.0, 1.0, 1.0, 1.0, False)

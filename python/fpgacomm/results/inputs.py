@@ -31,16 +31,20 @@ def files_of(given) -> list:
             names = sorted(os.listdir(given))
         except OSError as error:
             raise ResultError(given, f"cannot list the folder: {error.strerror or error}") from None
-        paths = [path for path in _plain_files(os.path.join(given, name) for name in names)
-                 if os.path.basename(path) != launch_record.LAUNCHES]
+        paths = [
+            path
+            for path in _plain_files(os.path.join(given, name) for name in names)
+            if os.path.basename(path) != launch_record.LAUNCHES
+        ]
         for suffix in (".json", ".csv"):
             chosen = [path for path in paths if path.lower().endswith(suffix)]
             if chosen:
                 return chosen
         return [path for path in paths if not path.endswith(".err")]
     if glob.has_magic(given):
-        return [path for path in _plain_files(sorted(glob.glob(given)))
-                if os.path.basename(path) != launch_record.LAUNCHES]
+        return [
+            path for path in _plain_files(sorted(glob.glob(given))) if os.path.basename(path) != launch_record.LAUNCHES
+        ]
     if not os.path.lexists(given):
         raise ResultError(given, "no such file or folder")
     return [given]
@@ -54,8 +58,9 @@ def expand(inputs) -> list:
     for given in inputs:
         found = files_of(given)
         if not found:
-            raise ResultError(given, "holds no Result files (JSON or CSV files written by fpgacomm, or a peer's "
-                                     "text output)")
+            raise ResultError(
+                given, "holds no Result files (JSON or CSV files written by fpgacomm, or a peer's " "text output)"
+            )
         files += found
     return files
 

@@ -34,8 +34,10 @@ def record(folder) -> dict | None:
     try:
         _check(data)
     except ValueError as error:
-        raise ResultError(path, f"{error}; it is not the record fpgacomm compare --run writes (rename it, or "
-                                "run the campaign again)") from None
+        raise ResultError(
+            path,
+            f"{error}; it is not the record fpgacomm compare --run writes (rename it, or " "run the campaign again)",
+        ) from None
     return data
 
 

@@ -53,7 +53,8 @@ def is_fpgacomm(command: str) -> bool:
     except ValueError as error:
         raise usage_error(f"--run {command!r}: {error}") from None
     return any(os.path.basename(word) == "fpgacomm" for word in words) or any(
-        word == "-m" and following == "fpgacomm" for word, following in zip(words, words[1:]))
+        word == "-m" and following == "fpgacomm" for word, following in zip(words, words[1:])
+    )
 
 
 def labels(count: int) -> list:
@@ -73,11 +74,15 @@ def check(commands: list, rounds, out) -> None:
             raise usage_error("--run '': give a command to launch")
         words = shlex.split(command)
         if is_fpgacomm(command) and any(word == "--json" or word.startswith("--json=") for word in words):
-            raise usage_error(f"--run {command!r}: compare gives each launch its own --json (through "
-                              f"{JSON_VARIABLE}); leave it out")
+            raise usage_error(
+                f"--run {command!r}: compare gives each launch its own --json (through "
+                f"{JSON_VARIABLE}); leave it out"
+            )
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
-        raise usage_error(f"--out {out}: holds files already; give a new or empty folder (the launches of a "
-                          "campaign are kept together)")
+        raise usage_error(
+            f"--out {out}: holds files already; give a new or empty folder (the launches of a "
+            "campaign are kept together)"
+        )
 
 
 def run(commands: list, rounds: int, out, *, log=None) -> list:
@@ -107,23 +112,37 @@ def run(commands: list, rounds: int, out, *, log=None) -> list:
             try:
                 status = _launch(record["command"], stem, record["fpgacomm"])
             except KeyboardInterrupt as stop:
-                record["launches"].append({**launch, "status": None, "interrupted": str(stop),
-                                           "seconds": round(time.monotonic() - started, 3)})
+                record["launches"].append(
+                    {
+                        **launch,
+                        "status": None,
+                        "interrupted": str(stop),
+                        "seconds": round(time.monotonic() - started, 3),
+                    }
+                )
                 launch_record.write(folder, record)
-                print(f"compare: {stop}: launch {number} of {rounds} of {os.path.basename(folder)} ended with every "
-                      f"process it started; the outputs of the launches are in {out}", file=sys.stderr, flush=True)
+                print(
+                    f"compare: {stop}: launch {number} of {rounds} of {os.path.basename(folder)} ended with every "
+                    f"process it started; the outputs of the launches are in {out}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 stop.reported = True  # the command adds no line after this one
                 raise
             seconds = time.monotonic() - started
             record["launches"].append({**launch, "status": status, "seconds": round(seconds, 3)})
             launch_record.write(folder, record)
             if log:
-                log(f"compare: launch {number}/{rounds} of {os.path.basename(folder)}: status {status}, "
-                    f"{seconds:.1f} s, load {load:.1f} on {cores} cores")
+                log(
+                    f"compare: launch {number}/{rounds} of {os.path.basename(folder)}: status {status}, "
+                    f"{seconds:.1f} s, load {load:.1f} on {cores} cores"
+                )
             if status != 0:
-                raise usage_error(f"--run {record['command']!r} failed in launch {number} of {rounds} with status "
-                                  f"{status}: {_last_line(stem + '.err') or '(nothing on stderr)'}; the outputs of "
-                                  f"the launches so far are kept in {out}")
+                raise usage_error(
+                    f"--run {record['command']!r} failed in launch {number} of {rounds} with status "
+                    f"{status}: {_last_line(stem + '.err') or '(nothing on stderr)'}; the outputs of "
+                    f"the launches so far are kept in {out}"
+                )
             if number == 1:
                 _check_first(record, os.path.join(folder, output), out)
     return folders
@@ -139,8 +158,9 @@ def _launch(command: str, stem: str, fpgacomm: bool) -> int:
     if fpgacomm:
         environment[JSON_VARIABLE] = os.path.abspath(stem + ".json")
     with open(stem + ".txt", "wb") as stdout, open(stem + ".err", "wb") as stderr:
-        process = subprocess.Popen(command, shell=True, stdout=stdout, stderr=stderr, env=environment,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, shell=True, stdout=stdout, stderr=stderr, env=environment, start_new_session=True
+        )
         try:
             return process.wait()
         except BaseException:
@@ -188,17 +208,23 @@ def _check_first(record: dict, path: str, out: str) -> None:
     as no table of OSU Micro-Benchmarks or another peer."""
     command = record["command"]
     if record["fpgacomm"] and not os.path.exists(path):
-        raise usage_error(f"--run {command!r}: its first launch wrote no fpgacomm Result (it takes its --json from "
-                          f"{JSON_VARIABLE}; a command that starts fpgacomm on another host, or through a program "
-                          f"that clears the environment, does not pass it on); the launch's outputs are in {out}")
+        raise usage_error(
+            f"--run {command!r}: its first launch wrote no fpgacomm Result (it takes its --json from "
+            f"{JSON_VARIABLE}; a command that starts fpgacomm on another host, or through a program "
+            f"that clears the environment, does not pass it on); the launch's outputs are in {out}"
+        )
     try:
         rows = Result.read(path).rows
     except (OSError, ValueError) as error:
-        raise usage_error(f"--run {command!r}: the output of its first launch ({path}) holds no result to compare: "
-                          f"{error}; the launch's outputs are in {out}") from None
+        raise usage_error(
+            f"--run {command!r}: the output of its first launch ({path}) holds no result to compare: "
+            f"{error}; the launch's outputs are in {out}"
+        ) from None
     if not rows:
-        raise usage_error(f"--run {command!r}: the output of its first launch ({path}) holds no row to compare; "
-                          f"the launch's outputs are in {out}")
+        raise usage_error(
+            f"--run {command!r}: the output of its first launch ({path}) holds no row to compare; "
+            f"the launch's outputs are in {out}"
+        )
 
 
 def _last_line(path: str) -> str:

@@ -5,8 +5,8 @@ the SI value to the printed number)."""
 
 from __future__ import annotations
 
-US = 1e6       # s -> us
-MB = 1e-6      # B/s -> MB/s (MB = 10^6 bytes)
+US = 1e6  # s -> us
+MB = 1e-6  # B/s -> MB/s (MB = 10^6 bytes)
 
 LATENCY_MAIN = [("Avg Latency(us)", "latency_avg", US)]
 LATENCY_FULL = [
@@ -56,6 +56,16 @@ def unit(key: str) -> str:
 
 
 #: header -> (row key, factor, unit), every header either side prints.
-BY_HEADER = {header: (key, factor, unit(key))
-             for header, key, factor in (LATENCY_MAIN + LATENCY_FULL + BANDWIDTH_MAIN + MBW_MR_MAIN + BANDWIDTH_FULL
-                                         + COLLECTIVE_FULL + NONBLOCKING + OMB_ONLY)}
+BY_HEADER = {
+    header: (key, factor, unit(key))
+    for header, key, factor in (
+        LATENCY_MAIN
+        + LATENCY_FULL
+        + BANDWIDTH_MAIN
+        + MBW_MR_MAIN
+        + BANDWIDTH_FULL
+        + COLLECTIVE_FULL
+        + NONBLOCKING
+        + OMB_ONLY
+    )
+}

@@ -34,8 +34,12 @@ from ..runtime.files import ResultError
 from .omb_columns import BY_HEADER, MB, US
 
 #: The formats read here, as messages name them.
-FORMATS = ("OSU Micro-Benchmarks 5.x to 7.x", "nccl-tests and rccl-tests", "Intel MPI Benchmarks (IMB)",
-           "HPCC FPGA b_eff")
+FORMATS = (
+    "OSU Micro-Benchmarks 5.x to 7.x",
+    "nccl-tests and rccl-tests",
+    "Intel MPI Benchmarks (IMB)",
+    "HPCC FPGA b_eff",
+)
 
 # The tools as a Result's env["tool"] names them.
 NCCL_TESTS, IMB = "nccl-tests", "Intel MPI Benchmarks"
@@ -120,9 +124,12 @@ def _joined(tables: list) -> tuple:
 
 # OMB's column headers -> (column, factor, unit); a header not there is kept
 # as a column of its own name, unconverted.
-_OMB_COLUMNS = {**BY_HEADER, "Validation": ("validation", None, ""),
-                # fpgacomm's text of a run stopped mid-round: the rounds a row has (not the rounds cell)
-                "Rounds": ("rounds_done", 1.0, "")}
+_OMB_COLUMNS = {
+    **BY_HEADER,
+    "Validation": ("validation", None, ""),
+    # fpgacomm's text of a run stopped mid-round: the rounds a row has (not the rounds cell)
+    "Rounds": ("rounds_done", 1.0, ""),
+}
 _OMB_TAIL = re.compile(r"^P(?P<percent>\d+) Tail (?P<what>Lat\(us\)|BW\(MB/s\))$")
 _OMB_TITLE = re.compile(r"^# OSU MPI(?P<call>_[A-Za-z_]+)?(?:-\w+)? (?P<title>.+?) v(?P<version>\S+)")
 # OMB's titles -> the catalog's benchmark of that title ("Latency Test", "_Put").
@@ -163,8 +170,13 @@ def read_omb(text: str, source: str = "OMB text") -> dict:
     if len(tables) == 1:
         table = tables[0]
         rows, units = table.table
-        return _result(table.benchmark, {**table.params, "resolution": _resolutions(table.fields)},
-                       {"source": source, "tool": "OSU Micro-Benchmarks"}, rows, units)
+        return _result(
+            table.benchmark,
+            {**table.params, "resolution": _resolutions(table.fields)},
+            {"source": source, "tool": "OSU Micro-Benchmarks"},
+            rows,
+            units,
+        )
     return _omb_series(tables, source)
 
 
@@ -173,18 +185,29 @@ def _omb_series(tables: list, source: str) -> dict:
     kept = ("send_kind", "recv_kind")
     series = []
     for table in tables:
-        identity = {"test": table.benchmark, "processes": table.processes,
-                    **{key: table.params.get(key) for key in kept}}
+        identity = {
+            "test": table.benchmark,
+            "processes": table.processes,
+            **{key: table.params.get(key) for key in kept},
+        }
         rows, units = table.table
         series.append(({**dict.fromkeys(identity, ""), **units}, [{**identity, **row} for row in rows]))
     rows, units = _joined(series)
     benchmarks = list(dict.fromkeys(table.benchmark for table in tables))
-    shared = {key: value for key, value in tables[0].params.items()
-              if key not in kept and all(table.params.get(key) == value for table in tables)}
+    shared = {
+        key: value
+        for key, value in tables[0].params.items()
+        if key not in kept and all(table.params.get(key) == value for table in tables)
+    }
     resolution = _resolutions([fields for table in tables for fields in table.fields])
     name = benchmarks[0] if len(benchmarks) == 1 else "omb"
-    return _result(name, {**shared, "tests": benchmarks, "resolution": resolution},
-                   {"source": source, "tool": "OSU Micro-Benchmarks"}, rows, units)
+    return _result(
+        name,
+        {**shared, "tests": benchmarks, "resolution": resolution},
+        {"source": source, "tool": "OSU Micro-Benchmarks"},
+        rows,
+        units,
+    )
 
 
 class _OmbTable:
@@ -206,8 +229,11 @@ class _OmbTable:
         if stripped.startswith("# Datatype:"):
             datatype = stripped.removeprefix("# Datatype:").strip().rstrip(".")
             if self.datatypes and datatype not in self.datatypes:
-                raise ResultError(self.source, f"holds sweeps of several datatypes ({self.datatypes[0]}, "
-                                               f"{datatype}: OMB's -T all); run one datatype a file")
+                raise ResultError(
+                    self.source,
+                    f"holds sweeps of several datatypes ({self.datatypes[0]}, "
+                    f"{datatype}: OMB's -T all); run one datatype a file",
+                )
             self.datatypes.append(datatype)
             self.params["datatype"] = datatype
         elif stripped.startswith("# Window creation:"):
@@ -237,10 +263,10 @@ class _OmbTable:
             return
         note = None
         if len(fields) > len(headers):  # words after the numbers: a note OMB or the user added
-            note = " ".join(fields[len(headers):])
-            fields = fields[:len(headers)]
+            note = " ".join(fields[len(headers) :])
+            fields = fields[: len(headers)]
         values = []
-        for field, (column, factor, _) in zip(fields, headers):
+        for field, (_, factor, _) in zip(fields, headers):
             if factor is None:
                 values.append(field.lower())
                 continue
@@ -276,20 +302,34 @@ def _omb_headers(line: str) -> tuple:
         tail = _OMB_TAIL.match(name)
         if tail:
             latency = tail["what"].startswith("Lat")
-            columns.append((f"{'latency' if latency else 'bandwidth'}_p{tail['percent']}",
-                            US if latency else MB, "s" if latency else "B/s"))
+            columns.append(
+                (
+                    f"{'latency' if latency else 'bandwidth'}_p{tail['percent']}",
+                    US if latency else MB,
+                    "s" if latency else "B/s",
+                )
+            )
         else:
-            columns.append(_OMB_COLUMNS.get(name, (re.sub(r"\W+", "_", name).strip("_").lower() or "column", 1.0,
-                                                   "")))
+            columns.append(_OMB_COLUMNS.get(name, (re.sub(r"\W+", "_", name).strip("_").lower() or "column", 1.0, "")))
     return columns, sized
 
 
 # -------------------------------------------------------------- nccl-tests
 
-_NCCL_VALUES = {"time": ("time", US, "s"), "algbw": ("algbw", _GB, "B/s"), "busbw": ("busbw", _GB, "B/s"),
-                "#wrong": ("wrong", 1, ""), "error": ("error", 1.0, "")}
-_NCCL_LEADING = {"size": ("size", 1, "B"), "count": ("count", 1, ""), "type": ("type", 1, ""),
-                 "redop": ("redop", 1, ""), "root": ("root", 1, "")}
+_NCCL_VALUES = {
+    "time": ("time", US, "s"),
+    "algbw": ("algbw", _GB, "B/s"),
+    "busbw": ("busbw", _GB, "B/s"),
+    "#wrong": ("wrong", 1, ""),
+    "error": ("error", 1.0, ""),
+}
+_NCCL_LEADING = {
+    "size": ("size", 1, "B"),
+    "count": ("count", 1, ""),
+    "type": ("type", 1, ""),
+    "redop": ("redop", 1, ""),
+    "root": ("root", 1, ""),
+}
 _NCCL_START = re.compile(r"Collective test starting: (\S+)")
 _NCCL_PROGRAM = re.compile(r"\b([a-z_]+)_perf(?:_mpi)?\b")
 
@@ -333,19 +373,25 @@ def read_nccl(text: str, source: str = "nccl-tests text") -> dict:
                 tables[-1][2].append((row, fields))
     tables = [table for table in tables if table[2]]
     if not tables:
-        raise ResultError(source, "an nccl-tests text without a column header naming size, count, time and busbw, "
-                                  "or without rows under it")
+        raise ResultError(
+            source,
+            "an nccl-tests text without a column header naming size, count, time and busbw, "
+            "or without rows under it",
+        )
     tests = list(dict.fromkeys(test for test, _, _ in tables))
     params = {"tests" if len(tests) > 1 else "test": tests if len(tests) > 1 else tests[0]}
     for key in ("nThread", "nGpus", "minBytes", "maxBytes", "warmup iters", "agg iters", "iters", "validation"):
         found = re.search(rf"(?<!warmup )(?<!agg ){key}:? (\d+)", config)
         if found:
             params[key.replace(" ", "_")] = int(found.group(1))
-    series = [({"test": "", **{column: unit for column, _, unit in columns}},
-               [{"test": test, **row} for row, _ in rows]) for test, columns, rows in tables]
+    series = [
+        ({"test": "", **{column: unit for column, _, unit in columns}}, [{"test": test, **row} for row, _ in rows])
+        for test, columns, rows in tables
+    ]
     rows, units = _joined(series)
-    params["resolution"] = _resolutions([(_aligned(columns, fields), fields)
-                                         for _, columns, table_rows in tables for _, fields in table_rows])
+    params["resolution"] = _resolutions(
+        [(_aligned(columns, fields), fields) for _, columns, table_rows in tables for _, fields in table_rows]
+    )
     name = f"nccl_{tests[0]}" if len(tests) == 1 and tests[0] else "nccl_tests"
     return _result(name, params, {"source": source, "tool": NCCL_TESTS}, rows, units)
 
@@ -359,8 +405,10 @@ def _nccl_columns(words: list) -> list:
     half = len(values) // 2
     columns = [_NCCL_LEADING.get(name, (name, 1, "")) for name in words[:leading]]
     columns += [_NCCL_VALUES.get(name, (name, 1.0, "")) for name in values[:half]]
-    columns += [(f"{column}_in_place", factor, unit)
-                for column, factor, unit in (_NCCL_VALUES.get(name, (name, 1.0, "")) for name in values[half:])]
+    columns += [
+        (f"{column}_in_place", factor, unit)
+        for column, factor, unit in (_NCCL_VALUES.get(name, (name, 1.0, "")) for name in values[half:])
+    ]
     return columns
 
 
@@ -378,7 +426,7 @@ def _nccl_row(fields: list, columns: list) -> dict | None:
     that is no row of this header."""
     names = [column for column, _, _ in columns]
     if len(fields) == len(columns) - 1 and "redop" in names:
-        fields = [*fields[:names.index("redop")], None, *fields[names.index("redop"):]]
+        fields = [*fields[: names.index("redop")], None, *fields[names.index("redop") :]]
     if len(fields) != len(columns):
         return None
     row = {}
@@ -394,14 +442,23 @@ def _nccl_row(fields: list, columns: list) -> dict | None:
 
 # IMB's headers -> (column, unit, factor or None for Mbytes/sec, whose MB
 # depends on the version).
-_IMB_COLUMNS = {"#bytes": ("size", 1, "B"), "#repetitions": ("repetitions", 1, ""), "Group": ("group", 1, ""),
-                "t[usec]": ("latency", US, "s"), "t_min[usec]": ("latency_min", US, "s"),
-                "t_max[usec]": ("latency_max", US, "s"), "t_avg[usec]": ("latency", US, "s"),
-                "Mbytes/sec": ("bandwidth", None, "B/s"), "Msg/sec": ("message_rate", 1.0, "1/s"),
-                "defects": ("defects", 1.0, ""),
-                # IMB-NBC: as OMB's non-blocking collectives (omb_columns.NONBLOCKING)
-                "t_ovrl[usec]": ("overall", US, "s"), "t_pure[usec]": ("pure_comm", US, "s"),
-                "t_CPU[usec]": ("compute", US, "s"), "overlap[%]": ("overlap", 100.0, "fraction")}
+_IMB_COLUMNS = {
+    "#bytes": ("size", 1, "B"),
+    "#repetitions": ("repetitions", 1, ""),
+    "Group": ("group", 1, ""),
+    "t[usec]": ("latency", US, "s"),
+    "t_min[usec]": ("latency_min", US, "s"),
+    "t_max[usec]": ("latency_max", US, "s"),
+    "t_avg[usec]": ("latency", US, "s"),
+    "Mbytes/sec": ("bandwidth", None, "B/s"),
+    "Msg/sec": ("message_rate", 1.0, "1/s"),
+    "defects": ("defects", 1.0, ""),
+    # IMB-NBC: as OMB's non-blocking collectives (omb_columns.NONBLOCKING)
+    "t_ovrl[usec]": ("overall", US, "s"),
+    "t_pure[usec]": ("pure_comm", US, "s"),
+    "t_CPU[usec]": ("compute", US, "s"),
+    "overlap[%]": ("overlap", 100.0, "fraction"),
+}
 _IMB_BANNER = re.compile(r"(?:Intel ?\(R\) |Intel )?MPI Benchmarks (?P<version>\d+(?:\.\d+)*(?: Update \d+)?)")
 # The columns of a table's series; the values of a table not yet told.
 _IMB_IDENTITY = dict.fromkeys(("test", "processes", "groups", "group", "mode"))
@@ -412,9 +469,9 @@ def imb_megabyte(version: str | None, pallas: bool = False) -> int:
     predecessor, the Pallas MPI Benchmarks; 10^6 from IMB 2017 on (the
     year-numbered versions) and where no version is told."""
     if version is None:
-        return 2 ** 20 if pallas else 10 ** 6
+        return 2**20 if pallas else 10**6
     major, minor = (int(part) for part in re.match(r"(\d+)(?:\.(\d+))?", version).groups("0"))
-    return 2 ** 20 if (major, minor) <= (4, 1) else 10 ** 6
+    return 2**20 if (major, minor) <= (4, 1) else 10**6
 
 
 def read_imb(text: str, source: str = "IMB text") -> dict:
@@ -454,8 +511,9 @@ def read_imb(text: str, source: str = "IMB text") -> dict:
         if "#bytes" in words:
             columns = [_IMB_COLUMNS.get(name, (name, 1.0, "")) for name in words]
             columns = [(column, 1 / megabyte if factor is None else factor, unit) for column, factor, unit in columns]
-            tables.append(({**dict.fromkeys(_IMB_IDENTITY, ""), **{column: unit for column, _, unit in columns}}, [],
-                           columns))
+            tables.append(
+                ({**dict.fromkeys(_IMB_IDENTITY, ""), **{column: unit for column, _, unit in columns}}, [], columns)
+            )
             continue
         if columns and words and words[0].isdigit() and len(words) >= len(columns):
             row = {**identity, **{column: _number(field, factor) for field, (column, factor, _) in zip(words, columns)}}
@@ -467,9 +525,12 @@ def read_imb(text: str, source: str = "IMB text") -> dict:
     rows, units = _joined([(table_units, [row for row, _ in table_rows]) for table_units, table_rows, _ in tables])
     tests = list(dict.fromkeys(row["test"] for row in rows))
     name = f"imb_{str(tests[0]).lower()}" if len(tests) == 1 and tests[0] else "imb"
-    params = {"tests": tests, "imb_version": version, "megabyte": megabyte,
-              "resolution": _resolutions([(columns, words) for _, table_rows, columns in tables
-                                          for _, words in table_rows])}
+    params = {
+        "tests": tests,
+        "imb_version": version,
+        "megabyte": megabyte,
+        "resolution": _resolutions([(columns, words) for _, table_rows, columns in tables for _, words in table_rows]),
+    }
     return _result(name, params, {"source": source, "tool": IMB}, rows, units)
 
 
@@ -499,8 +560,15 @@ def read_beff(text: str, source: str = "b_eff text") -> dict:
             values = [_number(field, 1.0) for field in stripped.split()[:4]]
             if len(values) == 4 and all(isinstance(value, (int, float)) and math.isfinite(value) for value in values):
                 size, loop_length, time, bandwidth = values
-                rows.append({"pattern": pattern, "size": int(size), "loop_length": int(loop_length),
-                             "time": time, "bandwidth": bandwidth})
+                rows.append(
+                    {
+                        "pattern": pattern,
+                        "size": int(size),
+                        "loop_length": int(loop_length),
+                        "time": time,
+                        "bandwidth": bandwidth,
+                    }
+                )
     if not rows:
         raise ResultError(source, "no 'MSize looplength' table with rows")
     params = {} if b_eff is None else {"b_eff": b_eff}
@@ -508,6 +576,7 @@ def read_beff(text: str, source: str = "b_eff text") -> dict:
 
 
 # ------------------------------------------------------------- any of them
+
 
 def read_text(path, text: str | None = None) -> dict:
     """A peer's text output file (read through runtime/files.py, or `text`
@@ -524,5 +593,8 @@ def read_text(path, text: str | None = None) -> dict:
         return read_imb(text, source)
     if re.search(r"^\s*MSize\s+looplength", untagged, re.MULTILINE):
         return read_beff(text, source)
-    raise ResultError(source, f"not a format fpgacomm reads; it reads Result JSON and CSV files and the text "
-                              f"output of {', '.join(FORMATS)}")
+    raise ResultError(
+        source,
+        f"not a format fpgacomm reads; it reads Result JSON and CSV files and the text "
+        f"output of {', '.join(FORMATS)}",
+    )

@@ -11,18 +11,29 @@ benchmark with an existing format touches nothing here.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..catalog import BENCHMARKS, Benchmark
 from ..params import HOST_KINDS
 from ..runtime.environment import topology
 from . import stats
-from .compare import NAME as COMPARISON, format_comparison
-from .validation import NAME as VALIDATION, format_validation
-from .omb_columns import (BANDWIDTH_FULL, BANDWIDTH_MAIN, COLLECTIVE_FULL, LATENCY_FULL, LATENCY_MAIN, MB, MBW_MR_MAIN,
-                          STAGING, US)
+from .compare import NAME as COMPARISON
+from .compare import format_comparison
+from .omb_columns import (
+    BANDWIDTH_FULL,
+    BANDWIDTH_MAIN,
+    COLLECTIVE_FULL,
+    LATENCY_FULL,
+    LATENCY_MAIN,
+    MB,
+    MBW_MR_MAIN,
+    STAGING,
+    US,
+)
 from .result import ROUNDS, Result
 from .units import MODEL_DIGITS, human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
+from .validation import NAME as VALIDATION
+from .validation import format_validation
 
 # ------------------------------------------------------------ placement
 
@@ -62,8 +73,10 @@ def rounds_lines(result: Result) -> list:
         line += "; CI95: distribution-free 95% confidence interval of the median"
     else:
         coverage = stats.median_ci(range(count))[2]
-        line += (f"; too few rounds for a 95% interval of the median ({needed} needed): Range is the rounds' "
-                 f"min and max (it holds the median with {coverage:.1%})")
+        line += (
+            f"; too few rounds for a 95% interval of the median ({needed} needed): Range is the rounds' "
+            f"min and max (it holds the median with {coverage:.1%})"
+        )
     return [line + "; Spread: (max - min) / median"]
 
 
@@ -100,8 +113,10 @@ def emulation_lines(result: Result) -> list:
     if not opencl.get("emulated") and not emulated:
         return []
     name = opencl.get("device") if opencl.get("emulated") else emulated[0].removesuffix(" (emulated)")
-    return [f"# Emulated device: {name}; software emulation on the host's cores, so these timings are the "
-            "emulator's, not an FPGA's performance"]
+    return [
+        f"# Emulated device: {name}; software emulation on the host's cores, so these timings are the "
+        "emulator's, not an FPGA's performance"
+    ]
 
 
 def header_lines(result: Result) -> list:
@@ -124,21 +139,18 @@ KIND_NAMES = {
 }
 
 
-
 def _param(result: Result, name: str):
     try:
         return result.params[name]
     except KeyError:
-        raise ValueError(f"{result.benchmark}: params lack {name!r}, needed for the "
-                         f"OSU text header") from None
+        raise ValueError(f"{result.benchmark}: params lack {name!r}, needed for the " f"OSU text header") from None
 
 
 def _buffer_kinds(result: Result) -> tuple:
     kinds = (_param(result, "send_kind"), _param(result, "recv_kind"))
     for kind in kinds:
         if kind not in KIND_NAMES:
-            raise ValueError(f"{result.benchmark}: unknown buffer kind {kind!r}; "
-                             f"kinds are {list(KIND_NAMES)}")
+            raise ValueError(f"{result.benchmark}: unknown buffer kind {kind!r}; " f"kinds are {list(KIND_NAMES)}")
     return kinds
 
 
@@ -155,8 +167,9 @@ def _validation_cell(value) -> str:
     return f"{text:>{_FIELD_WIDTH}}"
 
 
-def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
-               preamble: list = (), operation: str = "") -> str:
+def _osu_table(
+    result: Result, full: bool, title: str, main: list, extra: list, preamble: list = (), operation: str = ""
+) -> str:
     """OMB's header, then one line per size.
 
     Column order: the measured values, then Validation (where OMB puts it),
@@ -172,8 +185,7 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     api = "-SYCL" if result.params.get("device_api") == "sycl" else "-OpenCL"
     lines = [f"# OSU MPI{operation}{api if on_device else ''} {title} v{version} (fpgacomm)"]
     if on_device:
-        lines.append(f"# Send Buffer on {KIND_NAMES[send]} "
-                     f"and Receive Buffer on {KIND_NAMES[recv]}")
+        lines.append(f"# Send Buffer on {KIND_NAMES[send]} " f"and Receive Buffer on {KIND_NAMES[recv]}")
     lines.extend(header_lines(result))
     lines.extend(preamble)
     lines.append(f"# Datatype: {result.params.get('datatype', 'MPI_CHAR')}.")
@@ -185,8 +197,7 @@ def _osu_table(result: Result, full: bool, title: str, main: list, extra: list,
     needed = ["size"] + [key for _, key, _ in main + extra] + (["validation"] if validate else [])
     missing = [key for key in needed if key not in result.columns]
     if missing and result.rows:
-        raise ValueError(f"{result.benchmark}: rows lack column(s) {missing} needed "
-                         f"for the OSU text")
+        raise ValueError(f"{result.benchmark}: rows lack column(s) {missing} needed " f"for the OSU text")
 
     headers = [header for header, _, _ in main]
     if validate:
@@ -220,6 +231,7 @@ def _pt2pt_formatter(title: str, quantity: str) -> Callable[[Result, bool], str]
 
     def format_pt2pt(result: Result, full: bool = False) -> str:
         return _osu_table(result, full, title, main, extra)
+
     return format_pt2pt
 
 
@@ -227,11 +239,11 @@ def _mbw_mr_formatter(title: str) -> Callable[[Result, bool], str]:
     def format_mbw_mr(result: Result, full: bool = False) -> str:
         if result.params.get("vary_window"):
             return _mbw_mr_varied(result, title)
-        pairs_line = (f"# [ pairs: {_param(result, 'pairs')} ] "
-                      f"[ window size: {_param(result, 'window')} ]")
+        pairs_line = f"# [ pairs: {_param(result, 'pairs')} ] " f"[ window size: {_param(result, 'window')} ]"
         # OMB's -R 0: the bandwidth alone.
         main = MBW_MR_MAIN if result.params.get("print_rate", True) else MBW_MR_MAIN[:1]
         return _osu_table(result, full, title, main, BANDWIDTH_FULL, preamble=[pairs_line])
+
     return format_mbw_mr
 
 
@@ -242,17 +254,31 @@ def _mbw_mr_varied(result: Result, title: str) -> str:
     windows = _param(result, "window")
     # OMB's header lines: those of the usual table, less its column header.
     header = Result(result.benchmark, result.params, result.env, [], result.units)
-    lines = _osu_table(header, False, title, [], [],
-                       preamble=[f"# [ pairs: {_param(result, 'pairs')} ] [ window size: varied ]", "",
-                                 "# Uni-directional Bandwidth (MB/sec)"]).split("\n")[:-1]
+    lines = _osu_table(
+        header,
+        False,
+        title,
+        [],
+        [],
+        preamble=[
+            f"# [ pairs: {_param(result, 'pairs')} ] [ window size: varied ]",
+            "",
+            "# Uni-directional Bandwidth (MB/sec)",
+        ],
+    ).split("\n")[:-1]
     cells = {(row["size"], row["window"]): row for row in result.rows}
-    sizes = [size for size in dict.fromkeys(row["size"] for row in result.rows)
-             if all((size, window) in cells for window in windows)]
+    sizes = [
+        size
+        for size in dict.fromkeys(row["size"] for row in result.rows)
+        if all((size, window) in cells for window in windows)
+    ]
     window_line = "#      " + "".join(f"  {window:10d}" for window in windows)
 
     def matrix(column: str, factor: float) -> list:
-        return [window_line] + [f"{size:<7d}" + "".join(f"  {cells[(size, window)][column] * factor:10.2f}"
-                                                         for window in windows) for size in sizes]
+        return [window_line] + [
+            f"{size:<7d}" + "".join(f"  {cells[(size, window)][column] * factor:10.2f}" for window in windows)
+            for size in sizes
+        ]
 
     lines += matrix("bandwidth", MB)
     if result.params.get("print_rate", True) and not getattr(result, "incomplete", None):
@@ -271,10 +297,16 @@ def format_beff(result: Result, full: bool = False) -> str:
     point), a table per ring pattern, then the b_eff line. With a model, its
     bandwidth stands beside each row."""
     params = result.params
-    where = (f"simulated {params['fabric']}, {params['ranks']} FPGAs" if "fabric" in params
-             else f"{params['comm_type']}, {params['ranks']} ranks, {params['loop_rule']} loop lengths")
-    lines = [f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}", *header_lines(result),
-             *rounds_lines(result)]
+    where = (
+        f"simulated {params['fabric']}, {params['ranks']} FPGAs"
+        if "fabric" in params
+        else f"{params['comm_type']}, {params['ranks']} ranks, {params['loop_rule']} loop lengths"
+    )
+    lines = [
+        f"# fpgacomm beff: {where}; b_eff is the {params['b_eff_reduction']}",
+        *header_lines(result),
+        *rounds_lines(result),
+    ]
     model = "model_bandwidth" in result.columns
     rounds = rounds_of(result) > 1
     label = _interval_label(result)
@@ -282,13 +314,18 @@ def format_beff(result: Result, full: bool = False) -> str:
     for pattern in patterns:
         if len(patterns) > 1:
             lines.append(f"# ring {pattern}: {params['rings'][pattern]}")
-        headers = (["MSize", "looplength", "time [s]", "B/s"] + (["model B/s"] if model else [])
-                   + ([f"{label} low", f"{label} high", "spread(%)"] if rounds else []))
+        headers = (
+            ["MSize", "looplength", "time [s]", "B/s"]
+            + (["model B/s"] if model else [])
+            + ([f"{label} low", f"{label} high", "spread(%)"] if rounds else [])
+        )
         lines.append(_BEFF_GAP.join(f"{header:>{_BEFF_WIDTH}}" for header in headers))
         for row in (r for r in result.rows if r["pattern"] == pattern):
             cells = [f"{row['size']:>{_BEFF_WIDTH}}", f"{row['loop_length']:>{_BEFF_WIDTH}}"]
-            cells += [f"{row[key]:>{_BEFF_WIDTH}.5e}" for key in ("time", "bandwidth") + (("model_bandwidth",) if model
-                                                                                      else ())]
+            cells += [
+                f"{row[key]:>{_BEFF_WIDTH}.5e}"
+                for key in ("time", "bandwidth") + (("model_bandwidth",) if model else ())
+            ]
             if rounds:
                 low, high, spread = interval(row, "bandwidth")
                 cells += [f"{low:>{_BEFF_WIDTH}.5e}", f"{high:>{_BEFF_WIDTH}.5e}", f"{spread * 100:>{_BEFF_WIDTH}.2f}"]
@@ -300,35 +337,46 @@ def format_beff(result: Result, full: bool = False) -> str:
     return "\n".join(lines)
 
 
-
 # Over what each -f column of a collective is taken: OMB's Min and Max are
 # over ranks, its percentiles over iterations, so P99 may exceed Max.
-_COLLECTIVE_FULL_NOTE = ("# Min and Max Latency: the fastest and the slowest rank's average, as OSU Micro-Benchmarks; "
-                         "Stdev and P50-P99: over the iterations of the ranks' average time")
+_COLLECTIVE_FULL_NOTE = (
+    "# Min and Max Latency: the fastest and the slowest rank's average, as OSU Micro-Benchmarks; "
+    "Stdev and P50-P99: over the iterations of the ranks' average time"
+)
 
 
 def _collective_formatter(title: str) -> Callable[[Result, bool], str]:
     def format_collective(result: Result, full: bool = False) -> str:
-        return _osu_table(result, full, title, LATENCY_MAIN, COLLECTIVE_FULL,
-                          preamble=[_COLLECTIVE_FULL_NOTE] if full else [])
+        return _osu_table(
+            result, full, title, LATENCY_MAIN, COLLECTIVE_FULL, preamble=[_COLLECTIVE_FULL_NOTE] if full else []
+        )
+
     return format_collective
 
 
 # One-sided: OMB's titles name the call ("# OSU MPI_Put Latency Test") and
 # add its window and synchronisation lines.
 _WINDOW_CALLS = {"allocate": "MPI_Win_allocate", "create": "MPI_Win_create", "dynamic": "MPI_Win_create_dynamic"}
-_SYNC_CALLS = {"lock": "MPI_Win_lock/unlock", "pscw": "MPI_Win_post/start/complete/wait",
-               "fence": "MPI_Win_fence", "flush": "MPI_Win_flush", "flush_local": "MPI_Win_flush_local",
-               "lock_all": "MPI_Win_lock_all/unlock_all"}
+_SYNC_CALLS = {
+    "lock": "MPI_Win_lock/unlock",
+    "pscw": "MPI_Win_post/start/complete/wait",
+    "fence": "MPI_Win_fence",
+    "flush": "MPI_Win_flush",
+    "flush_local": "MPI_Win_flush_local",
+    "lock_all": "MPI_Win_lock_all/unlock_all",
+}
 
 
 def _one_sided_formatter(call: str, title: str, quantity: str) -> Callable[[Result, bool], str]:
     main, extra = (LATENCY_MAIN, LATENCY_FULL) if quantity == "latency" else (BANDWIDTH_MAIN, BANDWIDTH_FULL)
 
     def format_one_sided(result: Result, full: bool = False) -> str:
-        preamble = [f"# Window creation: {_WINDOW_CALLS[_param(result, 'window_creation')]}",
-                    f"# Synchronization: {_SYNC_CALLS[_param(result, 'sync')]}"]
+        preamble = [
+            f"# Window creation: {_WINDOW_CALLS[_param(result, 'window_creation')]}",
+            f"# Synchronization: {_SYNC_CALLS[_param(result, 'sync')]}",
+        ]
         return _osu_table(result, full, title, main, extra + STAGING, preamble=preamble, operation=call)
+
     return format_one_sided
 
 
@@ -340,28 +388,36 @@ def format_gather(result: Result, full: bool = False) -> str:
     p = result.params
     simulated = "fabric" in p
     where = f"fabric {p['fabric']} (simulated)" if simulated else f"mem {p.get('mem')}"
-    title = (f"# fpgacomm gather: {p.get('collective', 'gather')}, {where}, control {p.get('control')}, "
-             f"ports {p.get('ports')}, virtual ports {p.get('virtual_ports')}")
+    title = (
+        f"# fpgacomm gather: {p.get('collective', 'gather')}, {where}, control {p.get('control')}, "
+        f"ports {p.get('ports')}, virtual ports {p.get('virtual_ports')}"
+    )
     digits = MODEL_DIGITS if simulated else 3
 
     def seconds(value):
         return human_seconds(value, digits)
+
     models = [c for c in ("model", "model_printed") if c in result.columns]
-    header = (f"{'schedule':>9}{'nodes':>6}{'size':>11}{'stages':>7}{'time':>11}{'throughput':>13}"
-              f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models))
+    header = (
+        f"{'schedule':>9}{'nodes':>6}{'size':>11}{'stages':>7}{'time':>11}{'throughput':>13}"
+        f"{'set-up':>11}{'transfer':>11}{'barrier':>11}" + "".join(f"{c:>14}" for c in models)
+    )
     rounds = rounds_of(result) > 1
     if rounds:
         label = _interval_label(result)
         header += f"{label + ' low':>13}{label + ' high':>13}{'spread':>9}"
     header += "   validation" if "validation" in result.columns else ""
-    phases = ("# set-up, transfer, barrier: the time split by what held the gather up, stage by stage; "
-              "they add up to time")
+    phases = (
+        "# set-up, transfer, barrier: the time split by what held the gather up, stage by stage; " "they add up to time"
+    )
     lines = [title, *header_lines(result), *rounds_lines(result), phases, header]
     for row in result.rows:
-        line = (f"{row['schedule']:>9}{row['nodes']:>6}{human_bytes(row['size']):>11}{row['stages']:>7}"
-                f"{seconds(row['time']):>11}{human_bandwidth(row['throughput'], digits):>13}"
-                f"{seconds(row['setup']):>11}{seconds(row['transfer']):>11}"
-                f"{seconds(row['barrier']):>11}" + "".join(f"{seconds(row[c]):>14}" for c in models))
+        line = (
+            f"{row['schedule']:>9}{row['nodes']:>6}{human_bytes(row['size']):>11}{row['stages']:>7}"
+            f"{seconds(row['time']):>11}{human_bandwidth(row['throughput'], digits):>13}"
+            f"{seconds(row['setup']):>11}{seconds(row['transfer']):>11}"
+            f"{seconds(row['barrier']):>11}" + "".join(f"{seconds(row[c]):>14}" for c in models)
+        )
         if rounds:
             low, high, spread = interval(row, "time")
             line += f"{seconds(low):>13}{seconds(high):>13}{spread:>9.1%}"
@@ -379,10 +435,13 @@ _DEVBW_SIZE_WIDTH, _DEVBW_FIELD_WIDTH, _DEVBW_SPAN_WIDTH = 12, 14, 30
 def format_devbw(result: Result, full: bool = False) -> str:
     """OMB-style text of every rank, one table each under its device: bandwidth
     (MB/s, 10^6) and time per copy (us) per direction and host kind."""
-    lines = [f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
-             *header_lines(result),
-             "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
-             + ("; dev = profiling-event time" if full else ""), *rounds_lines(result)]
+    lines = [
+        f"# fpgacomm Device Copy Bandwidth Test v{result.env.get('fpgacomm_version', 'unknown')}",
+        *header_lines(result),
+        "# One blocking copy per iteration; MB/s = 10^6 B/s over the average host time"
+        + ("; dev = profiling-event time" if full else ""),
+        *rounds_lines(result),
+    ]
     for rank in sorted({row["rank"] for row in result.rows}):
         lines += _devbw_rank(result, rank, full)
     return "\n".join(lines)
@@ -401,9 +460,12 @@ def _devbw_rank(result: Result, rank: int, full: bool) -> list[str]:
     rounds = rounds_of(result) > 1
     # With rounds: each series' bandwidth interval and spread, "LOW..HIGH SPREAD%".
     spans = [(f"{_interval_label(result)} {_DEVBW_ARROWS[key]}(MB/s)", key) for key in series] if rounds else []
-    lines = [f"# Rank {rank}: {devices[rank] if rank < len(devices) else 'device unknown'}",
-             f"{'# Size':<{_DEVBW_SIZE_WIDTH}}" + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns)
-             + "".join(f"{header:>{_DEVBW_SPAN_WIDTH}}" for header, _ in spans)]
+    lines = [
+        f"# Rank {rank}: {devices[rank] if rank < len(devices) else 'device unknown'}",
+        f"{'# Size':<{_DEVBW_SIZE_WIDTH}}"
+        + "".join(f"{header:>{_DEVBW_FIELD_WIDTH}}" for header, *_ in columns)
+        + "".join(f"{header:>{_DEVBW_SPAN_WIDTH}}" for header, _ in spans),
+    ]
     for size in sorted({r["size"] for r in rows}):
         cells = [cell[(size, *key)][column] * factor for _, key, column, factor in columns]
         line = f"{size:<{_DEVBW_SIZE_WIDTH}d}" + "".join(f"{value:{_DEVBW_FIELD_WIDTH}.2f}" for value in cells)
@@ -425,8 +487,9 @@ def format_table(result: Result, full: bool = False) -> str:
         return table
     # With rounds: the interval and spread of each headline column (those
     # that are no statistic of another: send_overhead, not send_overhead_min).
-    headlines = [column for column in result.round_columns
-                 if column != "validation_errors" and not column.endswith(_STATISTICS)]
+    headlines = [
+        column for column in result.round_columns if column != "validation_errors" and not column.endswith(_STATISTICS)
+    ]
     label = _interval_label(result)
     cells = []
     for row in result.rows:
@@ -436,8 +499,9 @@ def format_table(result: Result, full: bool = False) -> str:
             unit = result.units.get(column, "")
             parts.append(f"{with_unit(low, unit)}..{with_unit(high, unit)} ({spread:.1%})" if low is not None else "-")
         cells.append(parts)
-    widths = [max([len(f"{column} {label} (spread)")] + [len(row[i]) for row in cells])
-              for i, column in enumerate(headlines)]
+    widths = [
+        max([len(f"{column} {label} (spread)")] + [len(row[i]) for row in cells]) for i, column in enumerate(headlines)
+    ]
     lines = table.split("\n")
     top = len(lines) - len(result.rows) - 1
     lines[top] += "".join(f"  {f'{column} {label} (spread)':>{width}}" for column, width in zip(headlines, widths))
@@ -531,8 +595,7 @@ def summary_line(result: Result) -> str:
         time_column = times[0] if times else None
         peaks = rates[:1]
     if time_column:
-        small = next((row for row in rows if row["size"] == _HEADLINE_SIZE),
-                     min(rows, key=lambda row: row["size"]))
+        small = next((row for row in rows if row["size"] == _HEADLINE_SIZE), min(rows, key=lambda row: row["size"]))
         large = max(rows, key=lambda row: row["size"])
         for row in (small, large) if large is not small else (small,):
             label = "" if time_column == "latency_avg" else f"{time_column} "
@@ -541,8 +604,9 @@ def summary_line(result: Result) -> str:
         measured = [row for row in rows if row[column] is not None]
         if measured:
             peak = max(measured, key=lambda row: row[column])
-            value = human_rate(peak[column], digits) if column == "message_rate" else \
-                human_bandwidth(peak[column], digits)
+            value = (
+                human_rate(peak[column], digits) if column == "message_rate" else human_bandwidth(peak[column], digits)
+            )
             label = "" if column in ("bandwidth", "message_rate") else f"{column} "
             parts.append(f"peak {label}{value} at {human_bytes(peak['size'])}")
 
@@ -550,8 +614,7 @@ def summary_line(result: Result) -> str:
         parts.append(f"b_eff {human_bandwidth(result.params['b_eff'], digits)}")
     failed = [row["size"] for row in rows if str(row.get("validation")).lower() == "fail"]
     if failed:
-        parts.append(f"VALIDATION FAILED at {len(failed)} of {len(rows)} sizes "
-                     f"(first {human_bytes(min(failed))})")
+        parts.append(f"VALIDATION FAILED at {len(failed)} of {len(rows)} sizes " f"(first {human_bytes(min(failed))})")
     elif result.params.get("validation_pass"):  # the suite's: validated apart from the timed pass
         parts.append("validated untimed: pass")
     return f"{name}: " + ", ".join(parts)

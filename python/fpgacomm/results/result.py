@@ -16,7 +16,8 @@ import math
 import os
 import re
 import secrets
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -54,8 +55,9 @@ def _plain_cell(value: Any, where: str) -> Any:
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, _CELL_TYPES):
-        raise TypeError(f"{where}: a row value must be int, float, str or None, "
-                        f"got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"{where}: a row value must be int, float, str or None, " f"got {type(value).__name__} {value!r}"
+        )
     return value
 
 
@@ -64,8 +66,10 @@ def _rounds_cell(cell: Any, columns: list, where: str) -> dict:
     to lists of one plain number (or None) per round, every list as long
     as the others."""
     if not isinstance(cell, dict) or not cell:
-        raise TypeError(f"{where}: the rounds cell must be a non-empty dict {{column: [value per round]}}, "
-                        f"got {type(cell).__name__} {cell!r}")
+        raise TypeError(
+            f"{where}: the rounds cell must be a non-empty dict {{column: [value per round]}}, "
+            f"got {type(cell).__name__} {cell!r}"
+        )
     checked, lengths = {}, set()
     for column, values in cell.items():
         if column not in columns or column == "size":
@@ -78,8 +82,10 @@ def _rounds_cell(cell: Any, columns: list, where: str) -> dict:
         checked[column] = plain
         lengths.add(len(plain))
     if len(lengths) > 1:
-        raise ValueError(f"{where}: the rounds cell's lists differ in length ({sorted(lengths)}); each holds one "
-                         "value per round the row has")
+        raise ValueError(
+            f"{where}: the rounds cell's lists differ in length ({sorted(lengths)}); each holds one "
+            "value per round the row has"
+        )
     return checked
 
 
@@ -145,8 +151,16 @@ class Result:
         sizes. Files carry it as the top-level field "incomplete".
     """
 
-    def __init__(self, benchmark: str, params: dict, env: dict, rows: list,
-                 units: dict, samples: dict | None = None, incomplete: str | None = None):
+    def __init__(
+        self,
+        benchmark: str,
+        params: dict,
+        env: dict,
+        rows: list,
+        units: dict,
+        samples: dict | None = None,
+        incomplete: str | None = None,
+    ):
         if not isinstance(benchmark, str) or not benchmark:
             raise ValueError(f"benchmark must be a non-empty name, got {benchmark!r}")
         self.benchmark = benchmark
@@ -168,24 +182,32 @@ class Result:
         rounds_keys = None
         for i, row in enumerate(rows):
             if list(row.keys()) != keys:
-                raise ValueError(f"{self.benchmark}: row {i} has columns {list(row.keys())}, "
-                                 f"row 0 has {keys}; all rows must have the same keys "
-                                 f"in the same order")
+                raise ValueError(
+                    f"{self.benchmark}: row {i} has columns {list(row.keys())}, "
+                    f"row 0 has {keys}; all rows must have the same keys "
+                    f"in the same order"
+                )
             where = f"{self.benchmark} row {i}"
-            plain = {k: (_rounds_cell(v, columns, where) if k == ROUNDS else _plain_cell(v, f"{where} column {k!r}"))
-                     for k, v in row.items()}
+            plain = {
+                k: (_rounds_cell(v, columns, where) if k == ROUNDS else _plain_cell(v, f"{where} column {k!r}"))
+                for k, v in row.items()
+            }
             if ROUNDS in plain:
                 if rounds_keys is None:
                     rounds_keys = list(plain[ROUNDS])
                 elif list(plain[ROUNDS]) != rounds_keys:
-                    raise ValueError(f"{where}: its rounds cell names {list(plain[ROUNDS])}, row 0's names "
-                                     f"{rounds_keys}; every row's names the same columns")
+                    raise ValueError(
+                        f"{where}: its rounds cell names {list(plain[ROUNDS])}, row 0's names "
+                        f"{rounds_keys}; every row's names the same columns"
+                    )
             checked.append(plain)
         missing = [c for c in columns if c not in self.units]
         extra = [u for u in self.units if u not in columns]
         if missing or extra:
-            raise ValueError(f"{self.benchmark}: units must name every column and nothing "
-                             f"else; missing {missing}, not a column {extra}")
+            raise ValueError(
+                f"{self.benchmark}: units must name every column and nothing "
+                f"else; missing {missing}, not a column {extra}"
+            )
         return checked
 
     # ------------------------------------------------------------------ table
@@ -221,8 +243,9 @@ class Result:
             present = [v for v in values if v is not None]
             if any(isinstance(v, str) for v in present):
                 if not all(isinstance(v, str) for v in present):
-                    raise TypeError(f"{self.benchmark}: column {name!r} mixes strings "
-                                    f"and numbers; it has no NumPy type")
+                    raise TypeError(
+                        f"{self.benchmark}: column {name!r} mixes strings " f"and numbers; it has no NumPy type"
+                    )
                 width = max([len(v) for v in present] + [1])
                 fields.append((name, f"<U{width}"))
             elif values and all(isinstance(v, int) for v in values):
@@ -248,8 +271,9 @@ class Result:
 
     def title(self) -> str:
         """The benchmark and the parameters that tell its runs apart."""
-        shown = [f"{key} {self.params[key]}" for key in _TITLE_PARAMS
-                 if isinstance(self.params.get(key), (str, int, float))]
+        shown = [
+            f"{key} {self.params[key]}" for key in _TITLE_PARAMS if isinstance(self.params.get(key), (str, int, float))
+        ]
         title = ", ".join([self.benchmark, *shown])
         return f"{title} (incomplete: {self.incomplete})" if self.incomplete else title
 
@@ -258,8 +282,7 @@ class Result:
         one column per key, each value with its unit (units.with_unit, to
         `digits` significant digits)."""
         headers = list(self.columns)
-        cells = [[with_unit(row[name], self.units.get(name, ""), digits) for name in self.columns]
-                 for row in self.rows]
+        cells = [[with_unit(row[name], self.units.get(name, ""), digits) for name in self.columns] for row in self.rows]
         # At least two spaces between columns, however long a name or value.
         widths = [max([len(header)] + [len(row[i]) for row in cells]) for i, header in enumerate(headers)]
         lines = [self.title() if title is None else title]
@@ -269,10 +292,18 @@ class Result:
     def _repr_html_(self) -> str:
         """The table as Jupyter shows it."""
         head = "".join(f"<th>{html.escape(name)}</th>" for name in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(with_unit(row[name], self.units.get(name, '')))}</td>"
-                                        for name in self.columns) + "</tr>" for row in self.rows)
-        return (f"<table><caption>{html.escape(self.title())}</caption><thead><tr>{head}</tr></thead>"
-                f"<tbody>{body}</tbody></table>")
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(with_unit(row[name], self.units.get(name, '')))}</td>" for name in self.columns
+            )
+            + "</tr>"
+            for row in self.rows
+        )
+        return (
+            f"<table><caption>{html.escape(self.title())}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>"
+        )
 
     def to_pandas(self):
         """The rows as a pandas DataFrame (SI values); its attrs hold the
@@ -280,8 +311,10 @@ class Result:
         try:
             import pandas
         except ImportError:
-            raise ImportError("Result.to_pandas needs pandas (pip install pandas); Result.to_numpy gives the same "
-                              "table as a NumPy structured array") from None
+            raise ImportError(
+                "Result.to_pandas needs pandas (pip install pandas); Result.to_numpy gives the same "
+                "table as a NumPy structured array"
+            ) from None
         frame = pandas.DataFrame(self.rows, columns=self.columns)
         frame.attrs.update(benchmark=self.benchmark, units=dict(self.units), params=dict(self.params))
         return frame
@@ -304,29 +337,36 @@ class Result:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Result":
+    def from_dict(cls, d: dict) -> Result:
         """Rebuild a Result from to_dict's output, refusing other schemas."""
         if not isinstance(d, dict) or "schema" not in d:
-            raise ValueError(f"not an fpgacomm result: no 'schema' field "
-                             f"(expected {SCHEMA!r})")
+            raise ValueError(f"not an fpgacomm result: no 'schema' field " f"(expected {SCHEMA!r})")
         if d["schema"] != SCHEMA:
-            raise ValueError(f"unsupported result schema {d['schema']!r}; "
-                             f"this fpgacomm reads {SCHEMA!r}")
+            raise ValueError(f"unsupported result schema {d['schema']!r}; " f"this fpgacomm reads {SCHEMA!r}")
         missing = [k for k in ("benchmark", "params", "env", "units", "rows") if k not in d]
         if missing:
             raise ValueError(f"{SCHEMA} result lacks field(s) {missing}")
-        shapes = {"benchmark": (str,), "params": (dict,), "env": (dict,), "units": (dict,), "rows": (list,),
-                  "samples": (dict, type(None)), "incomplete": (str, type(None))}
-        wrong = [f"{key!r} is {type(d.get(key)).__name__}" for key, types in shapes.items()
-                 if not isinstance(d.get(key), types)]
+        shapes = {
+            "benchmark": (str,),
+            "params": (dict,),
+            "env": (dict,),
+            "units": (dict,),
+            "rows": (list,),
+            "samples": (dict, type(None)),
+            "incomplete": (str, type(None)),
+        }
+        wrong = [
+            f"{key!r} is {type(d.get(key)).__name__}"
+            for key, types in shapes.items()
+            if not isinstance(d.get(key), types)
+        ]
         if not wrong and not all(isinstance(row, dict) for row in d["rows"]):
             wrong = ["'rows' holds something other than objects"]
         if not wrong and d.get("samples") and not all(isinstance(v, list) for v in d["samples"].values()):
             wrong = ["'samples' holds something other than lists"]
         if wrong:
             raise ValueError(f"malformed {SCHEMA} result: {'; '.join(wrong)}")
-        return cls(d["benchmark"], d["params"], d["env"], d["rows"], d["units"],
-                   d.get("samples"), d.get("incomplete"))
+        return cls(d["benchmark"], d["params"], d["env"], d["rows"], d["units"], d.get("samples"), d.get("incomplete"))
 
     def write_json(self, path) -> None:
         """Write the whole Result, samples included, atomically as JSON.
@@ -357,13 +397,13 @@ class Result:
         f.write("\n }\n}")
 
     @classmethod
-    def read_json(cls, path) -> "Result":
+    def read_json(cls, path) -> Result:
         """Read a file written by write_json; a ResultError naming the file
         and what is wrong with it otherwise (runtime/files.py)."""
         return cls.from_file(path, files.read_json(path, what="an fpgacomm Result"))
 
     @classmethod
-    def from_file(cls, path, d) -> "Result":
+    def from_file(cls, path, d) -> Result:
         """from_dict of what the file at `path` holds, every cell checked
         (check_cells); what is wrong is a ResultError naming the file."""
         try:
@@ -394,9 +434,11 @@ class Result:
         for i, row in enumerate(self.rows):
             for key, value in row.items():
                 if isinstance(value, str) and _parse_cell(value) != value:
-                    raise ValueError(f"{self.benchmark} row {i} column {key!r}: the string "
-                                     f"{value!r} would read back from CSV as "
-                                     f"{_parse_cell(value)!r}; write JSON instead")
+                    raise ValueError(
+                        f"{self.benchmark} row {i} column {key!r}: the string "
+                        f"{value!r} would read back from CSV as "
+                        f"{_parse_cell(value)!r}; write JSON instead"
+                    )
 
         def write(f):
             meta = [("schema", SCHEMA), ("benchmark", self.benchmark), ("params", self.params), ("env", self.env)]
@@ -409,22 +451,24 @@ class Result:
             count = max((len(next(iter(row[ROUNDS].values()))) for row in self.rows), default=0) if measured else 0
             header = [f"{c}[{self.units[c]}]" for c in self.columns]
             if measured:
-                header += [f"{ROUNDS}[]"] + [f"{c}@r{k}[{self.units[c]}]"
-                                             for c in measured for k in range(1, count + 1)]
+                header += [f"{ROUNDS}[]"] + [
+                    f"{c}@r{k}[{self.units[c]}]" for c in measured for k in range(1, count + 1)
+                ]
             writer.writerow(header)
             for row in self.rows:
                 cells = [_format_cell(row[c]) for c in self.columns]
                 if measured:
                     rounds = row[ROUNDS]
                     done = len(rounds[measured[0]])
-                    cells += [str(done)] + [_format_cell(rounds[c][k]) if k < done else ""
-                                            for c in measured for k in range(count)]
+                    cells += [str(done)] + [
+                        _format_cell(rounds[c][k]) if k < done else "" for c in measured for k in range(count)
+                    ]
                 writer.writerow(cells)
 
         atomic_write(path, write, newline="")
 
     @classmethod
-    def read_csv(cls, path) -> "Result":
+    def read_csv(cls, path) -> Result:
         """Read a file written by write_csv (samples come back as None)."""
         lines = files.read_text(path).splitlines(keepends=True)
         meta = {}
@@ -438,8 +482,9 @@ class Result:
             try:
                 meta[key] = json.loads(value)
             except (ValueError, RecursionError):
-                raise ResultError(path, f"comment line {n_comments + 1} ({key!r}) does not hold one JSON value") \
-                    from None
+                raise ResultError(
+                    path, f"comment line {n_comments + 1} ({key!r}) does not hold one JSON value"
+                ) from None
             n_comments += 1
         try:
             table = list(csv.reader(io.StringIO("".join(lines[n_comments:]))))
@@ -475,7 +520,7 @@ class Result:
     _READERS = {".json": "read_json", ".csv": "read_csv"}
 
     @classmethod
-    def read(cls, path) -> "Result":
+    def read(cls, path) -> Result:
         """Read JSON or CSV, chosen by the file's suffix; a file of any other
         suffix as the text of a peer suite (results/peers.py: OSU
         Micro-Benchmarks, nccl-tests, IMB-MPI1, HPCC FPGA b_eff), its format
@@ -491,8 +536,10 @@ class Result:
         """Write JSON or CSV, chosen by the file's suffix."""
         suffix = os.path.splitext(os.fspath(path))[1].lower()
         if suffix not in self._WRITERS:
-            raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its suffix "
-                             f"{suffix!r}; use one of {sorted(self._WRITERS)}")
+            raise ValueError(
+                f"cannot tell the format of {os.fspath(path)!r} from its suffix "
+                f"{suffix!r}; use one of {sorted(self._WRITERS)}"
+            )
         getattr(self, self._WRITERS[suffix])(path)
 
 
@@ -515,8 +562,10 @@ def load(paths) -> Result:
     that tell the runs apart (runs() splits the table by them)."""
     files = expand(paths)
     results = [Result.read(path) for path in files]
-    scalars = [{key: _run_value(value) for key, value in result.params.items()
-                if isinstance(value, (str, int, float, bool))} for result in results]
+    scalars = [
+        {key: _run_value(value) for key, value in result.params.items() if isinstance(value, (str, int, float, bool))}
+        for result in results
+    ]
     keys = list(dict.fromkeys(key for params in scalars for key in params))
     differing = [key for key in keys if len({repr(params.get(key)) for params in scalars}) > 1]
     shared = {key: results[0].params[key] for key in keys if key not in differing and key in scalars[0]}
@@ -531,8 +580,10 @@ def load(paths) -> Result:
     for column in split:  # one benchmark in two units: not a mix of families but a file gone wrong
         (first, one), (second, other) = list(seen[column].items())[:2]
         if set(one) & set(other):
-            raise ValueError(f"column {column!r} is in {first!r} in one file and in {second!r} in another, both of "
-                             f"{sorted(set(one) & set(other))[0]}; load them apart")
+            raise ValueError(
+                f"column {column!r} is in {first!r} in one file and in {second!r} in another, both of "
+                f"{sorted(set(one) & set(other))[0]}; load them apart"
+            )
 
     def name(column: str, result: Result) -> str:
         return f"{column} ({result.benchmark})" if column in split else column
@@ -542,11 +593,18 @@ def load(paths) -> Result:
         for column, unit in result.units.items():
             if column not in run_columns:
                 units.setdefault(name(column, result), unit)
-    rows = [{**dict.fromkeys(units), "file": path, "benchmark": result.benchmark,
-             **({"incomplete": result.incomplete} if "incomplete" in units else {}),
-             **{key: params.get(key) for key in differing},
-             **{name(column, result): value for column, value in row.items() if column not in run_columns}}
-            for path, result, params in zip(files, results, scalars) for row in result.rows]
+    rows = [
+        {
+            **dict.fromkeys(units),
+            "file": path,
+            "benchmark": result.benchmark,
+            **({"incomplete": result.incomplete} if "incomplete" in units else {}),
+            **{key: params.get(key) for key in differing},
+            **{name(column, result): value for column, value in row.items() if column not in run_columns},
+        }
+        for path, result, params in zip(files, results, scalars)
+        for row in result.rows
+    ]
     return Result(LOAD_NAME, {**shared, "files": files, "run_columns": run_columns}, {}, rows, units)
 
 
@@ -566,25 +624,45 @@ def runs(joined: Result) -> list:
     by_file = {}
     for row in joined.rows:
         by_file.setdefault(row["file"], []).append(row)
-    telling = [column for column in run_columns if column != "file"
-               and len({repr(rows[0].get(column)) for rows in by_file.values()}) > 1]
+    telling = [
+        column
+        for column in run_columns
+        if column != "file" and len({repr(rows[0].get(column)) for rows in by_file.values()}) > 1
+    ]
     shared = {key: value for key, value in joined.params.items() if key not in ("files", "run_columns")}
     found = []
     for path, rows in by_file.items():
         first = rows[0]
-        label = " ".join(f"{column}={first[column]}" if column != "benchmark" else str(first[column])
-                         for column in telling) or os.path.basename(path)
-        columns = [column for column in joined.columns if column not in run_columns
-                   and any(row[column] is not None for row in rows)]
-        params = {**shared, **{column: first[column] for column in run_columns
-                               if column not in ("file", "benchmark", "incomplete")}}
-        found.append((label, Result(first["benchmark"], params, {}, [{c: row[c] for c in columns} for row in rows],
-                                    {c: joined.units[c] for c in columns}, None, first.get("incomplete"))))
+        label = " ".join(
+            f"{column}={first[column]}" if column != "benchmark" else str(first[column]) for column in telling
+        ) or os.path.basename(path)
+        columns = [
+            column
+            for column in joined.columns
+            if column not in run_columns and any(row[column] is not None for row in rows)
+        ]
+        params = {
+            **shared,
+            **{column: first[column] for column in run_columns if column not in ("file", "benchmark", "incomplete")},
+        }
+        found.append(
+            (
+                label,
+                Result(
+                    first["benchmark"],
+                    params,
+                    {},
+                    [{c: row[c] for c in columns} for row in rows],
+                    {c: joined.units[c] for c in columns},
+                    None,
+                    first.get("incomplete"),
+                ),
+            )
+        )
     return found
 
 
-_TITLE_PARAMS = ("test", "send_kind", "recv_kind", "mem", "comm_type", "fabric", "schedule", "collective",
-                 "datatype")
+_TITLE_PARAMS = ("test", "send_kind", "recv_kind", "mem", "comm_type", "fabric", "schedule", "collective", "datatype")
 
 
 def _row_of_csv(cells: dict, where: str) -> dict:

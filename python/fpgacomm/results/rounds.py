@@ -30,10 +30,14 @@ def measured_columns(rounds: list[Result]) -> list[str]:
     barrier, holds nothing to keep)."""
     columns = rounds[0].columns
     rows = [row for result in rounds for row in result.rows]
-    return [column for column in columns
-            if column not in DESCRIBING and column != _VALIDATION
-            and not any(isinstance(row.get(column), str) for row in rows)
-            and any(row.get(column) is not None for row in rows)]
+    return [
+        column
+        for column in columns
+        if column not in DESCRIBING
+        and column != _VALIDATION
+        and not any(isinstance(row.get(column), str) for row in rows)
+        and any(row.get(column) is not None for row in rows)
+    ]
 
 
 def merge(rounds: list[Result], incomplete: str | None = None) -> Result:
@@ -57,8 +61,11 @@ def merge(rounds: list[Result], incomplete: str | None = None) -> Result:
     # (rank, ring pattern, direction, ...: the identity's text columns and
     # rank and nodes; iterations and nccl_bytes follow the size).
     all_rows = [row for result in rounds for row in result.rows]
-    others = [column for column in identity if column in ("rank", "nodes")
-              or any(isinstance(row.get(column), str) for row in all_rows)]
+    others = [
+        column
+        for column in identity
+        if column in ("rank", "nodes") or any(isinstance(row.get(column), str) for row in all_rows)
+    ]
     first_seen = {}
     for key in groups:
         named = dict(zip(identity, key))
@@ -80,8 +87,11 @@ def merge(rounds: list[Result], incomplete: str | None = None) -> Result:
         rows.append(row)
     samples = None
     if any(result.samples for result in rounds):
-        samples = {_round_key(key, index): values for index, result in enumerate(rounds, start=1)
-                   for key, values in (result.samples or {}).items()}
+        samples = {
+            _round_key(key, index): values
+            for index, result in enumerate(rounds, start=1)
+            for key, values in (result.samples or {}).items()
+        }
     return Result(first.benchmark, first.params, first.env, rows, first.units, samples, incomplete)
 
 
@@ -96,8 +106,11 @@ def samples_of(samples: dict, key: str) -> list:
     if key in samples:
         return samples[key]
     prefix = _round_key(key, "")
-    found = sorted((int(name[len(prefix):]), values) for name, values in samples.items()
-                   if name.startswith(prefix) and name[len(prefix):].isdigit())
+    found = sorted(
+        (int(name[len(prefix) :]), values)
+        for name, values in samples.items()
+        if name.startswith(prefix) and name[len(prefix) :].isdigit()
+    )
     return [value for _, values in found for value in values]
 
 

@@ -12,8 +12,20 @@ plot look a row's series up here and nowhere else.
 from __future__ import annotations
 
 #: The columns of a series' identity, in the order a label names them.
-SERIES_COLUMNS = ("test", "processes", "groups", "group", "mode", "send_kind", "recv_kind", "type", "redop", "pattern",
-                  "schedule", "nodes")
+SERIES_COLUMNS = (
+    "test",
+    "processes",
+    "groups",
+    "group",
+    "mode",
+    "send_kind",
+    "recv_kind",
+    "type",
+    "redop",
+    "pattern",
+    "schedule",
+    "nodes",
+)
 
 
 def identity(row: dict) -> tuple:

@@ -7,7 +7,7 @@ bandwidths in B/s); this module reduces them to the numbers a report shows.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -86,7 +86,7 @@ def median_ci(values: Iterable[float], confidence: float = CONFIDENCE) -> tuple[
 def _order_coverage(n: int, k: int) -> float:
     """P(x(k) <= median <= x(n+1-k)) = 1 - 2 P(Binomial(n, 1/2) <= k - 1)."""
     below = sum(math.comb(n, i) for i in range(k))
-    return 1.0 - 2.0 * below / 2.0 ** n
+    return 1.0 - 2.0 * below / 2.0**n
 
 
 def rounds_needed(confidence: float = CONFIDENCE) -> int:

@@ -24,8 +24,19 @@ from .result import Result
 
 STAGES = ("d2h", "mpi", "h2d")
 # What a timeline row needs (the rest of benchmarks.osu.TIMELINE_UNITS is for the reader).
-COLUMNS = ("rank", "size", "direction", "bytes", "copy_enqueued", "copy_done", "mpi_posted", "mpi_done",
-           "queued_to_submit", "submit_to_start", "start_to_end")
+COLUMNS = (
+    "rank",
+    "size",
+    "direction",
+    "bytes",
+    "copy_enqueued",
+    "copy_done",
+    "mpi_posted",
+    "mpi_done",
+    "queued_to_submit",
+    "submit_to_start",
+    "start_to_end",
+)
 # A send's chunk is copied device-to-host, a receive's host-to-device.
 COPY_STAGE = {"send": "d2h", "recv": "h2d"}
 
@@ -54,8 +65,9 @@ def stage_intervals(rows) -> dict:
 def coverage(unions: dict, window: float) -> list:
     """Seconds of [0, window] during which exactly k stages were busy,
     k = 0..len(unions) (each union disjoint, so a sweep counts them)."""
-    events = sorted((t, step) for union in unions.values() for start, end in union
-                    for t, step in ((start, 1), (end, -1)))
+    events = sorted(
+        (t, step) for union in unions.values() for start, end in union for t, step in ((start, 1), (end, -1))
+    )
     seconds = [0.0] * (len(unions) + 1)
     busy, last = 0, 0.0
     for t, step in events + [(window, 0)]:
@@ -79,19 +91,25 @@ def summarize(rows) -> list:
         covered = coverage(unions, window)
         busy = {stage: sum(e - s for s, e in union) for stage, union in unions.items()}
         copies = {stage: [r for r in group if COPY_STAGE[r["direction"]] == stage] for stage in ("d2h", "h2d")}
-        summaries.append({
-            "rank": rank, "size": size, "chunks": len(group),
-            "window": window,
-            "busy": busy,
-            "bytes": {"d2h": sum(r["bytes"] for r in copies["d2h"]),
-                      "mpi": sum(r["bytes"] for r in group),
-                      "h2d": sum(r["bytes"] for r in copies["h2d"])},
-            "idle": covered[0],
-            "overlap": sum(covered[2:]),
-            "copies": {stage: copy_latencies(stage, rows) for stage, rows in copies.items() if rows},
-            "mpi_per_chunk": mean([r["mpi_done"] - r["mpi_posted"] for r in group]),
-            "limit": max(busy, key=busy.get),
-        })
+        summaries.append(
+            {
+                "rank": rank,
+                "size": size,
+                "chunks": len(group),
+                "window": window,
+                "busy": busy,
+                "bytes": {
+                    "d2h": sum(r["bytes"] for r in copies["d2h"]),
+                    "mpi": sum(r["bytes"] for r in group),
+                    "h2d": sum(r["bytes"] for r in copies["h2d"]),
+                },
+                "idle": covered[0],
+                "overlap": sum(covered[2:]),
+                "copies": {stage: copy_latencies(stage, rows) for stage, rows in copies.items() if rows},
+                "mpi_per_chunk": mean([r["mpi_done"] - r["mpi_posted"] for r in group]),
+                "limit": max(busy, key=busy.get),
+            }
+        )
     return summaries
 
 
@@ -103,8 +121,9 @@ def copy_latencies(stage: str, rows) -> dict:
         "on_host": mean([r["copy_done"] - r["copy_enqueued"] for r in rows]),
         # From one stage's end to the next one's start, as the host saw it:
         # a blocking enqueue or MPI call, or a slow notice, shows here.
-        "handover": mean([r["mpi_posted"] - r["copy_done"] if stage == "d2h" else r["copy_enqueued"] - r["mpi_done"]
-                          for r in rows]),
+        "handover": mean(
+            [r["mpi_posted"] - r["copy_done"] if stage == "d2h" else r["copy_enqueued"] - r["mpi_done"] for r in rows]
+        ),
     }
 
 
@@ -117,25 +136,34 @@ def mean(values) -> float:
 
 def report(summary: dict) -> str:
     window = summary["window"]
-    lines = [f"rank {summary['rank']}  size {summary['size']} B  {summary['chunks']} chunks  "
-             f"window {window * 1e3:.3f} ms"]
+    lines = [
+        f"rank {summary['rank']}  size {summary['size']} B  {summary['chunks']} chunks  "
+        f"window {window * 1e3:.3f} ms"
+    ]
     for stage in STAGES:
         busy, nbytes = summary["busy"][stage], summary["bytes"][stage]
         if not nbytes:
             continue
-        lines.append(f"  {stage:4} busy {busy * 1e3:9.3f} ms {100 * busy / window:5.1f} %   "
-                     f"{nbytes / busy / 1e9 if busy else 0:7.2f} GB/s while busy")
+        lines.append(
+            f"  {stage:4} busy {busy * 1e3:9.3f} ms {100 * busy / window:5.1f} %   "
+            f"{nbytes / busy / 1e9 if busy else 0:7.2f} GB/s while busy"
+        )
         if stage == "mpi":
             lines.append(f"       per chunk: posted->done {summary['mpi_per_chunk'] * 1e6:.1f} us")
         else:
             copy = summary["copies"][stage]
-            lines.append(f"       per copy: enqueue->start {copy['enqueue_to_start'] * 1e6:.1f} us, start->end "
-                         f"{copy['start_to_end'] * 1e6:.1f} us, enqueue->done on the host {copy['on_host'] * 1e6:.1f} "
-                         f"us; {HANDOVER[stage]} {copy['handover'] * 1e6:.1f} us")
-    lines.append(f"  two or more busy {summary['overlap'] * 1e3:.3f} ms ({100 * summary['overlap'] / window:.1f} %), "
-                 f"all idle {summary['idle'] * 1e3:.3f} ms ({100 * summary['idle'] / window:.1f} %)")
-    lines.append(f"  limit: {summary['limit']} (busy {100 * summary['busy'][summary['limit']] / window:.1f} % "
-                 "of the window)")
+            lines.append(
+                f"       per copy: enqueue->start {copy['enqueue_to_start'] * 1e6:.1f} us, start->end "
+                f"{copy['start_to_end'] * 1e6:.1f} us, enqueue->done on the host {copy['on_host'] * 1e6:.1f} "
+                f"us; {HANDOVER[stage]} {copy['handover'] * 1e6:.1f} us"
+            )
+    lines.append(
+        f"  two or more busy {summary['overlap'] * 1e3:.3f} ms ({100 * summary['overlap'] / window:.1f} %), "
+        f"all idle {summary['idle'] * 1e3:.3f} ms ({100 * summary['idle'] / window:.1f} %)"
+    )
+    lines.append(
+        f"  limit: {summary['limit']} (busy {100 * summary['busy'][summary['limit']] / window:.1f} % " "of the window)"
+    )
     return "\n".join(lines)
 
 
@@ -159,8 +187,7 @@ def chunks(result: Result, path: str) -> list:
 
 
 # A chunk's instants on the host clock, and its copy's durations.
-_TIMES = ("copy_enqueued", "copy_done", "mpi_posted", "mpi_done", "queued_to_submit", "submit_to_start",
-          "start_to_end")
+_TIMES = ("copy_enqueued", "copy_done", "mpi_posted", "mpi_done", "queued_to_submit", "submit_to_start", "start_to_end")
 
 
 def _impossible(row: dict) -> str:

@@ -49,10 +49,7 @@ def _significant(value: float, units: tuple, digits: int = 3) -> str:
         return f"{value} {units[0][0]}"
     # Round first so that 0.9997 s becomes "1.00 s", not "1000 ms".
     magnitude = abs(float(f"{value:.{digits}g}"))
-    name, scale = units[-1]
-    for name, scale in units:
-        if magnitude >= scale:
-            break
+    name, scale = next(((name, scale) for name, scale in units if magnitude >= scale), units[-1])
     scaled = value / scale
     whole = math.floor(math.log10(abs(float(f"{scaled:.{digits}g}")))) + 1 if scaled else 1
     return f"{scaled:.{max(digits - whole, 0)}f} {name}"
@@ -97,8 +94,14 @@ def human_fraction(fraction: float, digits: int = 3) -> str:
 
 # Units written scaled, with the smallest value each scale writes well.
 # "fraction" is a ratio (a relative error), written as a percentage.
-_SCALED = {"s": (human_seconds, 1e-9), "B/s": (human_bandwidth, 1.0), "B": (human_bytes, 1.0),
-           "msg/s": (human_rate, 1.0), "s/B": (human_time_per_byte, 0.0), "fraction": (human_fraction, 0.0)}
+_SCALED = {
+    "s": (human_seconds, 1e-9),
+    "B/s": (human_bandwidth, 1.0),
+    "B": (human_bytes, 1.0),
+    "msg/s": (human_rate, 1.0),
+    "s/B": (human_time_per_byte, 0.0),
+    "fraction": (human_fraction, 0.0),
+}
 #: The units of numbers: a column in one of them holds numbers (or None, a
 #: value not measured) and never text; readers refuse a file where it does.
 NUMBER_UNITS = frozenset(_SCALED) | {"1/s", "Hz"}

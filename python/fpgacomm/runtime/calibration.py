@@ -81,9 +81,15 @@ def cache_folder() -> Path:
 def key_of(device, sharing: int, host: str | None = None) -> dict:
     """What a calibration holds for: this host, device, driver, and the ranks copying on the device."""
     info = device.info
-    return {"host": host or socket.gethostname(), "platform": info.platform_name,
-            "platform_version": info.platform_version, "device": info.name, "driver": info.driver_version,
-            "ranks_sharing_device": int(sharing), "method": METHOD}
+    return {
+        "host": host or socket.gethostname(),
+        "platform": info.platform_name,
+        "platform_version": info.platform_version,
+        "device": info.name,
+        "driver": info.driver_version,
+        "ranks_sharing_device": int(sharing),
+        "method": METHOD,
+    }
 
 
 def cache_path(key: dict) -> Path:
@@ -97,12 +103,15 @@ def copies_use_host_cores(device) -> bool:
 
 def defaults(device) -> Sizing:
     """The measured defaults of devices whose copies run on the host's cores (bench/RESULTS.md)."""
-    return Sizing(chunk_bytes=_core.default_chunk_bytes(device), slots=HOST_CORES_SLOTS,
-                  why=["copies run on the host's cores (CPU device or emulator): the measured defaults, no "
-                       "calibration"])
+    return Sizing(
+        chunk_bytes=_core.default_chunk_bytes(device),
+        slots=HOST_CORES_SLOTS,
+        why=["copies run on the host's cores (CPU device or emulator): the measured defaults, no " "calibration"],
+    )
 
 
 # ------------------------------------------------------------------ choices
+
 
 def fastest_small(rows: list, direction: str) -> int:
     """The smallest size from which copies take at most FAST_MARGIN times the
@@ -117,9 +126,11 @@ def fastest_small(rows: list, direction: str) -> int:
 def choose_chunk(seconds: dict) -> tuple[int, list]:
     """The chunk whose pipeline moved PIPELINE_MESSAGE fastest."""
     best = min(seconds, key=lambda chunk: (seconds[chunk], chunk))
-    why = [f"chunk {_size(chunk)} ({CHUNK_SLOTS} slots): {PIPELINE_WINDOW} x {_size(PIPELINE_MESSAGE)} in "
-           f"{t * 1e6:.0f} us, {WINDOW_BYTES / t / 1e9:.2f} GB/s" + ("  <- fastest" if chunk == best else "")
-           for chunk, t in sorted(seconds.items())]
+    why = [
+        f"chunk {_size(chunk)} ({CHUNK_SLOTS} slots): {PIPELINE_WINDOW} x {_size(PIPELINE_MESSAGE)} in "
+        f"{t * 1e6:.0f} us, {WINDOW_BYTES / t / 1e9:.2f} GB/s" + ("  <- fastest" if chunk == best else "")
+        for chunk, t in sorted(seconds.items())
+    ]
     return best, why
 
 
@@ -127,9 +138,11 @@ def choose_slots(seconds: dict, chunk: int) -> tuple[int, list]:
     """The fewest slots within SLOT_SHARE of the fastest count (less pinned memory for the same speed)."""
     fastest = min(seconds.values())
     chosen = min(slots for slots, t in seconds.items() if fastest / t >= SLOT_SHARE)
-    why = [f"{slots} slots (chunk {_size(chunk)}): {WINDOW_BYTES / t / 1e9:.2f} GB/s"
-           + (f"  <- fewest within {SLOT_SHARE:.0%} of the fastest" if slots == chosen else "")
-           for slots, t in sorted(seconds.items())]
+    why = [
+        f"{slots} slots (chunk {_size(chunk)}): {WINDOW_BYTES / t / 1e9:.2f} GB/s"
+        + (f"  <- fewest within {SLOT_SHARE:.0%} of the fastest" if slots == chosen else "")
+        for slots, t in sorted(seconds.items())
+    ]
     return chosen, why
 
 
@@ -138,12 +151,23 @@ def choose(small: list, chunks: dict, slots: dict, chunk: int) -> Sizing:
     _, chunk_why = choose_chunk(chunks)
     count, slot_why = choose_slots(slots, chunk)
     to_device, to_host = fastest_small(small, "to_device"), fastest_small(small, "to_host")
-    why = [f"copies {_size(row['bytes'])}: to device {row['to_device'] * 1e6:.1f} us, to host "
-           f"{row['to_host'] * 1e6:.1f} us" for row in small]
-    why += [f"smallest fast copy (within {FAST_MARGIN}x of the fastest up to {_size(SMALL_SIZES[-1])}): to device "
-            f"{_size(to_device)}, to host {_size(to_host)}"]
-    return Sizing(chunk_bytes=chunk, slots=count, fast_to_device=to_device, fast_to_host=to_host, source="measured",
-                  why=why + chunk_why + slot_why)
+    why = [
+        f"copies {_size(row['bytes'])}: to device {row['to_device'] * 1e6:.1f} us, to host "
+        f"{row['to_host'] * 1e6:.1f} us"
+        for row in small
+    ]
+    why += [
+        f"smallest fast copy (within {FAST_MARGIN}x of the fastest up to {_size(SMALL_SIZES[-1])}): to device "
+        f"{_size(to_device)}, to host {_size(to_host)}"
+    ]
+    return Sizing(
+        chunk_bytes=chunk,
+        slots=count,
+        fast_to_device=to_device,
+        fast_to_host=to_host,
+        source="measured",
+        why=why + chunk_why + slot_why,
+    )
 
 
 def _size(n: int) -> str:
@@ -154,6 +178,7 @@ def _size(n: int) -> str:
 
 
 # ------------------------------------------------------------------ the cache
+
 
 def load(key: dict, now: float | None = None) -> tuple[Sizing | None, str]:
     """The cached Sizing for `key`, or None and why it cannot be trusted:
@@ -209,8 +234,10 @@ def entry_problem(entry, key: dict) -> str:
     fields = set(Sizing.__dataclass_fields__)
     if set(sizing) != fields:
         missing, unknown = sorted(fields - set(sizing)), sorted(set(sizing) - fields)
-        return "'sizing' " + "; ".join(([f"lacks {', '.join(missing)}"] if missing else [])
-                                       + ([f"has unknown {', '.join(unknown)}"] if unknown else []))
+        return "'sizing' " + "; ".join(
+            ([f"lacks {', '.join(missing)}"] if missing else [])
+            + ([f"has unknown {', '.join(unknown)}"] if unknown else [])
+        )
     for name in ("chunk_bytes", "fast_to_device", "fast_to_host"):
         if not _is_int(sizing[name]) or not 1 <= sizing[name] <= _core.MAX_WIRE_CHUNK:
             return f"{name} {sizing[name]!r} is not a size from 1 B to 1 GiB"
@@ -254,15 +281,24 @@ def store(key: dict, sizing: Sizing, measurements: dict) -> Path:
     one); on failure removes what it wrote and raises the OSError."""
     path = cache_path(key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    entry = {"key": key, "sizing": sizing.params(), "measured_at_epoch": time.time(),
-             "how": {"method": METHOD, "small_sizes": list(SMALL_SIZES), "chunk_sizes": list(CHUNK_SIZES),
-                     "slot_counts": list(SLOT_COUNTS), "pipeline_message": PIPELINE_MESSAGE,
-                     "pipeline_window": PIPELINE_WINDOW,
-                     "repetitions": REPETITIONS,
-                     "turns": "ranks take turns on their devices, each turn a write then a read per size",
-                     "pipeline": "the staged engine moving the message from rank 0 to rank 1, candidates taking "
-                                 "turns in every repetition; median"},
-             "measurements": measurements}
+    entry = {
+        "key": key,
+        "sizing": sizing.params(),
+        "measured_at_epoch": time.time(),
+        "how": {
+            "method": METHOD,
+            "small_sizes": list(SMALL_SIZES),
+            "chunk_sizes": list(CHUNK_SIZES),
+            "slot_counts": list(SLOT_COUNTS),
+            "pipeline_message": PIPELINE_MESSAGE,
+            "pipeline_window": PIPELINE_WINDOW,
+            "repetitions": REPETITIONS,
+            "turns": "ranks take turns on their devices, each turn a write then a read per size",
+            "pipeline": "the staged engine moving the message from rank 0 to rank 1, candidates taking "
+            "turns in every repetition; median",
+        },
+        "measurements": measurements,
+    }
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
         with os.fdopen(fd, "w") as out:
@@ -276,22 +312,34 @@ def store(key: dict, sizing: Sizing, measurements: dict) -> Path:
 
 # ------------------------------------------------------------------ collective
 
+
 def measure(comm, device, copies: bool = True) -> tuple[Sizing, dict]:
     """Collective: this rank's Sizing from a fresh calibration, and the
     figures. A rank with copies False (it stages nothing) takes its turns
     idle and moves host memory in the pipeline, as the run will."""
     small = _core.measure_copies(comm, device, list(SMALL_SIZES), REPETITIONS, copies)
     candidates = [_core.TransferOptions(path="staged", chunk_bytes=chunk, slots=CHUNK_SLOTS) for chunk in CHUNK_SIZES]
-    chunk_seconds = dict(zip(CHUNK_SIZES, _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, PIPELINE_WINDOW, candidates,
-                                                                 REPETITIONS, copies)))
+    chunk_seconds = dict(
+        zip(
+            CHUNK_SIZES,
+            _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, PIPELINE_WINDOW, candidates, REPETITIONS, copies),
+        )
+    )
     chunk, _ = choose_chunk(chunk_seconds)  # the same on every rank: rank 0's figures
     candidates = [_core.TransferOptions(path="staged", chunk_bytes=chunk, slots=n) for n in SLOT_COUNTS]
-    slot_seconds = dict(zip(SLOT_COUNTS, _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, PIPELINE_WINDOW, candidates,
-                                                                REPETITIONS, copies)))
+    slot_seconds = dict(
+        zip(
+            SLOT_COUNTS,
+            _core.measure_pipeline(comm, device, PIPELINE_MESSAGE, PIPELINE_WINDOW, candidates, REPETITIONS, copies),
+        )
+    )
     sizing = choose(small, chunk_seconds, slot_seconds, chunk)
     sizing.measured_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return sizing, {"small": small, "chunk_seconds": {str(k): v for k, v in chunk_seconds.items()},
-                    "slot_seconds": {str(k): v for k, v in slot_seconds.items()}}
+    return sizing, {
+        "small": small,
+        "chunk_seconds": {str(k): v for k, v in chunk_seconds.items()},
+        "slot_seconds": {str(k): v for k, v in slot_seconds.items()},
+    }
 
 
 def agreed_chunk(comm, chunk: int, copies: bool) -> int:
@@ -353,11 +401,17 @@ def _agreed(comm, problem: str, required: bool, after: bool = False) -> bool:
     if required:
         from ..params import usage_error
 
-        raise usage_error(f"{problem}; {'the figures measured were not cached' if after else 'nothing was measured'}"
-                          f"; {mend} and run fpgacomm tune again")
+        raise usage_error(
+            f"{problem}; {'the figures measured were not cached' if after else 'nothing was measured'}"
+            f"; {mend} and run fpgacomm tune again"
+        )
     if comm.Get_rank() == 0:
-        print(f"fpgacomm: warning: {problem}; {'the figures measured are' if after else 'measuring, and'} not cached "
-              f"({mend} to keep them)", file=sys.stderr, flush=True)
+        print(
+            f"fpgacomm: warning: {problem}; {'the figures measured are' if after else 'measuring, and'} not cached "
+            f"({mend} to keep them)",
+            file=sys.stderr,
+            flush=True,
+        )
     return False
 
 
@@ -368,14 +422,15 @@ def resolve(comm, device, hosts: list, chunk_bytes: int | None, slots: int | Non
     measured; ranks that stage on an accelerator calibrate, as many taking
     turns on each device as the run has."""
     # The calibration's copies are OpenCL's (src/comm/calibration.cpp): a SYCL device keeps the defaults.
-    measured = (stages and isinstance(device, _core.Device) and not copies_use_host_cores(device))
+    measured = stages and isinstance(device, _core.Device) and not copies_use_host_cores(device)
     if any(comm.allgather(measured)):
         sizing, why = calibrate(comm, device, hosts, copies=measured)
         sizing.why = [why] + sizing.why
         sizing.chunk_bytes = agreed_chunk(comm, sizing.chunk_bytes, measured)
     else:
-        sizing = defaults(device) if device is not None else Sizing(chunk_bytes=0, slots=HOST_CORES_SLOTS,
-                                                                     why=["no device"])
+        sizing = (
+            defaults(device) if device is not None else Sizing(chunk_bytes=0, slots=HOST_CORES_SLOTS, why=["no device"])
+        )
     if chunk_bytes is not None:
         sizing.chunk_bytes = chunk_bytes
         sizing.why.append(f"chunk {_size(chunk_bytes)} given (--chunk)")
@@ -395,18 +450,28 @@ def tune(comm, options) -> list:
     if comm.Get_size() < 2:
         from ..params import usage_error
 
-        raise usage_error("fpgacomm tune measures the copies of ranks taking turns on their devices and the staged "
-                          "pipeline from rank 0 to rank 1, and this run has 1 rank; start it as the benchmarks run, "
-                          "e.g. mpirun -np 2 fpgacomm tune --platform NAME")
+        raise usage_error(
+            "fpgacomm tune measures the copies of ranks taking turns on their devices and the staged "
+            "pipeline from rank 0 to rank 1, and this run has 1 rank; start it as the benchmarks run, "
+            "e.g. mpirun -np 2 fpgacomm tune --platform NAME"
+        )
     hosts = _core.host_names(comm)
     device = open_device(comm, options, hosts)
     sizing, _ = calibrate(comm, device, hosts, force=True)
     key = key_of(device, len(sharing(comm, device, hosts)), hosts[comm.Get_rank()])
-    note = ("runs on this device keep the defaults (chunk 1 MiB, 4 slots, nothing widened): its copies run on the "
-            "host's cores, which the benchmark itself needs" if copies_use_host_cores(device) else
-            "osu runs with --chunk auto and --slots auto (the defaults) use these figures")
-    report = {"rank": comm.Get_rank(), "key": key, "cache": str(cache_path(key)), "sizing": sizing.params(),
-              "note": note}
+    note = (
+        "runs on this device keep the defaults (chunk 1 MiB, 4 slots, nothing widened): its copies run on the "
+        "host's cores, which the benchmark itself needs"
+        if copies_use_host_cores(device)
+        else "osu runs with --chunk auto and --slots auto (the defaults) use these figures"
+    )
+    report = {
+        "rank": comm.Get_rank(),
+        "key": key,
+        "cache": str(cache_path(key)),
+        "sizing": sizing.params(),
+        "note": note,
+    }
     return comm.gather(report, root=0)
 
 
@@ -414,11 +479,15 @@ def format_report(reports: list) -> str:
     lines = []
     for report in reports:
         key, sizing = report["key"], report["sizing"]
-        lines.append(f"rank {report['rank']}: {key['device']} ({key['platform']}, driver {key['driver']}) on "
-                     f"{key['host']}, {key['ranks_sharing_device']} rank(s) sharing it; measured "
-                     f"{sizing['measured_at']}")
-        lines.append(f"  chose: chunk {_size(sizing['chunk_bytes'])}, {sizing['slots']} slots, smallest fast copy "
-                     f"to device {_size(sizing['fast_to_device'])}, to host {_size(sizing['fast_to_host'])}")
+        lines.append(
+            f"rank {report['rank']}: {key['device']} ({key['platform']}, driver {key['driver']}) on "
+            f"{key['host']}, {key['ranks_sharing_device']} rank(s) sharing it; measured "
+            f"{sizing['measured_at']}"
+        )
+        lines.append(
+            f"  chose: chunk {_size(sizing['chunk_bytes'])}, {sizing['slots']} slots, smallest fast copy "
+            f"to device {_size(sizing['fast_to_device'])}, to host {_size(sizing['fast_to_host'])}"
+        )
         lines.append("  why:")
         lines += [f"    {line}" for line in sizing["why"]]
         lines.append(f"  cached in {report['cache']}; {report['note']}")

@@ -47,9 +47,15 @@ class DeviceOptions:
     api: str = "opencl"
 
     def params(self) -> dict:
-        return {"platform": self.platform, "device": self.device, "device_type": self.type,
-                "device_map": self.device_map or os.environ.get("FPGA_MAPPING"), "binary": self.binary,
-                "bank": self.bank, "device_api": self.api}
+        return {
+            "platform": self.platform,
+            "device": self.device,
+            "device_type": self.type,
+            "device_map": self.device_map or os.environ.get("FPGA_MAPPING"),
+            "binary": self.binary,
+            "bank": self.bank,
+            "device_api": self.api,
+        }
 
 
 def has_sycl_module() -> bool:
@@ -65,10 +71,12 @@ def sycl_module():
     if loaded is not None:
         return loaded
     if not has_sycl_module():
-        raise usage_error("-d sycl needs fpgacomm's SYCL module, and this build of fpgacomm has none (it was built "
-                          "without Intel's SYCL runtime, or with FPGACOMM_SYCL=no); rebuild with scripts/setup.sh, "
-                          "which downloads the runtime, or run scripts/sycl_runtime.sh and pip install again "
-                          "(docs/GUIDE.md, \"SYCL\"); or use -d opencl")
+        raise usage_error(
+            "-d sycl needs fpgacomm's SYCL module, and this build of fpgacomm has none (it was built "
+            "without Intel's SYCL runtime, or with FPGACOMM_SYCL=no); rebuild with scripts/setup.sh, "
+            "which downloads the runtime, or run scripts/sycl_runtime.sh and pip install again "
+            '(docs/GUIDE.md, "SYCL"); or use -d opencl'
+        )
     damage = sycl_runtime.damage()
     if damage:
         raise usage_error(damage)
@@ -76,8 +84,10 @@ def sycl_module():
         sycl_runtime.load()
         from .. import _sycl
     except (ImportError, OSError) as error:
-        raise usage_error(f"fpgacomm's SYCL module cannot load Intel's SYCL runtime ({error}); run "
-                          "scripts/setup.sh, which caches it again, or use -d opencl") from None
+        raise usage_error(
+            f"fpgacomm's SYCL module cannot load Intel's SYCL runtime ({error}); run "
+            "scripts/setup.sh, which caches it again, or use -d opencl"
+        ) from None
     return _sycl
 
 
@@ -92,15 +102,20 @@ def check_api(options: DeviceOptions, kinds, test: str = "") -> None:
         return
     for kind in kinds:
         if kind in ("B", "P"):
-            raise usage_error(f"-d sycl cannot place buffers in {_core.mem_kind_name(kind)}: the SYCL interface "
-                              "cannot choose a memory bank from the host (OMB-FPGA, section 3.3); use D, or "
-                              "-d opencl for B and P")
+            raise usage_error(
+                f"-d sycl cannot place buffers in {_core.mem_kind_name(kind)}: the SYCL interface "
+                "cannot choose a memory bank from the host (OMB-FPGA, section 3.3); use D, or "
+                "-d opencl for B and P"
+            )
         if kind not in SYCL_KINDS:
-            raise usage_error(f"-d sycl offers H (host) and D (device) memory, as OMB-FPGA's SYCL interface does, "
-                              f"not {kind}; use H or D")
+            raise usage_error(
+                f"-d sycl offers H (host) and D (device) memory, as OMB-FPGA's SYCL interface does, "
+                f"not {kind}; use H or D"
+            )
     if options.binary:
-        raise usage_error("--binary loads OpenCL kernels, and fpgacomm's SYCL path has no kernels; drop --binary "
-                          "or use -d opencl")
+        raise usage_error(
+            "--binary loads OpenCL kernels, and fpgacomm's SYCL path has no kernels; drop --binary " "or use -d opencl"
+        )
     sycl_module()
 
 
@@ -213,8 +228,10 @@ def options_problem(options: DeviceOptions) -> str:
         return str(error)
     if options.binary and (os.path.isdir(options.binary) or not os.access(options.binary, os.R_OK)):
         why = "a directory, not a file" if os.path.isdir(options.binary) else "no such file, or not readable"
-        return (f"cannot read device binary '{options.binary}' (--binary): {why}; give the vendor binary's path "
-                f"(.aocx, .xclbin) or leave --binary out")
+        return (
+            f"cannot read device binary '{options.binary}' (--binary): {why}; give the vendor binary's path "
+            f"(.aocx, .xclbin) or leave --binary out"
+        )
     return ""
 
 
@@ -229,9 +246,12 @@ def open_device_if(needed: bool, comm, options: DeviceOptions, hosts: list[str] 
     _core.agree(comm, options_problem(options), True)
     chosen = unused_choices(options)
     if chosen and comm.Get_rank() == 0:
-        warnings.warn(f"this run opens no device (its buffers are host memory, or it moves no data), so "
-                      f"{', '.join(chosen)} changes nothing; give a device kind (D, B or P) to use a device",
-                      DeviceUnused, stacklevel=2)
+        warnings.warn(
+            f"this run opens no device (its buffers are host memory, or it moves no data), so "
+            f"{', '.join(chosen)} changes nothing; give a device kind (D, B or P) to use a device",
+            DeviceUnused,
+            stacklevel=2,
+        )
     return None
 
 
@@ -243,10 +263,20 @@ def unused_choices(options: DeviceOptions) -> list[str]:
     """The device options that differ from their defaults, as the command
     line names them: what a run that opens no device would silently ignore."""
     defaults = DeviceOptions()
-    names = {"platform": "--platform", "device": "--device", "type": "--device-type", "device_map": "--device-map",
-             "binary": "--binary", "bank": "--bank", "api": "-d"}
-    return [f"{flag} {getattr(options, field)}" for field, flag in names.items()
-            if getattr(options, field) != getattr(defaults, field)]
+    names = {
+        "platform": "--platform",
+        "device": "--device",
+        "type": "--device-type",
+        "device_map": "--device-map",
+        "binary": "--binary",
+        "bank": "--bank",
+        "api": "-d",
+    }
+    return [
+        f"{flag} {getattr(options, field)}"
+        for field, flag in names.items()
+        if getattr(options, field) != getattr(defaults, field)
+    ]
 
 
 def open_device(comm, options: DeviceOptions, hosts: list[str] | None = None):
@@ -280,12 +310,24 @@ def describe(probe: bool = True, bank: int = 0) -> list[dict]:
     configure_runtime(0, 1)
     table = []
     for info in _core.all_devices():
-        row = {"api": "opencl", "platform_index": info.platform_index, "device_index": info.device_index,
-               "platform": info.platform_name, "platform_version": info.platform_version,
-               "name": info.name, "vendor": info.vendor, "type": info.type, "version": info.version,
-               "driver_version": info.driver_version, "global_mem_bytes": info.global_mem_bytes,
-               "max_alloc_bytes": info.max_alloc_bytes, "host_unified_memory": info.host_unified_memory,
-               "emulated": info.emulated, "kinds": [], "unavailable": {}}
+        row = {
+            "api": "opencl",
+            "platform_index": info.platform_index,
+            "device_index": info.device_index,
+            "platform": info.platform_name,
+            "platform_version": info.platform_version,
+            "name": info.name,
+            "vendor": info.vendor,
+            "type": info.type,
+            "version": info.version,
+            "driver_version": info.driver_version,
+            "global_mem_bytes": info.global_mem_bytes,
+            "max_alloc_bytes": info.max_alloc_bytes,
+            "host_unified_memory": info.host_unified_memory,
+            "emulated": info.emulated,
+            "kinds": [],
+            "unavailable": {},
+        }
         if probe:
             device = _core.Device(info, kernel_dir())
             for kind in MEMORY_KINDS:
@@ -310,13 +352,25 @@ def describe_sycl(probe: bool = True) -> list[dict]:
         return [{"api": "sycl", "error": str(error)}]
     table = []
     for info in sycl.all_devices():
-        row = {"api": "sycl", "runtime_version": sycl.runtime_version, "backend": info.backend,
-               "device_index": info.device_index, "platform": info.platform_name,
-               "platform_version": info.platform_version, "name": info.name, "vendor": info.vendor,
-               "type": info.type, "version": info.version, "driver_version": info.driver_version,
-               "global_mem_bytes": info.global_mem_bytes, "max_alloc_bytes": info.max_alloc_bytes,
-               "usm_device_allocations": info.usm_device_allocations, "emulated": info.emulated,
-               "kinds": [], "unavailable": {}}
+        row = {
+            "api": "sycl",
+            "runtime_version": sycl.runtime_version,
+            "backend": info.backend,
+            "device_index": info.device_index,
+            "platform": info.platform_name,
+            "platform_version": info.platform_version,
+            "name": info.name,
+            "vendor": info.vendor,
+            "type": info.type,
+            "version": info.version,
+            "driver_version": info.driver_version,
+            "global_mem_bytes": info.global_mem_bytes,
+            "max_alloc_bytes": info.max_alloc_bytes,
+            "usm_device_allocations": info.usm_device_allocations,
+            "emulated": info.emulated,
+            "kinds": [],
+            "unavailable": {},
+        }
         if probe and info.usm_device_allocations:
             device = sycl.Device(info)
             for kind in SYCL_KINDS:

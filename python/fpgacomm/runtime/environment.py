@@ -16,12 +16,20 @@ from .._core import __version__
 from . import mpi
 from .launcher import DAEMON_NAMES, MPIRUN_NAMES, process_arguments, process_name
 
-_RUNTIME_VARIABLES = ("FPGA_MAPPING", "POCL_MAX_PTHREAD_COUNT", "POCL_CACHE_DIR", "OMP_NUM_THREADS",
-                      "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES")
+_RUNTIME_VARIABLES = (
+    "FPGA_MAPPING",
+    "POCL_MAX_PTHREAD_COUNT",
+    "POCL_CACHE_DIR",
+    "OMP_NUM_THREADS",
+    "OCL_ICD_VENDORS",
+    "OCL_ICD_FILENAMES",
+)
 GOVERNOR_FILE = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"
 _warned_of_load = False  # the load warning is printed once per process
-EMULATION_NOTE = ("software emulation: kernels and copies run on the host's cores, so these timings are the "
-                  "emulator's, not an FPGA's performance")
+EMULATION_NOTE = (
+    "software emulation: kernels and copies run on the host's cores, so these timings are the "
+    "emulator's, not an FPGA's performance"
+)
 
 
 def topology(env: dict) -> dict:
@@ -31,8 +39,11 @@ def topology(env: dict) -> dict:
     per_node = env.get("ranks_per_node")
     if not per_node:
         return {}
-    return {"nodes": len(per_node), "ranks_per_node": max(per_node.values()),
-            "scale": "scale-up" if len(per_node) == 1 else "scale-out"}
+    return {
+        "nodes": len(per_node),
+        "ranks_per_node": max(per_node.values()),
+        "scale": "scale-up" if len(per_node) == 1 else "scale-out",
+    }
 
 
 def load_average() -> float | None:
@@ -81,10 +92,15 @@ def machine(load_before: float | None = None, load_after: float | None = None) -
     before and after the run (both now where not given), and its
     architecture (x86_64, aarch64)."""
     now = load_average() if load_before is None or load_after is None else None
-    return {"cpu_model": cpu_model(), "cores": os.cpu_count() or 1, "affinity_cores": affinity_cores(),
-            "governor": governor(),
-            "load_before": now if load_before is None else load_before,
-            "load_after": now if load_after is None else load_after, "architecture": platform.machine()}
+    return {
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count() or 1,
+        "affinity_cores": affinity_cores(),
+        "governor": governor(),
+        "load_before": now if load_before is None else load_before,
+        "load_after": now if load_after is None else load_after,
+        "architecture": platform.machine(),
+    }
 
 
 def loaded_warning(load: float | None, cores: int) -> str:
@@ -147,7 +163,7 @@ def launched_by(names: tuple) -> str | None:
     for pid in pids:
         if process_name(pid) in names:
             arguments = process_arguments(pid)
-            if len(arguments) > len(mine) and arguments[len(arguments) - len(mine):] == mine:
+            if len(arguments) > len(mine) and arguments[len(arguments) - len(mine) :] == mine:
                 return shlex.join(arguments)
     return None
 
@@ -155,9 +171,14 @@ def launched_by(names: tuple) -> str | None:
 # Each rank's Slurm variables that the env records (SLURMD_NODENAME: the
 # node Slurm runs the rank on; a rank that mpirun started on its own host
 # inside an allocation has none).
-_SLURM_VARIABLES = {"job_id": "SLURM_JOB_ID", "step_id": "SLURM_STEP_ID", "cluster": "SLURM_CLUSTER_NAME",
-                    "partition": "SLURM_JOB_PARTITION", "node_list": "SLURM_JOB_NODELIST",
-                    "mpi_type": "SLURM_MPI_TYPE"}
+_SLURM_VARIABLES = {
+    "job_id": "SLURM_JOB_ID",
+    "step_id": "SLURM_STEP_ID",
+    "cluster": "SLURM_CLUSTER_NAME",
+    "partition": "SLURM_JOB_PARTITION",
+    "node_list": "SLURM_JOB_NODELIST",
+    "mpi_type": "SLURM_MPI_TYPE",
+}
 
 
 def slurm(rank_nodes: list) -> dict | None:
@@ -205,7 +226,7 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         "nodes": len(per_node),
         "scale": topology({"ranks_per_node": per_node})["scale"],
         "mpi_library": _core.mpi_library_version().strip(),
-        "mpi_version": "%d.%d" % MPI.Get_version(),
+        "mpi_version": "{}.{}".format(*MPI.Get_version()),
         "mpi_thread_level": mpi.thread_levels(),
         "rank_devices": devices,
         "python": platform.python_version(),
@@ -221,11 +242,19 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
     if info is not None:
         # The device API's key: "opencl", or "sycl" with its runtime's
         # version and backend (OMB-FPGA's -d sycl).
-        runtime = {"runtime": info.api, "platform": info.platform_name, "platform_version": info.platform_version,
-                   "device": info.name, "device_type": info.type, "device_version": info.version,
-                   "driver_version": info.driver_version, "global_mem_bytes": info.global_mem_bytes,
-                   "max_alloc_bytes": info.max_alloc_bytes,
-                   "host_unified_memory": info.host_unified_memory, "emulated": info.emulated}
+        runtime = {
+            "runtime": info.api,
+            "platform": info.platform_name,
+            "platform_version": info.platform_version,
+            "device": info.name,
+            "device_type": info.type,
+            "device_version": info.version,
+            "driver_version": info.driver_version,
+            "global_mem_bytes": info.global_mem_bytes,
+            "max_alloc_bytes": info.max_alloc_bytes,
+            "host_unified_memory": info.host_unified_memory,
+            "emulated": info.emulated,
+        }
         if info.api == "sycl":
             from .devices import sycl_module
 

@@ -55,8 +55,10 @@ def read_bytes(path, limit: int = MAX_BYTES) -> bytes:
         if stat.S_ISDIR(mode):
             raise ResultError(path, "a folder, not a file; give the file in it (or its glob)")
         if not stat.S_ISREG(mode):
-            raise ResultError(path, f"a {_kind(mode)}, not a regular file; fpgacomm reads files only "
-                                    "(copy the output to a file first)")
+            raise ResultError(
+                path,
+                f"a {_kind(mode)}, not a regular file; fpgacomm reads files only " "(copy the output to a file first)",
+            )
         chunks, size = [], 0
         while True:  # read to the end, not to st_size: a file may still be growing, /proc's say 0
             chunk = os.read(fd, 1 << 20)
@@ -64,8 +66,11 @@ def read_bytes(path, limit: int = MAX_BYTES) -> bytes:
                 return b"".join(chunks)
             size += len(chunk)
             if size > limit:
-                raise ResultError(path, f"larger than {limit >> 20} MiB, more than any file fpgacomm writes or "
-                                        "reads; is it the right file?")
+                raise ResultError(
+                    path,
+                    f"larger than {limit >> 20} MiB, more than any file fpgacomm writes or "
+                    "reads; is it the right file?",
+                )
             chunks.append(chunk)
     except OSError as error:
         raise ResultError(path, _why(error)) from None
@@ -82,8 +87,11 @@ def read_text(path, limit: int = MAX_BYTES) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ResultError(path, f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}); "
-                                "a binary file, or text in another encoding (convert it with iconv)") from None
+        raise ResultError(
+            path,
+            f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "a binary file, or text in another encoding (convert it with iconv)",
+        ) from None
 
 
 def read_json(path, limit: int = MAX_BYTES, what: str | None = None):
@@ -96,20 +104,23 @@ def read_json(path, limit: int = MAX_BYTES, what: str | None = None):
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ResultError(path, f"{expected}not valid JSON: {error.msg} at line {error.lineno} column "
-                                f"{error.colno}") from None
+        raise ResultError(
+            path, f"{expected}not valid JSON: {error.msg} at line {error.lineno} column " f"{error.colno}"
+        ) from None
     except RecursionError:
         raise ResultError(path, f"{expected}JSON nested too deeply to be a file fpgacomm writes") from None
     except ValueError as error:  # an integer of more digits than Python converts
         raise ResultError(path, f"{expected}{error}") from None
     if _depth(value) > _MAX_DEPTH:
-        raise ResultError(path, f"{expected}JSON nested deeper than {_MAX_DEPTH} levels, which no file fpgacomm "
-                                "writes is")
+        raise ResultError(
+            path, f"{expected}JSON nested deeper than {_MAX_DEPTH} levels, which no file fpgacomm " "writes is"
+        )
     return value
 
 
-def number(where: str, value, *, integer: bool = False, minimum: float | None = None, finite: bool = True,
-           none: bool = False):
+def number(
+    where: str, value, *, integer: bool = False, minimum: float | None = None, finite: bool = True, none: bool = False
+):
     """A cell that must be a number (an int where `integer`), finite unless
     not `finite`, at least `minimum` where given; None passes where `none`.
     Returns the value; a ValueError names the cell (`where`) otherwise, which
@@ -156,8 +167,12 @@ def _depth(value, level: int = 1) -> int:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISCHR, "character device"),
-                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+    for test, name in (
+        (stat.S_ISFIFO, "FIFO (named pipe)"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISSOCK, "socket"),
+    ):
         if test(mode):
             return name
     return "special file"

@@ -35,7 +35,7 @@ import select
 import signal
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from .. import _core
 

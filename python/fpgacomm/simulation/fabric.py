@@ -56,10 +56,17 @@ MSN2100_PORTS = 16
 D5005_MEMORY_BANDWIDTH = 19.2e9
 # Table 5 and eq. 6 (with the section 6.3 correction). The seed gives no
 # interrupt figure: its cost is inside the measured barrier correction.
-VCSN_HOST_COSTS = dict(crossbar_setup=1.35e-6, topology_reconfiguration=1.24e-4, interrupt=0.0,
-                       barrier_per_round=3.34e-5, barrier_base=5.84e-6,
-                       barrier_extra_long=210e-6, barrier_extra_short=52e-6,
-                       long_work_threshold=500e-6, fpgas_per_server=2)
+VCSN_HOST_COSTS = dict(
+    crossbar_setup=1.35e-6,
+    topology_reconfiguration=1.24e-4,
+    interrupt=0.0,
+    barrier_per_round=3.34e-5,
+    barrier_base=5.84e-6,
+    barrier_extra_long=210e-6,
+    barrier_extra_short=52e-6,
+    long_work_threshold=500e-6,
+    fpgas_per_server=2,
+)
 
 
 @dataclasses.dataclass
@@ -99,27 +106,40 @@ class Fabric:
         argument of its preset with its unit and provenance, the MAC table,
         the draws; docs/FABRIC.md, "Platform files"."""
         entry = PRESETS[self.name]
-        text = platform_files.dump(platform_files.Platform(
-            self.name, dict(self.arguments), dict(self.provenance), list(self.draws), self.spec.mac_table,
-            self.spec.link_scales, self.spec.seed), entry.reference, entry.units)
+        text = platform_files.dump(
+            platform_files.Platform(
+                self.name,
+                dict(self.arguments),
+                dict(self.provenance),
+                list(self.draws),
+                self.spec.mac_table,
+                self.spec.link_scales,
+                self.spec.seed,
+            ),
+            entry.reference,
+            entry.units,
+        )
         # A platform file holds the preset's arguments: a spec changed by hand
         # elsewhere would read back as another fabric.
         written, here = Fabric.from_json(text)._spec_params(), self._spec_params()
         changed = sorted(key for key in here if written[key] != here[key])
         if changed:
-            raise UsageError(f"fabric: {self.name}'s spec was changed outside its preset's arguments "
-                             f"({', '.join(changed)}), which a platform file cannot hold; change the preset's "
-                             f"arguments instead (fabric.with_arguments, fabric platform --set)")
+            raise UsageError(
+                f"fabric: {self.name}'s spec was changed outside its preset's arguments "
+                f"({', '.join(changed)}), which a platform file cannot hold; change the preset's "
+                f"arguments instead (fabric.with_arguments, fabric platform --set)"
+            )
         return text
 
     @staticmethod
-    def from_json(text: str, where: str = "platform") -> "Fabric":
+    def from_json(text: str, where: str = "platform") -> Fabric:
         """The fabric a platform file describes (to_json's inverse: the same
         spec, so the same simulated times to the bit). A file of another
         schema, an unknown preset or parameter, or a missing, negative or
         non-finite value is a UsageError naming it (`where`: the file)."""
-        parsed = platform_files.parse(text, {name: (entry.reference, entry.units) for name, entry in PRESETS.items()},
-                                      where)
+        parsed = platform_files.parse(
+            text, {name: (entry.reference, entry.units) for name, entry in PRESETS.items()}, where
+        )
         fab = preset(parsed.preset, **parsed.values)
         fab.provenance, fab.draws = parsed.provenance, parsed.draws
         for node, port, vport, destination in parsed.mac_table:
@@ -134,8 +154,15 @@ class Fabric:
         levels and planes), built once per shape: at a hundred thousand
         nodes building it takes a good part of a second."""
         spec = self.spec
-        shape = (spec.topology, spec.nodes, spec.rows, spec.cols, spec.ports_per_node, spec.switch_ports,
-                 spec.fpgas_per_host)
+        shape = (
+            spec.topology,
+            spec.nodes,
+            spec.rows,
+            spec.cols,
+            spec.ports_per_node,
+            spec.switch_ports,
+            spec.fpgas_per_host,
+        )
         if not self._described or self._described[0] != shape:
             self._described = (shape, _sim.describe(spec))
         return self._described[1]
@@ -148,21 +175,39 @@ class Fabric:
         """params() but the topology's description (which builds it)."""
         spec = self.spec
         return {
-            "fabric": self.name, "fabric_arguments": dict(self.arguments),
-            "access_link": _link_params(spec.access_link), "trunk_link": _link_params(spec.trunk_link),
+            "fabric": self.name,
+            "fabric_arguments": dict(self.arguments),
+            "access_link": _link_params(spec.access_link),
+            "trunk_link": _link_params(spec.trunk_link),
             "framing": _framing_params(spec.framing),
             "trunk_framing": None if spec.trunk_framing is None else _framing_params(spec.trunk_framing),
-            "hub": _device_params(spec.hub), "switch": _device_params(spec.sw), "host": _device_params(spec.host),
-            "node": {**{key: _number(getattr(spec.node, key)) for key in (
-                "app_latency", "dma_engines", "dma_bandwidth", "dma_latency", "send_overhead", "recv_overhead",
-                "gap", "rendezvous_latency")},
+            "hub": _device_params(spec.hub),
+            "switch": _device_params(spec.sw),
+            "host": _device_params(spec.host),
+            "node": {
+                **{
+                    key: _number(getattr(spec.node, key))
+                    for key in (
+                        "app_latency",
+                        "dma_engines",
+                        "dma_bandwidth",
+                        "dma_latency",
+                        "send_overhead",
+                        "recv_overhead",
+                        "gap",
+                        "rendezvous_latency",
+                    )
+                },
                 # No threshold (the FPGA presets): every message is eager.
-                "eager_threshold": (None if spec.node.eager_threshold == NEVER_RENDEZVOUS
-                                    else spec.node.eager_threshold)},
+                "eager_threshold": (
+                    None if spec.node.eager_threshold == NEVER_RENDEZVOUS else spec.node.eager_threshold
+                ),
+            },
             "host_costs": {key: getattr(spec.host_costs, key) for key in VCSN_HOST_COSTS},
             "virtual_ports_per_port": spec.virtual_ports_per_port,
             "mac_table": [list(entry) for entry in spec.mac_table],
-            "handler_latency": self.handler_latency, "seed": spec.seed,
+            "handler_latency": self.handler_latency,
+            "seed": spec.seed,
             **({"host_link": _link_params(spec.host_link)} if spec.topology == "cluster" else {}),
             "provenance": dict(self.provenance),
         }
@@ -174,9 +219,19 @@ def _number(value: float):
 
 
 def _framing_params(framing) -> dict:
-    return {key: getattr(framing, key) for key in (
-        "name", "header_bytes", "trailer_bytes", "gap_bytes", "max_payload", "payload_unit", "min_payload",
-        "bit_error_rate")}
+    return {
+        key: getattr(framing, key)
+        for key in (
+            "name",
+            "header_bytes",
+            "trailer_bytes",
+            "gap_bytes",
+            "max_payload",
+            "payload_unit",
+            "min_payload",
+            "bit_error_rate",
+        )
+    }
 
 
 def mac_address(node: int, port: int, vport: int) -> str:
@@ -186,8 +241,11 @@ def mac_address(node: int, port: int, vport: int) -> str:
 
 
 def _virtual_port(value, what: str) -> tuple:
-    if (not isinstance(value, (tuple, list)) or len(value) != 3
-            or not all(isinstance(v, int) and 0 <= v < (1 << 24) for v in value)):
+    if (
+        not isinstance(value, (tuple, list))
+        or len(value) != 3
+        or not all(isinstance(v, int) and 0 <= v < (1 << 24) for v in value)
+    ):
         raise UsageError(f"fabric: {what} {value!r}; give (node, port, vport), whole numbers of 0 or more")
     return tuple(value)
 
@@ -205,14 +263,23 @@ def _mac(destination) -> int:
 
 
 def _link_params(link) -> dict:
-    return {"lane_rate": link.lane_rate, "lanes": link.lanes, "coding": link.coding,
-            "latency": link.latency, "data_rate": link.data_rate}
+    return {
+        "lane_rate": link.lane_rate,
+        "lanes": link.lanes,
+        "coding": link.coding,
+        "latency": link.latency,
+        "data_rate": link.data_rate,
+    }
 
 
 def _device_params(device) -> dict:
-    return {"routing_latency": device.routing_latency, "forwarding": device.forwarding,
-            "arbitration": device.arbitration, "lanes": device.lanes,
-            "buffer_bytes": _number(device.buffer_bytes)}
+    return {
+        "routing_latency": device.routing_latency,
+        "forwarding": device.forwarding,
+        "arbitration": device.arbitration,
+        "lanes": device.lanes,
+        "buffer_bytes": _number(device.buffer_bytes),
+    }
 
 
 def _link(lane_rate: float, lanes: int, coding: str, latency: float):
@@ -221,8 +288,16 @@ def _link(lane_rate: float, lanes: int, coding: str, latency: float):
     return link
 
 
-def _framing(name: str, header: int, trailer: int, gap: int, max_payload: int, unit: int = 1,
-             min_payload: int = 0, bit_error_rate: float = 0.0):
+def _framing(
+    name: str,
+    header: int,
+    trailer: int,
+    gap: int,
+    max_payload: int,
+    unit: int = 1,
+    min_payload: int = 0,
+    bit_error_rate: float = 0.0,
+):
     framing = _sim.Framing()
     framing.name, framing.header_bytes, framing.trailer_bytes, framing.gap_bytes = name, header, trailer, gap
     framing.max_payload, framing.payload_unit, framing.min_payload = max_payload, unit, min_payload
@@ -230,24 +305,44 @@ def _framing(name: str, header: int, trailer: int, gap: int, max_payload: int, u
     return framing
 
 
-def _device(routing_latency: float = 0.0, forwarding: str = "cut_through", lanes: int = 1,
-            buffer_bytes: float = math.inf, arbitration: str = "round_robin"):
+def _device(
+    routing_latency: float = 0.0,
+    forwarding: str = "cut_through",
+    lanes: int = 1,
+    buffer_bytes: float = math.inf,
+    arbitration: str = "round_robin",
+):
     device = _sim.DeviceSpec()
     device.routing_latency, device.forwarding, device.lanes = routing_latency, forwarding, lanes
     device.buffer_bytes, device.arbitration = buffer_bytes, arbitration
     return device
 
 
-def _node(app_latency: float = 0.0, dma_engines: int = 1, dma_bandwidth: float = math.inf,
-          dma_latency: float = 0.0):
+def _node(app_latency: float = 0.0, dma_engines: int = 1, dma_bandwidth: float = math.inf, dma_latency: float = 0.0):
     node = _sim.NodeSpec()
     node.app_latency, node.dma_engines, node.dma_bandwidth, node.dma_latency = (
-        app_latency, dma_engines, dma_bandwidth, dma_latency)
+        app_latency,
+        dma_engines,
+        dma_bandwidth,
+        dma_latency,
+    )
     return node
 
 
-def _spec(topology: str, nodes: int, link, framing, *, hub=None, sw=None, host=None, node=None,
-          trunk=None, host_costs: dict | None = None, **shape):
+def _spec(
+    topology: str,
+    nodes: int,
+    link,
+    framing,
+    *,
+    hub=None,
+    sw=None,
+    host=None,
+    node=None,
+    trunk=None,
+    host_costs: dict | None = None,
+    **shape,
+):
     spec = _sim.FabricSpec()
     spec.topology, spec.nodes = topology, nodes
     for key, value in shape.items():
@@ -269,6 +364,7 @@ def _require_nodes(n: int, least: int, what: str) -> None:
 
 
 # --- presets ----------------------------------------------------------------
+
 
 def dcn_ring(n: int = 16, ports: int = 2) -> Fabric:
     """VCSN paper's direct connection network (DCN): a 1-D ring of FPGAs
@@ -296,10 +392,16 @@ def dcn_ring(n: int = 16, ports: int = 2) -> Fabric:
     _require_nodes(n, 2, "dcn_ring")
     framing = _framing("SerialLite III + credit flow control", 64, 32, 0, 3968, 64, 64)
     link = _link(QSFP28_LANE_RATE, 4, "64b67b", CABLE_3M)
-    spec = _spec("ring", n, link, framing, ports_per_node=ports,
-                 hub=_device(buffer_bytes=16 * framing.wire_bytes(3968)),
-                 node=_node((DCN_LINK_LATENCY - CABLE_3M) / 2, 2, D5005_MEMORY_BANDWIDTH),
-                 host_costs=VCSN_HOST_COSTS)
+    spec = _spec(
+        "ring",
+        n,
+        link,
+        framing,
+        ports_per_node=ports,
+        hub=_device(buffer_bytes=16 * framing.wire_bytes(3968)),
+        node=_node((DCN_LINK_LATENCY - CABLE_3M) / 2, 2, D5005_MEMORY_BANDWIDTH),
+        host_costs=VCSN_HOST_COSTS,
+    )
     return Fabric("dcn_ring", {"n": n, "ports": ports}, spec)
 
 
@@ -308,12 +410,19 @@ def _vcsn_spec(topology: str, n: int, ports: int, virtual_ports_per_port: int, s
     link = _link(QSFP28_LANE_RATE, 4, "64b66b", CABLE_3M)
     # Table 1 counts two cables, one switch and both ends' MAC/encoder paths.
     app_latency = (VCSN_LINK_LATENCY - MSN2100_LATENCY - 2 * CABLE_3M) / 2
-    return _spec(topology, n, link, framing, ports_per_node=ports, switch_ports=switch_ports,
-                 virtual_ports_per_port=virtual_ports_per_port,
-                 hub=_device(lanes=virtual_ports_per_port),
-                 sw=_device(MSN2100_LATENCY),
-                 node=_node(app_latency, 2, D5005_MEMORY_BANDWIDTH),
-                 host_costs=VCSN_HOST_COSTS)
+    return _spec(
+        topology,
+        n,
+        link,
+        framing,
+        ports_per_node=ports,
+        switch_ports=switch_ports,
+        virtual_ports_per_port=virtual_ports_per_port,
+        hub=_device(lanes=virtual_ports_per_port),
+        sw=_device(MSN2100_LATENCY),
+        node=_node(app_latency, 2, D5005_MEMORY_BANDWIDTH),
+        host_costs=VCSN_HOST_COSTS,
+    )
 
 
 def vcsn(n: int = 16, ports: int = 2, virtual_ports_per_port: int = 2) -> Fabric:
@@ -340,8 +449,9 @@ def vcsn(n: int = 16, ports: int = 2, virtual_ports_per_port: int = 2) -> Fabric
     """
     _require_nodes(n, 2, "vcsn")
     spec = _vcsn_spec("switched", n, ports, virtual_ports_per_port, MSN2100_PORTS)
-    return Fabric("vcsn", {"n": n, "ports": ports, "virtual_ports_per_port": virtual_ports_per_port},
-                  spec, virtual_topology=True)
+    return Fabric(
+        "vcsn", {"n": n, "ports": ports, "virtual_ports_per_port": virtual_ports_per_port}, spec, virtual_topology=True
+    )
 
 
 def vcsn_fat_tree(n: int = 1024, switch_ports: int = 36, ports: int = 2, virtual_ports_per_port: int = 2) -> Fabric:
@@ -354,19 +464,28 @@ def vcsn_fat_tree(n: int = 1024, switch_ports: int = 36, ports: int = 2, virtual
     """
     _require_nodes(n, 2, "vcsn_fat_tree")
     spec = _vcsn_spec("fat_tree", n, ports, virtual_ports_per_port, switch_ports)
-    return Fabric("vcsn_fat_tree", {"n": n, "switch_ports": switch_ports, "ports": ports,
-                                    "virtual_ports_per_port": virtual_ports_per_port},
-                  spec, virtual_topology=True)
+    return Fabric(
+        "vcsn_fat_tree",
+        {"n": n, "switch_ports": switch_ports, "ports": ports, "virtual_ports_per_port": virtual_ports_per_port},
+        spec,
+        virtual_topology=True,
+    )
 
 
 CUSCOMNET_MEASURED_B = 1565e6  # section VI-A, bits/s
-CUSCOMNET_TR = 0.57e-6         # section VI-A and Table I
+CUSCOMNET_TR = 0.57e-6  # section VI-A and Table I
 CUSCOMNET_TA = 0.13e-6
-CUSCOMNET_QUEUE_PACKETS = 64   # section V: FIFOs of 64 packets
+CUSCOMNET_QUEUE_PACKETS = 64  # section V: FIFOs of 64 packets
 
 
-def cuscomnet_torus(rows: int = 4, cols: int = 4, link: str = "measured", forwarding: str = "cut_through",
-                    priorities: int = 1, bit_error_rate: float = 0.0) -> Fabric:
+def cuscomnet_torus(
+    rows: int = 4,
+    cols: int = 4,
+    link: str = "measured",
+    forwarding: str = "cut_through",
+    priorities: int = 1,
+    bit_error_rate: float = 0.0,
+) -> Fabric:
     """CusComNet (the CusComNet paper, Denholm et al.): FPGAs in a 2-D torus of
     RocketIO GTP links, each node's router a hub routing packets by row,
     then column, along the shortest path (section III-E).
@@ -398,12 +517,35 @@ def cuscomnet_torus(rows: int = 4, cols: int = 4, link: str = "measured", forwar
         raise UsageError(f"fabric: cuscomnet_torus link {link!r}; use 'measured' or 'nominal'")
     if not isinstance(priorities, int) or priorities < 1:
         raise UsageError(f"fabric: cuscomnet_torus needs at least 1 priority level, got {priorities!r}")
-    hub = _device(CUSCOMNET_TR, forwarding, priorities, CUSCOMNET_QUEUE_PACKETS * framing.wire_bytes(64),
-                  "strict_priority" if priorities > 1 else "round_robin")
-    spec = _spec("torus", rows * cols if rows > 0 and cols > 0 else 0, wire, framing, rows=rows, cols=cols,
-                 hub=hub, node=_node(CUSCOMNET_TA))
-    return Fabric("cuscomnet_torus", {"rows": rows, "cols": cols, "link": link, "forwarding": forwarding,
-                                      "priorities": priorities, "bit_error_rate": bit_error_rate}, spec)
+    hub = _device(
+        CUSCOMNET_TR,
+        forwarding,
+        priorities,
+        CUSCOMNET_QUEUE_PACKETS * framing.wire_bytes(64),
+        "strict_priority" if priorities > 1 else "round_robin",
+    )
+    spec = _spec(
+        "torus",
+        rows * cols if rows > 0 and cols > 0 else 0,
+        wire,
+        framing,
+        rows=rows,
+        cols=cols,
+        hub=hub,
+        node=_node(CUSCOMNET_TA),
+    )
+    return Fabric(
+        "cuscomnet_torus",
+        {
+            "rows": rows,
+            "cols": cols,
+            "link": link,
+            "forwarding": forwarding,
+            "priorities": priorities,
+            "bit_error_rate": bit_error_rate,
+        },
+        spec,
+    )
 
 
 def beff_520n(n: int = 4) -> Fabric:
@@ -423,13 +565,13 @@ def beff_520n(n: int = 4) -> Fabric:
 
 
 # The FSHMEM paper (FSHMEM, Intel D5005 PACs over QSFP+), sections III-IV.
-FSHMEM_DATAPATH = 16 * 250e6        # 128-bit GASNet core at 250 MHz (Table IV)
-FSHMEM_DMA_EFFICIENCY = 0.953       # 3813 MB/s of it at best (Table IV, section IV-C)
-FSHMEM_PACKET_OVERHEAD = 117        # bytes per packet on the link: fitted, see fshmem_pair
-FSHMEM_READ_LATENCY = 0.14e-6       # long - short message latency (Table III)
-FSHMEM_SHORT_PUT = 0.21e-6          # Table III
+FSHMEM_DATAPATH = 16 * 250e6  # 128-bit GASNet core at 250 MHz (Table IV)
+FSHMEM_DMA_EFFICIENCY = 0.953  # 3813 MB/s of it at best (Table IV, section IV-C)
+FSHMEM_PACKET_OVERHEAD = 117  # bytes per packet on the link: fitted, see fshmem_pair
+FSHMEM_READ_LATENCY = 0.14e-6  # long - short message latency (Table III)
+FSHMEM_SHORT_PUT = 0.21e-6  # Table III
 FSHMEM_SHORT_GET = 0.45e-6
-FSHMEM_LINK_LATENCY = 0.07e-6       # ours: the split of the 0.21 us
+FSHMEM_LINK_LATENCY = 0.07e-6  # ours: the split of the 0.21 us
 
 
 def fshmem_pair(packet_bytes: int = 512) -> Fabric:
@@ -454,14 +596,22 @@ def fshmem_pair(packet_bytes: int = 512) -> Fabric:
     III-A), see one_sided().
     """
     if not isinstance(packet_bytes, int) or packet_bytes < 16 or packet_bytes % 16:
-        raise UsageError(f"fabric: fshmem_pair packet size {packet_bytes!r}; give a multiple of 16 bytes "
-                         f"(the 128-bit datapath), e.g. 128, 256, 512 or 1024")
+        raise UsageError(
+            f"fabric: fshmem_pair packet size {packet_bytes!r}; give a multiple of 16 bytes "
+            f"(the 128-bit datapath), e.g. 128, 256, 512 or 1024"
+        )
     link = _link(10.3125e9, 4, "64b66b", FSHMEM_LINK_LATENCY)
     header = 16
     framing = _framing("FSHMEM active message", header, 0, FSHMEM_PACKET_OVERHEAD - header, packet_bytes, 16)
     app_latency = (FSHMEM_SHORT_PUT - FSHMEM_LINK_LATENCY) / 2
-    spec = _spec("ring", 2, link, framing, ports_per_node=2,
-                 node=_node(app_latency, 1, FSHMEM_DATAPATH * FSHMEM_DMA_EFFICIENCY, FSHMEM_READ_LATENCY))
+    spec = _spec(
+        "ring",
+        2,
+        link,
+        framing,
+        ports_per_node=2,
+        node=_node(app_latency, 1, FSHMEM_DATAPATH * FSHMEM_DMA_EFFICIENCY, FSHMEM_READ_LATENCY),
+    )
     # A short GET: the whole request (its first byte after 0.21 us, then the
     # header's time on the link), the handler, and the reply's first byte
     # 0.21 us after it leaves.
@@ -470,8 +620,8 @@ def fshmem_pair(packet_bytes: int = 512) -> Fabric:
     return Fabric("fshmem_pair", {"packet_bytes": packet_bytes}, spec, handler_latency=handler)
 
 
-PCIE3_X16_LANE_RATE = 8e9          # 15.75 GB/s with 128b/130b (the VCSN paper section 4.2.1)
-PCIE_MEASURED_BANDWIDTH = 10.8e9   # the seed's host-FPGA measurement (Fig. 8)
+PCIE3_X16_LANE_RATE = 8e9  # 15.75 GB/s with 128b/130b (the VCSN paper section 4.2.1)
+PCIE_MEASURED_BANDWIDTH = 10.8e9  # the seed's host-FPGA measurement (Fig. 8)
 # Ours (PCIe 3.0 base specification): a memory-write TLP of up to 256 bytes
 # of payload (the usual Max_Payload_Size of server root ports) in whole
 # dwords, with a 4-byte STP framing token, 2-byte sequence number, 16-byte
@@ -510,9 +660,17 @@ def host_path(n: int = 4, pcie: str = "measured") -> Fabric:
     else:
         raise UsageError(f"fabric: host_path pcie {pcie!r}; use 'measured' or 'theoretical'")
     network = _link(QSFP28_LANE_RATE, 4, "64b66b", CABLE_3M)
-    spec = _spec("host_path", n, pcie_link, tlp, trunk=network, fpgas_per_host=2,
-                 host=_device(forwarding="store_and_forward"), node=_node(0.0, 2, D5005_MEMORY_BANDWIDTH),
-                 host_costs=VCSN_HOST_COSTS)
+    spec = _spec(
+        "host_path",
+        n,
+        pcie_link,
+        tlp,
+        trunk=network,
+        fpgas_per_host=2,
+        host=_device(forwarding="store_and_forward"),
+        node=_node(0.0, 2, D5005_MEMORY_BANDWIDTH),
+        host_costs=VCSN_HOST_COSTS,
+    )
     spec.trunk_framing = _framing("InfiniBand MTU 4096", INFINIBAND_OVERHEAD, 0, 0, INFINIBAND_MTU)
     return Fabric("host_path", {"n": n, "pcie": pcie}, spec)
 
@@ -523,10 +681,20 @@ def host_path(n: int = 4, pcie: str = "measured") -> Fabric:
 CLUSTER_SEGMENT = 64 * 1024
 
 
-def cluster(n: int = 8, ranks_per_host: int = 4, send_overhead: float = 0.3e-6, recv_overhead: float = 0.3e-6,
-            gap: float = 0.1e-6, intra_latency: float = 0.2e-6, intra_bandwidth: float = 10e9,
-            host_bandwidth: float = 40e9, inter_latency: float = 1.5e-6, inter_bandwidth: float = 12.0e9,
-            eager_threshold: int = 8192, rendezvous_latency: float | None = None) -> Fabric:
+def cluster(
+    n: int = 8,
+    ranks_per_host: int = 4,
+    send_overhead: float = 0.3e-6,
+    recv_overhead: float = 0.3e-6,
+    gap: float = 0.1e-6,
+    intra_latency: float = 0.2e-6,
+    intra_bandwidth: float = 10e9,
+    host_bandwidth: float = 40e9,
+    inter_latency: float = 1.5e-6,
+    inter_bandwidth: float = 12.0e9,
+    eager_threshold: int = 8192,
+    rendezvous_latency: float | None = None,
+) -> Fabric:
     """A commodity cluster of n MPI ranks, ranks_per_host to a host (rank r
     on host r // ranks_per_host), hosts joined by one network switch. Each
     message pays LogGP's host costs (Alexandrov et al., LogGP: Incorporating
@@ -569,19 +737,34 @@ def cluster(n: int = 8, ranks_per_host: int = 4, send_overhead: float = 0.3e-6, 
         raise UsageError(f"fabric: cluster ranks_per_host {ranks_per_host!r}; give a whole number of 1 or more")
     if rendezvous_latency is None:
         rendezvous_latency = 2 * (send_overhead + inter_latency + recv_overhead)
-    arguments = {"n": n, "ranks_per_host": ranks_per_host, "send_overhead": send_overhead,
-                 "recv_overhead": recv_overhead, "gap": gap, "intra_latency": intra_latency,
-                 "intra_bandwidth": intra_bandwidth, "host_bandwidth": host_bandwidth,
-                 "inter_latency": inter_latency, "inter_bandwidth": inter_bandwidth,
-                 "eager_threshold": eager_threshold, "rendezvous_latency": rendezvous_latency}
+    arguments = {
+        "n": n,
+        "ranks_per_host": ranks_per_host,
+        "send_overhead": send_overhead,
+        "recv_overhead": recv_overhead,
+        "gap": gap,
+        "intra_latency": intra_latency,
+        "intra_bandwidth": intra_bandwidth,
+        "host_bandwidth": host_bandwidth,
+        "inter_latency": inter_latency,
+        "inter_bandwidth": inter_bandwidth,
+        "eager_threshold": eager_threshold,
+        "rendezvous_latency": rendezvous_latency,
+    }
     _check_parameters("cluster", arguments)
     segment = _framing("MPI message segment", 0, 0, 0, CLUSTER_SEGMENT)
     hosts = -(-n // ranks_per_host)
     round_latency = inter_latency if hosts > 1 else intra_latency
-    spec = _spec("cluster", n, _link(intra_bandwidth * 8, 1, "none", intra_latency), segment,
-                 trunk=_link(inter_bandwidth * 8, 1, "none", 0.0), fpgas_per_host=ranks_per_host,
-                 sw=_device(inter_latency),
-                 host_costs={"barrier_per_round": send_overhead + round_latency + recv_overhead})
+    spec = _spec(
+        "cluster",
+        n,
+        _link(intra_bandwidth * 8, 1, "none", intra_latency),
+        segment,
+        trunk=_link(inter_bandwidth * 8, 1, "none", 0.0),
+        fpgas_per_host=ranks_per_host,
+        sw=_device(inter_latency),
+        host_costs={"barrier_per_round": send_overhead + round_latency + recv_overhead},
+    )
     spec.host_link = _link(host_bandwidth * 8, 1, "none", 0.0)
     costs = spec.node
     costs.send_overhead, costs.recv_overhead, costs.gap = send_overhead, recv_overhead, gap
@@ -600,16 +783,25 @@ def _check_parameters(name: str, arguments: dict) -> None:
             raise UsageError(f"fabric: {name} parameter {key} is {value!r}; give a finite number {least}")
 
 
-VCSN_PAPER = "Ueno et al., VCSN: Virtual Circuit-Switching Network for Flexible and Simple-to-Operate " \
-             "Communication in HPC FPGA Cluster, ACM TRETS 2023"
-CUSCOMNET_PAPER = "Denholm et al., CusComNet: A Customisable Network for Reconfigurable Heterogeneous " \
-                  "Clusters, ASAP 2011"
-HPCC_FPGA = "Meyer et al., Evaluating FPGA Accelerator Performance with a Parameterized OpenCL Adaptation " \
-            "of Selected Benchmarks of the HPC Challenge Benchmark Suite, H2RC 2020 (HPCC FPGA's b_eff)"
-FSHMEM_PAPER = "Arthanto et al., FSHMEM: Supporting Partitioned Global Address Space on FPGAs for " \
-               "Large-Scale Hardware Acceleration Infrastructure"
-LOGGP = "Alexandrov et al., LogGP: Incorporating Long Messages into the LogP Model, SPAA 1995 (the cost " \
-        "model); the default values are ours, not measured"
+VCSN_PAPER = (
+    "Ueno et al., VCSN: Virtual Circuit-Switching Network for Flexible and Simple-to-Operate "
+    "Communication in HPC FPGA Cluster, ACM TRETS 2023"
+)
+CUSCOMNET_PAPER = (
+    "Denholm et al., CusComNet: A Customisable Network for Reconfigurable Heterogeneous " "Clusters, ASAP 2011"
+)
+HPCC_FPGA = (
+    "Meyer et al., Evaluating FPGA Accelerator Performance with a Parameterized OpenCL Adaptation "
+    "of Selected Benchmarks of the HPC Challenge Benchmark Suite, H2RC 2020 (HPCC FPGA's b_eff)"
+)
+FSHMEM_PAPER = (
+    "Arthanto et al., FSHMEM: Supporting Partitioned Global Address Space on FPGAs for "
+    "Large-Scale Hardware Acceleration Infrastructure"
+)
+LOGGP = (
+    "Alexandrov et al., LogGP: Incorporating Long Messages into the LogP Model, SPAA 1995 (the cost "
+    "model); the default values are ours, not measured"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -617,6 +809,7 @@ class Preset:
     """One entry of the preset registry: the function that builds the
     fabric, the paper its numbers come from, each argument's unit ("" for a
     count or a name), and the arguments a node count sets."""
+
     build: object
     reference: str
     units: dict
@@ -627,21 +820,45 @@ class Preset:
 
 PRESETS = {
     "dcn_ring": Preset(dcn_ring, VCSN_PAPER, {"n": "", "ports": ""}, gather_options={"ports": "ports"}),
-    "vcsn": Preset(vcsn, VCSN_PAPER, {"n": "", "ports": "", "virtual_ports_per_port": ""},
-                   gather_options={"ports": "ports", "virtual_ports": "virtual_ports_per_port"}),
-    "vcsn_fat_tree": Preset(vcsn_fat_tree, VCSN_PAPER,
-                            {"n": "", "switch_ports": "", "ports": "", "virtual_ports_per_port": ""},
-                            gather_options={"ports": "ports", "virtual_ports": "virtual_ports_per_port"}),
-    "cuscomnet_torus": Preset(cuscomnet_torus, CUSCOMNET_PAPER,
-                              {"rows": "", "cols": "", "link": "", "forwarding": "", "priorities": "",
-                               "bit_error_rate": "1/bit"}, node_arguments=("rows", "cols")),
+    "vcsn": Preset(
+        vcsn,
+        VCSN_PAPER,
+        {"n": "", "ports": "", "virtual_ports_per_port": ""},
+        gather_options={"ports": "ports", "virtual_ports": "virtual_ports_per_port"},
+    ),
+    "vcsn_fat_tree": Preset(
+        vcsn_fat_tree,
+        VCSN_PAPER,
+        {"n": "", "switch_ports": "", "ports": "", "virtual_ports_per_port": ""},
+        gather_options={"ports": "ports", "virtual_ports": "virtual_ports_per_port"},
+    ),
+    "cuscomnet_torus": Preset(
+        cuscomnet_torus,
+        CUSCOMNET_PAPER,
+        {"rows": "", "cols": "", "link": "", "forwarding": "", "priorities": "", "bit_error_rate": "1/bit"},
+        node_arguments=("rows", "cols"),
+    ),
     "beff_520n": Preset(beff_520n, HPCC_FPGA, {"n": ""}),
     "fshmem_pair": Preset(fshmem_pair, FSHMEM_PAPER, {"packet_bytes": "B"}, node_arguments=()),
     "host_path": Preset(host_path, VCSN_PAPER, {"n": "", "pcie": ""}),
-    "cluster": Preset(cluster, LOGGP, {
-        "n": "", "ranks_per_host": "", "send_overhead": "s", "recv_overhead": "s", "gap": "s",
-        "intra_latency": "s", "intra_bandwidth": "B/s", "host_bandwidth": "B/s", "inter_latency": "s",
-        "inter_bandwidth": "B/s", "eager_threshold": "B", "rendezvous_latency": "s"}),
+    "cluster": Preset(
+        cluster,
+        LOGGP,
+        {
+            "n": "",
+            "ranks_per_host": "",
+            "send_overhead": "s",
+            "recv_overhead": "s",
+            "gap": "s",
+            "intra_latency": "s",
+            "intra_bandwidth": "B/s",
+            "host_bandwidth": "B/s",
+            "inter_latency": "s",
+            "inter_bandwidth": "B/s",
+            "eager_threshold": "B",
+            "rendezvous_latency": "s",
+        },
+    ),
 }
 
 
@@ -662,8 +879,10 @@ def preset(name: str, nodes: int | None = None, **arguments) -> Fabric:
             arguments["n"] = nodes
     unknown = sorted(set(arguments) - set(PRESETS[name].units))
     if unknown:
-        raise UsageError(f"fabric: {name} has no parameter {', '.join(unknown)}; its parameters are "
-                         f"{', '.join(PRESETS[name].units)}")
+        raise UsageError(
+            f"fabric: {name} has no parameter {', '.join(unknown)}; its parameters are "
+            f"{', '.join(PRESETS[name].units)}"
+        )
     return PRESETS[name].build(**arguments)
 
 
@@ -677,8 +896,10 @@ def with_arguments(fabric: Fabric, provenance: dict | None = None, **changes) ->
         platform_files.check_value(f"fabric: {fabric.name}", key, value)
     built = preset(fabric.name, **{**fabric.arguments, **changes})
     mark = provenance or {"source": "given"}
-    built.provenance = {**{k: v for k, v in fabric.provenance.items() if k not in changes},
-                        **{key: dict(mark) for key in changes}}
+    built.provenance = {
+        **{k: v for k, v in fabric.provenance.items() if k not in changes},
+        **{key: dict(mark) for key in changes},
+    }
     built.draws = list(fabric.draws)
     return built
 
@@ -713,8 +934,10 @@ def platform_or_preset(text, nodes: int | None = None) -> Fabric:
     elif is_platform_file(text):
         fab = Fabric.from_json(platform_files.read_text(text, PRESETS), where=f"platform {text}")
     else:
-        raise UsageError(f"fabric: unknown preset {text!r}, and no platform file of that name; give one of "
-                         f"{', '.join(PRESETS)}, or the path of a platform file")
+        raise UsageError(
+            f"fabric: unknown preset {text!r}, and no platform file of that name; give one of "
+            f"{', '.join(PRESETS)}, or the path of a platform file"
+        )
     if nodes is None or nodes == fab.nodes:
         return fab
     if not PRESETS[fab.name].node_arguments:
@@ -741,10 +964,16 @@ def _fabric(fabric, nodes: int | None = None) -> Fabric:
 
 # --- measurements -------------------------------------------------------------
 
+
 def _env() -> dict:
-    return {"simulated": True, "fpgacomm_version": _core.__version__, "git_revision": _core.git_revision,
-            "time_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": " ".join(sys.argv), "python": platform.python_version()}
+    return {
+        "simulated": True,
+        "fpgacomm_version": _core.__version__,
+        "git_revision": _core.git_revision,
+        "time_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv),
+        "python": platform.python_version(),
+    }
 
 
 def _result(benchmark: str, fabric: Fabric, params: dict, rows: list, units: dict) -> Result:
@@ -761,9 +990,16 @@ def _admit(what: str, fabric: Fabric, messages: int, sizes: list, links: int, li
     Result's record of it."""
     from . import resources
 
-    estimate = resources.check(resources.estimate_packets(
-        f"{what} of up to {max(sizes, default=0)} bytes on {fabric.name}", fabric.spec, messages, sizes,
-        hops=max(1, links)), limits)
+    estimate = resources.check(
+        resources.estimate_packets(
+            f"{what} of up to {max(sizes, default=0)} bytes on {fabric.name}",
+            fabric.spec,
+            messages,
+            sizes,
+            hops=max(1, links),
+        ),
+        limits,
+    )
     return _estimated(estimate)
 
 
@@ -776,8 +1012,9 @@ def _admit_network(fabric: Fabric, limits) -> None:
     """The fabric alone, checked before its topology is built (node_at builds it)."""
     from . import resources
 
-    resources.check(resources.estimate_network(f"a simulated {fabric.name} of {fabric.nodes} nodes", fabric.spec),
-                    limits)
+    resources.check(
+        resources.estimate_network(f"a simulated {fabric.name} of {fabric.nodes} nodes", fabric.spec), limits
+    )
 
 
 def _ranges(values: list) -> str:
@@ -806,8 +1043,10 @@ def _node_and_links(fabric: Fabric, hops: int | None, src: int = 0, port: int = 
     if node >= 0:
         return node, links
     reachable = sorted(set(_sim.distances(fabric.spec, src, port)) - {0})
-    raise usage_error(f"fabric: no node of {fabric.name} ({fabric.nodes} nodes) is {hops} links from node "
-                      f"{src}; give --hops as one of {_ranges(reachable)}")
+    raise usage_error(
+        f"fabric: no node of {fabric.name} ({fabric.nodes} nodes) is {hops} links from node "
+        f"{src}; give --hops as one of {_ranges(reachable)}"
+    )
 
 
 def _sweep(sizes: list, measure, result_of) -> Result:
@@ -825,8 +1064,9 @@ def _sweep(sizes: list, measure, result_of) -> Result:
     return result_of(rows)
 
 
-def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None, size=0,
-            iterations: int = 1, limits=None) -> Result:
+def latency(
+    fabric="vcsn", *, nodes: int | None = None, hops: int | None = None, size=0, iterations: int = 1, limits=None
+) -> Result:
     """Ping-pong between node 0 and a node `hops` links away (default: a
     neighbour), per size:
     one-way time to the receiver's memory ("latency"), to its first byte at
@@ -836,20 +1076,37 @@ def latency(fabric="vcsn", *, nodes: int | None = None, hops: int | None = None,
     sizes = byte_sizes(size, _MESSAGE_SIZE)
     _admit_network(fabric, limits)
     dst, links = _node_and_links(fabric, hops)
-    estimated = _admit(f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, sizes, links,
-                       limits)
+    estimated = _admit(
+        f"a ping-pong of {2 * iterations} messages per size", fabric, 2 * iterations, sizes, links, limits
+    )
+
     def measure(size: int) -> dict:
         r = _sim.ping_pong(fabric.spec, 0, dst, size, iterations)
-        return {"size": size, "hops": r["links"], "latency": r["one_way"], "first_byte": r["first_byte"],
-                "half_round_trip": r["half_round_trip"], "events": r["events"]}
+        return {
+            "size": size,
+            "hops": r["links"],
+            "latency": r["one_way"],
+            "first_byte": r["first_byte"],
+            "half_round_trip": r["half_round_trip"],
+            "events": r["events"],
+        }
 
-    return _sweep(sizes, measure, lambda rows: _result(
-        "fabric_latency", fabric, {"src": 0, "dst": dst, "iterations": iterations, **estimated}, rows,
-        {"size": "B", "hops": "", "latency": "s", "first_byte": "s", "half_round_trip": "s", "events": ""}))
+    return _sweep(
+        sizes,
+        measure,
+        lambda rows: _result(
+            "fabric_latency",
+            fabric,
+            {"src": 0, "dst": dst, "iterations": iterations, **estimated},
+            rows,
+            {"size": "B", "hops": "", "latency": "s", "first_byte": "s", "half_round_trip": "s", "events": ""},
+        ),
+    )
 
 
-def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: int | None = None,
-              port: int = 0, limits=None) -> Result:
+def bandwidth(
+    fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: int | None = None, port: int = 0, limits=None
+) -> Result:
     """One long stream from node 0 to a node `hops` links away (default: a
     neighbour), per size:
     time from the request to the last byte in the receiver's memory."""
@@ -858,13 +1115,22 @@ def bandwidth(fabric="vcsn", *, nodes: int | None = None, size=64 * MiB, hops: i
     _admit_network(fabric, limits)
     dst, links = _node_and_links(fabric, hops, 0, port)
     estimated = _admit("a stream", fabric, 1, sizes, links, limits)
+
     def measure(size: int) -> dict:
         r = _sim.stream(fabric.spec, 0, dst, size, port)
         return {"size": size, "hops": links, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]}
 
-    return _sweep(sizes, measure, lambda rows: _result(
-        "fabric_bw", fabric, {"src": 0, "dst": dst, "port": port, **estimated}, rows,
-        {"size": "B", "hops": "", "time": "s", "bandwidth": "B/s", "events": ""}))
+    return _sweep(
+        sizes,
+        measure,
+        lambda rows: _result(
+            "fabric_bw",
+            fabric,
+            {"src": 0, "dst": dst, "port": port, **estimated},
+            rows,
+            {"size": "B", "hops": "", "time": "s", "bandwidth": "B/s", "events": ""},
+        ),
+    )
 
 
 def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21), limits=None) -> Result:
@@ -877,17 +1143,33 @@ def one_sided(fabric="fshmem_pair", *, op: str = "put", size=(1 << 21), limits=N
     # A GET's request goes out and its data comes back: two messages.
     sizes = byte_sizes(size, _MESSAGE_SIZE)
     estimated = _admit(f"a one-sided {op}", fabric, 2, sizes, 1, limits)  # the pair's one link
+
     def measure(size: int) -> dict:
         r = _sim.one_sided(fabric.spec, 0, 1, size, op == "get", fabric.handler_latency)
         return {"size": size, "time": r["time"], "bandwidth": r["bandwidth"], "events": r["events"]}
 
-    return _sweep(sizes, measure, lambda rows: _result(
-        f"fabric_{op}", fabric, {"op": op, **estimated}, rows,
-        {"size": "B", "time": "s", "bandwidth": "B/s", "events": ""}))
+    return _sweep(
+        sizes,
+        measure,
+        lambda rows: _result(
+            f"fabric_{op}",
+            fabric,
+            {"op": op, **estimated},
+            rows,
+            {"size": "B", "time": "s", "bandwidth": "B/s", "events": ""},
+        ),
+    )
 
 
-def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, packets: int = 2000,
-            size: int | None = None, limits=None) -> Result:
+def traffic(
+    fabric="cuscomnet_torus",
+    *,
+    rate: float,
+    nodes: int | None = None,
+    packets: int = 2000,
+    size: int | None = None,
+    limits=None,
+) -> Result:
     """Random uniform traffic: every node sends `packets` packets of `size`
     bytes (default: the framing's largest payload) to uniformly chosen other
     nodes at Poisson times of `rate` packets per second. limits
@@ -898,20 +1180,58 @@ def traffic(fabric="cuscomnet_torus", *, rate: float, nodes: int | None = None, 
     # after the estimate (the mean path length from the topology's closed form).
     fabric = _fabric(fabric, nodes)
     payload = fabric.spec.framing.max_payload if size is None else size
-    estimated = _estimated(resources.check(resources.estimate_packets(
-        f"random traffic of {packets} packets from each of {fabric.nodes} nodes", fabric.spec,
-        fabric.nodes * packets, [payload], hops=resources.mean_links(fabric.spec)), limits))
+    estimated = _estimated(
+        resources.check(
+            resources.estimate_packets(
+                f"random traffic of {packets} packets from each of {fabric.nodes} nodes",
+                fabric.spec,
+                fabric.nodes * packets,
+                [payload],
+                hops=resources.mean_links(fabric.spec),
+            ),
+            limits,
+        )
+    )
     r = _sim.uniform_traffic(fabric.spec, float(rate), packets, payload)
-    row = {"rate": float(rate), "size": payload, "packets": r["packets"], "mean_latency": r["mean_latency"],
-           "mean_wait": r["mean_wait"], "mean_links": r["mean_links"], "throughput": r["throughput"],
-           "duration": r["duration"], "events": r["events"]}
-    return _result("fabric_traffic", fabric, {"packets_per_node": packets, **estimated}, [row],
-                   {"rate": "1/s", "size": "B", "packets": "", "mean_latency": "s", "mean_wait": "s",
-                    "mean_links": "", "throughput": "B/s", "duration": "s", "events": ""})
+    row = {
+        "rate": float(rate),
+        "size": payload,
+        "packets": r["packets"],
+        "mean_latency": r["mean_latency"],
+        "mean_wait": r["mean_wait"],
+        "mean_links": r["mean_links"],
+        "throughput": r["throughput"],
+        "duration": r["duration"],
+        "events": r["events"],
+    }
+    return _result(
+        "fabric_traffic",
+        fabric,
+        {"packets_per_node": packets, **estimated},
+        [row],
+        {
+            "rate": "1/s",
+            "size": "B",
+            "packets": "",
+            "mean_latency": "s",
+            "mean_wait": "s",
+            "mean_links": "",
+            "throughput": "B/s",
+            "duration": "s",
+            "events": "",
+        },
+    )
 
 
-def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse: bool = True,
-                 details: bool = True, fast_forward: bool = True) -> Result:
+def run_schedule(
+    fabric,
+    stages: list,
+    *,
+    reconfigure: bool | None = None,
+    reuse: bool = True,
+    details: bool = True,
+    fast_forward: bool = True,
+) -> Result:
     """Runs a staged schedule: each stage a list of transfers (src, dst,
     bytes[, port[, lane]]) or runs of them (count, src, src_step, dst,
     dst_step, bytes, port, lane: the i-th from src + i*src_step to dst +
@@ -934,22 +1254,57 @@ def run_schedule(fabric, stages: list, *, reconfigure: bool | None = None, reuse
     fabric = _fabric(fabric)
     if reconfigure is None:
         reconfigure = fabric.virtual_topology
-    r = _sim.run_schedule(fabric.spec, [[tuple(t) for t in stage] for stage in stages], bool(reconfigure),
-                          bool(reuse), bool(details), bool(fast_forward))
-    rows = [{"stage": "setup", "start": 0.0, "transfer": 0.0, "control": r["setup"], "end": r["setup"],
-             "bytes": 0, "transfers": 0}]
+    r = _sim.run_schedule(
+        fabric.spec,
+        [[tuple(t) for t in stage] for stage in stages],
+        bool(reconfigure),
+        bool(reuse),
+        bool(details),
+        bool(fast_forward),
+    )
+    rows = [
+        {
+            "stage": "setup",
+            "start": 0.0,
+            "transfer": 0.0,
+            "control": r["setup"],
+            "end": r["setup"],
+            "bytes": 0,
+            "transfers": 0,
+        }
+    ]
     for index, stage in enumerate(r["stages"], 1):
-        rows.append({"stage": str(index), "start": stage["start"], "transfer": stage["transfer"],
-                     "control": stage["control"], "end": stage["start"] + stage["transfer"] + stage["control"],
-                     "bytes": stage["bytes"], "transfers": stage["transfers"]})
-    params = {**fabric.params(), "stages": len(stages), "reconfigure": bool(reconfigure),
-              **{key: r[key] for key in ("events", "events_simulated", "groups", "distinct_groups",
-                                         "mean_depth", "fast_forwards")},
-              "reuse": r["reused"], "reuse_note": r["note"]}
+        rows.append(
+            {
+                "stage": str(index),
+                "start": stage["start"],
+                "transfer": stage["transfer"],
+                "control": stage["control"],
+                "end": stage["start"] + stage["transfer"] + stage["control"],
+                "bytes": stage["bytes"],
+                "transfers": stage["transfers"],
+            }
+        )
+    params = {
+        **fabric.params(),
+        "stages": len(stages),
+        "reconfigure": bool(reconfigure),
+        **{
+            key: r[key]
+            for key in ("events", "events_simulated", "groups", "distinct_groups", "mean_depth", "fast_forwards")
+        },
+        "reuse": r["reused"],
+        "reuse_note": r["note"],
+    }
     samples = {str(index): stage["done"] for index, stage in enumerate(r["stages"], 1)} if details else {}
-    return Result("fabric_schedule", params, _env(), rows,
-                  {"stage": "", "start": "s", "transfer": "s", "control": "s", "end": "s", "bytes": "B",
-                   "transfers": ""}, samples=samples)
+    return Result(
+        "fabric_schedule",
+        params,
+        _env(),
+        rows,
+        {"stage": "", "start": "s", "transfer": "s", "control": "s", "end": "s", "bytes": "B", "transfers": ""},
+        samples=samples,
+    )
 
 
 def virtual_streams(fabric="vcsn", transfers=(), limits=None) -> Result:
@@ -966,14 +1321,40 @@ def virtual_streams(fabric="vcsn", transfers=(), limits=None) -> Result:
             raise UsageError(f"fabric: a virtual transfer is (node, port, vport, bytes), got {transfer!r}")
         items.append((*_virtual_port(tuple(transfer[:3]), "source"), byte_sizes(transfer[3], _MESSAGE_SIZE)[0]))
     _admit_network(fabric, limits)
-    estimated = _admit(f"{len(items)} virtual streams", fabric, len(items), [max(item[-1] for item in items)],
-                       _node_and_links(fabric, None)[1], limits) if items else {}
+    estimated = (
+        _admit(
+            f"{len(items)} virtual streams",
+            fabric,
+            len(items),
+            [max(item[-1] for item in items)],
+            _node_and_links(fabric, None)[1],
+            limits,
+        )
+        if items
+        else {}
+    )
     r = _sim.virtual_streams(fabric.spec, items)
-    rows = [{"src": src, "port": port, "vport": vport, "size": size, **arrival}
-            for (src, port, vport, size), arrival in zip(items, r["arrivals"])]
-    return Result("fabric_virtual_streams", {**fabric.params(), "events": r["events"], **estimated}, _env(), rows,
-                  {"src": "", "port": "", "vport": "", "size": "B", "dst": "", "dst_port": "", "dst_vport": "",
-                   "time": "s", "bandwidth": "B/s"})
+    rows = [
+        {"src": src, "port": port, "vport": vport, "size": size, **arrival}
+        for (src, port, vport, size), arrival in zip(items, r["arrivals"])
+    ]
+    return Result(
+        "fabric_virtual_streams",
+        {**fabric.params(), "events": r["events"], **estimated},
+        _env(),
+        rows,
+        {
+            "src": "",
+            "port": "",
+            "vport": "",
+            "size": "B",
+            "dst": "",
+            "dst_port": "",
+            "dst_vport": "",
+            "time": "s",
+            "bandwidth": "B/s",
+        },
+    )
 
 
 def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limits=None) -> Result:
@@ -989,9 +1370,16 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limit
 
     fabric = _fabric(fabric, nodes)
     sizes = [1 << m for m in range(21)] if sizes is None else byte_sizes(sizes, _MESSAGE_SIZE)
-    estimated = _estimated(resources.check(resources.estimate_beff_ring(
-        f"a b_eff ring of {fabric.nodes} nodes and messages up to {max(sizes, default=0)} bytes", fabric.spec,
-        sizes), limits))
+    estimated = _estimated(
+        resources.check(
+            resources.estimate_beff_ring(
+                f"a b_eff ring of {fabric.nodes} nodes and messages up to {max(sizes, default=0)} bytes",
+                fabric.spec,
+                sizes,
+            ),
+            limits,
+        )
+    )
     # The channel model describes the 520N board: beside beff_520n only.
     channel = ChannelModel.bittware_520n() if fabric.name == "beff_520n" else None
     events = []
@@ -1008,11 +1396,17 @@ def beff_ring(fabric="beff_520n", *, nodes: int | None = None, sizes=None, limit
     units = {"size": "B", "time": "s", "pair_bandwidth": "B/s", "model_pair_bandwidth": "B/s", "aggregate": "B/s"}
     if not channel:
         del units["model_pair_bandwidth"]
-    return _sweep(sizes, measure, lambda rows: _result(
-        "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows, units))
+    return _sweep(
+        sizes,
+        measure,
+        lambda rows: _result(
+            "fabric_beff", fabric, {"communication_type": "sim", **estimated, "events": sum(events)}, rows, units
+        ),
+    )
 
 
 # --- fpgacomm suite -------------------------------------------------------------
+
 
 def _vcsn_two_virtual_links() -> Fabric:
     """vcsn(4) with node 0's two virtual ports of physical port 0 linked

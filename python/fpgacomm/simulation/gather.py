@@ -17,12 +17,12 @@ differ.
 from __future__ import annotations
 
 from .. import _core, schedules
-from . import resources
-from . import fabric as fabrics  # run() takes the preset's name as `fabric`
 from ..models import vcsn
 from ..params import byte_sizes
-from ..runtime.interrupts import Interrupted
 from ..results.result import Result
+from ..runtime.interrupts import Interrupted
+from . import fabric as fabrics  # run() takes the preset's name as `fabric`
+from . import resources
 
 KiB, MiB = 1 << 10, 1 << 20
 # Table 6: 64 KiB to 256 MiB per node, in powers of two.
@@ -31,18 +31,48 @@ TABLE6_SIZES = tuple(64 * KiB << k for k in range(13))
 # VCSN can too: eq. 3); the tree and virtual links need VCSN's virtual
 # ports; MPI_Gather goes over the host path. MPI ranks of a cluster run
 # every schedule, as the real runner does (fpgacomm.gather).
-FABRICS = {"ring": ("dcn_ring", "vcsn", "cluster"), "tree": ("vcsn", "vcsn_fat_tree", "cluster"),
-           "vlink": ("vcsn", "vcsn_fat_tree", "cluster"), "mpi": ("host_path", "cluster")}
+FABRICS = {
+    "ring": ("dcn_ring", "vcsn", "cluster"),
+    "tree": ("vcsn", "vcsn_fat_tree", "cluster"),
+    "vlink": ("vcsn", "vcsn_fat_tree", "cluster"),
+    "mpi": ("host_path", "cluster"),
+}
 OWN_SCHEDULE = {"dcn_ring": "ring", "vcsn": "tree", "vcsn_fat_tree": "tree", "host_path": "mpi", "cluster": "mpi"}
 # The gather models of the VCSN paper, per preset they describe (none for MPI).
-MODELS = {"dcn_ring": vcsn.DcnGather.from_paper, "vcsn": vcsn.VcsnGather.from_paper,
-          "vcsn_fat_tree": vcsn.VcsnGather.from_paper}
-COST_FIELDS = ("crossbar_setup", "topology_reconfiguration", "interrupt", "barrier_per_round", "barrier_base",
-               "barrier_extra_long", "barrier_extra_short", "long_work_threshold", "fpgas_per_server")
+MODELS = {
+    "dcn_ring": vcsn.DcnGather.from_paper,
+    "vcsn": vcsn.VcsnGather.from_paper,
+    "vcsn_fat_tree": vcsn.VcsnGather.from_paper,
+}
+COST_FIELDS = (
+    "crossbar_setup",
+    "topology_reconfiguration",
+    "interrupt",
+    "barrier_per_round",
+    "barrier_base",
+    "barrier_extra_long",
+    "barrier_extra_short",
+    "long_work_threshold",
+    "fpgas_per_server",
+)
 
-UNITS = {"schedule": "", "nodes": "", "size": "B", "stages": "", "time": "s", "throughput": "B/s", "setup": "s",
-         "transfer": "s", "barrier": "s", "levels": "", "model": "s", "model_printed": "s", "events": "",
-         "events_simulated": "", "events_estimated": ""}
+UNITS = {
+    "schedule": "",
+    "nodes": "",
+    "size": "B",
+    "stages": "",
+    "time": "s",
+    "throughput": "B/s",
+    "setup": "s",
+    "transfer": "s",
+    "barrier": "s",
+    "levels": "",
+    "model": "s",
+    "model_printed": "s",
+    "events": "",
+    "events_simulated": "",
+    "events_estimated": "",
+}
 
 
 def sized(fabric, nodes: int, ports: int = 2, virtual_ports: int = 2) -> fabrics.Fabric:
@@ -56,13 +86,16 @@ def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: s
         raise _core.UsageError(f"gather_sim: schedule {schedule!r}; use one of {', '.join(FABRICS)}")
     if fabric_name not in FABRICS[schedule]:
         pairs = "; ".join(f"{s} on {' or '.join(f)}" for s, f in FABRICS.items())
-        raise _core.UsageError(f"gather_sim: schedule {schedule} does not run on fabric {fabric_name!r}; "
-                               f"the pairs are {pairs}")
+        raise _core.UsageError(
+            f"gather_sim: schedule {schedule} does not run on fabric {fabric_name!r}; " f"the pairs are {pairs}"
+        )
     if schedule == "ring" and fabric_name == "dcn_ring" and ports != 2:
         # gather.py's ring with 4 ports has arms along a second ring dimension.
-        raise _core.UsageError(f"gather_sim: dcn_ring is a 1-D ring (ports/2 parallel links to each neighbour), "
-                               f"and the ring schedule with {ports} ports needs a second ring dimension; give "
-                               f"ports=2, or run the ring on vcsn")
+        raise _core.UsageError(
+            f"gather_sim: dcn_ring is a 1-D ring (ports/2 parallel links to each neighbour), "
+            f"and the ring schedule with {ports} ports needs a second ring dimension; give "
+            f"ports=2, or run the ring on vcsn"
+        )
     if control not in ("barrier", "local"):
         raise _core.UsageError(f"gather_sim: control {control!r}; use 'barrier' or 'local'")
     if collective not in schedules.COLLECTIVES:
@@ -84,8 +117,21 @@ def fabric_stages(schedule: schedules.Schedule, one_path: bool = False) -> list:
     have one path each (MPI ranks of a cluster), and the schedule's arms
     over several ports and virtual ports are concurrent messages on it."""
     n = schedule.nodes
-    return [[(run.count, run.src % n, run.src_step, run.dst % n, run.dst_step, run.span * schedule.block_bytes,
-              *((0, 0) if one_path else run.src_end)) for run in stage.runs] for stage in schedule.stages]
+    return [
+        [
+            (
+                run.count,
+                run.src % n,
+                run.src_step,
+                run.dst % n,
+                run.dst_step,
+                run.span * schedule.block_bytes,
+                *((0, 0) if one_path else run.src_end),
+            )
+            for run in stage.runs
+        ]
+        for stage in schedule.stages
+    ]
 
 
 def stages_on(schedule: schedules.Schedule, fab: fabrics.Fabric) -> list:
@@ -93,8 +139,14 @@ def stages_on(schedule: schedules.Schedule, fab: fabrics.Fabric) -> list:
     return fabric_stages(schedule, one_path=fab.spec.topology == "cluster")
 
 
-def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str = "barrier",
-             reuse: bool = True, fast_forward: bool = True) -> dict:
+def simulate(
+    schedule: schedules.Schedule,
+    fab: fabrics.Fabric,
+    *,
+    control: str = "barrier",
+    reuse: bool = True,
+    fast_forward: bool = True,
+) -> dict:
     """One schedule on one fabric: per-stage "setup", "transfer", "barrier"
     (lists), "time", the simulator's "events" (of the full simulation),
     "events_simulated", "groups", "distinct_groups", "reuse" and
@@ -109,8 +161,10 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     if schedule.nodes != fab.nodes:
         raise _core.UsageError(f"gather_sim: the schedule has {schedule.nodes} nodes, {fab.name} {fab.nodes}")
     if any("broadcast" in stage.setup for stage in schedule.stages):
-        raise _core.UsageError("gather_sim: the simulated fabrics have no switch broadcast; build the allgather "
-                               "with gather.schedule(..., broadcast=False) (a ring allgather)")
+        raise _core.UsageError(
+            "gather_sim: the simulated fabrics have no switch broadcast; build the allgather "
+            "with gather.schedule(..., broadcast=False) (a ring allgather)"
+        )
     note = ""
     if reuse and control == "local":
         reuse, note = False, "control local: stages may overlap, so every stage was simulated in full"
@@ -119,8 +173,9 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     for key in COST_FIELDS[:-1]:
         setattr(costs, key, 0.0)
     try:
-        simulated = fabrics.run_schedule(fab, stages_on(schedule, fab), reconfigure=False, reuse=reuse,
-                                         details=False, fast_forward=fast_forward)
+        simulated = fabrics.run_schedule(
+            fab, stages_on(schedule, fab), reconfigure=False, reuse=reuse, details=False, fast_forward=fast_forward
+        )
     finally:
         for key, value in saved.items():
             setattr(costs, key, value)
@@ -128,9 +183,13 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     transfers = [row["transfer"] + costs.interrupt for row in simulated.rows[1:]]
     servers = -(-fab.nodes // costs.fpgas_per_server)  # N = ceil(n / 2) with two FPGAs per server
     step_cost = {"topology": costs.topology_reconfiguration, "crossbar": costs.crossbar_setup}
-    parts = vcsn.procedure(transfers, [stage.setup for stage in schedule.stages],
-                           setup_cost=lambda step: step_cost.get(step, 0.0),
-                           barrier=lambda work: costs.barrier(servers, work), control=control)
+    parts = vcsn.procedure(
+        transfers,
+        [stage.setup for stage in schedule.stages],
+        setup_cost=lambda step: step_cost.get(step, 0.0),
+        barrier=lambda work: costs.barrier(servers, work),
+        control=control,
+    )
     parts["time"] = sum(sum(parts[key]) for key in ("setup", "transfer", "barrier"))
     for key in ("events", "events_simulated", "groups", "distinct_groups", "mean_depth", "fast_forwards"):
         parts[key] = simulated.params[key]
@@ -139,19 +198,47 @@ def simulate(schedule: schedules.Schedule, fab: fabrics.Fabric, *, control: str 
     return parts
 
 
-def estimate(schedule: str, fabric, nodes: int, size: int, *, ports: int = 2, virtual_ports: int = 2,
-             collective: str = "gather", reuse: bool = True, fast_forward: bool = True) -> resources.Estimate:
+def estimate(
+    schedule: str,
+    fabric,
+    nodes: int,
+    size: int,
+    *,
+    ports: int = 2,
+    virtual_ports: int = 2,
+    collective: str = "gather",
+    reuse: bool = True,
+    fast_forward: bool = True,
+) -> resources.Estimate:
     """What one point of run() will take (resources.estimate_gather on the
     fabric's spec), worked out without building anything that grows with n."""
-    return resources.estimate_gather(schedule, sized(fabric, nodes, ports, virtual_ports).spec, size, ports=ports,
-                                     virtual_ports=virtual_ports, collective=collective, reuse=reuse,
-                                     fast_forward=fast_forward)
+    return resources.estimate_gather(
+        schedule,
+        sized(fabric, nodes, ports, virtual_ports).spec,
+        size,
+        ports=ports,
+        virtual_ports=virtual_ports,
+        collective=collective,
+        reuse=reuse,
+        fast_forward=fast_forward,
+    )
 
 
-def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABLE6_SIZES, *,
-        ports: int = 2, virtual_ports: int = 2, control: str = "barrier", collective: str = "gather",
-        reuse: bool = True, fast_forward: bool = True, limits: resources.Limits | None = None,
-        on_progress=None) -> Result:
+def run(
+    schedule: str | None = None,
+    fabric="vcsn",
+    nodes=(4, 9, 16),
+    sizes=TABLE6_SIZES,
+    *,
+    ports: int = 2,
+    virtual_ports: int = 2,
+    control: str = "barrier",
+    collective: str = "gather",
+    reuse: bool = True,
+    fast_forward: bool = True,
+    limits: resources.Limits | None = None,
+    on_progress=None,
+) -> Result:
     """Simulated gathers (scatters, allgathers) of `schedule` on `fabric` (a
     preset's name, a platform file or a Fabric), one row per (nodes, size):
     the contract's gather columns with the fat-tree levels, `model`
@@ -171,8 +258,11 @@ def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABL
     on_progress: called with how far the run is as each point begins and
     ends (otherwise long runs print their progress on stderr)."""
     # A preset's name is checked before anything is built; a platform file is read first.
-    template = None if isinstance(fabric, str) and not fabrics.is_platform_file(fabric) else (
-        fabrics.platform_or_preset(fabric))
+    template = (
+        None
+        if isinstance(fabric, str) and not fabrics.is_platform_file(fabric)
+        else (fabrics.platform_or_preset(fabric))
+    )
     fabric_name = fabric if template is None else template.name
     if schedule is None:
         schedule = OWN_SCHEDULE.get(fabric_name, "tree")
@@ -180,31 +270,59 @@ def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABL
     template = template or fabrics.platform_or_preset(fabric_name)
     reuse_here = reuse and control != "local"
     # A preset is its spec alone: every point is estimated before any topology is built.
-    estimates = {(n, d): resources.check(estimate(schedule, template, n, d, ports=ports,
-                                                  virtual_ports=virtual_ports, collective=collective,
-                                                  reuse=reuse_here, fast_forward=fast_forward), limits)
-                 for n in nodes for d in sizes}
+    estimates = {
+        (n, d): resources.check(
+            estimate(
+                schedule,
+                template,
+                n,
+                d,
+                ports=ports,
+                virtual_ports=virtual_ports,
+                collective=collective,
+                reuse=reuse_here,
+                fast_forward=fast_forward,
+            ),
+            limits,
+        )
+        for n in nodes
+        for d in sizes
+    }
     progress = resources.Progress("gather_sim", len(estimates), show=on_progress)
     rows, samples = [], {}
     model = MODELS[fabric_name]() if fabric_name in MODELS else None
-    params = {"schedule": schedule, "collective": collective, "control": control, "fabric": fabric_name,
-              "ports": ports, "virtual_ports": virtual_ports, "broadcast": False,
-              "reuse": reuse_here, "reuse_note": "", "fast_forward": bool(fast_forward),
-              "model": model.name if model else None, "model_params": dict(model.params) if model else {},
-              "topologies": {}}
+    params = {
+        "schedule": schedule,
+        "collective": collective,
+        "control": control,
+        "fabric": fabric_name,
+        "ports": ports,
+        "virtual_ports": virtual_ports,
+        "broadcast": False,
+        "reuse": reuse_here,
+        "reuse_note": "",
+        "fast_forward": bool(fast_forward),
+        "model": model.name if model else None,
+        "model_params": dict(model.params) if model else {},
+        "topologies": {},
+    }
     try:
         for n in nodes:
             fab = sized(template, n, ports, virtual_ports)
             built = fab.describe()
             levels = max(1, int(built["levels"]))  # f of eq. 7: one switch (VCSN) or one link (DCN) is 1
             described = fab.params()
-            params.update(host_costs=described["host_costs"], fabric_arguments=described["fabric_arguments"],
-                          provenance=described["provenance"])
+            params.update(
+                host_costs=described["host_costs"],
+                fabric_arguments=described["fabric_arguments"],
+                provenance=described["provenance"],
+            )
             params["topologies"][str(n)] = built["topology"]
             for d in sizes:
                 progress.begin(f"{n} nodes, {d} bytes", estimates[(n, d)])
-                plan = schedules.schedule(schedule, n, d, ports=ports, virtual_ports=virtual_ports,
-                                          collective=collective, broadcast=False)
+                plan = schedules.schedule(
+                    schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective, broadcast=False
+                )
                 parts = simulate(plan, fab, control=control, reuse=reuse, fast_forward=fast_forward)
                 modelled = printed = None
                 if model is not None and schedule != "mpi":  # MPI has no stage model
@@ -214,13 +332,25 @@ def run(schedule: str | None = None, fabric="vcsn", nodes=(4, 9, 16), sizes=TABL
                         printed = model.time(n, d, control=control, levels=levels)
                 for key in ("setup", "transfer", "barrier"):
                     samples[f"{n}/{d}/{key}"] = parts[key]
-                rows.append({"schedule": schedule, "nodes": n, "size": d, "stages": len(plan.stages),
-                             "time": parts["time"], "throughput": (n - 1) * d / parts["time"],
-                             "setup": sum(parts["setup"]), "transfer": sum(parts["transfer"]),
-                             "barrier": sum(parts["barrier"]), "levels": levels, "model": modelled,
-                             "model_printed": printed, "events": parts["events"],
-                             "events_simulated": parts["events_simulated"],
-                             "events_estimated": estimates[(n, d)].events})
+                rows.append(
+                    {
+                        "schedule": schedule,
+                        "nodes": n,
+                        "size": d,
+                        "stages": len(plan.stages),
+                        "time": parts["time"],
+                        "throughput": (n - 1) * d / parts["time"],
+                        "setup": sum(parts["setup"]),
+                        "transfer": sum(parts["transfer"]),
+                        "barrier": sum(parts["barrier"]),
+                        "levels": levels,
+                        "model": modelled,
+                        "model_printed": printed,
+                        "events": parts["events"],
+                        "events_simulated": parts["events_simulated"],
+                        "events_estimated": estimates[(n, d)].events,
+                    }
+                )
                 params.update(reuse=parts["reuse"], reuse_note=parts["reuse_note"])
                 progress.step(f"{n} nodes, {d} bytes")
     except Interrupted as stop:
@@ -253,14 +383,44 @@ def fig20(nodes=FIG20_NODES, sizes=FIG20_SIZES, *, limits: resources.Limits | No
     rows = []
     for ring_row, tree_row in zip(dcn.rows, tree.rows):
         key = (ring_row["nodes"], ring_row["size"])
-        rows.append({"nodes": key[0], "size": key[1], "levels": tree_row["levels"], "dcn": ring_row["time"],
-                     "vcsn": tree_row["time"], "ratio": ring_row["time"] / tree_row["time"],
-                     "model_dcn": model[key]["dcn"], "model_vcsn": model[key]["vcsn"],
-                     "model_ratio": model[key]["ratio"], "events": ring_row["events"] + tree_row["events"],
-                     "events_simulated": ring_row["events_simulated"] + tree_row["events_simulated"],
-                     "events_estimated": ring_row["events_estimated"] + tree_row["events_estimated"]})
-    return Result("gather_sim_fig20", {"dcn": "ring on dcn_ring", "vcsn": "tree on vcsn_fat_tree",
-                                       "switch_ports": vcsn.SWITCH_PORTS, "control": "barrier"},
-                  fabrics._env(), rows,
-                  {"nodes": "", "size": "B", "levels": "", "dcn": "s", "vcsn": "s", "ratio": "", "model_dcn": "s",
-                   "model_vcsn": "s", "model_ratio": "", "events": "", "events_simulated": "", "events_estimated": ""})
+        rows.append(
+            {
+                "nodes": key[0],
+                "size": key[1],
+                "levels": tree_row["levels"],
+                "dcn": ring_row["time"],
+                "vcsn": tree_row["time"],
+                "ratio": ring_row["time"] / tree_row["time"],
+                "model_dcn": model[key]["dcn"],
+                "model_vcsn": model[key]["vcsn"],
+                "model_ratio": model[key]["ratio"],
+                "events": ring_row["events"] + tree_row["events"],
+                "events_simulated": ring_row["events_simulated"] + tree_row["events_simulated"],
+                "events_estimated": ring_row["events_estimated"] + tree_row["events_estimated"],
+            }
+        )
+    return Result(
+        "gather_sim_fig20",
+        {
+            "dcn": "ring on dcn_ring",
+            "vcsn": "tree on vcsn_fat_tree",
+            "switch_ports": vcsn.SWITCH_PORTS,
+            "control": "barrier",
+        },
+        fabrics._env(),
+        rows,
+        {
+            "nodes": "",
+            "size": "B",
+            "levels": "",
+            "dcn": "s",
+            "vcsn": "s",
+            "ratio": "",
+            "model_dcn": "s",
+            "model_vcsn": "s",
+            "model_ratio": "",
+            "events": "",
+            "events_simulated": "",
+            "events_estimated": "",
+        },
+    )

@@ -24,12 +24,14 @@ def _count(value, least: int, most: int, what: str) -> int:
 def _admitted(what: str, fab, messages: int, sizes: list, limits) -> dict:
     """The run's estimate (resources), checked against `limits` before anything is simulated."""
     hops = max(1, fabrics._sim.shape(fab.spec)["longest_path"])
-    return fabrics._estimated(resources.check(resources.estimate_packets(
-        f"{what} on {fab.name}", fab.spec, messages, sizes, hops=hops), limits))
+    return fabrics._estimated(
+        resources.check(
+            resources.estimate_packets(f"{what} on {fab.name}", fab.spec, messages, sizes, hops=hops), limits
+        )
+    )
 
 
-def mbw_mr(fabric="cluster", *, nodes: int | None = None, pairs=(1,), size=1 << 20, window: int = 64,
-           limits=None):
+def mbw_mr(fabric="cluster", *, nodes: int | None = None, pairs=(1,), size=1 << 20, window: int = 64, limits=None):
     """osu_mbw_mr: ranks 0..k-1 each send `window` messages of `size` bytes
     to their partner n/2 ranks on (k pairs, one row per k and size): the
     time until the last arrived, the aggregate bandwidth (bytes / time) and
@@ -40,17 +42,30 @@ def mbw_mr(fabric="cluster", *, nodes: int | None = None, pairs=(1,), size=1 << 
     pairs = [_count(k, 1, half, "mbw_mr pairs") for k in ([pairs] if isinstance(pairs, int) else pairs)]
     window = _count(window, 1, 1 << 20, "mbw_mr window")
     sizes = byte_sizes(size, "fabric: mbw_mr message size")
-    estimated = _admitted(f"mbw_mr of up to {max(pairs)} pairs x {window} messages", fab, sum(pairs) * window,
-                          sizes, limits)
+    estimated = _admitted(
+        f"mbw_mr of up to {max(pairs)} pairs x {window} messages", fab, sum(pairs) * window, sizes, limits
+    )
     rows = []
     for k in pairs:
         for nbytes in sizes:
             stage = [(window, i, 0, half + i, 0, nbytes, 0, 0) for i in range(k)]
             time = fabrics.run_schedule(fab, [stage], reconfigure=False, details=False).rows[1]["transfer"]
-            rows.append({"pairs": k, "size": nbytes, "time": time, "bandwidth": k * window * nbytes / time,
-                         "message_rate": k * window / time})
-    return fabrics._result("fabric_mbw_mr", fab, {"window": window, **estimated}, rows,
-                           {"pairs": "", "size": "B", "time": "s", "bandwidth": "B/s", "message_rate": "1/s"})
+            rows.append(
+                {
+                    "pairs": k,
+                    "size": nbytes,
+                    "time": time,
+                    "bandwidth": k * window * nbytes / time,
+                    "message_rate": k * window / time,
+                }
+            )
+    return fabrics._result(
+        "fabric_mbw_mr",
+        fab,
+        {"window": window, **estimated},
+        rows,
+        {"pairs": "", "size": "B", "time": "s", "bandwidth": "B/s", "message_rate": "1/s"},
+    )
 
 
 def incast(fabric="cluster", *, nodes: int | None = None, senders=(1,), size=1 << 20, limits=None):
@@ -58,8 +73,9 @@ def incast(fabric="cluster", *, nodes: int | None = None, senders=(1,), size=1 <
     size: the time until the last arrived and the bandwidth into rank 0
     (k * size / time). limits: as mbw_mr's."""
     fab = fabrics._fabric(fabric, nodes)
-    counts = [_count(k, 1, fab.nodes - 1, "incast senders")
-              for k in ([senders] if isinstance(senders, int) else senders)]
+    counts = [
+        _count(k, 1, fab.nodes - 1, "incast senders") for k in ([senders] if isinstance(senders, int) else senders)
+    ]
     sizes = byte_sizes(size, "fabric: incast message size")
     estimated = _admitted(f"an incast of up to {max(counts)} senders", fab, sum(counts), sizes, limits)
     rows = []
@@ -68,8 +84,9 @@ def incast(fabric="cluster", *, nodes: int | None = None, senders=(1,), size=1 <
             stage = [(k, 1, 1, 0, 0, nbytes, 0, 0)]
             time = fabrics.run_schedule(fab, [stage], reconfigure=False, details=False).rows[1]["transfer"]
             rows.append({"senders": k, "size": nbytes, "time": time, "bandwidth": k * nbytes / time})
-    return fabrics._result("fabric_incast", fab, estimated, rows,
-                           {"senders": "", "size": "B", "time": "s", "bandwidth": "B/s"})
+    return fabrics._result(
+        "fabric_incast", fab, estimated, rows, {"senders": "", "size": "B", "time": "s", "bandwidth": "B/s"}
+    )
 
 
 def barrier(fabric="cluster", *, nodes=(2, 4, 8), limits=None):

@@ -38,6 +38,7 @@ UsageError = _core.UsageError
 class Platform:
     """What a platform file says, checked: the preset, its parameters'
     values and the provenance of those not from the preset, and the rest."""
+
     preset: str
     values: dict
     provenance: dict
@@ -54,10 +55,15 @@ def preset_provenance(name: str, reference: str) -> dict:
 def dump(platform: Platform, reference: str, units: dict) -> str:
     """The platform file's text: every parameter with its unit and provenance."""
     default = preset_provenance(platform.preset, reference)
-    document = {"schema": SCHEMA, "preset": platform.preset, "reference": reference,
-                "parameters": {key: {"value": platform.values[key], "unit": unit,
-                                     "provenance": platform.provenance.get(key, default)}
-                               for key, unit in units.items()}}
+    document = {
+        "schema": SCHEMA,
+        "preset": platform.preset,
+        "reference": reference,
+        "parameters": {
+            key: {"value": platform.values[key], "unit": unit, "provenance": platform.provenance.get(key, default)}
+            for key, unit in units.items()
+        },
+    }
     if platform.mac_table:
         document["mac_table"] = [list(item) for item in platform.mac_table]
     if platform.link_scales:
@@ -80,12 +86,16 @@ def parse(text: str, registry: dict, where: str = "platform") -> Platform:
     try:
         document = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
-        raise UsageError(f"{where}: not JSON ({error}); give a platform file written by fpgacomm "
-                         f"(Fabric.to_json, calibrate fit) or a preset name") from None
+        raise UsageError(
+            f"{where}: not JSON ({error}); give a platform file written by fpgacomm "
+            f"(Fabric.to_json, calibrate fit) or a preset name"
+        ) from None
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         found = document.get("schema") if isinstance(document, dict) else None
-        raise UsageError(f"{where}: schema {found!r}; this fpgacomm reads platform files of schema {SCHEMA}: "
-                         f"write the platform again with this version (Fabric.to_json, calibrate fit)")
+        raise UsageError(
+            f"{where}: schema {found!r}; this fpgacomm reads platform files of schema {SCHEMA}: "
+            f"write the platform again with this version (Fabric.to_json, calibrate fit)"
+        )
     name = document.get("preset")
     if name not in registry:
         raise UsageError(f"{where}: preset {name!r}; use one of {', '.join(registry)}")
@@ -95,38 +105,52 @@ def parse(text: str, registry: dict, where: str = "platform") -> Platform:
         raise UsageError(f"{where}: no \"parameters\" object; give each of {', '.join(units)}")
     missing = [key for key in units if key not in given]
     if missing:
-        raise UsageError(f"{where}: parameter {', '.join(missing)} of {name} is missing; give "
-                         f"{{\"value\": ..., \"unit\": ...}} for it")
+        raise UsageError(
+            f"{where}: parameter {', '.join(missing)} of {name} is missing; give "
+            f"{{\"value\": ..., \"unit\": ...}} for it"
+        )
     unknown = sorted(set(given) - set(units))
     if unknown:
-        raise UsageError(f"{where}: {name} has no parameter {', '.join(unknown)}; its parameters are "
-                         f"{', '.join(units)}")
+        raise UsageError(
+            f"{where}: {name} has no parameter {', '.join(unknown)}; its parameters are " f"{', '.join(units)}"
+        )
     default = preset_provenance(name, reference)
     values, provenance = {}, {}
     for key, unit in units.items():
         item = given[key]
         if not isinstance(item, dict) or "value" not in item:
-            raise UsageError(f"{where}: parameter {key} is {item!r}; give {{\"value\": ..., \"unit\": \"{unit}\"}}")
+            raise UsageError(f'{where}: parameter {key} is {item!r}; give {{"value": ..., "unit": "{unit}"}}')
         if item.get("unit", unit) != unit:
-            raise UsageError(f"{where}: parameter {key} in unit {item['unit']!r}; {SCHEMA} gives it in "
-                             f"{unit!r}" + ("" if unit else " (a count or a name)"))
+            raise UsageError(
+                f"{where}: parameter {key} in unit {item['unit']!r}; {SCHEMA} gives it in "
+                f"{unit!r}" + ("" if unit else " (a count or a name)")
+            )
         values[key] = check_value(where, key, item["value"])
         if item.get("provenance", default) != default:
             provenance[key] = item["provenance"]
     draws = document.get("draws", [])
     if not isinstance(draws, list):
-        raise UsageError(f"{where}: \"draws\" is not a list; give a list of parameter sets")
+        raise UsageError(f'{where}: "draws" is not a list; give a list of parameter sets')
     for index, draw in enumerate(draws):
         if not isinstance(draw, dict) or not set(draw) <= set(units):
-            raise UsageError(f"{where}: draw {index} is not a set of {name}'s parameters; give objects whose "
-                             f"keys are among {', '.join(units)}")
+            raise UsageError(
+                f"{where}: draw {index} is not a set of {name}'s parameters; give objects whose "
+                f"keys are among {', '.join(units)}"
+            )
         for key, value in draw.items():
             check_value(f"{where}: draw {index}", key, value)
     link_scales = document.get("link_scales", [])
     for scale in link_scales:
         check_value(where, "link scale factor", scale[-1] if isinstance(scale, list) and scale else None)
-    return Platform(name, values, provenance, [dict(draw) for draw in draws], document.get("mac_table", []),
-                    link_scales, document.get("seed", 1))
+    return Platform(
+        name,
+        values,
+        provenance,
+        [dict(draw) for draw in draws],
+        document.get("mac_table", []),
+        link_scales,
+        document.get("seed", 1),
+    )
 
 
 def check_value(where: str, key: str, value):
@@ -146,5 +170,6 @@ def read_text(path: str, presets) -> str:
     try:
         return files.read_text(path)
     except files.ResultError as error:
-        raise UsageError(f"platform {error.path}: {error.problem}; give a platform file or a preset "
-                         f"({', '.join(presets)})") from None
+        raise UsageError(
+            f"platform {error.path}: {error.problem}; give a platform file or a preset " f"({', '.join(presets)})"
+        ) from None

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .. import _core
 from ..params import usage_error
@@ -75,17 +75,18 @@ class Limits:
     targets (the 11664-node Fig. 20 points, the largest of which, stepped
     without fast-forward, simulates 2.4e9 events in 4 to 9 minutes, and
     100,000-node gathers) and refuse what a workstation cannot hold."""
-    events: float = 5e9        # events simulated (after reuse): about 10 minutes
+
+    events: float = 5e9  # events simulated (after reuse): about 10 minutes
     memory: float = 8 * 2**30  # bytes
-    transfers: float = 5e9     # transfers to split into groups (or simulate, without reuse)
+    transfers: float = 5e9  # transfers to split into groups (or simulate, without reuse)
 
 
 @dataclass(frozen=True)
 class Estimate:
     what: str
-    events: float       # simulated, after reuse
-    memory: float       # bytes, at the peak
-    transfers: float    # grouped (or, without reuse, simulated) over all stages
+    events: float  # simulated, after reuse
+    memory: float  # bytes, at the peak
+    transfers: float  # grouped (or, without reuse, simulated) over all stages
     reads: float = 0.0  # frames read without events (fast-forward's second clock)
     stages: float = 0.0  # of a schedule: built, modelled and passed along one by one
 
@@ -93,8 +94,11 @@ class Estimate:
     def seconds(self) -> float:
         """A guess of the wall time, from this kind of machine's rates:
         shown as an estimate, never checked (shared cores vary too much)."""
-        return ((self.events + READ_WORK_PER_FRAME * self.reads) / EVENTS_PER_SECOND
-                + self.transfers / TRANSFERS_PER_SECOND + self.stages * SECONDS_PER_STAGE)
+        return (
+            (self.events + READ_WORK_PER_FRAME * self.reads) / EVENTS_PER_SECOND
+            + self.transfers / TRANSFERS_PER_SECOND
+            + self.stages * SECONDS_PER_STAGE
+        )
 
 
 def check(estimate: Estimate, limits: Limits | None = None) -> Estimate:
@@ -102,19 +106,23 @@ def check(estimate: Estimate, limits: Limits | None = None) -> Estimate:
     limits = limits or Limits()
     problems = []
     if estimate.events > limits.events:
-        problems.append(f"about {estimate.events:.3g} events to simulate (limit {limits.events:.3g}, "
-                        f"--max-events)")
+        problems.append(f"about {estimate.events:.3g} events to simulate (limit {limits.events:.3g}, " f"--max-events)")
     if estimate.memory > limits.memory:
-        problems.append(f"about {estimate.memory / 2**30:.3g} GiB of memory (limit {limits.memory / 2**30:.3g} GiB, "
-                        f"--max-memory)")
+        problems.append(
+            f"about {estimate.memory / 2**30:.3g} GiB of memory (limit {limits.memory / 2**30:.3g} GiB, "
+            f"--max-memory)"
+        )
     if estimate.transfers > limits.transfers:
-        problems.append(f"about {estimate.transfers:.3g} transfers to place (limit {limits.transfers:.3g}, "
-                        f"--max-events)")
+        problems.append(
+            f"about {estimate.transfers:.3g} transfers to place (limit {limits.transfers:.3g}, " f"--max-events)"
+        )
     if problems:
         guess = f" (time estimated at about {estimate.seconds:.3g} s)" if estimate.seconds >= 1 else ""
-        raise usage_error(f"fabric: {estimate.what} would need {' and '.join(problems)}, more than this run may "
-                          f"take{guess}; give fewer nodes, packets or bytes, or raise the "
-                          f"limits with --max-events N / --max-memory SIZE (Python: limits=Limits(...))")
+        raise usage_error(
+            f"fabric: {estimate.what} would need {' and '.join(problems)}, more than this run may "
+            f"take{guess}; give fewer nodes, packets or bytes, or raise the "
+            f"limits with --max-events N / --max-memory SIZE (Python: limits=Limits(...))"
+        )
     return estimate
 
 
@@ -181,8 +189,17 @@ def _message_events(frames: float, hops: float, fast_forward: bool, held: bool =
     return EVENTS_PER_MESSAGE + per_frame * stepped, frames
 
 
-def estimate_gather(name: str, spec, block_bytes: int, *, ports: int = 2, virtual_ports: int = 2,
-                    collective: str = "gather", reuse: bool = True, fast_forward: bool = True) -> Estimate:
+def estimate_gather(
+    name: str,
+    spec,
+    block_bytes: int,
+    *,
+    ports: int = 2,
+    virtual_ports: int = 2,
+    collective: str = "gather",
+    reuse: bool = True,
+    fast_forward: bool = True,
+) -> Estimate:
     """A gather_sim point of schedule `name` on the fabric of `spec` (a
     preset's spec: nothing is built). With reuse, the events are those of
     the distinct groups: per path shape (up to 2 * levels + 1 of them, per
@@ -207,8 +224,12 @@ def estimate_gather(name: str, spec, block_bytes: int, *, ports: int = 2, virtua
         events, reads = _message_events(frames, hops, stepped, held)
         # Every message's frames end up queued: hosts store and forward,
         # and their buffers are unbounded.
-        memory = (network_memory(spec) + BYTES_PER_RUN + transfers * (BYTES_PER_TRANSFER + BYTES_PER_MESSAGE)
-                  + transfers * frames * BYTES_PER_FRAME)
+        memory = (
+            network_memory(spec)
+            + BYTES_PER_RUN
+            + transfers * (BYTES_PER_TRANSFER + BYTES_PER_MESSAGE)
+            + transfers * frames * BYTES_PER_FRAME
+        )
         return Estimate(what, transfers * events, memory, transfers, transfers * reads)
     # Distinct groups (path shapes) x messages in each, and their hops,
     # counted from the simulator's groups (bench/fabric_estimates.py): a ring
@@ -248,8 +269,13 @@ def estimate_gather(name: str, spec, block_bytes: int, *, ports: int = 2, virtua
         queued = min(queued, FRAMES_AT_ONCE)
     per_message = min(frames, HELD_FRAMES) if held else frames  # bounded buffers hold the rest in memory
     in_flight = max(queued, widest * per_message if not reuse else 0)
-    memory = (network_memory(spec) + BYTES_PER_RUN + widest * BYTES_PER_TRANSFER + in_flight * BYTES_PER_FRAME
-              + groups * BYTES_PER_GROUP)
+    memory = (
+        network_memory(spec)
+        + BYTES_PER_RUN
+        + widest * BYTES_PER_TRANSFER
+        + in_flight * BYTES_PER_FRAME
+        + groups * BYTES_PER_GROUP
+    )
     grouped = min(transfers, GROUPED_STAGES * widest) if reuse else transfers
     return Estimate(what, events, memory, grouped, reads, stages)
 
@@ -306,8 +332,12 @@ class Progress:
         if self.show is not None:
             self.show(f"point {self.done + 1} of {self.total} ({label}, about {estimate.seconds:.0f} s estimated)")
         elif estimate.seconds >= self.after:
-            print(f"{self.what}: {self.done + 1}/{self.total} ({label}): about {estimate.events:.3g} events, "
-                  f"{estimate.seconds:.0f} s estimated", file=sys.stderr, flush=True)
+            print(
+                f"{self.what}: {self.done + 1}/{self.total} ({label}): about {estimate.events:.3g} events, "
+                f"{estimate.seconds:.0f} s estimated",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def step(self, label: str) -> None:
         self.done += 1
@@ -316,5 +346,4 @@ class Progress:
             return
         elapsed = time.perf_counter() - self.start
         if elapsed >= self.after:
-            print(f"{self.what}: {self.done}/{self.total} done ({label}), {elapsed:.1f} s", file=sys.stderr,
-                  flush=True)
+            print(f"{self.what}: {self.done}/{self.total} done ({label}), {elapsed:.1f} s", file=sys.stderr, flush=True)
