@@ -458,7 +458,6 @@ def test_a_write_outliving_its_process_finishes_after_a_sigkill(tmp_path):
     assert (tmp_path / "kept").read_text() == "whole"
 
 
-
 def test_an_interrupted_sweeps_result_is_made_in_the_writing_child_not_before_the_fork():
     """Making a sweep's Result (millions of samples merged over rounds) took
     most of the second mpirun leaves between SIGTERM and SIGKILL; made

@@ -202,11 +202,16 @@ class Rounds:
             yield
         except Interrupted as stop:
             if self.count > 1 and results:
-                result = finish(self.of(list(results)))
-                result.incomplete = (
-                    f"{stop}: {len(results)} of {self.count} rounds complete; " f"round {len(results) + 1} not kept"
-                )
-                stop.result = result
+                kept = list(results)
+                incomplete = f"{stop}: {len(kept)} of {self.count} rounds complete; round {len(kept) + 1} not kept"
+
+                def make() -> Result:
+                    result = finish(self.of(kept))
+                    result.incomplete = incomplete
+                    return result
+
+                # Made when first read, as Sweep's: after the fork of the command's writing child.
+                interrupts.defer_result(stop, make, incomplete)
             raise
 
 
@@ -300,22 +305,17 @@ class Sweep:
         incomplete: "interrupted by SIGINT: 12 of 23 sizes measured", or
         with rounds "...: 3 of 5 rounds complete; round 4: 12 of 23 sizes"."""
         results = self.done + ([self.result_of(self.raw, {})] if self.raw or not self.done else [])
-        if self.rounds.count == 1:
-            result = results[0]
-            result.incomplete = f"{why}: {len(self.raw)} of {self.planned} sizes measured"
-        else:
-            result = merging.merge(results)
-            result.incomplete = (
-                f"{why}: {len(self.done)} of {self.rounds.count} rounds complete; "
-                f"round {len(self.done) + 1}: {len(self.raw)} of {self.planned} sizes"
-            )
+        result = results[0] if self.rounds.count == 1 else merging.merge(results)
+        result.incomplete = self._incomplete(why)
         return self.rounds.record(result)
 
     def _incomplete(self, why: str) -> str:
         if self.rounds.count == 1:
             return f"{why}: {len(self.raw)} of {self.planned} sizes measured"
-        return (f"{why}: {len(self.done)} of {self.rounds.count} rounds complete; "
-                f"round {len(self.done) + 1}: {len(self.raw)} of {self.planned} sizes")
+        return (
+            f"{why}: {len(self.done)} of {self.rounds.count} rounds complete; "
+            f"round {len(self.done) + 1}: {len(self.raw)} of {self.planned} sizes"
+        )
 
     @contextlib.contextmanager
     def interruptible(self):

@@ -224,22 +224,22 @@ def _save_and_end(stop: KeyboardInterrupt, args) -> None:
             try:
                 # In a process of its own: mpirun, interrupted, kills its ranks a second after asking them to end.
                 interrupts.outliving(
-                    lambda: [result.write(path) for path in saved],
+                    lambda: [stop.result.write(path) for path in saved],
                     slow=lambda: print(
-                        f"fpgacomm: {result.incomplete}; saving it in {' and '.join(saved)} (a process of its own "
+                        f"fpgacomm: {incomplete}; saving it in {' and '.join(saved)} (a process of its own "
                         "finishes the write if the job is ended first)",
                         file=sys.stderr,
                         flush=True,
                     ),
                 )
                 print(
-                    f"fpgacomm: {result.incomplete}; saved in {' and '.join(saved)}, marked incomplete",
+                    f"fpgacomm: {incomplete}; saved in {' and '.join(saved)}, marked incomplete",
                     file=sys.stderr,
                     flush=True,
                 )
             except interrupts.StillWriting as writing:
                 print(
-                    f"fpgacomm: {result.incomplete}; {writing} in {' and '.join(saved)}, marked incomplete",
+                    f"fpgacomm: {incomplete}; {writing} in {' and '.join(saved)}, marked incomplete",
                     file=sys.stderr,
                     flush=True,
                 )

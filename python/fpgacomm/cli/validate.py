@@ -94,5 +94,6 @@ def _cross_validation(args):
         )
     draws = predict.DRAWS if args.draws is None else args.draws
     # Notes on stderr, as predict's: stdout holds the validation's text alone.
-    return cross_validation.cross_validate(args.cv, draws=draws,
-                                           say=lambda line: print(line, file=sys.stderr, flush=True))
+    return cross_validation.cross_validate(
+        args.cv, draws=draws, say=lambda line: print(line, file=sys.stderr, flush=True)
+    )
