@@ -226,16 +226,19 @@ def outliving(write: Callable[[], None], slow: Callable[[], None] = lambda: None
     before the child is done); raises OSError with the child's error where
     the write failed, StillWriting where it has not ended within
     WRITE_WAIT seconds (the job must end before its other ranks stop
-    waiting for rank 0). A
-    launcher's SIGKILL of this process (or of its process group) lets the
-    child finish the write. The child only writes, and ends without
+    waiting for rank 0). A launcher's SIGKILL of this process (or of its
+    process group) lets the child finish the write. The child only writes, and ends without
     running this process's exit handlers (MPI's finalisation among them),
     telling its error through a pipe (no lock a thread of the parent held
     at the fork can stop it). Where no child can be made, write() runs here."""
     read, report = os.pipe()
+    # Until the child ignores them, the signals stay blocked in this thread and so in the child: a second
+    # signal of the launcher's arriving before then would end the write (Python's handler runs in the child).
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
         child = os.fork()
     except OSError:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.close(read)
         os.close(report)
         write()
@@ -244,15 +247,26 @@ def outliving(write: Callable[[], None], slow: Callable[[], None] = lambda: None
         os.close(read)
         status = 1
         try:
-            os.setsid()
+            try:
+                os.setsid()
+            except PermissionError:  # the parent has made it a process group of its own first: as good
+                pass
             for number in SIGNALS:  # the write ends by itself, in bounded time
                 signal.signal(number, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             write()
             status = 0
         except BaseException as error:  # noqa: BLE001: the parent reports it
             os.write(report, str(error).encode(errors="replace")[:4000])
         finally:
             os._exit(status)
+    # The parent moves the child out of its process group as well (whichever of the two comes first): a launcher's
+    # SIGKILL of the group may come before a loaded machine has run the child at all.
+    try:
+        os.setpgid(child, child)
+    except OSError:  # the child has already made a session of its own
+        pass
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(report)
     if not select.select([read], [], [], SLOW_WRITE)[0]:  # the pipe is readable (at EOF) once the child ended
         slow()
