@@ -142,7 +142,7 @@ Collective reduce_scatter() {
   c.mpi_call = "MPI_Reduce_scatter";
   // Casting away const: MPI-2's prototype, still some libraries' (the counts are only read).
   c.call = [](const CallArgs& a) {
-    return MPI_Reduce_scatter(a.send, a.recv, const_cast<int*>(a.shares), a.type, MPI_SUM, a.comm);
+    return MPI_Reduce_scatter(a.send, a.recv, const_cast<int*>(a.counts), a.type, MPI_SUM, a.comm);
   };
   c.reduces = true;
   c.send = {Blocks::One, Blocks::One};

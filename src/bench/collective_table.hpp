@@ -43,8 +43,13 @@ struct CallArgs {
   int count = 0;  // elements of one message
   MPI_Datatype type = MPI_DATATYPE_NULL;
   int root = 0;
-  bool at_root = false;         // this rank is the root
-  const int* shares = nullptr;  // each rank's Share, in elements
+  bool at_root = false;  // this rank is the root
+  // Each rank's block in elements (its Share where a buffer holds shares,
+  // else `count`), and where each starts in a buffer of every rank's: the
+  // arrays of reduce_scatter and of MPI's v-collectives, made before the
+  // timed region.
+  const int* counts = nullptr;
+  const int* displacements = nullptr;
   MPI_Comm comm = MPI_COMM_NULL;
 };
 

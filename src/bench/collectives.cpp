@@ -213,15 +213,24 @@ class Runner {
   // Whether this rank receives its Share of the vector rather than all of it.
   bool receives_share() const { return (root() ? op_.recv.root : op_.recv.other) == Blocks::Share; }
 
-  // Every rank's Share of a message of `size`, in elements, for the call.
-  std::vector<int> shares_of(std::uint64_t size) const {
-    std::vector<int> counts;
-    if (shares(op_))
-      for (int r = 0; r < ranks_; ++r) counts.push_back(static_cast<int>(block_of(size, r)));
-    return counts;
+  // Every rank's block of a message of `size`, in elements, and where each
+  // starts (CallArgs' counts and displacements).
+  struct RankBlocks {
+    std::vector<int> counts, displacements;
+  };
+  RankBlocks rank_blocks(std::uint64_t size) const {
+    RankBlocks blocks;
+    int start = 0;
+    for (int r = 0; r < ranks_; ++r) {
+      const int count = static_cast<int>(shares(op_) ? block_of(size, r) : elements(size));
+      blocks.counts.push_back(count);
+      blocks.displacements.push_back(start);
+      start += count;  // at most elements(size) * ranks_, which check_size holds within an int
+    }
+    return blocks;
   }
 
-  void call(std::uint64_t size, const std::vector<int>& counts) {
+  void call(std::uint64_t size, const RankBlocks& blocks) {
     CallArgs args;
     args.send = send_ ? send_->mpi_data() : nullptr;
     args.recv = recv_ ? recv_->mpi_data() : nullptr;
@@ -229,7 +238,8 @@ class Runner {
     args.type = mpi_datatype(options_.datatype);
     args.root = root_;
     args.at_root = root();
-    args.shares = counts.data();
+    args.counts = blocks.counts.data();
+    args.displacements = blocks.displacements.data();
     args.comm = comm_.raw();
     comm_.check(op_.call(args), op_.mpi_call.c_str(), "timing a collective");
   }
@@ -241,7 +251,7 @@ class Runner {
     double staging = 0;
     std::uint64_t errors = 0;
     const bool staged = (send_ && send_->staged()) || (recv_ && recv_->staged());
-    const std::vector<int> counts = shares_of(size);
+    const RankBlocks blocks = rank_blocks(size);
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
       check_interrupt();
@@ -250,7 +260,7 @@ class Runner {
         // OMB's -u: untimed calls first; they leave the same result, so the check still holds.
         for (int j = 0; j < options_.validation_warmup; ++j) {
           comm_.barrier();
-          call(size, counts);
+          call(size, blocks);
         }
         comm_.barrier();
       }
@@ -259,14 +269,14 @@ class Runner {
         start = MPI_Wtime();
         if (send_) send_->to_host(in);
         const double staged_in = MPI_Wtime();
-        call(size, counts);
+        call(size, blocks);
         const double called = MPI_Wtime();
         if (recv_) recv_->to_device(out);
         stop = MPI_Wtime();
         if (i >= warmup) staging += (staged_in - start) + (stop - called);
       } else {  // host buffers: nothing but the MPI call between the clock reads
         start = MPI_Wtime();
-        call(size, counts);
+        call(size, blocks);
         stop = MPI_Wtime();
       }
       comm_.barrier();  // OMB: outside the timed region
