@@ -3,25 +3,26 @@ collective the catalog offers has a complete entry, the entries give
 nccl-tests' figures, and an unknown name is an error, never a default."""
 
 import pytest
-
 from fpgacomm import _core, catalog
 from fpgacomm.benchmarks import collectives, registry
 from fpgacomm.cli import osu as osu_cli
 
-# nccl-tests' byte base (in OMB's per-rank sizes) and bus bandwidth factor
-# on N ranks (its doc/PERFORMANCE.md; docs/METHODS.md, "Collectives"), and
-# the options of OMB's collectives that OMB 7.4's test lacks. A new
-# collective adds its line here, written from those sources, not from the table.
+# Per collective, in OSU Micro-Benchmarks' order: whether it has a root,
+# nccl-tests' byte base in OMB's per-rank sizes (N: size * ranks) and bus
+# bandwidth factor on n ranks (its doc/PERFORMANCE.md; docs/METHODS.md,
+# "Collectives"), and the options of OMB's collectives that OMB 7.4's test
+# lacks. A new collective adds its line here, written from those sources,
+# not from the table.
 EXPECTED = {
-    "gather": ("N", lambda n: (n - 1) / n, ()),
-    "scatter": ("N", lambda n: (n - 1) / n, ()),
-    "allgather": ("N", lambda n: (n - 1) / n, ()),
-    "alltoall": ("N", lambda n: (n - 1) / n, ()),
-    "bcast": ("1", lambda n: 1.0, ("-l",)),
-    "reduce": ("1", lambda n: 1.0, ("-D",)),
-    "allreduce": ("1", lambda n: 2.0 * (n - 1) / n, ("-D",)),
-    "reduce_scatter": ("1", lambda n: (n - 1) / n, ("-D",)),
-    "barrier": (None, None, ("-l", "-D")),
+    "gather": (True, "N", lambda n: (n - 1) / n, ()),
+    "scatter": (True, "N", lambda n: (n - 1) / n, ()),
+    "allgather": (False, "N", lambda n: (n - 1) / n, ()),
+    "alltoall": (False, "N", lambda n: (n - 1) / n, ()),
+    "bcast": (True, "1", lambda n: 1.0, ("-l",)),
+    "reduce": (True, "1", lambda n: 1.0, ("-D",)),
+    "allreduce": (False, "1", lambda n: 2.0 * (n - 1) / n, ("-D",)),
+    "reduce_scatter": (False, "1", lambda n: (n - 1) / n, ("-D",)),
+    "barrier": (False, None, None, ("-l", "-D")),
 }
 
 
@@ -55,8 +56,9 @@ def test_every_collective_the_catalog_offers_has_a_complete_entry(benchmark):
 
 @pytest.mark.parametrize("op", list(EXPECTED))
 def test_the_entries_give_nccl_tests_figures(op):
-    base, factor, lacks = EXPECTED[op]
+    rooted, base, factor, lacks = EXPECTED[op]
     entry = _core.collective(op)
+    assert entry.rooted == rooted and (op in collectives.ROOTED) == rooted
     for ranks in (2, 3, 4, 7, 64):
         size = 1 << 10
         want = None if base is None else size * (ranks if base == "N" else 1)
@@ -77,16 +79,17 @@ def test_the_refused_options_of_a_collective_are_those_omb_gives_it():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: _core.collective("allgatherv"),
-        lambda: collectives.busbw_factor("allgatherv", 4),
-        lambda: collectives.nccl_bytes("allgatherv", 8, 4),
-        lambda: collectives.mem_limit_sizes("allgatherv", [8], 4, collectives.MEM_LIMIT),
-        lambda: collectives.run("allgatherv"),  # before MPI or a device
-        lambda: _core.CollectiveOptions(op="allgatherv", sizes=[8]).validate(),
+        lambda: _core.collective("gossip"),
+        lambda: collectives.busbw_factor("gossip", 4),
+        lambda: collectives.nccl_bytes("gossip", 8, 4),
+        lambda: collectives.mem_limit_sizes("gossip", [8], 4, collectives.MEM_LIMIT),
+        lambda: collectives.run("gossip"),  # before MPI or a device
+        lambda: _core.CollectiveOptions(op="gossip", sizes=[8]).validate(),
     ],
 )
 def test_an_unknown_collective_is_an_error_never_a_default(call):
-    with pytest.raises(_core.UsageError, match="unknown collective 'allgatherv'; choose gather, scatter"):
+    choices = ", ".join(collectives.TESTS)
+    with pytest.raises(_core.UsageError, match=f"^unknown collective 'gossip'; choose {choices}$"):
         call()
 
 

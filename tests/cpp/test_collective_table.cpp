@@ -5,6 +5,7 @@
 
 #include "bench/collective_table.hpp"
 #include "check.hpp"
+#include "core/choices.hpp"
 #include "core/error.hpp"
 
 using namespace fpgacomm;
@@ -58,7 +59,8 @@ int main() {
   CHECK(shares(collective("reduce_scatter")) && !shares(collective("allreduce")));
 
   // An unknown name, or no ranks, is a usage error naming the choices.
-  CHECK_THROWS(UsageError, collective("allgatherv"), "unknown collective 'allgatherv'; choose gather, scatter");
+  CHECK_THROWS(UsageError, collective("gossip"),
+               "unknown collective 'gossip'; choose " + choice_list(collective_ops()));
   CHECK_THROWS(UsageError, bus_factor(collective("allreduce"), 0), "ranks must be at least 1");
   return check::failures;
 }
