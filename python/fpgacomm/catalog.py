@@ -1,7 +1,9 @@
 """The benchmarks fpgacomm runs on real ranks, as plain data: one entry each.
 
-This is the one place a benchmark is registered. It sits at the floor of
-the package, beside params.py, so that every layer may read it:
+This is the one place a benchmark is registered; a collective's entry is
+made from its entry in the core's table (src/bench/collective_table.cpp),
+which holds all of a collective's facts. It sits at the floor of the
+package, beside params.py, so that every layer may read it:
 results/report.py takes each benchmark's text format from it, and
 benchmarks/registry.py adds the Python function and the command line
 options, from which the osu command, the figures and the suite take their
@@ -11,6 +13,8 @@ lists. benchmarks/registry.py says how to add a benchmark.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from . import _core
 
 # Which benchmark families exist; benchmarks/registry.py gives each its
 # module and command line options.
@@ -38,7 +42,10 @@ class Benchmark:
     the test ("Latency Test"), and call: the MPI call OMB's one-sided
     titles name before it ("_Put"), for the osu_* texts. figure: one of
     FIGURES. messages: False for a benchmark that moves no data (the
-    barrier), which takes no sizes, datatype or buffer kinds."""
+    barrier), which takes no sizes, datatype or buffer kinds. omb_lacks:
+    the options of its family that OSU Micro-Benchmarks 7.4 does not give
+    this test (a collective's, from the core's entry), which fpgacomm
+    neither takes nor refuses."""
 
     name: str
     family: str
@@ -48,6 +55,7 @@ class Benchmark:
     call: str = ""
     figure: str | None = "sweep"
     messages: bool = True
+    omb_lacks: tuple = ()
 
     @property
     def test(self) -> str:
@@ -59,8 +67,20 @@ def _pt2pt(test: str, quantity: str, title: str, text: str = "osu_pt2pt") -> Ben
     return Benchmark(f"osu_{test}", "pt2pt", quantity, text, title)
 
 
-def _collective(op: str, title: str, **facts) -> Benchmark:
-    return Benchmark(f"osu_{op}", "collective", "latency", "osu_collective", f"{title} Latency Test", **facts)
+def _collective(entry: _core.Collective) -> Benchmark:
+    """The benchmark of one entry of the core's table of collectives
+    (src/bench/collective_table.cpp); one that moves no data (the barrier)
+    has one row, of size 0, and no figure."""
+    return Benchmark(
+        f"osu_{entry.name}",
+        "collective",
+        "latency",
+        "osu_collective",
+        f"{entry.title} Latency Test",
+        figure="sweep" if entry.moves_data else None,
+        messages=entry.moves_data,
+        omb_lacks=tuple(entry.omb_lacks),
+    )
 
 
 def _onesided(test: str, call: str, title: str) -> Benchmark:
@@ -76,15 +96,7 @@ BENCHMARKS = (
     _pt2pt("bibw", "bandwidth", "Bi-Directional Bandwidth Test"),
     _pt2pt("multi_lat", "latency", "Multi Latency Test"),
     _pt2pt("mbw_mr", "bandwidth", "Multiple Bandwidth / Message Rate Test", text="osu_mbw_mr"),
-    _collective("gather", "Gather"),
-    _collective("scatter", "Scatter"),
-    _collective("allgather", "Allgather"),
-    _collective("alltoall", "All-to-All Personalized Exchange"),
-    _collective("bcast", "Broadcast"),
-    _collective("reduce", "Reduce"),
-    _collective("allreduce", "Allreduce"),
-    _collective("reduce_scatter", "Reduce_scatter"),
-    _collective("barrier", "Barrier", figure=None, messages=False),  # one row, of size 0
+    *(_collective(entry) for entry in _core.collectives()),  # the core's table, in its order
     _onesided("put_latency", "_Put", "Latency Test"),
     _onesided("get_latency", "_Get", "latency Test"),
     _onesided("put_bw", "_Put", "Bandwidth Test"),

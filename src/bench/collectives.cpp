@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "bench/agreed_run.hpp"
+#include "bench/collective_table.hpp"
 #include "bench/host_memory.hpp"
 #include "bench/pt2pt.hpp"
 #include "bench/staged_buffer.hpp"
@@ -18,29 +19,6 @@
 
 namespace fpgacomm {
 namespace {
-
-enum class Op { Gather, Scatter, Allgather, Alltoall, Bcast, Reduce, Allreduce, ReduceScatter, Barrier };
-
-struct NamedOp {
-  const char* name;
-  Op op;
-};
-
-// In OSU Micro-Benchmarks' order.
-constexpr NamedOp kOps[] = {{"gather", Op::Gather},       {"scatter", Op::Scatter},
-                            {"allgather", Op::Allgather}, {"alltoall", Op::Alltoall},
-                            {"bcast", Op::Bcast},         {"reduce", Op::Reduce},
-                            {"allreduce", Op::Allreduce}, {"reduce_scatter", Op::ReduceScatter},
-                            {"barrier", Op::Barrier}};
-
-Op op_of(const std::string& name) {
-  for (const NamedOp& known : kOps)
-    if (name == known.name) return known.op;
-  throw UsageError("unknown collective '" + name + "'; choose " + choice_list(collective_ops()));
-}
-
-bool is_reduction(Op op) { return op == Op::Reduce || op == Op::Allreduce || op == Op::ReduceScatter; }
-bool has_root(Op op) { return op == Op::Gather || op == Op::Scatter || op == Op::Bcast || op == Op::Reduce; }
 
 // Reductions sum elements of the datatype, as OMB does. Every rank
 // contributes whole numbers small enough that no partial sum overflows, so
@@ -58,7 +36,7 @@ class Runner {
         device_(device),
         options_(options),
         on_size_(on_size),
-        op_(op_of(options.op)),
+        op_(collective(options.op)),
         ranks_(comm.size()),
         me_(comm.rank()),
         root_(options.root.value_or(0)) {
@@ -76,7 +54,7 @@ class Runner {
 
   CollectiveRun run() {
     CollectiveRun result;
-    if (has_root(op_)) result.root = root_;
+    if (op_.rooted) result.root = root_;
     result.route = route_name(StagedBuffer::route_for(options_.kind));
     std::exception_ptr failure;
     try {
@@ -102,7 +80,7 @@ class Runner {
   // The barrier has no message: one row of size 0. Other sizes smaller
   // than one element are skipped, as OMB does.
   std::vector<std::uint64_t> sizes() const {
-    if (op_ == Op::Barrier) return {0};
+    if (!moves_data(op_)) return {0};
     std::vector<std::uint64_t> holding;
     for (std::uint64_t size : options_.sizes)
       if (elements(size) > 0) holding.push_back(size);
@@ -146,48 +124,22 @@ class Runner {
     return start;
   }
 
-  std::uint64_t send_bytes(std::uint64_t size) const {
-    const std::uint64_t block = block_bytes(size), all = block * ranks_;
-    switch (op_) {
-      case Op::Gather:
-      case Op::Allgather:
-      case Op::Reduce:
-      case Op::Allreduce:
-      case Op::ReduceScatter:
-        return block;
-      case Op::Scatter:
-        return root() ? all : 0;
-      case Op::Alltoall:
-        return all;
-      case Op::Bcast:
-        return root() ? block : 0;
-      case Op::Barrier:
+  // This rank's bytes of a buffer of the collective's.
+  std::uint64_t bytes(const BufferShape& buffer, std::uint64_t size) const {
+    switch (root() ? buffer.root : buffer.other) {
+      case Blocks::None:
         return 0;
-    }
-    return 0;
-  }
-  std::uint64_t recv_bytes(std::uint64_t size) const {
-    const std::uint64_t block = block_bytes(size), all = block * ranks_;
-    switch (op_) {
-      case Op::Gather:
-        return root() ? all : 0;
-      case Op::Allgather:
-      case Op::Alltoall:
-        return all;
-      case Op::Scatter:
-      case Op::Allreduce:
-        return block;
-      case Op::Bcast:
-        return root() ? 0 : block;
-      case Op::Reduce:
-        return root() ? block : 0;
-      case Op::ReduceScatter:
+      case Blocks::One:
+        return block_bytes(size);
+      case Blocks::PerRank:
+        return block_bytes(size) * ranks_;
+      case Blocks::Share:
         return block_of(size, me_) * element_bytes();
-      case Op::Barrier:
-        return 0;
     }
     return 0;
   }
+  std::uint64_t send_bytes(std::uint64_t size) const { return bytes(op_.send, size); }
+  std::uint64_t recv_bytes(std::uint64_t size) const { return bytes(op_.recv, size); }
 
   // Element e of `rank`'s vector in a validated reduction.
   std::uint64_t summand(std::uint64_t e, std::uint64_t size, int iteration, int rank) const {
@@ -199,34 +151,28 @@ class Runner {
   // `block` of a message, so a block from the wrong rank, or landing in the
   // wrong place, does not match.
   int send_stream(int block) const {
-    switch (op_) {
-      case Op::Scatter:
-        return block;
-      case Op::Alltoall:
-        return me_ * ranks_ + block;
-      default:
-        return me_;
-    }
+    return stream(me_, op_.send.root == Blocks::PerRank || op_.send.other == Blocks::PerRank ? block : root_);
   }
   int recv_stream(int block) const {
-    switch (op_) {
-      case Op::Gather:
-      case Op::Allgather:
-        return block;
-      case Op::Scatter:
-        return me_;
-      case Op::Alltoall:
-        return block * ranks_ + me_;
-      default:
-        return root_;  // bcast
+    return stream(op_.recv.root == Blocks::PerRank || op_.recv.other == Blocks::PerRank ? block : root_, me_);
+  }
+  int stream(int source, int destination) const {
+    switch (op_.stream) {
+      case Stream::Source:
+        return source;
+      case Stream::Destination:
+        return destination;
+      case Stream::Pair:
+        return source * ranks_ + destination;
     }
+    return source;
   }
 
   void prepare(std::uint64_t size, int iteration) {
     if (send_) {
       const std::uint64_t bytes = send_bytes(size), block = block_bytes(size);
       std::vector<std::uint8_t> data(bytes);
-      if (is_reduction(op_)) {
+      if (op_.reduces) {
         for (std::uint64_t e = 0; e < elements(size); ++e)
           encode_element(options_.datatype, summand(e, size, iteration, me_), &data[e * element_bytes()]);
       } else {
@@ -246,9 +192,9 @@ class Runner {
     std::vector<std::uint8_t> data(bytes);
     recv_->buffer().read(data.data(), bytes);
     std::uint64_t errors = 0;
-    if (is_reduction(op_)) {
+    if (op_.reduces) {
       const int width = element_bytes();
-      const std::uint64_t first = op_ == Op::ReduceScatter ? block_start(size, me_) : 0;
+      const std::uint64_t first = receives_share() ? block_start(size, me_) : 0;
       std::uint8_t expected[sizeof(double)];
       for (std::uint64_t e = 0; e < bytes / width; ++e) {
         std::uint64_t sum = 0;
@@ -264,37 +210,38 @@ class Runner {
     return errors;
   }
 
-  void call(std::uint64_t size) {
-    const int count = static_cast<int>(elements(size));
-    const MPI_Datatype type = mpi_datatype(options_.datatype);
-    void* send = send_ ? send_->mpi_data() : nullptr;
-    void* recv = recv_ ? recv_->mpi_data() : nullptr;
-    const MPI_Comm c = comm_.raw();
-    const int root = root_;
-    const char* what = "timing a collective";
-    switch (op_) {
-      case Op::Gather:
-        return comm_.check(MPI_Gather(send, count, type, recv, count, type, root, c), "MPI_Gather", what);
-      case Op::Scatter:
-        return comm_.check(MPI_Scatter(send, count, type, recv, count, type, root, c), "MPI_Scatter", what);
-      case Op::Allgather:
-        return comm_.check(MPI_Allgather(send, count, type, recv, count, type, c), "MPI_Allgather", what);
-      case Op::Alltoall:
-        return comm_.check(MPI_Alltoall(send, count, type, recv, count, type, c), "MPI_Alltoall", what);
-      case Op::Bcast:
-        return comm_.check(MPI_Bcast(root == me_ ? send : recv, count, type, root, c), "MPI_Bcast", what);
-      case Op::Reduce:
-        return comm_.check(MPI_Reduce(send, recv, count, type, MPI_SUM, root, c), "MPI_Reduce", what);
-      case Op::Allreduce:
-        return comm_.check(MPI_Allreduce(send, recv, count, type, MPI_SUM, c), "MPI_Allreduce", what);
-      case Op::ReduceScatter: {
-        std::vector<int> counts(ranks_);
-        for (int r = 0; r < ranks_; ++r) counts[r] = static_cast<int>(block_of(size, r));
-        return comm_.check(MPI_Reduce_scatter(send, recv, counts.data(), type, MPI_SUM, c), "MPI_Reduce_scatter", what);
-      }
-      case Op::Barrier:
-        return comm_.check(MPI_Barrier(c), "MPI_Barrier", what);
+  // Whether this rank receives its Share of the vector rather than all of it.
+  bool receives_share() const { return (root() ? op_.recv.root : op_.recv.other) == Blocks::Share; }
+
+  // Every rank's block of a message of `size`, in elements, and where each
+  // starts (CallArgs' counts and displacements).
+  struct RankBlocks {
+    std::vector<int> counts, displacements;
+  };
+  RankBlocks rank_blocks(std::uint64_t size) const {
+    RankBlocks blocks;
+    int start = 0;
+    for (int r = 0; r < ranks_; ++r) {
+      const int count = static_cast<int>(shares(op_) ? block_of(size, r) : elements(size));
+      blocks.counts.push_back(count);
+      blocks.displacements.push_back(start);
+      start += count;  // at most elements(size) * ranks_, which check_size holds within an int
     }
+    return blocks;
+  }
+
+  void call(std::uint64_t size, const RankBlocks& blocks) {
+    CallArgs args;
+    args.send = send_ ? send_->mpi_data() : nullptr;
+    args.recv = recv_ ? recv_->mpi_data() : nullptr;
+    args.count = static_cast<int>(elements(size));
+    args.type = mpi_datatype(options_.datatype);
+    args.root = root_;
+    args.at_root = root();
+    args.counts = blocks.counts.data();
+    args.displacements = blocks.displacements.data();
+    args.comm = comm_.raw();
+    comm_.check(op_.call(args), op_.mpi_call.c_str(), "timing a collective");
   }
 
   CollectiveTiming measure(std::uint64_t size) {
@@ -304,6 +251,7 @@ class Runner {
     double staging = 0;
     std::uint64_t errors = 0;
     const bool staged = (send_ && send_->staged()) || (recv_ && recv_->staged());
+    const RankBlocks blocks = rank_blocks(size);
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
       check_interrupt();
@@ -312,7 +260,7 @@ class Runner {
         // OMB's -u: untimed calls first; they leave the same result, so the check still holds.
         for (int j = 0; j < options_.validation_warmup; ++j) {
           comm_.barrier();
-          call(size);
+          call(size, blocks);
         }
         comm_.barrier();
       }
@@ -321,14 +269,14 @@ class Runner {
         start = MPI_Wtime();
         if (send_) send_->to_host(in);
         const double staged_in = MPI_Wtime();
-        call(size);
+        call(size, blocks);
         const double called = MPI_Wtime();
         if (recv_) recv_->to_device(out);
         stop = MPI_Wtime();
         if (i >= warmup) staging += (staged_in - start) + (stop - called);
       } else {  // host buffers: nothing but the MPI call between the clock reads
         start = MPI_Wtime();
-        call(size);
+        call(size, blocks);
         stop = MPI_Wtime();
       }
       comm_.barrier();  // OMB: outside the timed region
@@ -354,7 +302,7 @@ class Runner {
   DeviceOps* device_;
   const CollectiveOptions& options_;
   const SizeHook<CollectiveTiming>& on_size_;
-  Op op_;
+  const Collective& op_;
   int ranks_, me_;
   int root_;  // options.root, or rank 0
   std::unique_ptr<StagedBuffer> send_, recv_;
@@ -362,27 +310,14 @@ class Runner {
 
 }  // namespace
 
-std::vector<std::string> collective_ops() {
-  std::vector<std::string> names;
-  for (const NamedOp& known : kOps) names.push_back(known.name);
-  return names;
-}
-
-std::vector<std::string> rooted_collective_ops() {
-  std::vector<std::string> names;
-  for (const NamedOp& known : kOps)
-    if (has_root(known.op)) names.push_back(known.name);
-  return names;
-}
-
 void CollectiveOptions::validate() const {
-  const Op known = op_of(op);
-  if (root && !has_root(known))
+  const Collective& known = collective(op);
+  if (root && !known.rooted)
     throw UsageError("osu " + op + " has no root; --root applies to " + choice_list(rooted_collective_ops()));
   counts.validate();
   validate_validation_warmup(validation_warmup);
-  if (known != Op::Barrier && sizes.empty()) throw UsageError("no message sizes to run");
-  if (known != Op::Barrier) require_an_element(sizes, datatype);
+  if (moves_data(known) && sizes.empty()) throw UsageError("no message sizes to run");
+  if (moves_data(known)) require_an_element(sizes, datatype);
 }
 
 CollectiveRun run_collective(const Communicator& comm, DeviceOps* device, const CollectiveOptions& options,

@@ -18,7 +18,7 @@
 namespace fpgacomm {
 
 struct CollectiveOptions {
-  std::string op = "allreduce";  // one of collective_ops()
+  std::string op = "allreduce";  // one of collective_ops() (bench/collective_table.hpp)
   MemKind kind = MemKind::Host;  // every buffer of every rank
   // OMB's sizes: bytes each rank contributes (gather, scatter, allgather,
   // alltoall: per block; bcast: the message; reductions: the vector).
@@ -38,10 +38,6 @@ struct CollectiveOptions {
   // fix; what depends on the ranks is checked when the run starts.
   void validate() const;
 };
-
-// OSU Micro-Benchmarks' blocking collectives, and those of them with a root.
-std::vector<std::string> collective_ops();
-std::vector<std::string> rooted_collective_ops();
 
 struct CollectiveTiming {
   std::uint64_t size = 0;

@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include "bench/collective_table.hpp"
 #include "bindings/bindings.hpp"
 #include "bindings/options.hpp"
 #include "bindings/size_hook.hpp"
@@ -20,6 +21,35 @@ py::dict size_row(const CollectiveTiming& t) {
   row["staging"] = t.staging;
   row["errors"] = t.errors;
   return row;
+}
+
+// The facts of each collective (bench/collective_table.hpp), read-only.
+void bind_collective_table(py::module_& m) {
+  py::class_<Collective>(m, "Collective",
+                         "One OSU collective's facts, as the timed loop reads them (bench/collective_table.hpp).")
+      .def_readonly("name", &Collective::name, "OSU Micro-Benchmarks' test without osu_")
+      .def_readonly("title", &Collective::title, "OMB's title before ' Latency Test'")
+      .def_readonly("summary", &Collective::summary, "one line: what it does")
+      .def_readonly("mpi_call", &Collective::mpi_call)
+      .def_readonly("rooted", &Collective::rooted)
+      .def_readonly("reduces", &Collective::reduces, "sums elements (MPI_SUM)")
+      .def_readonly("omb_lacks", &Collective::omb_lacks,
+                    "the options of OMB's collectives that OMB 7.4 does not give this test")
+      .def_property_readonly("moves_data", &moves_data, "whether any rank's buffer holds data (not the barrier's)")
+      .def_property_readonly("holds_every_rank", &holds_every_rank,
+                             "whether some rank's buffer holds a message of every rank (OMB's -M caps at M / ranks)")
+      .def(
+          "nccl_bytes", [](const Collective& c, std::uint64_t size, int ranks) { return nccl_bytes(c, size, ranks); },
+          py::arg("size"), py::arg("ranks"),
+          "nccl-tests' bytes (algbw's numerator) of OMB's per-rank size; None where no data moves.")
+      .def(
+          "busbw_factor", [](const Collective& c, int ranks) { return bus_factor(c, ranks); }, py::arg("ranks"),
+          "nccl-tests' bus bandwidth factor (busbw / algbw) on `ranks` ranks; None where no data moves.")
+      .def("__repr__", [](const Collective& c) { return "<Collective " + c.name + ">"; });
+  m.def("collectives", &collectives, py::return_value_policy::reference,
+        "Every OSU collective's facts, in OSU Micro-Benchmarks' order.");
+  m.def("collective", &collective, py::arg("name"), py::return_value_policy::reference,
+        "The facts of collective `name`; UsageError for an unknown one.");
 }
 
 }  // namespace
@@ -41,6 +71,7 @@ void bind_collectives(py::module_& m) {
       .def_readwrite("bank", &CollectiveOptions::bank);
   m.def("collective_ops", &collective_ops, "OSU Micro-Benchmarks' blocking collectives.");
   m.def("rooted_collective_ops", &rooted_collective_ops, "The collectives with a root.");
+  bind_collective_table(m);
   m.def(
       "run_collective",
       [](py::object communicator, DeviceOps* device, const CollectiveOptions& options, const py::object& on_size) {

@@ -12,6 +12,7 @@ algorithm and bus bandwidth, on nccl-tests' byte base (`nccl_bytes`).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 from .. import _core
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
@@ -23,6 +24,8 @@ from .osu import measured_sizes, omb_differences
 from .signatures import options_of
 from .sweep import OnRow, Sweep
 
+# Each collective's facts are the core's entry (src/bench/collective_table.cpp):
+# _core.collective(op) looks one up, and an unknown name is a UsageError.
 TESTS = tuple(_core.collective_ops())
 ROOTED = tuple(_core.rooted_collective_ops())
 # OMB's COLL_LOOP_SMALL, COLL_SKIP_SMALL, COLL_LOOP_LARGE, COLL_SKIP_LARGE.
@@ -33,9 +36,6 @@ DEFAULT_SIZES = (1, 1 << 20)
 # (MAX_MEM_LIMIT), and the least it accepts (MAX_MEM_LOWER_LIMIT).
 MEM_LIMIT = 512 << 20
 MEM_LIMIT_FLOOR = 1 << 20
-# The collectives whose buffers at one rank hold a block of every rank
-# (OMB's check_mem_limit caps them at mem_limit / ranks).
-_PER_RANK_BLOCKS = ("gather", "scatter", "allgather", "alltoall")
 
 
 class MemLimitWarning(UserWarning):
@@ -48,6 +48,7 @@ def mem_limit_sizes(op: str, sizes: list, ranks: int, mem_limit: int) -> tuple[l
     scatter, allgather and alltoall, whose buffers hold a block per rank,
     and mem_limit for the others; a limit below MEM_LIMIT_FLOOR is raised
     to it, as OMB does. A cap below every size is a usage error."""
+    entry = _core.collective(op)
     said = []
     if mem_limit < MEM_LIMIT_FLOOR:
         said.append(
@@ -55,11 +56,11 @@ def mem_limit_sizes(op: str, sizes: list, ranks: int, mem_limit: int) -> tuple[l
             f"{MEM_LIMIT_FLOOR} bytes instead"
         )
         mem_limit = MEM_LIMIT_FLOOR
-    if op == "barrier":
+    if not entry.moves_data:
         return sizes, mem_limit, said
-    cap = mem_limit // ranks if op in _PER_RANK_BLOCKS else mem_limit
+    cap = mem_limit // ranks if entry.holds_every_rank else mem_limit
     kept = [size for size in sizes if size <= cap]
-    per = f" / {ranks} ranks" if op in _PER_RANK_BLOCKS else ""
+    per = f" / {ranks} ranks" if entry.holds_every_rank else ""
     if not kept:
         raise usage_error(
             f"-M {mem_limit} bytes per process{per} caps osu {op}'s messages at {cap} bytes, below "
@@ -73,25 +74,21 @@ def mem_limit_sizes(op: str, sizes: list, ranks: int, mem_limit: int) -> tuple[l
     return kept, mem_limit, said
 
 
-def nccl_bytes(op: str, size: int, ranks: int) -> int:
+def nccl_bytes(op: str, size: int, ranks: int) -> int | None:
     """The bytes nccl-tests divides by the time for algbw, from OMB's per-rank
-    size: the whole gathered, scattered or exchanged buffer for gather,
-    scatter, allgather and alltoall (size * ranks); the vector for the
-    reductions (reduce_scatter's vector is what each rank contributes, i.e.
-    nccl-tests' total); the message for bcast."""
-    if op in ("gather", "scatter", "allgather", "alltoall"):
-        return size * ranks
-    return size
+    size (the core's entry of op): the whole gathered, scattered or exchanged
+    buffer for gather, scatter, allgather and alltoall (size * ranks); the
+    vector for the reductions (reduce_scatter's vector is what each rank
+    contributes, i.e. nccl-tests' total); the message for bcast; None for
+    the barrier, which moves no data."""
+    return _core.collective(op).nccl_bytes(size, ranks)
 
 
-def busbw_factor(op: str, ranks: int) -> float:
-    """nccl-tests' bus bandwidth factor: what each rank's link must carry
-    relative to algbw in the optimal algorithm."""
-    if op == "allreduce":
-        return 2.0 * (ranks - 1) / ranks
-    if op in ("allgather", "reduce_scatter", "alltoall", "gather", "scatter"):
-        return (ranks - 1) / ranks
-    return 1.0  # bcast, reduce
+def busbw_factor(op: str, ranks: int) -> float | None:
+    """nccl-tests' bus bandwidth factor (the core's entry of op): what each
+    rank's link must carry relative to algbw in the optimal algorithm; None
+    for the barrier, which moves no data."""
+    return _core.collective(op).busbw_factor(ranks)
 
 
 def _rows(op: str, sizes: list, ranks: int, validate: bool) -> tuple[list, dict, dict]:
@@ -102,7 +99,7 @@ def _rows(op: str, sizes: list, ranks: int, validate: bool) -> tuple[list, dict,
         rank_means = timing["rank_means"]
         average = sum(rank_means) / len(rank_means)
         size = timing["size"]
-        total = nccl_bytes(op, size, ranks) if op != "barrier" else None
+        total = nccl_bytes(op, size, ranks)
         algbw = total / average if total else None
         row = {
             "size": size,
@@ -181,9 +178,10 @@ def run(
     the medians over rounds and keep every round's values in row["rounds"]
     (benchmarks.sweep).
     """
+    entry = _core.collective(op)
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
-    asked = [0] if op == "barrier" else resolve_sizes(sizes, DEFAULT_SIZES)
+    asked = resolve_sizes(sizes, DEFAULT_SIZES) if entry.moves_data else [0]
     kept, mem_limit, said = mem_limit_sizes(op, asked, comm.Get_size(), mem_limit)
     options = _core.CollectiveOptions(
         op=op,
@@ -205,7 +203,7 @@ def run(
 
     hosts = _core.host_names(comm)
     # The barrier moves no data, so it needs no device whatever mem says.
-    dev = open_device_if(needs_device([mem]) and op != "barrier", comm, device_options, hosts)
+    dev = open_device_if(needs_device([mem]) and entry.moves_data, comm, device_options, hosts)
     env = environment.collect(comm, dev, hosts)
 
     def result_of(sizes: list, finished: dict) -> Result:
@@ -225,13 +223,13 @@ def run(
             "mem_limit": mem_limit,
             "route": finished.get("route"),
             "omb_differences": omb_differences([finished.get("route")], validate, validation_warmup),
-            "busbw_factor": busbw_factor(op, comm.Get_size()),
+            "busbw_factor": entry.busbw_factor(comm.Get_size()),
             **environment.topology(env),
             **device_options.params(),
         }
         return Result(f"osu_{op}", params, env, rows, units, samples)
 
-    planned = 1 if op == "barrier" else measured_sizes(size_list, datatype)
+    planned = measured_sizes(size_list, datatype) if entry.moves_data else 1
     sweep = Sweep(comm, result_of, size_list, planned, on_row, rounds, round_seed)
     with sweep.interruptible():
         for order in sweep.orders():
@@ -240,56 +238,18 @@ def run(
     return sweep.result()
 
 
-@options_of(run)
-def gather(comm=None, **options) -> Result:
-    """MPI_Gather of `size` bytes from every rank to the root."""
-    return run("gather", comm, **options)
+def _test(entry: _core.Collective) -> Callable[..., Result]:
+    """The function of one collective, named as its test: run(entry.name, ...)
+    with run's options and the entry's summary as its docstring."""
+
+    def test(comm=None, **options) -> Result:
+        return run(entry.name, comm, **options)
+
+    test.__name__ = test.__qualname__ = entry.name
+    test.__doc__ = entry.summary
+    return options_of(run)(test)
 
 
-@options_of(run)
-def scatter(comm=None, **options) -> Result:
-    """MPI_Scatter of `size` bytes from the root to every rank."""
-    return run("scatter", comm, **options)
-
-
-@options_of(run)
-def allgather(comm=None, **options) -> Result:
-    """MPI_Allgather of `size` bytes from every rank to every rank."""
-    return run("allgather", comm, **options)
-
-
-@options_of(run)
-def alltoall(comm=None, **options) -> Result:
-    """MPI_Alltoall with blocks of `size` bytes between every pair of ranks."""
-    return run("alltoall", comm, **options)
-
-
-@options_of(run)
-def bcast(comm=None, **options) -> Result:
-    """MPI_Bcast of `size` bytes from the root."""
-    return run("bcast", comm, **options)
-
-
-@options_of(run)
-def reduce(comm=None, **options) -> Result:
-    """MPI_Reduce (sum) of a `size`-byte vector to the root."""
-    return run("reduce", comm, **options)
-
-
-@options_of(run)
-def allreduce(comm=None, **options) -> Result:
-    """MPI_Allreduce (sum) of a `size`-byte vector."""
-    return run("allreduce", comm, **options)
-
-
-@options_of(run)
-def reduce_scatter(comm=None, **options) -> Result:
-    """MPI_Reduce_scatter (sum) of a `size`-byte vector, each rank keeping a
-    nearly equal block of elements (the first (elements mod N) ranks one more)."""
-    return run("reduce_scatter", comm, **options)
-
-
-@options_of(run)
-def barrier(comm=None, **options) -> Result:
-    """MPI_Barrier: one row of size 0."""
-    return run("barrier", comm, **options)
+# One function per entry of the core's table, named as its test
+# (fpgacomm.collectives.allreduce(...), collectives.barrier).
+globals().update({entry.name: _test(entry) for entry in _core.collectives()})

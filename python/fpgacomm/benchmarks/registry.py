@@ -17,6 +17,11 @@ Adding a benchmark:
    headline quantity, text format and OSU Micro-Benchmarks' title (the
    helpers there fill the rest per family), and its figure.
 
+A collective is one entry of src/bench/collective_table.cpp instead, which
+gives it all three: its MPI call and buffers for the timed loop, the
+function collectives.TEST and its catalog line (docs/ARCHITECTURE.md,
+"Where a collective's facts live").
+
 That line gives it its `fpgacomm osu TEST` parser (with the options of its
 family and, from the facts here, -W, --root or none), its text report, its
 figure, and, for a collective or one-sided test, its place in the suite. A

@@ -97,10 +97,8 @@ NO_DATA_REFUSED = {
     "-d": ("--accelerator", "device buffers, and the barrier moves no data"),
 }
 # Which of them a test has (OMB's option strings of osu_util_options.h):
-# -a, -r and -l are the collectives' (-l not bcast's or barrier's), -D is not
-# the reductions' or barrier's, -t is bw's and bibw's.
-_NO_IN_PLACE = ("bcast", "barrier")
-_NO_DDT = ("reduce", "allreduce", "reduce_scatter", "barrier")
+# those of its family but its catalog entry's omb_lacks (a collective's: the
+# core's table), and -t is bw's and bibw's.
 _TEST_CALLS = ("bw", "bibw")
 # OMB's -G output formats fpgacomm writes (Matplotlib); tty is gnuplot's terminal plot.
 GRAPH_FORMATS = ("png", "pdf")
@@ -113,11 +111,7 @@ def _refused(benchmark: registry.Benchmark) -> dict:
     for flag, (name, families, why) in REFUSED.items():
         if benchmark.family not in families:
             continue
-        if (
-            (flag == "-l" and test in _NO_IN_PLACE)
-            or (flag == "-D" and test in _NO_DDT)
-            or (flag == "-t" and test not in _TEST_CALLS)
-        ):
+        if flag in benchmark.omb_lacks or (flag == "-t" and test not in _TEST_CALLS):
             continue
         refused[flag] = (name, why)
     if not benchmark.messages:
