@@ -5,7 +5,8 @@ from fpgacomm import catalog
 from fpgacomm.benchmarks import collectives, onesided, osu, registry
 from fpgacomm.cli.command import build_parser
 from fpgacomm.figures import plot
-from fpgacomm.results.report import FORMATTERS, format_table
+from fpgacomm.results import kinds
+from fpgacomm.results.report import TEXTS, format_table, formatter
 
 
 def test_catalog_entries_name_known_families_quantities_texts_and_figures():
@@ -44,12 +45,15 @@ def test_options_follow_family_and_test():
 
 def test_report_figures_and_command_take_their_lists_from_the_registry():
     for name, benchmark in registry.BENCHMARKS.items():
-        assert name in FORMATTERS
-        assert (FORMATTERS[name] is format_table) == (benchmark.text == "table")
-        in_latency, in_bandwidth = name in plot.LATENCY, name in plot.BANDWIDTH
+        kind = kinds.find(name)
+        assert kind is not None and kind.benchmark is catalog.BY_NAME[name], name
+        assert formatter(name) is TEXTS[benchmark.text]
+        assert (formatter(name) is format_table) == (benchmark.text == "table")
+        in_latency, in_bandwidth = kind.figure == "latency", kind.figure == "bandwidth"
         assert in_latency == (benchmark.figure == "sweep" and benchmark.quantity == "latency"), name
         assert in_bandwidth == (benchmark.figure == "sweep" and benchmark.quantity == "bandwidth"), name
-    assert "osu_barrier" not in plot.LATENCY and "gather" in plot.GATHER
+        assert kind.figure is None or kind.figure in plot.FIGURES, name
+    assert kinds.of("osu_barrier").figure is None and kinds.of("gather").figure == "gather"
     osu_parser = build_parser()._subparsers._group_actions[0].choices["osu"]
     tests = osu_parser._subparsers._group_actions[0].choices
     assert list(tests) == list(registry.osu_tests())

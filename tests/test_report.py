@@ -1,5 +1,5 @@
 import pytest
-from fpgacomm.results.report import FORMATTERS, format_text, summary_line
+from fpgacomm.results.report import format_pt2pt, format_table, format_text, formatter, summary_line
 from fpgacomm.results.result import Result
 from fpgacomm.results.units import human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
 
@@ -181,7 +181,8 @@ def test_benchmark_without_a_format_prints_a_plain_table():
     assert lines[0] == "# fpgacomm fabric_bw: vcsn (simulated)"
     assert lines[1].split() == ["size", "bandwidth", "note"]
     assert lines[2].split() == ["64", "B", "12.4", "GB/s", "N/A"]
-    assert set(FORMATTERS) >= {"osu_latency", "osu_bw", "osu_bibw", "osu_multi_lat", "osu_mbw_mr"}
+    assert formatter("fabric_bw") is format_table
+    assert all(formatter(name) is format_pt2pt for name in ("osu_latency", "osu_bw", "osu_bibw", "osu_multi_lat"))
 
 
 def test_missing_param_or_column_named():

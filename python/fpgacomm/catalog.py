@@ -4,8 +4,8 @@ This is the one place a benchmark is registered; a collective's entry is
 made from its entry in the core's table (src/bench/collective_table.cpp),
 which holds all of a collective's facts. It sits at the floor of the
 package, beside params.py, so that every layer may read it:
-results/report.py takes each benchmark's text format from it, and
-benchmarks/registry.py adds the Python function and the command line
+results/kinds.py makes each entry a kind of Result (its headline, text and
+figure), and benchmarks/registry.py adds the Python function and the command line
 options, from which the osu command, the figures and the suite take their
 lists. benchmarks/registry.py says how to add a benchmark.
 """
@@ -24,14 +24,14 @@ OSU_FAMILIES = ("pt2pt", "collective", "onesided")
 # What a benchmark's headline column measures: a time per operation (s) or
 # a bandwidth (B/s).
 QUANTITIES = ("latency", "bandwidth")
-# The text report of results/report.py that prints the benchmark's Result:
+# The text report (results/report.py's TEXTS) that prints the benchmark's Result:
 # OSU Micro-Benchmarks' tables per family (mbw_mr's adds its message rate),
 # HPCC FPGA's b_eff table, the gather table, the device copy table, or the
 # plain table of any Result.
 TEXTS = ("osu_pt2pt", "osu_mbw_mr", "osu_collective", "osu_onesided", "beff", "gather", "devbw", "table")
-# The figure of figures/plot.py that draws the benchmark's Results: its
-# headline quantity against message size, b_eff per size, gather time and
-# throughput; None where no figure does.
+# The figure that draws the benchmark's Results (results/kinds.py names
+# plot.py's figure of each): its headline quantity against message size,
+# b_eff per size, gather time and throughput; None where no figure does.
 FIGURES = ("sweep", "beff", "gather", None)
 
 

@@ -1,8 +1,9 @@
 """Every benchmark on real ranks, one entry each: the catalog's facts (name,
 family, headline quantity, text format, figure) with the Python function
 that runs it and what the command line offers it. `fpgacomm osu` builds one
-parser per test from these entries, figures/plot.py takes its latency and
-bandwidth names from them and suite.py its collectives and one-sided tests.
+parser per test from these entries, results/kinds.py makes each a kind of
+Result (its text and figure) and suite.py takes its collectives and
+one-sided tests from them.
 
     from fpgacomm.benchmarks import registry
     registry.get("osu_bw").function(mem=("D", "D"))   # the same as fpgacomm.osu.bw
@@ -25,8 +26,8 @@ function collectives.TEST and its catalog line (docs/ARCHITECTURE.md,
 That line gives it its `fpgacomm osu TEST` parser (with the options of its
 family and, from the facts here, -W, --root or none), its text report, its
 figure, and, for a collective or one-sided test, its place in the suite. A
-new family adds its module and options to FAMILIES here, and its text format
-to results/report.py.
+new family adds its module and options to FAMILIES here, and a new text
+format to results/report.py's TEXTS.
 """
 
 from __future__ import annotations

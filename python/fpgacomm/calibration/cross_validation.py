@@ -64,7 +64,7 @@ def cross_validate(directory, *, bootstrap: int = fit.BOOTSTRAP, draws: int = pr
         ]
     trained_on = ", ".join(map(str, counts[:-1]))
     combined = Result(
-        "prediction",
+        validation.PREDICTION,
         {
             "platform": f"a platform fitted on {trained_on} ranks of {os.fspath(directory)}",
             "trained_on": counts[:-1],

@@ -18,6 +18,7 @@ import time as clock
 import numpy as np
 
 from ..params import byte_sizes, usage_error
+from ..results import kinds
 from ..results.result import Result
 from ..simulation import fabric as fabrics
 from .experiments import check, record_key, simulate
@@ -147,7 +148,7 @@ def predict(
         "interval": 0.95,
         "arguments": base,
     }
-    return Result("prediction", params, fabrics._env(), rows, UNITS)
+    return Result(kinds.PREDICTION, params, fabrics._env(), rows, UNITS)
 
 
 def _draws(

@@ -4,7 +4,8 @@ Figures are made without pyplot (a Figure on an Agg canvas): nothing is
 displayed, no global list of figures grows during a long suite run, and a
 notebook shows a returned Figure like any other value. Each figure function
 takes Results (and optionally the Axes to draw on) and returns the Figure;
-`figure_for` picks the right one from the Results' benchmark names.
+`figure_for` picks the right one by the Results' kinds (results/kinds.py
+names each kind's figure, FIGURES registers the functions by those names).
 
 Plotted values are the Result's columns scaled to the unit the axis label
 names: sizes in bytes, times in µs, bandwidths in GB/s (10^9 B/s, decimal as
@@ -27,49 +28,17 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
 
-from .. import catalog
 from ..models.base import Fit, Model
 from ..params import usage_error
-from ..results import peers, series
-from ..results.compare import NAME as COMPARISON
-from ..results.result import LOAD_NAME, Result, atomic_write, runs
+from ..results import kinds, series
+from ..results.result import Result, atomic_write, runs
 from ..results.units import human_bandwidth, human_bytes, with_unit
-from ..results.validation import NAME as VALIDATION
 from ..results.validation import POINT as VALIDATION_POINT
 from ..results.validation import what_ran
 from ..runtime.environment import topology
 
-# What each benchmark's rows hold, hence which figure draws them: the
-# catalog's size sweeps by their headline quantity, and the simulator's.
-_SWEEPS = [benchmark for benchmark in catalog.BENCHMARKS if benchmark.figure == "sweep"]
-LATENCY = frozenset([benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "latency"] + ["fabric_latency"])
-BANDWIDTH = frozenset(
-    [benchmark.name for benchmark in _SWEEPS if benchmark.quantity == "bandwidth"]
-    + ["fabric_bw", "fabric_put", "fabric_get"]
-)
-# b_eff: (measured column, channel-model column) -- the real benchmark's
-# aggregate B(m), the simulator's per-pair b(L).
-BEFF = {"beff": ("bandwidth", "model_bandwidth"), "fabric_beff": ("pair_bandwidth", "model_pair_bandwidth")}
-GATHER = frozenset(
-    [benchmark.name for benchmark in catalog.BENCHMARKS if benchmark.figure == "gather"] + ["gather_sim"]
-)
-
 # Result unit -> (unit on the axis, factor from the Result's value).
 _DISPLAY_UNITS = {"s": ("µs", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), "1/s": ("1/s", 1.0)}
-# Where a Result records no unit (a Fit's data, a fit_MODEL Result), the
-# column naming every benchmark follows says it.
-_NAMED_UNITS = (
-    ("bandwidth", "B/s"),
-    ("throughput", "B/s"),
-    ("bw", "B/s"),
-    ("latency", "s"),
-    ("time", "s"),
-    ("size", "B"),
-    ("bytes", "B"),
-    ("hops", ""),
-    ("links", ""),
-    ("nodes", ""),
-)
 FORMATS = ("png", "pdf", "svg")
 _LINE_STYLES = ("-", "--", ":", "-.")
 _FIGSIZE = (6.4, 4.4)
@@ -141,11 +110,11 @@ def _display(unit: str) -> tuple:
 
 
 def unit_of(column: str) -> str:
-    """The unit fpgacomm's column names imply ("latency_avg" -> "s")."""
-    for word, unit in _NAMED_UNITS:
-        if word in column:
-            return unit
-    raise usage_error(f"cannot tell the unit of column {column!r}; record it in the Result's units")
+    """The unit of a column fpgacomm names ("latency_avg" -> "s"), by results/kinds.py's rule."""
+    try:
+        return kinds.unit_of(column)
+    except KeyError:
+        raise usage_error(f"cannot tell the unit of column {column!r}; record it in the Result's units") from None
 
 
 class _SizeTicks(Locator):
@@ -387,7 +356,7 @@ def _lines(results: list, labels=None) -> list:
     split into its runs (one line each, named by what tells them apart)."""
     lines = []
     for result, name in zip(results, legend_labels(results, labels)):
-        if result.benchmark == LOAD_NAME:
+        if _figure(result) == "runs":
             lines += [(run, run_label) for run_label, run in runs(result)]
         else:
             lines.append((result, name))
@@ -465,8 +434,8 @@ def memory_kinds(results, axes=None, *, models=(), labels=None) -> Figure:
     if axes is None:
         axes = new_figure(1, 2)[1]
     names = None if labels is None else dict(zip(map(id, results), legend_labels(results, labels)))
-    latencies = [r for r in results if r.benchmark in LATENCY]
-    bandwidths = [r for r in results if r.benchmark in BANDWIDTH]
+    latencies = [r for r in results if _figure(r) == "latency"]
+    bandwidths = [r for r in results if _figure(r) == "bandwidth"]
     if not latencies or not bandwidths or len(latencies) + len(bandwidths) != len(results):
         raise usage_error("memory_kinds draws latency and bandwidth Results side by side; give both kinds")
     latency(latencies, axes[0], models=models, labels=None if names is None else [names[id(r)] for r in latencies])
@@ -500,7 +469,7 @@ def peer_sweeps(results, axes=None, *, labels=None) -> Figure:
         size_axis(ax)
         factor = _value_axis(ax, quantity, unit)
         for result, name in zip(results, names):
-            column = peers.FIGURE_COLUMNS[result.env["tool"]][index]
+            column = _figure_columns(result)[index]
             lines = {}
             for row in result.rows:
                 value = row.get(column)
@@ -535,7 +504,7 @@ def beff(results, ax=None, *, models=(), labels=None) -> Figure:
     colours = itertools.cycle(f"C{i}" for i in range(10))
     result_colours = {}  # each Result's first colour, for its model overlay
     for result, name in zip(results, legend_labels(results, labels)):
-        measured, modelled = BEFF[result.benchmark]
+        measured, modelled = _figure_columns(result)
         table = result.to_numpy()
         patterns = np.unique(table["pattern"]) if "pattern" in table.dtype.names else [None]
         for pattern in patterns:
@@ -677,7 +646,7 @@ def _comparison(source) -> _Comparison:
         )
     if _saved_fit(source):
         return _comparison(Result.from_dict(source.params["against"]))
-    if isinstance(source, Result) and source.benchmark.startswith("fit_") and "predicted" in source.columns:
+    if isinstance(source, Result) and _figure(source) == "model" and "predicted" in source.columns:
         # Model.against records the model's columns and, from the measured
         # Result, their units; units it could not know follow the names.
         params = source.params
@@ -801,7 +770,7 @@ def comparison(result: Result, ax=None) -> Figure:
     band; filled markers where the verdict is a difference, hollow ones
     elsewhere; the threshold, if any, dashed around 1. The legend names the
     inputs (their commands for compare --run, else their paths)."""
-    if result.benchmark != COMPARISON:
+    if _figure(result) != "comparison":
         raise usage_error(f"plot.comparison draws the Result of fpgacomm compare, got {result.benchmark}")
     ax = _axes(ax)
     size_axis(ax)
@@ -866,7 +835,7 @@ def validation(result: Result, ax=None) -> Figure:
     """A validation (fpgacomm validate): per experiment and rank count, the
     prediction against the size with its interval as a band, and the
     measured medians with their intervals over launches as error bars."""
-    if result.benchmark != VALIDATION:
+    if _figure(result) != "validation":
         raise usage_error(f"plot.validation draws the Result of fpgacomm validate, got {result.benchmark}")
     ax = _axes(ax)
     size_axis(ax, "bytes per rank")
@@ -923,32 +892,36 @@ def has_values(result) -> bool:
     )
 
 
+def _figure(result) -> str | None:
+    """The figure its kind names (results/kinds.py)."""
+    return kinds.of(result.benchmark).figure
+
+
+def _figure_columns(result) -> tuple:
+    """The columns its kind's figure draws (b_eff's measured and modelled, a peer's time and bandwidth)."""
+    columns = kinds.of(result.benchmark).figure_columns
+    if not columns:
+        raise usage_error(f"cannot draw a {result.benchmark} Result here: its kind names no columns to draw")
+    return columns
+
+
 def drawable(result) -> str | None:
-    """latency | bandwidth | beff | gather | model | comparison | peer: which figure draws it,
-    or None where no figure does."""
+    """latency | bandwidth | beff | gather | model | comparison | validation | peer: which
+    figure draws it, or None where no figure does."""
     if isinstance(result, Fit):
         return "model"
-    name = result.benchmark
-    if result.env.get("tool") in peers.FIGURE_COLUMNS:  # IMB, nccl-tests: time and bandwidth by size
-        return "peer"
-    if name == LOAD_NAME:  # a joined table: what its runs are, where they agree
-        kinds = {drawable(run) for _, run in runs(result)}
-        return kinds.pop() if len(kinds) == 1 else None
-    if name in (COMPARISON, VALIDATION):
-        return name
-    for kind_name, names in (("latency", LATENCY), ("bandwidth", BANDWIDTH), ("beff", BEFF), ("gather", GATHER)):
-        if name in names:
-            return kind_name
-    return "model" if name.startswith("fit_") and ("predicted" in result.columns or _saved_fit(result)) else None
+    figure = _figure(result)
+    if figure == "runs":  # a joined table: what its runs are, where they agree
+        figures = {drawable(run) for _, run in runs(result)}
+        return figures.pop() if len(figures) == 1 else None
+    if figure == "model":  # a fit's Result draws its model against what it was fitted to
+        return figure if "predicted" in result.columns or _saved_fit(result) else None
+    return figure
 
 
 def _saved_fit(result) -> bool:
     """A file of `fpgacomm fit --json`: the fit with the model against the measurement inside."""
-    return (
-        isinstance(result, Result)
-        and result.benchmark.startswith("fit_")
-        and isinstance(result.params.get("against"), dict)
-    )
+    return isinstance(result, Result) and _figure(result) == "model" and isinstance(result.params.get("against"), dict)
 
 
 def kind(result) -> str:
@@ -997,13 +970,28 @@ def figure_for(results, *, models=(), labels=None) -> Figure:
         if len(results) != 1 or models:
             raise usage_error("a comparison is drawn alone, without model overlays")
         return comparison(results[0])
-    if figure_kind == VALIDATION:
+    if figure_kind == "validation":
         if len(results) != 1 or models:
             raise usage_error("a validation is drawn alone, without model overlays")
         return validation(results[0])
-    draw = {"latency": latency, "bandwidth": bandwidth, "beff": beff, "gather": gather}[figure_kind]
+    draw = FIGURES[figure_kind]
     return draw(results) if figure_kind == "gather" else draw(results, models=models, labels=labels)
 
 
 def _name(result) -> str:
     return f"fit_{result.model.name}" if isinstance(result, Fit) else result.benchmark
+
+
+#: Figure name (a kind's `figure`, results/kinds.py) -> the function that draws it;
+#: "runs", a joined table of fpgacomm.load, is drawn as its runs are.
+FIGURES = {
+    "latency": latency,
+    "bandwidth": bandwidth,
+    "beff": beff,
+    "gather": gather,
+    "model": model_against_measurement,
+    "comparison": comparison,
+    "validation": validation,
+    "peer": peer_sweeps,
+    "runs": figure_for,
+}

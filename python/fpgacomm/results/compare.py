@@ -19,27 +19,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..catalog import BY_NAME
 from ..params import usage_error
 from ..runtime import files
-from . import launch_record, launches, peers, series
+from . import kinds, launch_record, launches, peers, series
 from .compare_stats import LEVEL, holm, launches_to_decide, shift
 from .inputs import expand
 from .result import SCHEMA, Result
 from .units import human_bytes, with_unit
 
-NAME = "comparison"
-#: Headline columns and their quantity, in order of preference: the most
-#: precise first (nccl-tests prints its time with more digits than busbw,
-#: whose small sizes print as 0.00 GB/s; the ratio of times is the inverse
-#: of the ratio of bandwidths, and the direction follows the quantity).
-HEADLINES = (
-    ("latency_avg", "latency"),
-    ("latency", "latency"),
-    ("bandwidth", "bandwidth"),
-    ("time", "latency"),
-    ("busbw", "bandwidth"),
-)
+NAME = kinds.COMPARISON
 # Launches a compare --run campaign makes of each command unless told.
 DEFAULT_ROUNDS = 7
 
@@ -101,16 +89,14 @@ def read_with_rounds(path: str) -> tuple:
 
 
 def quantity_of(result: Result) -> tuple:
-    """(quantity, column, lower_is_better) of a Result's headline figure:
-    the catalog's quantity for fpgacomm's benchmarks, else the first
-    latency or bandwidth column it has."""
-    entry = BY_NAME.get(result.benchmark)
-    for column, quantity in HEADLINES:
-        if column in result.columns and (entry is None or entry.quantity == quantity):
-            return quantity, column, quantity == "latency"
-    raise ValueError(
-        f"{result.benchmark} has no latency or bandwidth column to compare " f"(columns: {', '.join(result.columns)})"
-    )
+    """(quantity, column, lower_is_better) of a Result's headline figure,
+    as its kind (results/kinds.py) declares it."""
+    found = kinds.of(result.benchmark).headline(result.columns)
+    if found is None:
+        raise ValueError(
+            f"{result.benchmark} has no latency or bandwidth column to compare (columns: {', '.join(result.columns)})"
+        )
+    return found
 
 
 def read_side(given: str, label: str) -> Side:
@@ -135,7 +121,7 @@ def read_side(given: str, label: str) -> Side:
                 column,
                 result.units.get(column, ""),
                 experiment=_experiment(result),
-                headlines=[name for name, _ in HEADLINES if name in result.columns],
+                headlines=kinds.of(result.benchmark).headline_columns(result.columns),
             )
         elif _experiment(result) != side.experiment:
             raise usage_error(
@@ -303,7 +289,7 @@ def compare(
                 f"sizes are compared within a series ({', '.join(series.SERIES_COLUMNS)}): "
                 f"{'; '.join(_unmatched(base, side))}"
             )
-    lower_is_better = base.quantity == "latency"
+    lower_is_better = kinds.LOWER_IS_BETTER[base.quantity]
     unmatched = {side.label: _unmatched(base, side) for side in sides[1:]}
     rows = []
     for side in sides[1:]:

@@ -5,6 +5,8 @@ the SI value to the printed number)."""
 
 from __future__ import annotations
 
+from .kinds import unit_of
+
 US = 1e6  # s -> us
 MB = 1e-6  # B/s -> MB/s (MB = 10^6 bytes)
 
@@ -44,20 +46,10 @@ NONBLOCKING = [
 OMB_ONLY = [("Latency (us)", "latency_avg", US), ("Iterations", "iterations", 1.0)]
 
 
-def unit(key: str) -> str:
-    """The SI unit of a column these headers name."""
-    if key.startswith("latency") or key in ("overall", "compute", "pure_comm"):
-        return "s"
-    if key == "overlap":
-        return "fraction"
-    if key.startswith(("bandwidth", "algbw", "busbw")):
-        return "B/s"
-    return "1/s" if key == "message_rate" else ""
-
-
-#: header -> (row key, factor, unit), every header either side prints.
+#: header -> (row key, factor, unit), every header either side prints; the
+#: units by the one rule of results/kinds.py.
 BY_HEADER = {
-    header: (key, factor, unit(key))
+    header: (key, factor, unit_of(key))
     for header, key, factor in (
         LATENCY_MAIN
         + LATENCY_FULL

@@ -43,11 +43,6 @@ FORMATS = (
 
 # The tools as a Result's env["tool"] names them.
 NCCL_TESTS, IMB = "nccl-tests", "Intel MPI Benchmarks"
-#: The columns the figure of a tool's Results draws against size: (time,
-#: bandwidth); nccl-tests's bus bandwidth, which compares across collectives
-#: and rank counts.
-FIGURE_COLUMNS = {NCCL_TESTS: ("time", "busbw"), IMB: ("latency", "bandwidth")}
-
 # Each table's factor is from the SI value to the printed number (omb_columns.py's way).
 _GB = 1e-9  # B/s -> GB/s (nccl-tests)
 

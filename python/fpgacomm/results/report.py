@@ -4,20 +4,19 @@ The OSU point-to-point formats reproduce OMB 7.x's text byte for byte where
 OMB has the same column (header strings, "%-10d" sizes, "%20.2f" values,
 microseconds, MB = 10^6 bytes), so parsers written for OMB output read ours.
 A formatter takes (result, full) and returns the text without a trailing
-newline; FORMATTERS maps each benchmark name to its formatter, by the text
-format and OMB title the benchmark's entry in catalog.py names, so a new
-benchmark with an existing format touches nothing here.
+newline; TEXTS registers each formatter under the name a kind's `text`
+gives (results/kinds.py), and the OSU formatters take their title from the
+kind's catalog entry, so a new kind with an existing text touches nothing
+here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..catalog import BENCHMARKS, Benchmark
 from ..params import HOST_KINDS
 from ..runtime.environment import topology
-from . import stats
-from .compare import NAME as COMPARISON
+from . import kinds, stats
 from .compare import format_comparison
 from .omb_columns import (
     BANDWIDTH_FULL,
@@ -32,7 +31,6 @@ from .omb_columns import (
 )
 from .result import ROUNDS, Result
 from .units import MODEL_DIGITS, human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
-from .validation import NAME as VALIDATION
 from .validation import format_validation
 
 # ------------------------------------------------------------ placement
@@ -226,25 +224,33 @@ def _osu_table(
     return "\n".join(lines)
 
 
-def _pt2pt_formatter(title: str, quantity: str) -> Callable[[Result, bool], str]:
-    main, extra = (LATENCY_MAIN, LATENCY_FULL) if quantity == "latency" else (BANDWIDTH_MAIN, BANDWIDTH_FULL)
+def _benchmark(result: Result):
+    """The catalog entry of the benchmark an OSU text prints: its title and quantity."""
+    entry = kinds.of(result.benchmark).benchmark
+    if entry is None or not entry.title:
+        raise ValueError(f"{result.benchmark}: no OSU Micro-Benchmarks test, so no OSU text")
+    return entry
 
-    def format_pt2pt(result: Result, full: bool = False) -> str:
-        return _osu_table(result, full, title, main, extra)
 
-    return format_pt2pt
+def _main_and_full(quantity: str) -> tuple:
+    return (LATENCY_MAIN, LATENCY_FULL) if quantity == "latency" else (BANDWIDTH_MAIN, BANDWIDTH_FULL)
 
 
-def _mbw_mr_formatter(title: str) -> Callable[[Result, bool], str]:
-    def format_mbw_mr(result: Result, full: bool = False) -> str:
-        if result.params.get("vary_window"):
-            return _mbw_mr_varied(result, title)
-        pairs_line = f"# [ pairs: {_param(result, 'pairs')} ] " f"[ window size: {_param(result, 'window')} ]"
-        # OMB's -R 0: the bandwidth alone.
-        main = MBW_MR_MAIN if result.params.get("print_rate", True) else MBW_MR_MAIN[:1]
-        return _osu_table(result, full, title, main, BANDWIDTH_FULL, preamble=[pairs_line])
+def format_pt2pt(result: Result, full: bool = False) -> str:
+    """OMB's point-to-point table: latency or bandwidth per size."""
+    benchmark = _benchmark(result)
+    return _osu_table(result, full, benchmark.title, *_main_and_full(benchmark.quantity))
 
-    return format_mbw_mr
+
+def format_mbw_mr(result: Result, full: bool = False) -> str:
+    """OMB's multi-pair bandwidth and message rate table (-V: the matrix of windows)."""
+    title = _benchmark(result).title
+    if result.params.get("vary_window"):
+        return _mbw_mr_varied(result, title)
+    pairs_line = f"# [ pairs: {_param(result, 'pairs')} ] " f"[ window size: {_param(result, 'window')} ]"
+    # OMB's -R 0: the bandwidth alone.
+    main = MBW_MR_MAIN if result.params.get("print_rate", True) else MBW_MR_MAIN[:1]
+    return _osu_table(result, full, title, main, BANDWIDTH_FULL, preamble=[pairs_line])
 
 
 def _mbw_mr_varied(result: Result, title: str) -> str:
@@ -345,13 +351,16 @@ _COLLECTIVE_FULL_NOTE = (
 )
 
 
-def _collective_formatter(title: str) -> Callable[[Result, bool], str]:
-    def format_collective(result: Result, full: bool = False) -> str:
-        return _osu_table(
-            result, full, title, LATENCY_MAIN, COLLECTIVE_FULL, preamble=[_COLLECTIVE_FULL_NOTE] if full else []
-        )
-
-    return format_collective
+def format_collective(result: Result, full: bool = False) -> str:
+    """OMB's collective latency table; -f adds its statistics, nccl-tests' bandwidths and the staging share."""
+    return _osu_table(
+        result,
+        full,
+        _benchmark(result).title,
+        LATENCY_MAIN,
+        COLLECTIVE_FULL,
+        preamble=[_COLLECTIVE_FULL_NOTE] if full else [],
+    )
 
 
 # One-sided: OMB's titles name the call ("# OSU MPI_Put Latency Test") and
@@ -367,17 +376,15 @@ _SYNC_CALLS = {
 }
 
 
-def _one_sided_formatter(call: str, title: str, quantity: str) -> Callable[[Result, bool], str]:
-    main, extra = (LATENCY_MAIN, LATENCY_FULL) if quantity == "latency" else (BANDWIDTH_MAIN, BANDWIDTH_FULL)
-
-    def format_one_sided(result: Result, full: bool = False) -> str:
-        preamble = [
-            f"# Window creation: {_WINDOW_CALLS[_param(result, 'window_creation')]}",
-            f"# Synchronization: {_SYNC_CALLS[_param(result, 'sync')]}",
-        ]
-        return _osu_table(result, full, title, main, extra + STAGING, preamble=preamble, operation=call)
-
-    return format_one_sided
+def format_one_sided(result: Result, full: bool = False) -> str:
+    """OMB's one-sided table, under the call, window and synchronisation lines."""
+    benchmark = _benchmark(result)
+    main, extra = _main_and_full(benchmark.quantity)
+    preamble = [
+        f"# Window creation: {_WINDOW_CALLS[_param(result, 'window_creation')]}",
+        f"# Synchronization: {_SYNC_CALLS[_param(result, 'sync')]}",
+    ]
+    return _osu_table(result, full, benchmark.title, main, extra + STAGING, preamble=preamble, operation=benchmark.call)
 
 
 def format_gather(result: Result, full: bool = False) -> str:
@@ -514,42 +521,33 @@ def format_table(result: Result, full: bool = False) -> str:
 _STATISTICS = ("_min", "_max", "_stdev", "_p50", "_p90", "_p99")
 
 
-# The formats that are the same for every benchmark printing them.
-_FIXED_FORMATS = {"beff": format_beff, "gather": format_gather, "devbw": format_devbw, "table": format_table}
-
-
-def _formatter(benchmark: Benchmark) -> Callable[[Result, bool], str]:
-    """The formatter of a benchmark's text format (catalog.TEXTS), with its OMB title."""
-    if benchmark.text in _FIXED_FORMATS:
-        return _FIXED_FORMATS[benchmark.text]
-    if benchmark.text == "osu_pt2pt":
-        return _pt2pt_formatter(benchmark.title, benchmark.quantity)
-    if benchmark.text == "osu_mbw_mr":
-        return _mbw_mr_formatter(benchmark.title)
-    if benchmark.text == "osu_collective":
-        return _collective_formatter(benchmark.title)
-    if benchmark.text == "osu_onesided":
-        return _one_sided_formatter(benchmark.call, benchmark.title, benchmark.quantity)
-    raise ValueError(f"{benchmark.name}: unknown text format {benchmark.text!r}; catalog.TEXTS lists them")
-
-
-# Benchmark name -> formatter: every benchmark of the catalog, and the
-# simulated gathers, which print as the real ones.
-FORMATTERS: dict[str, Callable[[Result, bool], str]] = {
-    **{benchmark.name: _formatter(benchmark) for benchmark in BENCHMARKS},
-    "gather_sim": format_gather,
-    COMPARISON: format_comparison,
-    VALIDATION: format_validation,
+#: Text name (a kind's `text`, results/kinds.py) -> its formatter.
+TEXTS: dict[str, Callable[[Result, bool], str]] = {
+    "osu_pt2pt": format_pt2pt,
+    "osu_mbw_mr": format_mbw_mr,
+    "osu_collective": format_collective,
+    "osu_onesided": format_one_sided,
+    "beff": format_beff,
+    "gather": format_gather,
+    "devbw": format_devbw,
+    "table": format_table,
+    "comparison": format_comparison,
+    "validation": format_validation,
 }
 
 
+def formatter(name: str) -> Callable[[Result, bool], str]:
+    """The formatter of a Result named `name`: its kind's text."""
+    return TEXTS[kinds.of(name).text]
+
+
 def format_text(result: Result, full: bool = False) -> str:
-    """The benchmark's own text report (no trailing newline), or a plain
-    table (format_table) for benchmarks without one.
+    """The text of the Result's kind (results/kinds.py; no trailing
+    newline): its own report, or a plain table (format_table).
 
     full adds min, max, stdev and percentile columns.
     """
-    return FORMATTERS.get(result.benchmark, format_table)(result, full)
+    return formatter(result.benchmark)(result, full)
 
 
 # ------------------------------------------------------------ summaries

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..runtime import files
 from ..runtime.files import ResultError
-from . import peers
+from . import kinds, peers
 from .inputs import expand
 from .units import NUMBER_UNITS, with_unit
 
@@ -543,7 +543,7 @@ class Result:
         getattr(self, self._WRITERS[suffix])(path)
 
 
-LOAD_NAME = "fpgacomm.load"
+LOAD_NAME = kinds.LOAD
 
 
 def load(paths) -> Result:

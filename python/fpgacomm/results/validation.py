@@ -32,15 +32,16 @@ import numpy as np
 from ..params import usage_error
 from ..runtime import files
 from ..runtime.environment import topology
+from . import kinds
 from .inputs import files_of
 from .result import SCHEMA, Result
 from .stats import median, median_ci
 from .units import human_bytes, with_unit
 
-NAME = "validation"
+NAME = kinds.VALIDATION
 # The Result `fpgacomm predict --json` writes, and the keys of its rows this
 # module reads: the point, the predicted time and its interval.
-PREDICTION = "prediction"
+PREDICTION = kinds.PREDICTION
 POINT = ("experiment", "schedule", "collective", "nodes", "size")
 PREDICTED, LOW, HIGH = "time", "low", "high"
 # The experiments a measured launch gives points of, and b_eff's schedule.
