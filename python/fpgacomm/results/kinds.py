@@ -118,14 +118,16 @@ class Kind:
         return None
 
     def headline_columns(self, columns) -> list:
-        """The headline columns among `columns`, the preferred first."""
+        """The headline columns among `columns`, the preferred first (those
+        of another quantity too: compare's text names what it chose among)."""
         return [column for column, _ in self.headlines if column in columns]
 
 
 # The catalog's figures, as plot.py registers them: a size sweep is drawn
-# by its headline quantity.
+# by its headline quantity; b_eff's draws the aggregate bandwidth B(m) and
+# the channel model's beside it.
 _CATALOG_FIGURES = {"beff": "beff", "gather": "gather", None: None}
-_BEFF_COLUMNS = {"beff": ("bandwidth", "model_bandwidth")}
+_CATALOG_FIGURE_COLUMNS = {"beff": ("bandwidth", "model_bandwidth")}
 
 
 def _benchmark(entry: catalog.Benchmark) -> Kind:
@@ -136,7 +138,7 @@ def _benchmark(entry: catalog.Benchmark) -> Kind:
         figure,
         f"benchmarks ({entry.family}), on ranks",
         quantity=entry.quantity,
-        figure_columns=_BEFF_COLUMNS.get(entry.name, ()),
+        figure_columns=_CATALOG_FIGURE_COLUMNS.get(entry.figure, ()),
         benchmark=entry,
     )
 
