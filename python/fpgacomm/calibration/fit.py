@@ -27,6 +27,7 @@ from ..models.least_squares import constrained_linear
 from ..params import usage_error
 from ..results.result import Result
 from ..simulation import fabric as fabrics
+from ..simulation import mpi_library as mpi_rules
 from ..simulation import patterns
 from .experiments import WINDOW, of_row, one_way, record_key, simulate
 from .families import BENCHMARK, FAMILIES
@@ -182,9 +183,27 @@ def parameters(rows: list) -> dict:
     return found
 
 
-def platform_arguments(found: dict, ranks_per_host: int) -> dict:
-    """The cluster preset's arguments from fitted parameters (the others its defaults)."""
-    return {"ranks_per_host": ranks_per_host, **{key: found[key] for key in FITTED}}
+def platform_arguments(found: dict, ranks_per_host: int, library: str = mpi_rules.OPEN_MPI_41) -> dict:
+    """The cluster preset's arguments from fitted parameters and the MPI
+    library's rules (the others its defaults)."""
+    return {"ranks_per_host": ranks_per_host, "mpi_library": library, **{key: found[key] for key in FITTED}}
+
+
+def mpi_library(results: list[Result], said: list) -> str:
+    """The rules (simulation/mpi_library.py) of the MPI library the launches
+    ran, from their env["mpi_library"]; where none are declared, every rank
+    sending at once ("concurrent"), and `said` tells."""
+    versions = sorted({result.env.get("mpi_library") or "" for result in results})
+    names = {mpi_rules.of_version(version) for version in versions}
+    if len(names) == 1 and None not in names:
+        name = names.pop()
+        said.append(f"MPI: {versions[0].split(',')[0]}: its collectives follow the rules {name!r}")
+        return name
+    said.append(
+        f"MPI: {' and '.join(repr(v) for v in versions)}: no declared rules for what its collectives run; the mpi "
+        f"schedule is simulated as every rank sending to the root at once ({mpi_rules.CONCURRENT!r})"
+    )
+    return mpi_rules.CONCURRENT
 
 
 def simulated_rows(arguments: dict, rows: list) -> dict:
@@ -276,7 +295,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         )
     rows = pooled(found_launches)
     central = parameters(rows)
-    arguments = platform_arguments(central, ranks_per_host)
+    arguments = platform_arguments(central, ranks_per_host, mpi_library(found_launches, said))
 
     generator = np.random.default_rng(seed)
     draws = []
@@ -333,6 +352,11 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         "source": "fit",
         "calibration": os.fspath(directory),
         "note": "the cores of the calibrated host",
+    }
+    fab.provenance["mpi_library"] = {
+        "source": "fit",
+        "calibration": os.fspath(directory),
+        "note": "the launches' MPI library (env mpi_library)",
     }
     fab.draws = draw_arguments
     return fab, record, said
