@@ -711,7 +711,8 @@ def cluster(
       (it sends at most one message per max(o_s, g), and takes at most one
       per max(o_r, g));
     - intra_latency (s), intra_bandwidth (B/s): shared memory between two
-      ranks of one host: latency, and the rate at which one rank copies;
+      ranks of one host: latency, and the rate at which one rank copies
+      (the receiver copies: what arrives at one rank at once shares it);
     - host_bandwidth (B/s): the memory bus of a host, shared by all its
       ranks' shared-memory copies;
     - inter_latency (s), inter_bandwidth (B/s): the path between hosts,
