@@ -50,43 +50,48 @@ SCHEDULE_CALLS = {"gather": "MPI_Gatherv", "scatter": "MPI_Scatterv", "allgather
 ALGORITHMS = ("basic_linear", "binomial", "linear_sync", "concurrent")
 
 
-def _open_mpi_41_gather(nodes: int, block_bytes: int) -> str:
-    """coll/tuned's fixed rule for MPI_Gather in Open MPI 4.1
-    (ompi_coll_tuned_gather_intra_dec_fixed): its `total_dsize` is one
-    rank's block in bytes (type size x count), its algorithms 1
-    basic_linear, 2 binomial, 3 linear_sync."""
-    size = block_bytes
-    if nodes < 4:
-        if size < 2:
-            return "linear_sync"
-        if size < 4:
-            return "basic_linear"
-        if size < 32768:
-            return "binomial"
-        if size < 65536:
-            return "basic_linear"
-        if size < 131072:
-            return "binomial"
-        return "linear_sync"
-    if nodes < 8:
-        if size < 1024:
-            return "binomial"
-        if size < 8192:
-            return "basic_linear"
-        if size < 32768:
-            return "binomial"
-        if size < 262144:
-            return "basic_linear"
-        return "linear_sync"
-    if nodes < 256:
-        return "binomial"
-    if nodes < 512:
-        if size < 2048:
-            return "binomial"
-        if size < 8192:
-            return "basic_linear"
-        return "binomial"
-    return "binomial"
+# coll/tuned's fixed rule for MPI_Gather in Open MPI 4.1 (ompi_coll_tuned_gather_intra_dec_fixed in
+# coll_tuned_decision_fixed.c), as data: for the first row whose communicator bound exceeds the size,
+# the first (block bound, algorithm) whose bound exceeds the block's bytes (None: no bound). Its
+# `total_dsize` is one rank's block (type size x count); its algorithms 1 basic_linear, 2 binomial,
+# 3 linear_sync.
+OPEN_MPI_41_GATHER = (
+    (
+        4,
+        (
+            (2, "linear_sync"),
+            (4, "basic_linear"),
+            (32768, "binomial"),
+            (65536, "basic_linear"),
+            (131072, "binomial"),
+            (None, "linear_sync"),
+        ),
+    ),
+    (
+        8,
+        (
+            (1024, "binomial"),
+            (8192, "basic_linear"),
+            (32768, "binomial"),
+            (262144, "basic_linear"),
+            (None, "linear_sync"),
+        ),
+    ),
+    (256, ((None, "binomial"),)),
+    (512, ((2048, "binomial"), (8192, "basic_linear"), (None, "binomial"))),
+    (None, ((None, "binomial"),)),
+)
+
+
+def _by_table(table):
+    """A rule of (nodes, block bytes) read from a decision table such as OPEN_MPI_41_GATHER."""
+
+    def rule(nodes: int, block_bytes: int) -> str:
+        below = lambda bound, value: bound is None or value < bound  # noqa: E731
+        sizes = next(row for bound, row in table if below(bound, nodes))
+        return next(name for bound, name in sizes if below(bound, block_bytes))
+
+    return rule
 
 
 # Per library: its source, and per call the algorithm (a name, or a rule of (nodes, block bytes)).
@@ -94,7 +99,7 @@ LIBRARIES = {
     OPEN_MPI_41: {
         "source": "Open MPI 4.1 (v4.1.6): coll/tuned's fixed decision for MPI_Gather, coll/basic's linear "
         "gatherv and scatterv",
-        "MPI_Gather": _open_mpi_41_gather,
+        "MPI_Gather": _by_table(OPEN_MPI_41_GATHER),
         "MPI_Gatherv": "basic_linear",
         "MPI_Scatterv": "basic_linear",
         "MPI_Allgatherv": "concurrent",
