@@ -138,3 +138,33 @@ def test_platform_prints_saves_and_reads_back(fitted, tmp_path):
     rows = {row["parameter"]: row for row in again.parameters.rows}
     assert rows["inter_latency"]["source"] == "preset" and rows["intra_latency"]["source"] == "fit"
     assert rows["intra_latency"]["low"] <= rows["intra_latency"]["value"] <= rows["intra_latency"]["high"]
+
+
+@pytest.mark.parametrize(
+    "term, value, message",
+    [
+        ("factor", "2", "calibration of gather/tree: parameter factor is '2'; give a number"),
+        ("scatter", -0.5, "calibration of gather/tree: parameter scatter is -0.5; give a finite number of 0 or more"),
+        ("model_form", [1], "calibration of gather/tree: parameter model_form is [1]; give a number"),
+        ("factor", 0, "calibration of gather/tree: factor 0; write it again with calibrate fit"),
+    ],
+)
+def test_a_damaged_calibration_record_is_refused_by_predict_with_one_message(fitted, tmp_path, term, value, message):
+    """The record's terms scale every prediction: a damaged one is named,
+    with status 2, before anything is simulated (never a NaN interval)."""
+    import json
+    import subprocess
+    import sys
+
+    document = json.loads(open(fitted[3]).read())
+    document["calibration"]["experiments"]["gather/tree"][term] = value
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(document))
+    run = subprocess.run(
+        [sys.executable, "-m", "fpgacomm", "predict", "--fabric", str(path), "--nodes", "16", "--sizes", "1M"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2 and run.stdout == "", run.stderr
+    assert message in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr

@@ -19,35 +19,6 @@ namespace {
 
 using namespace fpgacomm::fabric;
 
-TopologyKind parse_topology(const std::string& name) {
-  if (name == "ring") return TopologyKind::ring;
-  if (name == "torus") return TopologyKind::torus;
-  if (name == "switched") return TopologyKind::switched;
-  if (name == "fat_tree") return TopologyKind::fat_tree;
-  if (name == "host_path") return TopologyKind::host_path;
-  if (name == "cluster") return TopologyKind::cluster;
-  throw UsageError("fabric: unknown topology '" + name +
-                   "'; use ring, torus, switched, fat_tree, host_path or cluster");
-}
-
-std::string topology_name(TopologyKind kind) {
-  switch (kind) {
-    case TopologyKind::ring:
-      return "ring";
-    case TopologyKind::torus:
-      return "torus";
-    case TopologyKind::switched:
-      return "switched";
-    case TopologyKind::fat_tree:
-      return "fat_tree";
-    case TopologyKind::host_path:
-      return "host_path";
-    case TopologyKind::cluster:
-      return "cluster";
-  }
-  throw Error("fabric: a topology without a name");
-}
-
 // Each item of a stage is one transfer, (src, dst, bytes[, port[, lane]]),
 // or a run of them, (count, src, src_step, dst, dst_step, bytes, port, lane).
 std::vector<std::vector<TransferRun>> to_stages(const std::vector<std::vector<py::tuple>>& stages) {
@@ -160,7 +131,7 @@ void bind_fabric(py::module_& m) {
       .def(py::init<>())
       .def_property(
           "topology", [](const FabricSpec& s) { return topology_name(s.topology); },
-          [](FabricSpec& s, const std::string& name) { s.topology = parse_topology(name); })
+          [](FabricSpec& s, const std::string& name) { s.topology = topology_kind(name); })
       .def_readwrite("nodes", &FabricSpec::nodes)
       .def_readwrite("rows", &FabricSpec::rows)
       .def_readwrite("cols", &FabricSpec::cols)

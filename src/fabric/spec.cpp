@@ -8,6 +8,21 @@
 
 namespace fpgacomm::fabric {
 
+TopologyKind topology_kind(const std::string& name) {
+  std::string names;
+  for (const auto& [kind, known] : kTopologyNames) {
+    if (name == known) return kind;
+    names += std::string(names.empty() ? "" : ", ") + known;
+  }
+  throw UsageError("fabric: unknown topology '" + name + "'; use one of " + names);
+}
+
+std::string topology_name(TopologyKind kind) {
+  for (const auto& [known, name] : kTopologyNames)
+    if (kind == known) return name;
+  throw Error("fabric: a topology without a name");
+}
+
 void FabricSpec::validate() const {
   framing.validate();
   if (trunk_framing) trunk_framing->validate();

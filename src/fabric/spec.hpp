@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "fabric/device.hpp"
@@ -22,6 +24,16 @@ enum class TopologyKind {
   host_path,  // FPGA -> PCIe -> host -> network switch -> host -> PCIe -> FPGA
   cluster,    // MPI ranks on hosts: shared memory inside a host, NICs and a switch between hosts
 };
+
+// Each topology's name, as presets and platform files give it: the one list of them.
+inline constexpr std::pair<TopologyKind, const char*> kTopologyNames[] = {
+    {TopologyKind::ring, "ring"},         {TopologyKind::torus, "torus"},         {TopologyKind::switched, "switched"},
+    {TopologyKind::fat_tree, "fat_tree"}, {TopologyKind::host_path, "host_path"}, {TopologyKind::cluster, "cluster"},
+};
+
+// The topology of that name; a UsageError naming every topology for any other.
+TopologyKind topology_kind(const std::string& name);
+std::string topology_name(TopologyKind kind);
 
 // One link made slower (or faster), in both directions: the link that
 // leaves `device` through its `port`-th port.

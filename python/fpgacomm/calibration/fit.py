@@ -17,7 +17,6 @@ the model-form term of the prediction's interval.
 from __future__ import annotations
 
 import glob
-import json
 import math
 import os
 
@@ -408,8 +407,5 @@ def write(fab: fabrics.Fabric, record: dict, path) -> None:
     """The platform file with the calibration record beside the platform's keys."""
     from ..results.result import atomic_write
 
-    document = json.loads(fab.to_json())
-    document["calibration"] = record
-    atomic_write(
-        os.fspath(path), lambda f: f.write(json.dumps(document, indent=1, allow_nan=False) + "\n"), newline="\n"
-    )
+    fab.calibration = record
+    atomic_write(os.fspath(path), lambda f: f.write(fab.to_json()), newline="\n")

@@ -19,7 +19,6 @@ import numpy as np
 
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
-from ..runtime import files
 from ..simulation import fabric as fabrics
 from .experiments import check, record_key, simulate
 from .fit import Z95
@@ -42,13 +41,8 @@ UNITS = {
 
 def load(platform) -> tuple[fabrics.Fabric, dict]:
     """(the platform's Fabric, its calibration record or {}): from a path, a preset's name or a Fabric."""
-    if isinstance(platform, fabrics.Fabric):
-        return platform, getattr(platform, "calibration", {})
-    fab = fabrics.platform_or_preset(platform)
-    record = {}
-    if fabrics.is_platform_file(platform):
-        record = files.read_json(platform, what="a platform file").get("calibration", {})
-    return fab, record
+    fab = platform if isinstance(platform, fabrics.Fabric) else fabrics.platform_or_preset(platform)
+    return fab, fab.calibration
 
 
 def _nodes(nodes) -> list[int]:

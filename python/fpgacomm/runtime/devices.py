@@ -314,15 +314,7 @@ def describe(probe: bool = True, bank: int = 0) -> list[dict]:
             "api": "opencl",
             "platform_index": info.platform_index,
             "device_index": info.device_index,
-            "platform": info.platform_name,
-            "platform_version": info.platform_version,
-            "name": info.name,
-            "vendor": info.vendor,
-            "type": info.type,
-            "version": info.version,
-            "driver_version": info.driver_version,
-            "global_mem_bytes": info.global_mem_bytes,
-            "max_alloc_bytes": info.max_alloc_bytes,
+            **_shared_description(info),
             "host_unified_memory": info.host_unified_memory,
             "emulated": info.emulated,
             "kinds": [],
@@ -338,6 +330,22 @@ def describe(probe: bool = True, bank: int = 0) -> list[dict]:
                     row["unavailable"][kind] = reason
         table.append(row)
     return table + describe_sycl(probe)
+
+
+def _shared_description(info) -> dict:
+    """What `devices` tells of an OpenCL and a SYCL device alike (both
+    bindings' device infos have these attributes)."""
+    return {
+        "platform": info.platform_name,
+        "platform_version": info.platform_version,
+        "name": info.name,
+        "vendor": info.vendor,
+        "type": info.type,
+        "version": info.version,
+        "driver_version": info.driver_version,
+        "global_mem_bytes": info.global_mem_bytes,
+        "max_alloc_bytes": info.max_alloc_bytes,
+    }
 
 
 def describe_sycl(probe: bool = True) -> list[dict]:
@@ -357,15 +365,7 @@ def describe_sycl(probe: bool = True) -> list[dict]:
             "runtime_version": sycl.runtime_version,
             "backend": info.backend,
             "device_index": info.device_index,
-            "platform": info.platform_name,
-            "platform_version": info.platform_version,
-            "name": info.name,
-            "vendor": info.vendor,
-            "type": info.type,
-            "version": info.version,
-            "driver_version": info.driver_version,
-            "global_mem_bytes": info.global_mem_bytes,
-            "max_alloc_bytes": info.max_alloc_bytes,
+            **_shared_description(info),
             "usm_device_allocations": info.usm_device_allocations,
             "emulated": info.emulated,
             "kinds": [],

@@ -140,9 +140,13 @@ def main(parent: int, rank_pid: int) -> None:
     if _ended_within([parent], WAIT):
         return
     if process_name(parent) in DAEMON_NAMES:
+        # Seen by the user only where mpirun's host still answers: mpirun then waits for another host's daemon,
+        # a wait no process of this host can end (mpirun runs elsewhere, on a host without ranks).
         _say(
-            f"Open MPI's daemon on this host (orted, pid {parent}) still runs {WAIT:g} s after a rank ended: "
-            "mpirun's host stopped answering; ending the daemon and its ranks"
+            f"Open MPI's daemon on this host (orted, pid {parent}) still runs {WAIT:g} s after a rank ended: mpirun, "
+            "on another host, waits for a host that stopped answering; ending this daemon and its ranks. mpirun "
+            "ends once Open MPI finds that host lost: within seconds with --mca oob_tcp_keepalive_time 2 --mca "
+            "oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3 (docs/METHODS.md), else after minutes"
         )
         _end(_children(parent) + [parent])
         return

@@ -86,6 +86,8 @@ class Fabric:
     provenance: dict = dataclasses.field(default_factory=dict)
     #: Parameter sets (the arguments' keys) drawn for a prediction's uncertainty.
     draws: list = dataclasses.field(default_factory=list)
+    #: The calibration record of a fitted platform (platform.py, calibrate fit), {} for none.
+    calibration: dict = dataclasses.field(default_factory=dict)
     _described: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     @property
@@ -105,7 +107,8 @@ class Fabric:
     def to_json(self) -> str:
         """The fabric as a platform file (schema fpgacomm.platform/1): every
         argument of its preset with its unit and provenance, the MAC table,
-        the draws; docs/FABRIC.md, "Platform files"."""
+        the draws and a fitted platform's calibration record; docs/FABRIC.md,
+        "Platform files"."""
         entry = PRESETS[self.name]
         text = platform_files.dump(
             platform_files.Platform(
@@ -116,6 +119,7 @@ class Fabric:
                 self.spec.mac_table,
                 self.spec.link_scales,
                 self.spec.seed,
+                self.calibration,
             ),
             entry.reference,
             entry.units,
@@ -142,7 +146,7 @@ class Fabric:
             text, {name: (entry.reference, entry.units) for name, entry in PRESETS.items()}, where
         )
         fab = preset(parsed.preset, **parsed.values)
-        fab.provenance, fab.draws = parsed.provenance, parsed.draws
+        fab.provenance, fab.draws, fab.calibration = parsed.provenance, parsed.draws, parsed.calibration
         for node, port, vport, destination in parsed.mac_table:
             fab.connect((node, port, vport), destination)
         for device, port, factor in parsed.link_scales:
@@ -914,16 +918,16 @@ def with_arguments(fabric: Fabric, provenance: dict | None = None, **changes) ->
 
 
 def resized(fabric: Fabric, nodes: int, **gather_options) -> Fabric:
-    """The same fabric (its preset and arguments, provenance and draws) with
-    `nodes` nodes, and the `gather` options (ports, virtual_ports) the
-    preset takes; those it has no use for are left out."""
+    """The same fabric (its preset and arguments, provenance, draws and
+    calibration record) with `nodes` nodes, and the `gather` options (ports,
+    virtual_ports) the preset takes; those it has no use for are left out."""
     entry = PRESETS[fabric.name]
     arguments = {key: value for key, value in fabric.arguments.items() if key not in entry.node_arguments}
     for option, argument in entry.gather_options.items():
         if option in gather_options:
             arguments[argument] = gather_options[option]
     built = preset(fabric.name, nodes, **arguments)
-    built.provenance, built.draws = dict(fabric.provenance), list(fabric.draws)
+    built.provenance, built.draws, built.calibration = dict(fabric.provenance), list(fabric.draws), fabric.calibration
     return built
 
 

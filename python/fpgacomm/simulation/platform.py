@@ -46,6 +46,9 @@ class Platform:
     mac_table: list
     link_scales: list
     seed: int
+    #: What calibrate fit recorded beside the parameters (discrepancy factors, scatter, model-form terms per
+    #: experiment, residuals), or {} for a platform that no calibration made.
+    calibration: dict = dataclasses.field(default_factory=dict)
 
 
 def preset_provenance(name: str, reference: str) -> dict:
@@ -71,6 +74,8 @@ def dump(platform: Platform, reference: str, units: dict) -> str:
     document["seed"] = platform.seed
     if platform.draws:
         document["draws"] = [dict(draw) for draw in platform.draws]
+    if platform.calibration:
+        document["calibration"] = platform.calibration
     return json.dumps(document, indent=1, allow_nan=False) + "\n"
 
 
@@ -142,6 +147,8 @@ def parse(text: str, registry: dict, where: str = "platform") -> Platform:
     link_scales = document.get("link_scales", [])
     for scale in link_scales:
         check_value(where, "link scale factor", scale[-1] if isinstance(scale, list) and scale else None)
+    calibration = document.get("calibration", {})
+    check_calibration(where, calibration)
     return Platform(
         name,
         values,
@@ -150,7 +157,36 @@ def parse(text: str, registry: dict, where: str = "platform") -> Platform:
         document.get("mac_table", []),
         link_scales,
         document.get("seed", 1),
+        calibration,
     )
+
+
+# The terms of one experiment in a calibration record that a prediction computes with (calibration/predict.py),
+# each a finite number of 0 or more; model_form may be null (one rank count: nothing was held out).
+CALIBRATION_TERMS = ("factor", "scatter", "model_form")
+
+
+def check_calibration(where: str, record) -> None:
+    """A platform file's calibration record: an object whose experiments
+    hold finite, non-negative terms and a positive factor, so that a damaged
+    file is one UsageError naming the entry, never a prediction of NaN."""
+    if not isinstance(record, dict):
+        raise UsageError(f'{where}: "calibration" is {record!r}; write the platform again with calibrate fit')
+    experiments = record.get("experiments", {})
+    if not isinstance(experiments, dict):
+        raise UsageError(f'{where}: calibration "experiments" is not an object; write it again with calibrate fit')
+    for key, terms in experiments.items():
+        if not isinstance(terms, dict):
+            raise UsageError(f"{where}: calibration of {key} is {terms!r}; write it again with calibrate fit")
+        for term in CALIBRATION_TERMS:
+            value = terms.get(term, 0.0)
+            if term == "model_form" and value is None:
+                continue
+            if isinstance(value, str):  # check_value lets names through, which a term is not
+                raise UsageError(f"{where}: calibration of {key}: parameter {term} is {value!r}; give a number")
+            check_value(f"{where}: calibration of {key}", term, value)
+        if terms.get("factor", 1.0) == 0:
+            raise UsageError(f"{where}: calibration of {key}: factor 0; write it again with calibrate fit")
 
 
 def check_value(where: str, key: str, value):
