@@ -122,3 +122,15 @@ def test_the_fit_names_the_launches_mpi_and_says_when_it_has_no_rules():
     assert fit.mpi_library([launch], said) == "openmpi-4.1" and "'openmpi-4.1'" in said[0]
     other = Result("calibration", {}, {"mpi_library": "MPICH Version: 4.1.2"}, [], {})
     assert fit.mpi_library([other], said) == "concurrent" and "no declared rules" in said[1]
+
+
+def test_the_fit_says_when_mbw_mr_never_saw_the_bus():
+    def row(pairs, time):
+        return {"family": "mbw_mr", "pairs": pairs, "size": 1 << 20, "time": time}
+
+    # The archived 32-core host: 1 to 4 pairs at 1 MiB took 80.8 to 82.7 us a message.
+    assert fit.bus_saturation([row(1, 80.79e-6), row(2, 82.37e-6), row(4, 82.67e-6)]) == (
+        pytest.approx(1.023, abs=1e-3),
+        4,
+    )
+    assert fit.bus_saturation([row(1, 80e-6), row(4, 160e-6)])[0] == pytest.approx(2.0)

@@ -182,6 +182,20 @@ def parameters(rows: list) -> dict:
     return found
 
 
+SATURATED = 1.1  # mbw_mr's time per message at its most pairs over one pair's: at or above this, the bus was seen
+
+
+def bus_saturation(rows: list) -> tuple[float, int]:
+    """(mbw_mr's time per message and pair at its most pairs over that of one
+    pair, at its largest size; the most pairs): about 1 where the pairs did
+    not slow each other, so that their aggregate is a lower bound of the
+    host's shared bandwidth rather than its capacity."""
+    largest = max(row["size"] for row in _of(rows, "mbw_mr"))
+    times = {row["pairs"]: row["time"] for row in _of(rows, "mbw_mr", size=largest)}
+    most = max(times)
+    return times[most] / times[min(times)], most
+
+
 def platform_arguments(found: dict, ranks_per_host: int, library: str = mpi_rules.OPEN_MPI_41) -> dict:
     """The cluster preset's arguments from fitted parameters and the MPI
     library's rules (the others its defaults)."""
@@ -294,6 +308,14 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         )
     rows = pooled(found_launches)
     central = parameters(rows)
+    slowdown, most = bus_saturation(rows)
+    if slowdown < SATURATED:
+        said.append(
+            f"host_bandwidth {central['host_bandwidth'] / 1e9:.3g} GB/s is a lower bound: mbw_mr's {most} pairs took "
+            f"{slowdown:.2f} times one pair's time per message, so the host's shared bandwidth was not seen "
+            f"saturating, and the simulator caps the bus there; measure mbw_mr with more pairs (up to the host's "
+            f"cores) to see it"
+        )
     arguments = platform_arguments(central, ranks_per_host, mpi_library(found_launches, said))
 
     generator = np.random.default_rng(seed)
