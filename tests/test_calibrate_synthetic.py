@@ -71,7 +71,8 @@ def _launch(generator) -> Result:
             _row("beff", n, s, noisy(t)) for s, t in zip([1024, 65536], simulate(TRUTH, "beff", "", n, [1024, 65536]))
         ]
     params = {"ranks": RANKS, "cores": 64, "ranks_per_host": RANKS, "started": "synthetic"}
-    return Result(BENCHMARK, params, {"hosts": ["synthetic"] * RANKS}, rows, UNITS)
+    env = {"hosts": ["synthetic"] * RANKS, "mpi_library": "Open MPI v4.1.6, package: synthetic"}
+    return Result(BENCHMARK, params, env, rows, UNITS)
 
 
 @pytest.fixture(scope="module")

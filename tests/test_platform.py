@@ -148,6 +148,14 @@ def test_the_bus_bounds_a_host_when_one_rank_copies_faster_than_it():
     assert one_way(fab, 0, 1, 4096) == pytest.approx(4.524e-6, rel=1e-12)
 
 
+def test_k_senders_inside_a_host_share_the_receivers_copy_rate():
+    # The receiving rank copies (single-copy shared memory): k blocks into rank 0 at once take
+    # o_s + rendezvous + L + k MiB / 5 GB/s + o_r = 10.5 us + k * 209.7152 us, though the bus carries 20 GB/s.
+    fab = fabric.cluster(4, ranks_per_host=4, **COSTS)
+    for row in patterns.incast(fab, senders=[1, 2, 3], size=MiB).rows:
+        assert row["time"] == pytest.approx(10.5e-6 + row["senders"] * 209.7152e-6, rel=1e-12)
+
+
 def test_k_senders_into_one_host_share_its_nic():
     fab = fabric.cluster(5, ranks_per_host=1, **COSTS)
     rows = patterns.incast(fab, senders=[1, 2, 4], size=MiB).rows

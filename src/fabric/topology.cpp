@@ -431,11 +431,16 @@ class HostPath : public SwitchedBase {
 };
 
 // MPI ranks, per_host to a host (rank r on host r / per_host). Inside a host
-// a message goes rank -> bus_in -> bus_out -> rank: the sender's own link
-// (access_link) bounds what one rank copies, the bus (host_link) is shared
-// by all the host's copies, and the links from the bus to each rank run at
-// the bus's rate (host_link), so that a path never has a slower link after
-// a faster one (each such step would cost a frame's time). Between
+// a message goes rank -> bus_in -> bus_out -> rank: the links from each rank
+// to the bus run at the bus's rate (host_link), the bus is shared by all the
+// host's copies, and the receiver's own link (access_link) bounds what one
+// rank copies. The receiver is the copier: a shared-memory MPI moves a long
+// message by the receiving process's copy (Open MPI's vader reads the
+// sender's pages with CMA or XPMEM, ob1's RGET; without single copy it
+// copies out of the shared fragments), so the messages arriving at one rank
+// at once share its one copy rate, while a rank sending several is not
+// slowed by its sends. A frame cuts through into the slower last link, so
+// one message still takes size / min(access, host rate). Between
 // hosts it goes rank -> NIC -> switch -> NIC -> rank over trunk links: the
 // NIC's two links to the switch, one each way, are shared by its host's
 // ranks sending and receiving.
@@ -459,8 +464,8 @@ class Cluster : public Topology {
       bus_[h] = connect(bus_in[h], bus_out[h], false, 1, true);
     }
     for (int r = 0; r < nodes; ++r) {
-      to_bus_[r] = connect(r, bus_in[r / per_host], false);
-      from_bus_[r] = connect(bus_out[r / per_host], r, false, 1, true);
+      to_bus_[r] = connect(r, bus_in[r / per_host], false, 1, true);
+      from_bus_[r] = connect(bus_out[r / per_host], r, false);
     }
     if (hosts_ > 1) {
       switch_ = add_device(DeviceRole::switch_);

@@ -26,6 +26,7 @@ from ..models.least_squares import constrained_linear
 from ..params import usage_error
 from ..results.result import Result
 from ..simulation import fabric as fabrics
+from ..simulation import mpi_library as mpi_rules
 from ..simulation import patterns
 from .experiments import WINDOW, of_row, one_way, record_key, simulate
 from .families import BENCHMARK, FAMILIES
@@ -181,9 +182,41 @@ def parameters(rows: list) -> dict:
     return found
 
 
-def platform_arguments(found: dict, ranks_per_host: int) -> dict:
-    """The cluster preset's arguments from fitted parameters (the others its defaults)."""
-    return {"ranks_per_host": ranks_per_host, **{key: found[key] for key in FITTED}}
+SATURATED = 1.1  # mbw_mr's time per message at its most pairs over one pair's: at or above this, the bus was seen
+
+
+def bus_saturation(rows: list) -> tuple[float, int]:
+    """(mbw_mr's time per message and pair at its most pairs over that of one
+    pair, at its largest size; the most pairs): about 1 where the pairs did
+    not slow each other, so that their aggregate is a lower bound of the
+    host's shared bandwidth rather than its capacity."""
+    largest = max(row["size"] for row in _of(rows, "mbw_mr"))
+    times = {row["pairs"]: row["time"] for row in _of(rows, "mbw_mr", size=largest)}
+    most = max(times)
+    return times[most] / times[min(times)], most
+
+
+def platform_arguments(found: dict, ranks_per_host: int, library: str = mpi_rules.OPEN_MPI_41) -> dict:
+    """The cluster preset's arguments from fitted parameters and the MPI
+    library's rules (the others its defaults)."""
+    return {"ranks_per_host": ranks_per_host, "mpi_library": library, **{key: found[key] for key in FITTED}}
+
+
+def mpi_library(results: list[Result], said: list) -> str:
+    """The rules (simulation/mpi_library.py) of the MPI library the launches
+    ran, from their env["mpi_library"]; where none are declared, every rank
+    sending at once ("concurrent"), and `said` tells."""
+    versions = sorted({result.env.get("mpi_library") or "" for result in results})
+    names = {mpi_rules.of_version(version) for version in versions}
+    if len(names) == 1 and None not in names:
+        name = names.pop()
+        said.append(f"MPI: {versions[0].split(',')[0]}: its collectives follow the rules {name!r}")
+        return name
+    said.append(
+        f"MPI: {' and '.join(repr(v) for v in versions)}: no declared rules for what its collectives run; the mpi "
+        f"schedule is simulated as every rank sending to the root at once ({mpi_rules.CONCURRENT!r})"
+    )
+    return mpi_rules.CONCURRENT
 
 
 def simulated_rows(arguments: dict, rows: list) -> dict:
@@ -275,7 +308,15 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         )
     rows = pooled(found_launches)
     central = parameters(rows)
-    arguments = platform_arguments(central, ranks_per_host)
+    slowdown, most = bus_saturation(rows)
+    if slowdown < SATURATED:
+        said.append(
+            f"host_bandwidth {central['host_bandwidth'] / 1e9:.3g} GB/s is a lower bound: mbw_mr's {most} pairs took "
+            f"{slowdown:.2f} times one pair's time per message, so the host's shared bandwidth was not seen "
+            f"saturating, and the simulator caps the bus there; measure mbw_mr with more pairs (up to the host's "
+            f"cores) to see it"
+        )
+    arguments = platform_arguments(central, ranks_per_host, mpi_library(found_launches, said))
 
     generator = np.random.default_rng(seed)
     draws = []
@@ -332,6 +373,11 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         "source": "fit",
         "calibration": os.fspath(directory),
         "note": "the cores of the calibrated host",
+    }
+    fab.provenance["mpi_library"] = {
+        "source": "fit",
+        "calibration": os.fspath(directory),
+        "note": "the launches' MPI library (env mpi_library)",
     }
     fab.draws = draw_arguments
     return fab, record, said

@@ -30,6 +30,7 @@ from ..models.beff import BITTWARE_520N, ChannelModel
 from ..params import byte_sizes, usage_error
 from ..results.result import Result
 from ..runtime.interrupts import Interrupted
+from . import mpi_library as mpi_rules
 from . import platform as platform_files
 
 _sim = _core.fabric
@@ -698,6 +699,7 @@ def cluster(
     inter_bandwidth: float = 12.0e9,
     eager_threshold: int = 8192,
     rendezvous_latency: float | None = None,
+    mpi_library: str = mpi_rules.OPEN_MPI_41,
 ) -> Fabric:
     """A commodity cluster of n MPI ranks, ranks_per_host to a host (rank r
     on host r // ranks_per_host), hosts joined by one network switch. Each
@@ -713,7 +715,8 @@ def cluster(
       (it sends at most one message per max(o_s, g), and takes at most one
       per max(o_r, g));
     - intra_latency (s), intra_bandwidth (B/s): shared memory between two
-      ranks of one host: latency, and the rate at which one rank copies;
+      ranks of one host: latency, and the rate at which one rank copies
+      (the receiver copies: what arrives at one rank at once shares it);
     - host_bandwidth (B/s): the memory bus of a host, shared by all its
       ranks' shared-memory copies;
     - inter_latency (s), inter_bandwidth (B/s): the path between hosts,
@@ -725,7 +728,11 @@ def cluster(
       clear-to-send round trip, by default 2 (o_s + inter_latency + o_r);
     - the barrier: the dissemination barrier's ceil(log2 n) rounds of empty
       messages, each o_s + (inter_latency, or intra_latency on one host) +
-      o_r.
+      o_r;
+    - mpi_library: whose rules say what an MPI collective call runs
+      (simulation/mpi_library.py): "openmpi-4.1" (Open MPI 4.1's default
+      selection) or "concurrent" (every rank sends to the root at once). The
+      `mpi` gather schedule (MPI_Gatherv) is simulated as that algorithm.
 
     So a ping-pong's one-way time is o_s + L + size / B + o_r (+ the
     rendezvous past the threshold), with L, B = intra_latency,
@@ -756,6 +763,7 @@ def cluster(
         "rendezvous_latency": rendezvous_latency,
     }
     _check_parameters("cluster", arguments)
+    arguments["mpi_library"] = mpi_rules.check(mpi_library)
     segment = _framing("MPI message segment", 0, 0, 0, CLUSTER_SEGMENT)
     hosts = -(-n // ranks_per_host)
     round_latency = inter_latency if hosts > 1 else intra_latency
@@ -861,6 +869,7 @@ PRESETS = {
             "inter_bandwidth": "B/s",
             "eager_threshold": "B",
             "rendezvous_latency": "s",
+            "mpi_library": "",
         },
     ),
 }

@@ -22,7 +22,7 @@ from ..params import byte_sizes
 from ..results.result import Result
 from ..runtime.interrupts import Interrupted
 from . import fabric as fabrics  # run() takes the preset's name as `fabric`
-from . import resources
+from . import mpi_library, resources
 
 KiB, MiB = 1 << 10, 1 << 20
 # Table 6: 64 KiB to 256 MiB per node, in powers of two.
@@ -139,6 +139,32 @@ def stages_on(schedule: schedules.Schedule, fab: fabrics.Fabric) -> list:
     return fabric_stages(schedule, one_path=fab.spec.topology == "cluster")
 
 
+def mpi_algorithm(schedule: schedules.Schedule, fab: fabrics.Fabric) -> str | None:
+    """The algorithm the cluster's MPI library runs for the mpi schedule's
+    call (MPI_Gatherv, _Scatterv, _Allgatherv: simulation/mpi_library.py);
+    None elsewhere (the other schedules, and host_path's MPI, which keeps
+    every block at once)."""
+    if schedule.name != "mpi" or fab.name != "cluster":
+        return None
+    call = mpi_library.SCHEDULE_CALLS[schedule.collective]
+    return mpi_library.algorithm(fab.arguments["mpi_library"], call, schedule.nodes, schedule.block_bytes)
+
+
+def mpi_steps(schedule: schedules.Schedule, fab: fabrics.Fabric) -> list | None:
+    """The mpi schedule's single stage as the messages of its MPI algorithm,
+    relabelled to the schedule's root; None where the schedule's own stages run."""
+    name = mpi_algorithm(schedule, fab)
+    if name is None:
+        return None
+    steps = mpi_library.stages(
+        name, schedule.collective, schedule.nodes, schedule.block_bytes, fab.arguments["eager_threshold"]
+    )
+    if steps is None or not schedule.root:
+        return steps
+    n, root = schedule.nodes, schedule.root
+    return [[(c, (s + root) % n, ss, (d + root) % n, ds, *rest) for c, s, ss, d, ds, *rest in runs] for runs in steps]
+
+
 def simulate(
     schedule: schedules.Schedule,
     fab: fabrics.Fabric,
@@ -172,15 +198,23 @@ def simulate(
     saved = {key: getattr(costs, key) for key in COST_FIELDS}
     for key in COST_FIELDS[:-1]:
         setattr(costs, key, 0.0)
+    steps = mpi_steps(schedule, fab)
     try:
         simulated = fabrics.run_schedule(
-            fab, stages_on(schedule, fab), reconfigure=False, reuse=reuse, details=False, fast_forward=fast_forward
+            fab,
+            stages_on(schedule, fab) if steps is None else steps,
+            reconfigure=False,
+            reuse=reuse,
+            details=False,
+            fast_forward=fast_forward,
         )
     finally:
         for key, value in saved.items():
             setattr(costs, key, value)
     # The interrupt tells the host its stage's writes are done (0 in the presets).
     transfers = [row["transfer"] + costs.interrupt for row in simulated.rows[1:]]
+    if steps is not None:  # the MPI call's messages, one after another, are the schedule's one stage
+        transfers = [sum(transfers)]
     servers = -(-fab.nodes // costs.fpgas_per_server)  # N = ceil(n / 2) with two FPGAs per server
     step_cost = {"topology": costs.topology_reconfiguration, "crossbar": costs.crossbar_setup}
     parts = vcsn.procedure(
@@ -324,6 +358,8 @@ def run(
                     schedule, n, d, ports=ports, virtual_ports=virtual_ports, collective=collective, broadcast=False
                 )
                 parts = simulate(plan, fab, control=control, reuse=reuse, fast_forward=fast_forward)
+                if mpi_algorithm(plan, fab) is not None:
+                    params.setdefault("mpi_algorithms", {})[f"{n}/{d}"] = mpi_algorithm(plan, fab)
                 modelled = printed = None
                 if model is not None and schedule != "mpi":  # MPI has no stage model
                     own = (vcsn.stage_bytes(plan), [stage.setup for stage in plan.stages])

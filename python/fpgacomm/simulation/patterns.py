@@ -12,7 +12,7 @@ import math
 
 from ..params import byte_sizes, usage_error
 from . import fabric as fabrics
-from . import resources
+from . import mpi_library, resources
 
 
 def _count(value, least: int, most: int, what: str) -> int:
@@ -108,3 +108,28 @@ def barrier(fabric="cluster", *, nodes=(2, 4, 8), limits=None):
         run = fabrics.run_schedule(fab, stages, reconfigure=False, details=False)
         rows.append({"nodes": n, "stages": rounds, "time": sum(row["transfer"] for row in run.rows[1:])})
     return fabrics._result("fabric_barrier", template, {}, rows, {"nodes": "", "stages": "", "time": "s"})
+
+
+def mpi_gather(fabric="cluster", *, nodes: int | None = None, size=1 << 20, call: str = "MPI_Gather", limits=None):
+    """An MPI gather call at root 0 as the cluster's MPI library runs it
+    (simulation/mpi_library.py: for Open MPI 4.1, MPI_Gather by coll/tuned's
+    fixed decision, MPI_Gatherv by coll/basic's linear one), per size (bytes
+    per rank): the algorithm and the time until the root holds every block,
+    its messages run one step after another from an empty network."""
+    fab = fabrics._fabric(fabric, nodes)
+    if fab.name != "cluster":
+        raise usage_error(f"fabric: mpi_gather runs on a cluster (its mpi_library), not on {fab.name}")
+    if call not in ("MPI_Gather", "MPI_Gatherv"):
+        raise usage_error(f"fabric: mpi_gather call {call!r}; use MPI_Gather or MPI_Gatherv")
+    sizes = byte_sizes(size, "fabric: mpi_gather block size")
+    estimated = _admitted(f"an {call} of {fab.nodes} ranks", fab, fab.nodes - 1, sizes, limits)
+    rows = []
+    for nbytes in sizes:
+        name = mpi_library.algorithm(fab.arguments["mpi_library"], call, fab.nodes, nbytes)
+        steps = mpi_library.stages(name, "gather", fab.nodes, nbytes, fab.arguments["eager_threshold"])
+        steps = steps or [[(fab.nodes - 1, 1, 1, 0, 0, nbytes, 0, 0)]]
+        run = fabrics.run_schedule(fab, steps, reconfigure=False, details=False)
+        rows.append({"size": nbytes, "algorithm": name, "time": sum(row["transfer"] for row in run.rows[1:])})
+    return fabrics._result(
+        "fabric_mpi_gather", fab, {"call": call, **estimated}, rows, {"size": "B", "algorithm": "", "time": "s"}
+    )

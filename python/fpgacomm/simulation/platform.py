@@ -112,7 +112,8 @@ def parse(text: str, registry: dict, where: str = "platform") -> Platform:
     if missing:
         raise UsageError(
             f"{where}: parameter {', '.join(missing)} of {name} is missing; give "
-            f"{{\"value\": ..., \"unit\": ...}} for it"
+            f"{{\"value\": ..., \"unit\": ...}} for it (a file written before {name} had it: write the "
+            f"platform again, e.g. with calibrate fit, or add the parameter to the file)"
         )
     unknown = sorted(set(given) - set(units))
     if unknown:
