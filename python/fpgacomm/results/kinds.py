@@ -162,6 +162,7 @@ KINDS = (
     _table("fabric_mbw_mr", "simulation/patterns.py"),
     _table("fabric_incast", "simulation/patterns.py"),
     _table("fabric_barrier", "simulation/patterns.py"),
+    _table("fabric_mpi_gather", "simulation/patterns.py"),
     Kind("gather_sim", "gather", "gather", "simulation/gather.py"),
     _table("gather_sim_fig20", "simulation/gather.py, the VCSN paper's figure 20"),
     # Models: fits (models/base.py, models/vcsn.py; fpgacomm fit --json), the
