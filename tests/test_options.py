@@ -114,3 +114,51 @@ def test_options_are_refused_before_any_device_opens(monkeypatch, run, message):
     with pytest.raises(_core.UsageError, match=message) as caught:
         run()
     assert caught.value.agreed
+
+
+def test_the_point_to_point_options_are_one_schema():
+    """OsuOptions declares each option once: its defaults are the core's,
+    run() and every test function take it or its fields as keywords, and
+    `fpgacomm osu`'s flags come from its fields."""
+    import dataclasses
+    import inspect
+
+    from fpgacomm.cli import osu as cli_osu
+
+    core = _core.Pt2ptOptions()
+    defaults = osu.OsuOptions()
+    assert (defaults.window, defaults.validation_warmup) == (core.window, core.validation_warmup)
+    assert defaults.datatype == core.datatype.lower() == params.DATATYPES[0]
+    fields = [field.name for field in dataclasses.fields(osu.OsuOptions)]
+    for function in (osu.run, osu.bw, osu.mbw_mr):
+        keywords = inspect.signature(function).parameters
+        assert [name for name in keywords if name in fields] == fields and "on_row" in keywords
+        assert all(f"\n{name}" in function.__doc__ for name in fields), function
+    assert cli_osu._FLAGS.keys() == {"window", "validate", "datatype", "validation_warmup", "pairs", "vary_window"} | {
+        "print_rate"
+    }
+    with pytest.raises(TypeError, match="OsuOptions has no option 'windows'"):
+        osu.run("bw", windows=4)
+    with pytest.raises(TypeError, match="options must be a OsuOptions, got dict"):
+        osu.run("bw", None, {"window": 4})
+
+
+@pytest.mark.parametrize(
+    "run,message",
+    [
+        (lambda: osu.run("bw", None, osu.OsuOptions(mem=("D", "D"), window=0, sizes=[8])), "window size must be at"),
+        (lambda: osu.bw(None, osu.OsuOptions(mem=("D", "D"), sizes=[8]), window=0), "window size must be at least 1"),
+        (lambda: osu.mbw_mr(mem=("D", "D"), sizes=[8], pairs=0), "-p takes the number of pairs, at least 1, got 0$"),
+        (lambda: osu.bw(mem=("D", "D"), sizes=[8], print_rate=False), r"-R \(print the message rate\) applies to"),
+        (lambda: osu.latency(mem=("D", "D"), sizes=[8], validation_warmup=11), "-u must be 0 to 10"),
+    ],
+)
+def test_an_options_object_and_keywords_are_validated_alike_before_any_device_opens(monkeypatch, run, message):
+    def no_device(*args, **kwargs):
+        raise AssertionError("a device was opened before the options were validated")
+
+    monkeypatch.setattr(osu, "open_device_if", no_device)
+    monkeypatch.setattr("fpgacomm.runtime.devices.open_device", no_device)
+    with pytest.raises(_core.UsageError, match=message) as caught:
+        run()
+    assert caught.value.agreed

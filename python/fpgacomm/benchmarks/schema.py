@@ -1,0 +1,99 @@
+"""A family's options declared once, as the fields of a dataclass.
+
+Each field is one option: its name (the keyword), its type, its default
+(read from the core's options struct where the core has the field) and, in
+its metadata, its help and, where `fpgacomm osu` takes it with a flag of OSU
+Micro-Benchmarks, the flag and argparse's keywords. From the class come the
+options object a family's run() takes, run()'s keywords (the same fields),
+its signature and docstring, and the command line's flags (cli/options.py,
+add_option). Ranges and combinations are the core's to check, once, in its
+options' validate(). A field::
+
+    @dataclass(frozen=True, kw_only=True)
+    class Options:
+        window: int = option(64, "messages in flight per window (default {default})", "-W", "--window-size")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+# The placeholder of a help text for the default that each surface shows:
+# the library's default in docstrings, the command line's in --help.
+DEFAULT = "{default}"
+
+
+def option(default, help: str, *flags: str, cli_default=dataclasses.MISSING, **argparse_keywords):
+    """One option as a dataclass field: its default and help ("{default}"
+    in it is replaced by the default each surface shows), and, for an option
+    of the command line, its flags and argparse's keywords. cli_default: the
+    command line's default where it differs from the library's."""
+    metadata = {"help": help, "flags": flags, "argparse": argparse_keywords}
+    if cli_default is not dataclasses.MISSING:
+        metadata["cli_default"] = cli_default
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def flagged(cls) -> dict[str, dataclasses.Field]:
+    """The fields of `cls` that the command line takes with a flag, by name."""
+    return {field.name: field for field in dataclasses.fields(cls) if field.metadata.get("flags")}
+
+
+def cli_default(field: dataclasses.Field):
+    """The command line's default of a field."""
+    return field.metadata.get("cli_default", field.default)
+
+
+def help_text(field: dataclasses.Field, default) -> str:
+    """The field's help, showing `default` as its default."""
+    return field.metadata["help"].replace(DEFAULT, str(default))
+
+
+def build(cls, options, keywords: dict):
+    """An instance of `cls`: `options` (an instance, or None for the
+    defaults) with `keywords` replacing its fields; a keyword that names no
+    field is a TypeError naming it, as a function's unknown keyword is."""
+    names = [field.name for field in dataclasses.fields(cls)]
+    unknown = [name for name in keywords if name not in names]
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no option '{unknown[0]}'; the options are {', '.join(names)}")
+    if options is None:
+        return cls(**keywords)
+    if not isinstance(options, cls):
+        raise TypeError(f"options must be a {cls.__name__}, got {type(options).__name__}")
+    return dataclasses.replace(options, **keywords)
+
+
+def described(cls) -> str:
+    """One line per field: its name, its flag, its help with the library's default."""
+    lines = []
+    for field in dataclasses.fields(cls):
+        flag = field.metadata["flags"][0] if field.metadata.get("flags") else ""
+        lines.append(f"{field.name}{f' ({flag})' if flag else ''}: {help_text(field, field.default)}.")
+    return "\n".join(lines)
+
+
+def takes_options(cls, *after):
+    """Decorator of a family's run, which takes its leading parameters,
+    options=None, the keyword-only parameters named in `after` and the
+    fields as further keywords: its signature shows each field of `cls` as
+    a keyword (before those of `after`, which are run's own), and its
+    docstring gains the fields' help."""
+
+    def decorate(function):
+        signature = inspect.signature(function)
+        head = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD and p.name not in after]
+        fields = [
+            inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=field.default, annotation=field.type)
+            for field in dataclasses.fields(cls)
+        ]
+        own = [signature.parameters[name] for name in after]
+        function.__signature__ = signature.replace(parameters=head + fields + own)
+        function.__doc__ = (
+            f"{inspect.cleandoc(function.__doc__ or '')}\n\n"
+            f"The options, {cls.__name__}'s fields, each also a keyword:\n\n{described(cls)}"
+        )
+        return function
+
+    return decorate
