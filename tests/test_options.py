@@ -129,14 +129,18 @@ def test_the_point_to_point_options_are_one_schema():
     defaults = osu.OsuOptions()
     assert (defaults.window, defaults.validation_warmup) == (core.window, core.validation_warmup)
     assert defaults.datatype == core.datatype.lower() == params.DATATYPES[0]
-    fields = [field.name for field in dataclasses.fields(osu.OsuOptions)]
-    for function in (osu.run, osu.bw, osu.mbw_mr):
-        keywords = inspect.signature(function).parameters
-        assert [name for name in keywords if name in fields] == fields and "on_row" in keywords
-        assert all(f"\n{name}" in function.__doc__ for name in fields), function
-    assert cli_osu._FLAGS.keys() == {"window", "validate", "datatype", "validation_warmup", "pairs", "vary_window"} | {
-        "print_rate"
-    }
+    assert (onesided.OneSidedOptions().window_creation, onesided.OneSidedOptions().mem) == ("allocate", "H")
+    for options, functions in (
+        (osu.OsuOptions, (osu.run, osu.bw, osu.mbw_mr)),
+        (onesided.OneSidedOptions, (onesided.run, onesided.get_bw)),
+    ):
+        fields = [field.name for field in dataclasses.fields(options)]
+        for function in functions:
+            keywords = inspect.signature(function).parameters
+            assert [name for name in keywords if name in fields] == fields and "on_row" in keywords
+            assert all(f"\n{name}" in function.__doc__ for name in fields), function
+    pt2pt = {"window", "validate", "datatype", "validation_warmup", "pairs", "vary_window", "print_rate"}
+    assert cli_osu._FLAGS.keys() == pt2pt | {"window_creation", "sync"}
     with pytest.raises(TypeError, match="OsuOptions has no option 'windows'"):
         osu.run("bw", windows=4)
     with pytest.raises(TypeError, match="options must be a OsuOptions, got dict"):
@@ -151,13 +155,15 @@ def test_the_point_to_point_options_are_one_schema():
         (lambda: osu.mbw_mr(mem=("D", "D"), sizes=[8], pairs=0), "-p takes the number of pairs, at least 1, got 0$"),
         (lambda: osu.bw(mem=("D", "D"), sizes=[8], print_rate=False), r"-R \(print the message rate\) applies to"),
         (lambda: osu.latency(mem=("D", "D"), sizes=[8], validation_warmup=11), "-u must be 0 to 10"),
+        (lambda: onesided.put_bibw(None, onesided.OneSidedOptions(mem="D", sizes=[8]), sync="flush"), "takes -s pscw"),
     ],
 )
 def test_an_options_object_and_keywords_are_validated_alike_before_any_device_opens(monkeypatch, run, message):
     def no_device(*args, **kwargs):
         raise AssertionError("a device was opened before the options were validated")
 
-    monkeypatch.setattr(osu, "open_device_if", no_device)
+    for module in (osu, onesided):
+        monkeypatch.setattr(module, "open_device_if", no_device)
     monkeypatch.setattr("fpgacomm.runtime.devices.open_device", no_device)
     with pytest.raises(_core.UsageError, match=message) as caught:
         run()

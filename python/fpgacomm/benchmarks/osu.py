@@ -27,7 +27,20 @@ from ..results import stats
 from ..results.result import Result
 from ..runtime import calibration, environment, mpi
 from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
-from .schema import DEFAULT, build, option, takes_options
+from .schema import (
+    DEFAULT,
+    build,
+    device_option,
+    iterations_option,
+    option,
+    round_seed_option,
+    rounds_option,
+    sizes_option,
+    takes_options,
+    validate_option,
+    warmup_option,
+    window_option,
+)
 from .signatures import options_of
 from .sweep import OnRow, Sweep
 
@@ -168,31 +181,16 @@ class OsuOptions:
     or its fields as keywords; the core's validate() checks them before any
     device opens. pairs, vary_window and print_rate are mbw_mr's."""
 
-    sizes: list[int] | str | None = option(
-        None, "message sizes in bytes: a list, or [MIN:]MAX with K/M/G suffixes (OSU Micro-Benchmarks' -m)"
-    )
+    sizes: list[int] | str | None = sizes_option()
     mem: tuple = option(
         ("H", "H"),
         "(kind of rank 0's buffers, kind of rank 1's), each H, H!, D, B or P; in multi_lat and mbw_mr "
         "the first and second half of the ranks",
     )
-    iterations: int | None = option(
-        None,
-        f"timed iterations for every size (-i); None: OSU Micro-Benchmarks' defaults, which switch above "
-        f"{LARGE_MESSAGE} bytes",
-    )
-    warmup: int | None = option(None, "untimed warm-up iterations for every size (-x); None: as iterations")
-    window: int = option(
-        _CORE.window,
-        "messages in flight per window (default {default})",
-        "-W",
-        "--window-size",
-        type=int,
-        metavar="WINDOW_SIZE",
-    )
-    validate: bool = option(
-        False, "check every received message (outside the timed region)", "-c", "--validation", action="store_true"
-    )
+    iterations: int | None = iterations_option()
+    warmup: int | None = warmup_option()
+    window: int = window_option(_CORE.window)
+    validate: bool = validate_option()
     buffers: str = option(
         "single", "single (one buffer per side) or multiple (fresh buffers per size, one per window slot)"
     )
@@ -259,13 +257,9 @@ class OsuOptions:
         choices=(0, 1),
         metavar="0|1",
     )
-    device: DeviceOptions | None = option(None, "the device of each rank; None: DeviceOptions()")
-    rounds: int = option(
-        1,
-        "complete sweeps in this job, each in its own shuffled order of the sizes; with more than one, rows are "
-        "the medians over rounds and keep every round's values in row['rounds'] (benchmarks.sweep)",
-    )
-    round_seed: int | None = option(None, "the seed of the rounds' orders; None: drawn")
+    device: DeviceOptions | None = device_option()
+    rounds: int = rounds_option()
+    round_seed: int | None = round_seed_option()
 
 
 @takes_options(OsuOptions, "on_row")

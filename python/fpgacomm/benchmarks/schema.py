@@ -19,20 +19,77 @@ from __future__ import annotations
 import dataclasses
 import inspect
 
+from .. import _core
+
 # The placeholder of a help text for the default that each surface shows:
 # the library's default in docstrings, the command line's in --help.
 DEFAULT = "{default}"
 
 
-def option(default, help: str, *flags: str, cli_default=dataclasses.MISSING, **argparse_keywords):
+def option(default, help: str, *flags: str, cli_default=dataclasses.MISSING, doc: str = "", **argparse_keywords):
     """One option as a dataclass field: its default and help ("{default}"
     in it is replaced by the default each surface shows), and, for an option
     of the command line, its flags and argparse's keywords. cli_default: the
-    command line's default where it differs from the library's."""
-    metadata = {"help": help, "flags": flags, "argparse": argparse_keywords}
+    command line's default where it differs from the library's; doc: the
+    docstring's text where it differs from the help's (whose other
+    placeholders the command line fills per test)."""
+    metadata = {"help": help, "doc": doc or help, "flags": flags, "argparse": argparse_keywords}
     if cli_default is not dataclasses.MISSING:
         metadata["cli_default"] = cli_default
     return dataclasses.field(default=default, metadata=metadata)
+
+
+# The options that every OSU family's run takes alike (each family's class
+# declares the rest, and -W with its own default).
+
+
+def sizes_option():
+    return option(None, "message sizes in bytes: a list, or [MIN:]MAX with K/M/G suffixes (OSU Micro-Benchmarks' -m)")
+
+
+def iterations_option():
+    return option(
+        None,
+        f"timed iterations for every size (-i); None: OSU Micro-Benchmarks' defaults, which switch above "
+        f"{_core.LARGE_MESSAGE} bytes",
+    )
+
+
+def warmup_option():
+    return option(None, "untimed warm-up iterations for every size (-x); None: as iterations")
+
+
+def window_option(default: int):
+    return option(
+        default,
+        "messages in flight per window (default {default})",
+        "-W",
+        "--window-size",
+        type=int,
+        metavar="WINDOW_SIZE",
+    )
+
+
+def validate_option():
+    return option(
+        False, "check every received message (outside the timed region)", "-c", "--validation", action="store_true"
+    )
+
+
+def device_option():
+    return option(None, "the device of each rank; None: DeviceOptions()")
+
+
+def rounds_option():
+    return option(
+        1,
+        "complete sweeps in this job, each in its own shuffled order of the sizes; with more than one, rows are "
+        "the medians over rounds and keep every round's values in row['rounds'] (benchmarks.sweep)",
+    )
+
+
+def round_seed_option():
+    return option(None, "the seed of the rounds' orders; None: drawn")
 
 
 def flagged(cls) -> dict[str, dataclasses.Field]:
@@ -45,9 +102,9 @@ def cli_default(field: dataclasses.Field):
     return field.metadata.get("cli_default", field.default)
 
 
-def help_text(field: dataclasses.Field, default) -> str:
-    """The field's help, showing `default` as its default."""
-    return field.metadata["help"].replace(DEFAULT, str(default))
+def help_text(field: dataclasses.Field, default, **values) -> str:
+    """The field's help, showing `default` as its default and `values` in its other placeholders."""
+    return field.metadata["help"].format(default=default, **values)
 
 
 def build(cls, options, keywords: dict):
@@ -70,7 +127,8 @@ def described(cls) -> str:
     lines = []
     for field in dataclasses.fields(cls):
         flag = field.metadata["flags"][0] if field.metadata.get("flags") else ""
-        lines.append(f"{field.name}{f' ({flag})' if flag else ''}: {help_text(field, field.default)}.")
+        text = field.metadata["doc"].replace(DEFAULT, str(field.default))
+        lines.append(f"{field.name}{f' ({flag})' if flag else ''}: {text}.")
     return "\n".join(lines)
 
 

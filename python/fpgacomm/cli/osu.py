@@ -242,23 +242,10 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
             help="root rank (default 0); OSU Micro-Benchmarks' -k fixed:N is the same",
         )
     if "window_creation" in options:
-        parser.add_argument(
-            "-w",
-            "--win-options",
-            choices=onesided.WINDOW_CREATION,
-            default="allocate",
-            type=str.lower,
-            help="window creation, MPI_Win_allocate, MPI_Win_create or " "MPI_Win_create_dynamic (default allocate)",
-        )
+        add_option(parser, _FLAGS["window_creation"])
     if "sync" in options:
         takes = onesided.SYNC_CHOICES[benchmark.test]
-        parser.add_argument(
-            "-s",
-            "--sync-option",
-            choices=onesided.SYNC,
-            type=str.lower,
-            help=f"synchronisation: {', '.join(takes)} (default {takes[0]})",
-        )
+        add_option(parser, _FLAGS["sync"], shown=takes[0], takes=", ".join(takes))
     for name in ("pairs", "vary_window", "print_rate"):
         if name in options:
             add_option(parser, _FLAGS[name])
@@ -370,19 +357,13 @@ def _root_rank(text: str) -> int:
     return core_int(rank)
 
 
-# The options whose flags the point-to-point tests' schema declares
-# (osu.OsuOptions), which the collective and one-sided tests of the same
-# names share: each parsed into args under its name.
-_FLAGS = schema.flagged(osu.OsuOptions)
+# The options whose flags the families' schemas declare (osu.OsuOptions,
+# onesided.OneSidedOptions; the collectives share theirs of the same names):
+# each parsed into args under its name.
+_FLAGS = {**schema.flagged(onesided.OneSidedOptions), **schema.flagged(osu.OsuOptions)}
 # The test function's keywords of the other options that take the parsed
 # value as it is: the registry's option name -> the parser's attribute.
-_AS_PARSED = {
-    "sizes": "message_size",
-    "root": "root",
-    "window_creation": "win_options",
-    "sync": "sync_option",
-    "mem_limit": "mem_limit",
-}
+_AS_PARSED = {"sizes": "message_size", "root": "root", "mem_limit": "mem_limit"}
 
 
 def _keywords(args) -> dict:
