@@ -30,20 +30,8 @@ from ..results import stats
 from ..results.result import Result
 from ..runtime import environment, mpi
 from ..runtime.devices import DeviceOptions, needs_device, open_device_if
+from . import schema
 from .osu import omb_differences
-from .schema import (
-    build,
-    device_option,
-    iterations_option,
-    option,
-    round_seed_option,
-    rounds_option,
-    sizes_option,
-    takes_options,
-    validate_option,
-    warmup_option,
-    window_option,
-)
 from .signatures import options_of
 from .sweep import OnRow, Sweep
 
@@ -120,12 +108,12 @@ class OneSidedOptions:
     osu.OsuOptions: benchmarks.schema). run() takes one, or its fields as
     keywords; the core's validate() checks them before any device opens."""
 
-    sizes: list[int] | str | None = sizes_option()
-    mem: str = option(_CORE.kind, "the kind of the local (origin) buffer of both ranks: H, H!, D, B or P")
-    iterations: int | None = iterations_option()
-    warmup: int | None = warmup_option()
-    window: int = window_option(_CORE.window)
-    window_creation: str = option(
+    sizes: list[int] | str | None = schema.sizes_option()
+    mem: str = schema.option(_CORE.kind, "the kind of the local (origin) buffer of both ranks: H, H!, D, B or P")
+    iterations: int | None = schema.iterations_option()
+    warmup: int | None = schema.warmup_option()
+    window: int = schema.window_option(_CORE.window)
+    window_creation: str = schema.option(
         _CORE.window_creation,
         "window creation, MPI_Win_allocate, MPI_Win_create or MPI_Win_create_dynamic (default {default})",
         "-w",
@@ -133,7 +121,7 @@ class OneSidedOptions:
         choices=WINDOW_CREATION,
         type=str.lower,
     )
-    sync: str | None = option(
+    sync: str | None = schema.option(
         None,
         "synchronisation: {takes} (default {default})",
         "-s",
@@ -143,18 +131,18 @@ class OneSidedOptions:
         choices=SYNC,
         type=str.lower,
     )
-    validate: bool = validate_option()
-    compare_put: bool = option(
+    validate: bool = schema.validate_option()
+    compare_put: bool = schema.option(
         True,
         "for get_latency and get_bw, also run the PUT test with the same parameters and add its put_latency or "
         "put_bandwidth and overhead_vs_put columns (each round runs GET and then PUT in its order)",
     )
-    device: DeviceOptions | None = device_option()
-    rounds: int = rounds_option()
-    round_seed: int | None = round_seed_option()
+    device: DeviceOptions | None = schema.device_option()
+    rounds: int = schema.rounds_option()
+    round_seed: int | None = schema.round_seed_option()
 
 
-@takes_options(OneSidedOptions, "on_row")
+@schema.takes_options(OneSidedOptions, "on_row")
 def run(
     test: str, comm=None, options: OneSidedOptions | None = None, *, on_row: OnRow | None = None, **keywords
 ) -> Result:
@@ -166,7 +154,7 @@ def run(
     carrying `result`, the sizes finished, marked incomplete (without the
     PUT comparison).
     """
-    options = build(OneSidedOptions, options, keywords)
+    options = schema.build(OneSidedOptions, options, keywords)
     mem, window_creation, window, validate = options.mem, options.window_creation, options.window, options.validate
     device, rounds = options.device, options.rounds
     comm = mpi.resolve(comm)

@@ -27,20 +27,7 @@ from ..results import stats
 from ..results.result import Result
 from ..runtime import calibration, environment, mpi
 from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
-from .schema import (
-    DEFAULT,
-    build,
-    device_option,
-    iterations_option,
-    option,
-    round_seed_option,
-    rounds_option,
-    sizes_option,
-    takes_options,
-    validate_option,
-    warmup_option,
-    window_option,
-)
+from . import schema
 from .signatures import options_of
 from .sweep import OnRow, Sweep
 
@@ -181,39 +168,39 @@ class OsuOptions:
     or its fields as keywords; the core's validate() checks them before any
     device opens. pairs, vary_window and print_rate are mbw_mr's."""
 
-    sizes: list[int] | str | None = sizes_option()
-    mem: tuple = option(
+    sizes: list[int] | str | None = schema.sizes_option()
+    mem: tuple = schema.option(
         ("H", "H"),
         "(kind of rank 0's buffers, kind of rank 1's), each H, H!, D, B or P; in multi_lat and mbw_mr "
         "the first and second half of the ranks",
     )
-    iterations: int | None = iterations_option()
-    warmup: int | None = warmup_option()
-    window: int = window_option(_CORE.window)
-    validate: bool = validate_option()
-    buffers: str = option(
+    iterations: int | None = schema.iterations_option()
+    warmup: int | None = schema.warmup_option()
+    window: int = schema.window_option(_CORE.window)
+    validate: bool = schema.validate_option()
+    buffers: str = schema.option(
         "single", "single (one buffer per side) or multiple (fresh buffers per size, one per window slot)"
     )
-    touch: bool = option(
+    touch: bool = schema.option(
         False, "launch the placeholder kernel on device buffers before each measured operation (untimed)"
     )
-    path: str = option(
+    path: str = schema.option(
         "auto",
         "how device buffers reach MPI: staged, mapped, or auto (mapped where the device shares host memory); "
         "with timeline, auto stages",
     )
-    chunk_bytes: int | None = option(
+    chunk_bytes: int | None = schema.option(
         None,
         "the staged pipeline's chunk; None: runtime.calibration's (measured and cached on accelerators, "
         "defaults on CPU devices), as are the smallest fast copies",
     )
-    slots: int | None = option(None, "staging buffers per direction; None: runtime.calibration's")
-    timeline: bool = option(
+    slots: int | None = schema.option(None, "staging buffers per direction; None: runtime.calibration's")
+    timeline: bool = schema.option(
         False,
         "record every staged chunk of the last timed iteration of each size (a window or a round trip): "
         "the Result's attribute timeline is then, on rank 0, a Result of every rank's chunks (None elsewhere)",
     )
-    datatype: str = option(
+    datatype: str = schema.option(
         _CORE.datatype.lower(),
         "MPI datatype of the elements (default {default}, as OSU Micro-Benchmarks 7.4); sizes smaller than one "
         "element are skipped",
@@ -222,17 +209,17 @@ class OsuOptions:
         type=str.lower,
         choices=DATATYPES,
     )
-    validation_warmup: int = option(
+    validation_warmup: int = schema.option(
         _CORE.validation_warmup,
         "with -c, untimed repetitions of each iteration's operation before the timed one "
-        f"(default {DEFAULT}, at most {_core.MAX_VALIDATION_WARMUP})",
+        f"(default {schema.DEFAULT}, at most {_core.MAX_VALIDATION_WARMUP})",
         "-u",
         "--validation-warmup",
         cli_default=_core.VALIDATION_WARMUP,
         type=int,
         metavar="N",
     )
-    pairs: int | None = option(
+    pairs: int | None = schema.option(
         None,
         "pairs taking part, rank i with rank i+PAIRS; higher ranks wait (default N/2)",
         "-p",
@@ -240,14 +227,14 @@ class OsuOptions:
         type=int,
         metavar="PAIRS",
     )
-    vary_window: bool = option(
+    vary_window: bool = schema.option(
         False,
         f"run every size at each window of {', '.join(map(str, VARIED_WINDOWS))} (not with -W)",
         "-V",
         "--vary-window",
         action="store_true",
     )
-    print_rate: bool = option(
+    print_rate: bool = schema.option(
         True,
         "1: print the message rate beside the bandwidth (default); 0: the bandwidth only",
         "-R",
@@ -257,12 +244,12 @@ class OsuOptions:
         choices=(0, 1),
         metavar="0|1",
     )
-    device: DeviceOptions | None = device_option()
-    rounds: int = rounds_option()
-    round_seed: int | None = round_seed_option()
+    device: DeviceOptions | None = schema.device_option()
+    rounds: int = schema.rounds_option()
+    round_seed: int | None = schema.round_seed_option()
 
 
-@takes_options(OsuOptions, "on_row")
+@schema.takes_options(OsuOptions, "on_row")
 def run(test: str, comm=None, options: OsuOptions | None = None, *, on_row: OnRow | None = None, **keywords) -> Result:
     """One OSU point-to-point test; collective over comm.
 
@@ -272,7 +259,7 @@ def run(test: str, comm=None, options: OsuOptions | None = None, *, on_row: OnRo
     interrupt (runtime.interrupts) raises Interrupted carrying `result`:
     the sizes finished, marked incomplete.
     """
-    options = build(OsuOptions, options, keywords)
+    options = schema.build(OsuOptions, options, keywords)
     comm = mpi.resolve(comm)
     device_options = options.device or DeviceOptions()
     core = _core_options(test, options, device_options)
