@@ -3,7 +3,7 @@ once in C++ with the agreed UsageError, and checked before any device opens."""
 
 import pytest
 from fpgacomm import _core, collectives, onesided, osu, params
-from fpgacomm.benchmarks import beff
+from fpgacomm.benchmarks import beff, schema
 
 
 def refused(options, message: str) -> None:
@@ -168,3 +168,22 @@ def test_an_options_object_and_keywords_are_validated_alike_before_any_device_op
     with pytest.raises(_core.UsageError, match=message) as caught:
         run()
     assert caught.value.agreed
+
+
+def test_the_fields_reach_the_cores_options():
+    from fpgacomm.runtime.devices import DeviceOptions
+
+    options = osu.OsuOptions(sizes=[8], pairs=2, vary_window=True, validation_warmup=3, datatype="mpi_int", touch=True)
+    core = osu._core_options("mbw_mr", options, DeviceOptions())
+    assert (core.pairs, core.vary_window, core.validation_warmup, core.datatype, core.touch, core.print_rate) == (
+        2,
+        True,
+        3,
+        "MPI_INT",
+        True,
+        True,
+    )
+    assert (core.test, core.sizes, core.validation, core.window) == ("mbw_mr", [8], False, osu.DEFAULT_WINDOW)
+    one = onesided.OneSidedOptions(sizes=[8], window=4, window_creation="create", sync="fence")
+    core = schema.core_options(one, _core.OneSidedOptions, test="put_bw")
+    assert (core.window, core.window_creation, core.sync, core.sizes) == (4, "create", "fence", [8])

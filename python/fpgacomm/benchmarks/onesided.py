@@ -161,11 +161,11 @@ def run(
     device_options = device or DeviceOptions()
     # An unknown test takes put_latency's defaults here, and validate() refuses it.
     counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["put_latency"]), options.iterations, options.warmup)
-    core = _core.OneSidedOptions(
+    # The fields the core holds by the same name (window, window_creation, sync) pass as they are.
+    core = schema.core_options(
+        options,
+        _core.OneSidedOptions,
         test=test,
-        window_creation=window_creation,
-        sync=options.sync,
-        window=window,
         kind=mem,
         sizes=resolve_sizes(options.sizes),
         counts=counts,

@@ -344,24 +344,19 @@ def _core_options(test: str, options: OsuOptions, device: DeviceOptions) -> _cor
         path = "staged"  # the timeline asked for is of staged chunks: auto leaves the choice to us
     # An unknown test takes latency's defaults here, and validate() refuses it.
     counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["latency"]), options.iterations, options.warmup)
-    core = _core.Pt2ptOptions(
+    # The fields the core holds by the same name (window, datatype, -u, -p, ...) pass as they are.
+    core = schema.core_options(
+        options,
+        _core.Pt2ptOptions,
         test=test,
         send_kind=send_kind,
         recv_kind=recv_kind,
         multiple_buffers=_multiple_buffers(options.buffers),
         transfer=_core.TransferOptions(path=path, chunk_bytes=options.chunk_bytes or 0, slots=options.slots or 1),
-        window=options.window,
-        datatype=options.datatype,
         sizes=resolve_sizes(options.sizes),
         counts=counts,
         validation=options.validate,
-        touch=options.touch,
         bank=device.bank,
-        timeline=options.timeline,
-        validation_warmup=options.validation_warmup,
-        pairs=options.pairs,
-        vary_window=options.vary_window,
-        print_rate=options.print_rate,
     )
     core.validate()
     check_api(device, (send_kind, recv_kind))

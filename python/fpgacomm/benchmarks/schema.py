@@ -122,6 +122,19 @@ def build(cls, options, keywords: dict):
     return dataclasses.replace(options, **keywords)
 
 
+def core_options(options, core_class, **converted):
+    """The core's options (an instance of `core_class`, not yet validated)
+    of an options object: `converted`, the fields the core names otherwise
+    or takes converted, and every other field that the core's class holds
+    under the same name, as it is."""
+    same = {
+        field.name: getattr(options, field.name)
+        for field in dataclasses.fields(options)
+        if field.name not in converted and isinstance(getattr(core_class, field.name, None), property)
+    }
+    return core_class(**same, **converted)
+
+
 def described(cls) -> str:
     """One line per field: its name, its flag, its help with the library's default."""
     lines = []
