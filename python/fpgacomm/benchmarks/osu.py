@@ -224,6 +224,7 @@ class OsuOptions:
         "pairs taking part, rank i with rank i+PAIRS; higher ranks wait (default N/2)",
         "-p",
         "--num-pairs",
+        tests=("mbw_mr",),
         type=int,
         metavar="PAIRS",
     )
@@ -232,6 +233,7 @@ class OsuOptions:
         f"run every size at each window of {', '.join(map(str, VARIED_WINDOWS))} (not with -W)",
         "-V",
         "--vary-window",
+        tests=("mbw_mr",),
         action="store_true",
     )
     print_rate: bool = schema.option(
@@ -239,6 +241,7 @@ class OsuOptions:
         "1: print the message rate beside the bandwidth (default); 0: the bandwidth only",
         "-R",
         "--print-rate",
+        tests=("mbw_mr",),
         cli_default=1,
         type=int,
         choices=(0, 1),

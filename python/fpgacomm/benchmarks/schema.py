@@ -26,14 +26,30 @@ from .. import _core
 DEFAULT = "{default}"
 
 
-def option(default, help: str, *flags: str, cli_default=dataclasses.MISSING, doc: str = "", **argparse_keywords):
+# Which tests of a family take an option on the command line (option's
+# `tests`): every one, those whose headline is a bandwidth (they stream
+# windows), or the ones named.
+EVERY_TEST, BANDWIDTH_TESTS = "every", "bandwidth"
+
+
+def option(
+    default,
+    help: str,
+    *flags: str,
+    cli_default=dataclasses.MISSING,
+    doc: str = "",
+    tests: str | tuple = EVERY_TEST,
+    **argparse_keywords,
+):
     """One option as a dataclass field: its default and help ("{default}"
     in it is replaced by the default each surface shows), and, for an option
     of the command line, its flags and argparse's keywords. cli_default: the
     command line's default where it differs from the library's; doc: the
     docstring's text where it differs from the help's (whose other
-    placeholders the command line fills per test)."""
-    metadata = {"help": help, "doc": doc or help, "flags": flags, "argparse": argparse_keywords}
+    placeholders the command line fills per test); tests: which of the
+    family's tests take its flag (EVERY_TEST, BANDWIDTH_TESTS or a tuple
+    of test names)."""
+    metadata = {"help": help, "doc": doc or help, "flags": flags, "argparse": argparse_keywords, "tests": tests}
     if cli_default is not dataclasses.MISSING:
         metadata["cli_default"] = cli_default
     return dataclasses.field(default=default, metadata=metadata)
@@ -65,6 +81,7 @@ def window_option(default: int):
         "messages in flight per window (default {default})",
         "-W",
         "--window-size",
+        tests=BANDWIDTH_TESTS,
         type=int,
         metavar="WINDOW_SIZE",
     )
@@ -95,6 +112,17 @@ def round_seed_option():
 def flagged(cls) -> dict[str, dataclasses.Field]:
     """The fields of `cls` that the command line takes with a flag, by name."""
     return {field.name: field for field in dataclasses.fields(cls) if field.metadata.get("flags")}
+
+
+def flags_of_test(cls, test: str, quantity: str) -> tuple:
+    """The names of the fields of `cls` whose flags this test of the family
+    takes (quantity: its headline, latency or bandwidth)."""
+    taken = []
+    for name, field in flagged(cls).items():
+        tests = field.metadata["tests"]
+        if tests == EVERY_TEST or (tests == BANDWIDTH_TESTS and quantity == "bandwidth") or test in tests:
+            taken.append(name)
+    return tuple(taken)
 
 
 def cli_default(field: dataclasses.Field):
