@@ -102,6 +102,13 @@ def test_the_choices_are_the_cores():
         (lambda: collectives.run("allgather", mem="D", root=1, sizes=[8]), "osu allgather has no root"),
         (lambda: onesided.run("put_bibw", mem="D", sync="flush", sizes=[8]), "osu put_bibw takes -s pscw or fence"),
         (lambda: beff.run(comm_type="pcie", max_size=4, repetitions=0), "repetitions -n must be at least 1, got 0$"),
+        # An options object and keywords alike.
+        (lambda: osu.run("bw", None, osu.OsuOptions(mem=("D", "D"), window=0, sizes=[8])), "window size must be at"),
+        (lambda: osu.bw(None, osu.OsuOptions(mem=("D", "D"), sizes=[8]), window=0), "window size must be at least 1"),
+        (lambda: osu.mbw_mr(mem=("D", "D"), sizes=[8], pairs=0), "-p takes the number of pairs, at least 1, got 0$"),
+        (lambda: osu.bw(mem=("D", "D"), sizes=[8], print_rate=False), r"-R \(print the message rate\) applies to"),
+        (lambda: osu.latency(mem=("D", "D"), sizes=[8], validation_warmup=11), "-u must be 0 to 10"),
+        (lambda: onesided.put_bibw(None, onesided.OneSidedOptions(mem="D", sizes=[8]), sync="flush"), "takes -s pscw"),
     ],
 )
 def test_options_are_refused_before_any_device_opens(monkeypatch, run, message):
@@ -145,29 +152,6 @@ def test_the_point_to_point_options_are_one_schema():
         osu.run("bw", windows=4)
     with pytest.raises(TypeError, match="options must be a OsuOptions, got dict"):
         osu.run("bw", None, {"window": 4})
-
-
-@pytest.mark.parametrize(
-    "run,message",
-    [
-        (lambda: osu.run("bw", None, osu.OsuOptions(mem=("D", "D"), window=0, sizes=[8])), "window size must be at"),
-        (lambda: osu.bw(None, osu.OsuOptions(mem=("D", "D"), sizes=[8]), window=0), "window size must be at least 1"),
-        (lambda: osu.mbw_mr(mem=("D", "D"), sizes=[8], pairs=0), "-p takes the number of pairs, at least 1, got 0$"),
-        (lambda: osu.bw(mem=("D", "D"), sizes=[8], print_rate=False), r"-R \(print the message rate\) applies to"),
-        (lambda: osu.latency(mem=("D", "D"), sizes=[8], validation_warmup=11), "-u must be 0 to 10"),
-        (lambda: onesided.put_bibw(None, onesided.OneSidedOptions(mem="D", sizes=[8]), sync="flush"), "takes -s pscw"),
-    ],
-)
-def test_an_options_object_and_keywords_are_validated_alike_before_any_device_opens(monkeypatch, run, message):
-    def no_device(*args, **kwargs):
-        raise AssertionError("a device was opened before the options were validated")
-
-    for module in (osu, onesided):
-        monkeypatch.setattr(module, "open_device_if", no_device)
-    monkeypatch.setattr("fpgacomm.runtime.devices.open_device", no_device)
-    with pytest.raises(_core.UsageError, match=message) as caught:
-        run()
-    assert caught.value.agreed
 
 
 def test_the_fields_reach_the_cores_options():
