@@ -3,7 +3,7 @@ once in C++ with the agreed UsageError, and checked before any device opens."""
 
 import pytest
 from fpgacomm import _core, collectives, onesided, osu, params
-from fpgacomm.benchmarks import beff
+from fpgacomm.benchmarks import beff, schema
 
 
 def refused(options, message: str) -> None:
@@ -101,6 +101,13 @@ def test_the_choices_are_the_cores():
         (lambda: collectives.run("allgather", mem="D", root=1, sizes=[8]), "osu allgather has no root"),
         (lambda: onesided.run("put_bibw", mem="D", sync="flush", sizes=[8]), "osu put_bibw takes -s pscw or fence"),
         (lambda: beff.run(comm_type="pcie", max_size=4, repetitions=0), "repetitions -n must be at least 1, got 0$"),
+        # An options object and keywords alike.
+        (lambda: osu.run("bw", None, osu.OsuOptions(mem=("D", "D"), window=0, sizes=[8])), "window size must be at"),
+        (lambda: osu.bw(None, osu.OsuOptions(mem=("D", "D"), sizes=[8]), window=0), "window size must be at least 1"),
+        (lambda: osu.mbw_mr(mem=("D", "D"), sizes=[8], pairs=0), "-p takes the number of pairs, at least 1, got 0$"),
+        (lambda: osu.bw(mem=("D", "D"), sizes=[8], print_rate=False), r"-R \(print the message rate\) applies to"),
+        (lambda: osu.latency(mem=("D", "D"), sizes=[8], validation_warmup=11), "-u must be 0 to 10"),
+        (lambda: onesided.put_bibw(None, onesided.OneSidedOptions(mem="D", sizes=[8]), sync="flush"), "takes -s pscw"),
     ],
 )
 def test_options_are_refused_before_any_device_opens(monkeypatch, run, message):
@@ -113,3 +120,53 @@ def test_options_are_refused_before_any_device_opens(monkeypatch, run, message):
     with pytest.raises(_core.UsageError, match=message) as caught:
         run()
     assert caught.value.agreed
+
+
+def test_the_point_to_point_options_are_one_schema():
+    """OsuOptions declares each option once: its defaults are the core's,
+    run() and every test function take it or its fields as keywords, and
+    `fpgacomm osu`'s flags come from its fields."""
+    import dataclasses
+    import inspect
+
+    from fpgacomm.cli import osu as cli_osu
+
+    core = _core.Pt2ptOptions()
+    defaults = osu.OsuOptions()
+    assert (defaults.window, defaults.validation_warmup) == (core.window, core.validation_warmup)
+    assert defaults.datatype == core.datatype.lower() == params.DATATYPES[0]
+    assert (onesided.OneSidedOptions().window_creation, onesided.OneSidedOptions().mem) == ("allocate", "H")
+    for options, functions in (
+        (osu.OsuOptions, (osu.run, osu.bw, osu.mbw_mr)),
+        (onesided.OneSidedOptions, (onesided.run, onesided.get_bw)),
+    ):
+        fields = [field.name for field in dataclasses.fields(options)]
+        for function in functions:
+            keywords = inspect.signature(function).parameters
+            assert [name for name in keywords if name in fields] == fields and "on_row" in keywords
+            assert all(f"\n{name}" in function.__doc__ for name in fields), function
+    pt2pt = {"window", "validate", "datatype", "validation_warmup", "pairs", "vary_window", "print_rate"}
+    assert cli_osu._FLAGS.keys() == pt2pt | {"window_creation", "sync"}
+    with pytest.raises(TypeError, match="OsuOptions has no option 'windows'"):
+        osu.run("bw", windows=4)
+    with pytest.raises(TypeError, match="options must be a OsuOptions, got dict"):
+        osu.run("bw", None, {"window": 4})
+
+
+def test_the_fields_reach_the_cores_options():
+    from fpgacomm.runtime.devices import DeviceOptions
+
+    options = osu.OsuOptions(sizes=[8], pairs=2, vary_window=True, validation_warmup=3, datatype="mpi_int", touch=True)
+    core = osu._core_options("mbw_mr", options, DeviceOptions())
+    assert (core.pairs, core.vary_window, core.validation_warmup, core.datatype, core.touch, core.print_rate) == (
+        2,
+        True,
+        3,
+        "MPI_INT",
+        True,
+        True,
+    )
+    assert (core.test, core.sizes, core.validation, core.window) == ("mbw_mr", [8], False, osu.DEFAULT_WINDOW)
+    one = onesided.OneSidedOptions(sizes=[8], window=4, window_creation="create", sync="fence")
+    core = schema.core_options(one, _core.OneSidedOptions, test="put_bw")
+    assert (core.window, core.window_creation, core.sync, core.sizes) == (4, "create", "fence", [8])

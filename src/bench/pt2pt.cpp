@@ -119,8 +119,8 @@ class Runner {
         spec_(spec_of(options.test)),
         transfers_(comm, device, options.transfer) {
     options.validate();
-    check_ranks(options.test, spec_, comm.size(), options.pairs);
-    const int pairs = options.pairs > 0 ? options.pairs : comm.size() / 2;
+    check_ranks(options.test, spec_, comm.size(), options.pairs.value_or(0));
+    const int pairs = options.pairs.value_or(comm.size() / 2);
     const bool first = comm.rank() < pairs, idle = comm.rank() >= 2 * pairs;
     role_ = {pairs, first, idle,
              idle    ? MPI_PROC_NULL
@@ -445,13 +445,15 @@ void Pt2ptOptions::validate() const {
   spec_of(test);
   if (window < 1) throw UsageError("window size must be at least 1, got " + std::to_string(window));
   validate_validation_warmup(validation_warmup);
-  if ((pairs != 0 || vary_window) && test != "mbw_mr")
-    throw UsageError(std::string(pairs != 0 ? "-p (pairs)" : "-V (vary the window)") +
+  if ((pairs || vary_window) && test != "mbw_mr")
+    throw UsageError(std::string(pairs ? "-p (pairs)" : "-V (vary the window)") +
                      " applies to osu mbw_mr only, as in OSU Micro-Benchmarks; drop it from osu " + test);
-  if (pairs < 0) throw UsageError("-p takes the number of pairs, at least 1, got " + std::to_string(pairs));
+  if (pairs && *pairs < 1) throw UsageError("-p takes the number of pairs, at least 1, got " + std::to_string(*pairs));
   counts.validate();
   if (sizes.empty()) throw UsageError("no message sizes to run");
   require_an_element(sizes, datatype);
+  if (!print_rate && test != "mbw_mr")
+    throw UsageError("-R (print the message rate) applies to osu mbw_mr only; drop it from osu " + test);
 }
 
 Pt2ptRun run_pt2pt(const Communicator& comm, DeviceOps* device, const Pt2ptOptions& options,

@@ -3,6 +3,7 @@
 // multi-pair forms. They return raw timings; reporting is Python's.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,13 @@ struct Pt2ptOptions {
   // before the timed one (OMB's warmup_validation; at most 10).
   int validation_warmup = 0;
   // mbw_mr's -p: the pairs taking part, rank i with rank i+pairs, the ranks
-  // above 2*pairs waiting; 0: every rank, N/2 pairs.
-  int pairs = 0;
+  // above 2*pairs waiting; none: every rank, N/2 pairs.
+  std::optional<int> pairs;
   // mbw_mr's -V: every size at each window of varied_windows() in turn, not at `window`.
   bool vary_window = false;
+  // mbw_mr's -R: whether its text shows the message rate; the loop ignores
+  // it, and validate() refuses turning it off for the other tests.
+  bool print_rate = true;
   bool multiple_buffers = false;  // -b multiple: fresh buffers per size, one per window slot
   bool touch = false;             // placeholder kernel on device buffers before each measured operation
   int bank = 0;                   // memory bank for B and P

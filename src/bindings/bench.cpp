@@ -61,8 +61,9 @@ void bind_bench(py::module_& m) {
       .def_readwrite("validation", &Pt2ptOptions::validation)
       .def_readwrite("validation_warmup", &Pt2ptOptions::validation_warmup,
                      "OMB's -u: with validation, untimed repetitions before each timed operation")
-      .def_readwrite("pairs", &Pt2ptOptions::pairs, "mbw_mr's -p: pairs taking part; 0: every rank")
+      .def_readwrite("pairs", &Pt2ptOptions::pairs, "mbw_mr's -p: pairs taking part; None: every rank")
       .def_readwrite("vary_window", &Pt2ptOptions::vary_window, "mbw_mr's -V: each size at every varied_windows()")
+      .def_readwrite("print_rate", &Pt2ptOptions::print_rate, "mbw_mr's -R: whether its text shows the message rate")
       .def_readwrite("multiple_buffers", &Pt2ptOptions::multiple_buffers)
       .def_readwrite("touch", &Pt2ptOptions::touch)
       .def_readwrite("bank", &Pt2ptOptions::bank)
@@ -71,6 +72,7 @@ void bind_bench(py::module_& m) {
   m.def("pt2pt_tests", &pt2pt_tests, "OSU Micro-Benchmarks' point-to-point tests.");
   m.def("varied_windows", &varied_windows, "The windows of mbw_mr -V (OSU Micro-Benchmarks' WINDOW_SIZES).");
   m.attr("VALIDATION_WARMUP") = kValidationWarmup;
+  m.attr("MAX_VALIDATION_WARMUP") = kMaxValidationWarmup;
   m.def(
       "run_pt2pt",
       [](py::object communicator, DeviceOps* device, const Pt2ptOptions& options, const py::object& on_size) {

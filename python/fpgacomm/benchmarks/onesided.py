@@ -14,6 +14,8 @@ parameters and report GET's overhead against it per size.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .. import _core
 from ..params import (
     BANDWIDTH_COUNTS,
@@ -28,6 +30,7 @@ from ..results import stats
 from ..results.result import Result
 from ..runtime import environment, mpi
 from ..runtime.devices import DeviceOptions, needs_device, open_device_if
+from . import schema
 from .osu import omb_differences
 from .signatures import options_of
 from .sweep import OnRow, Sweep
@@ -41,7 +44,9 @@ ITERATIONS = {
     "put_bibw": BANDWIDTH_COUNTS,
 }
 TESTS = tuple(_core.onesided_tests())
-DEFAULT_WINDOW = _core.OneSidedOptions().window  # OMB's -W
+# The core's defaults of the options it holds.
+_CORE = _core.OneSidedOptions()
+DEFAULT_WINDOW = _CORE.window  # OMB's -W
 # OMB's -w: MPI_Win_allocate (default), MPI_Win_create, MPI_Win_create_dynamic.
 WINDOW_CREATION = tuple(_core.window_creations())
 # OMB's -s: passive target (flush, lock, flush_local, lock_all) and active
@@ -97,57 +102,78 @@ def _rows(test: str, raw: list, validate: bool) -> tuple[list, dict, dict]:
     return rows, units, samples
 
 
+@dataclass(frozen=True, kw_only=True)
+class OneSidedOptions:
+    """The options of one OSU one-sided test, each declared once (as
+    osu.OsuOptions: benchmarks.schema). run() takes one, or its fields as
+    keywords; the core's validate() checks them before any device opens."""
+
+    sizes: list[int] | str | None = schema.sizes_option()
+    mem: str = schema.option(_CORE.kind, "the kind of the local (origin) buffer of both ranks: H, H!, D, B or P")
+    iterations: int | None = schema.iterations_option()
+    warmup: int | None = schema.warmup_option()
+    window: int = schema.window_option(_CORE.window)
+    window_creation: str = schema.option(
+        _CORE.window_creation,
+        "window creation, MPI_Win_allocate, MPI_Win_create or MPI_Win_create_dynamic (default {default})",
+        "-w",
+        "--win-options",
+        choices=WINDOW_CREATION,
+        type=str.lower,
+    )
+    sync: str | None = schema.option(
+        None,
+        "synchronisation: {takes} (default {default})",
+        "-s",
+        "--sync-option",
+        doc="synchronisation, one of SYNC; None: the test's first of SYNC_CHOICES, flush, and pscw for put_bibw "
+        "(which takes pscw or fence only)",
+        choices=SYNC,
+        type=str.lower,
+    )
+    validate: bool = schema.validate_option()
+    compare_put: bool = schema.option(
+        True,
+        "for get_latency and get_bw, also run the PUT test with the same parameters and add its put_latency or "
+        "put_bandwidth and overhead_vs_put columns (each round runs GET and then PUT in its order)",
+    )
+    device: DeviceOptions | None = schema.device_option()
+    rounds: int = schema.rounds_option()
+    round_seed: int | None = schema.round_seed_option()
+
+
+@schema.takes_options(OneSidedOptions, "on_row")
 def run(
-    test: str,
-    comm=None,
-    *,
-    sizes=None,
-    mem: str = "H",
-    iterations: int | None = None,
-    warmup: int | None = None,
-    window: int = DEFAULT_WINDOW,
-    window_creation: str = "allocate",
-    sync: str | None = None,
-    validate: bool = False,
-    compare_put: bool = True,
-    device: DeviceOptions | None = None,
-    on_row: OnRow | None = None,
-    rounds: int = 1,
-    round_seed: int | None = None,
+    test: str, comm=None, options: OneSidedOptions | None = None, *, on_row: OnRow | None = None, **keywords
 ) -> Result:
     """One OSU one-sided test on exactly 2 ranks; collective over comm.
 
-    mem: the kind of the local (origin) buffer of both ranks. window_creation:
-    allocate, create or dynamic (OMB's -w; MPI_Win_allocate,
-    MPI_Win_create, MPI_Win_create_dynamic). sync: OMB's -s, one of SYNC;
-    default flush, and for put_bibw pscw (it takes pscw or fence only).
-    compare_put: for get_latency and get_bw, also run the PUT test with the
-    same parameters and add put_* and overhead_vs_put columns. on_row:
-    called on rank 0 after each size of the test's own sweep with the Result
-    so far; an interrupt raises Interrupted carrying `result`, the sizes
-    finished, marked incomplete (without the PUT comparison). rounds:
-    complete sweeps in this job, each in its own shuffled order of the
-    sizes from round_seed (drawn where None); with more than one, rows are
-    the medians over rounds and keep every round's values in row["rounds"]
-    (benchmarks.sweep); each round runs GET and then PUT in its order.
+    options: a OneSidedOptions, and/or its fields as keywords (which
+    replace its). on_row: called on rank 0 after each size of the test's
+    own sweep with the Result so far; an interrupt raises Interrupted
+    carrying `result`, the sizes finished, marked incomplete (without the
+    PUT comparison).
     """
+    options = schema.build(OneSidedOptions, options, keywords)
+    mem, window_creation, window, validate = options.mem, options.window_creation, options.window, options.validate
+    device, rounds = options.device, options.rounds
     comm = mpi.resolve(comm)
     device_options = device or DeviceOptions()
     # An unknown test takes put_latency's defaults here, and validate() refuses it.
-    counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["put_latency"]), iterations, warmup)
-    options = _core.OneSidedOptions(
+    counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["put_latency"]), options.iterations, options.warmup)
+    # The fields the core holds by the same name (window, window_creation, sync) pass as they are.
+    core = schema.core_options(
+        options,
+        _core.OneSidedOptions,
         test=test,
-        window_creation=window_creation,
-        sync=sync,
-        window=window,
         kind=mem,
-        sizes=resolve_sizes(sizes),
+        sizes=resolve_sizes(options.sizes),
         counts=counts,
         validation=validate,
         bank=device_options.bank,
     )
-    options.validate()
-    size_list = list(options.sizes)
+    core.validate()
+    size_list = list(core.sizes)
     if device_options.api == "sycl":
         raise usage_error(
             "the one-sided tests have no SYCL interface: OMB-FPGA's SYCL interface covers the "
@@ -171,7 +197,7 @@ def run(
             "sizes": size_list,
             "datatype": "MPI_CHAR",
             "window_creation": window_creation,
-            "sync": options.sync,
+            "sync": core.sync,
             **counts_params(counts),
             "large_message": LARGE_MESSAGE,
             "window": window,
@@ -185,15 +211,15 @@ def run(
         params.update(environment.topology(env), **device_options.params())
         return Result(f"osu_{test}", params, env, rows, units, samples)
 
-    sweep = Sweep(comm, result_of, size_list, len(size_list), on_row, rounds, round_seed)
+    sweep = Sweep(comm, result_of, size_list, len(size_list), on_row, rounds, options.round_seed)
     with sweep.interruptible():
         for order in sweep.orders():
-            options.sizes, options.test = order, test
-            raw = _core.run_onesided(comm, dev, options, sweep.on_size)
+            core.sizes, core.test = order, test
+            raw = _core.run_onesided(comm, dev, core, sweep.on_size)
             result = result_of(raw["sizes"], raw)
-            if test.startswith("get_") and compare_put:
-                options.test = test.replace("get_", "put_")
-                _compare_put(result, _core.run_onesided(comm, dev, options)["sizes"], validate)
+            if test.startswith("get_") and options.compare_put:
+                core.test = test.replace("get_", "put_")
+                _compare_put(result, _core.run_onesided(comm, dev, core)["sizes"], validate)
             sweep.round_done(raw, result)
     result = sweep.result()
     if rounds > 1 and not latency:  # the curves of the medians
@@ -223,30 +249,30 @@ def _compare_put(result: Result, put_sizes: list, validate: bool) -> None:
 
 
 @options_of(run)
-def put_latency(comm=None, **options) -> Result:
+def put_latency(comm=None, options: OneSidedOptions | None = None, **keywords) -> Result:
     """MPI_Put of one message from rank 0 to rank 1's window, synchronisation included."""
-    return run("put_latency", comm, **options)
+    return run("put_latency", comm, options, **keywords)
 
 
 @options_of(run)
-def get_latency(comm=None, **options) -> Result:
+def get_latency(comm=None, options: OneSidedOptions | None = None, **keywords) -> Result:
     """MPI_Get of one message from rank 1's window, synchronisation included."""
-    return run("get_latency", comm, **options)
+    return run("get_latency", comm, options, **keywords)
 
 
 @options_of(run)
-def put_bw(comm=None, **options) -> Result:
+def put_bw(comm=None, options: OneSidedOptions | None = None, **keywords) -> Result:
     """Windows of MPI_Put from rank 0 to rank 1, one synchronisation per window."""
-    return run("put_bw", comm, **options)
+    return run("put_bw", comm, options, **keywords)
 
 
 @options_of(run)
-def get_bw(comm=None, **options) -> Result:
+def get_bw(comm=None, options: OneSidedOptions | None = None, **keywords) -> Result:
     """Windows of MPI_Get by rank 0 from rank 1, one synchronisation per window."""
-    return run("get_bw", comm, **options)
+    return run("get_bw", comm, options, **keywords)
 
 
 @options_of(run)
-def put_bibw(comm=None, **options) -> Result:
+def put_bibw(comm=None, options: OneSidedOptions | None = None, **keywords) -> Result:
     """Both ranks put windows to each other between fences; bytes of both directions count."""
-    return run("put_bibw", comm, **options)
+    return run("put_bibw", comm, options, **keywords)

@@ -9,9 +9,12 @@ region). The methods are OMB's and are stated in docs/METHODS.md.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .. import _core
 from ..params import (
     BANDWIDTH_COUNTS,
+    DATATYPES,
     HOST_KINDS,
     LARGE_MESSAGE,
     LATENCY_COUNTS,
@@ -24,6 +27,7 @@ from ..results import stats
 from ..results.result import Result
 from ..runtime import calibration, environment, mpi
 from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
+from . import schema
 from .signatures import options_of
 from .sweep import OnRow, Sweep
 
@@ -35,7 +39,9 @@ ITERATIONS = {
     "bibw": BANDWIDTH_COUNTS,
     "mbw_mr": BANDWIDTH_COUNTS,
 }
-DEFAULT_WINDOW = _core.Pt2ptOptions().window  # OMB's -W
+# The core's defaults of the options it holds.
+_CORE = _core.Pt2ptOptions()
+DEFAULT_WINDOW = _CORE.window  # OMB's -W
 # OMB's default -u, the command line's: untimed repetitions before each
 # validated timed operation. The functions default to none.
 VALIDATION_WARMUP = _core.VALIDATION_WARMUP
@@ -154,112 +160,118 @@ def _rows(test: str, sizes: list, validate: bool, vary_window: bool = False) -> 
     return rows, units, samples
 
 
-def run(
-    test: str,
-    comm=None,
-    *,
-    sizes=None,
-    mem=("H", "H"),
-    iterations: int | None = None,
-    warmup: int | None = None,
-    window: int = DEFAULT_WINDOW,
-    validate: bool = False,
-    buffers: str = "single",
-    touch: bool = False,
-    path: str = "auto",
-    chunk_bytes: int | None = None,
-    slots: int | None = None,
-    timeline: bool = False,
-    datatype: str = "mpi_char",
-    validation_warmup: int = 0,
-    pairs: int | None = None,
-    vary_window: bool = False,
-    print_rate: bool = True,
-    device: DeviceOptions | None = None,
-    on_row: OnRow | None = None,
-    rounds: int = 1,
-    round_seed: int | None = None,
-) -> Result:
+@dataclass(frozen=True, kw_only=True)
+class OsuOptions:
+    """The options of one OSU point-to-point test, each declared once:
+    its default (the core's Pt2ptOptions' where it has the field), its help
+    and, for `fpgacomm osu`, its flag (benchmarks.schema). run() takes one,
+    or its fields as keywords; the core's validate() checks them before any
+    device opens. pairs, vary_window and print_rate are mbw_mr's."""
+
+    sizes: list[int] | str | None = schema.sizes_option()
+    mem: tuple = schema.option(
+        ("H", "H"),
+        "(kind of rank 0's buffers, kind of rank 1's), each H, H!, D, B or P; in multi_lat and mbw_mr "
+        "the first and second half of the ranks",
+    )
+    iterations: int | None = schema.iterations_option()
+    warmup: int | None = schema.warmup_option()
+    window: int = schema.window_option(_CORE.window)
+    validate: bool = schema.validate_option()
+    buffers: str = schema.option(
+        "single", "single (one buffer per side) or multiple (fresh buffers per size, one per window slot)"
+    )
+    touch: bool = schema.option(
+        False, "launch the placeholder kernel on device buffers before each measured operation (untimed)"
+    )
+    path: str = schema.option(
+        "auto",
+        "how device buffers reach MPI: staged, mapped, or auto (mapped where the device shares host memory); "
+        "with timeline, auto stages",
+    )
+    chunk_bytes: int | None = schema.option(
+        None,
+        "the staged pipeline's chunk; None: runtime.calibration's (measured and cached on accelerators, "
+        "defaults on CPU devices), as are the smallest fast copies",
+    )
+    slots: int | None = schema.option(None, "staging buffers per direction; None: runtime.calibration's")
+    timeline: bool = schema.option(
+        False,
+        "record every staged chunk of the last timed iteration of each size (a window or a round trip): "
+        "the Result's attribute timeline is then, on rank 0, a Result of every rank's chunks (None elsewhere)",
+    )
+    datatype: str = schema.option(
+        _CORE.datatype.lower(),
+        "MPI datatype of the elements (default {default}, as OSU Micro-Benchmarks 7.4); sizes smaller than one "
+        "element are skipped",
+        "-T",
+        "--type",
+        type=str.lower,
+        choices=DATATYPES,
+    )
+    validation_warmup: int = schema.option(
+        _CORE.validation_warmup,
+        "with -c, untimed repetitions of each iteration's operation before the timed one "
+        f"(default {schema.DEFAULT}, at most {_core.MAX_VALIDATION_WARMUP})",
+        "-u",
+        "--validation-warmup",
+        cli_default=_core.VALIDATION_WARMUP,
+        type=int,
+        metavar="N",
+    )
+    pairs: int | None = schema.option(
+        None,
+        "pairs taking part, rank i with rank i+PAIRS; higher ranks wait (default N/2)",
+        "-p",
+        "--num-pairs",
+        tests=("mbw_mr",),
+        type=int,
+        metavar="PAIRS",
+    )
+    vary_window: bool = schema.option(
+        False,
+        f"run every size at each window of {', '.join(map(str, VARIED_WINDOWS))} (not with -W)",
+        "-V",
+        "--vary-window",
+        tests=("mbw_mr",),
+        action="store_true",
+    )
+    print_rate: bool = schema.option(
+        True,
+        "1: print the message rate beside the bandwidth (default); 0: the bandwidth only",
+        "-R",
+        "--print-rate",
+        tests=("mbw_mr",),
+        cli_default=1,
+        type=int,
+        choices=(0, 1),
+        metavar="0|1",
+    )
+    device: DeviceOptions | None = schema.device_option()
+    rounds: int = schema.rounds_option()
+    round_seed: int | None = schema.round_seed_option()
+
+
+@schema.takes_options(OsuOptions, "on_row")
+def run(test: str, comm=None, options: OsuOptions | None = None, *, on_row: OnRow | None = None, **keywords) -> Result:
     """One OSU point-to-point test; collective over comm.
 
-    mem: (kind of rank 0's buffers, kind of rank 1's) -- H, H!, D, B or P; in
-    multi-pair tests the first and second half of the ranks. iterations and
-    warmup, when given, hold for every size (OMB's -i and -x); otherwise OMB's
-    defaults switch above 8192 bytes. buffers "multiple" allocates fresh
-    buffers per size, one per window slot. touch launches the placeholder
-    kernel on device buffers before each measured operation (untimed). path
-    chooses staged or mapped transfers for device memory. chunk_bytes and
-    slots (None: auto) size the staged pipeline; auto, and the smallest
-    fast copy in each direction, come from runtime.calibration (measured
-    and cached on accelerators, defaults on CPU devices). timeline (with a
-    staging side; path "auto" then stages, where it would map on devices
-    that share host memory) records every staged chunk of the last timed iteration of
-    each size, a window or a round trip: the Result's attribute `timeline` is
-    then, on rank 0, a Result of every rank's chunks (None on other ranks).
-    datatype: OMB's -T (mpi_char, mpi_int, mpi_float): a message moves its
-    whole elements, and sizes smaller than one element get no row.
-    validation_warmup: OMB's -u, with validate the untimed repetitions of
-    each iteration's operation before the timed one (at most 10; default
-    none, the command line's OMB's VALIDATION_WARMUP).
-    For mbw_mr only: pairs, OMB's -p, the pairs taking part (rank i with
-    i+pairs; higher ranks only join the barriers; default N/2); vary_window,
-    OMB's -V, runs every size at each window of VARIED_WINDOWS (rows then
-    carry their window, samples are keyed by sample_key); print_rate, OMB's
-    -R, whether the text shows the message rate (the rows always hold it).
-    on_row: called on rank 0 after each size with the Result so far (its
-    rows the sizes finished), to show rows as they are measured. An
+    options: an OsuOptions, and/or its fields as keywords (which replace
+    its). on_row: called on rank 0 after each size with the Result so far
+    (its rows the sizes finished), to show rows as they are measured. An
     interrupt (runtime.interrupts) raises Interrupted carrying `result`:
-    the sizes finished, marked incomplete. rounds: complete sweeps in this
-    job, each in its own shuffled order of the sizes from round_seed
-    (drawn where None); with more than one, rows are the medians over
-    rounds and keep every round's values in row["rounds"] (benchmarks.sweep).
+    the sizes finished, marked incomplete.
     """
+    options = schema.build(OsuOptions, options, keywords)
     comm = mpi.resolve(comm)
-    device_options = device or DeviceOptions()
-    send_kind, recv_kind = _kinds(tuple(mem))
-    if timeline and path == "auto":
-        path = "staged"  # the timeline asked for is of staged chunks: auto leaves the choice to us
-    # An unknown test takes latency's defaults here, and validate() refuses it.
-    counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["latency"]), iterations, warmup)
-    transfer = _core.TransferOptions(path=path, chunk_bytes=chunk_bytes or 0, slots=slots or 1)
-    options = _core.Pt2ptOptions(
-        test=test,
-        send_kind=send_kind,
-        recv_kind=recv_kind,
-        multiple_buffers=_multiple_buffers(buffers),
-        transfer=transfer,
-        window=window,
-        datatype=datatype,
-        sizes=resolve_sizes(sizes),
-        counts=counts,
-        validation=validate,
-        touch=touch,
-        bank=device_options.bank,
-        timeline=timeline,
-        validation_warmup=validation_warmup,
-        pairs=pairs or 0,
-        vary_window=vary_window,
-    )
-    options.validate()
-    size_list = list(options.sizes)
-    if pairs is not None and pairs < 1:  # the core reads 0 as every rank
-        raise usage_error(f"-p takes the number of pairs, at least 1, got {pairs}")
-    if not print_rate and test != "mbw_mr":
-        raise usage_error(f"-R (print the message rate) applies to osu mbw_mr only; drop it from osu {test}")
-    check_api(device_options, (send_kind, recv_kind))
-    if device_options.api == "sycl" and touch:
-        raise usage_error(
-            "--touch launches OMB-FPGA's placeholder kernel, and fpgacomm's SYCL path has no kernels "
-            "(DPC++ stages every transfer without one, OMB-FPGA section 3.2.3); drop --touch"
-        )
-    if device_options.api == "sycl" and path == "mapped":
-        raise usage_error(
-            "SYCL device memory (malloc_device) cannot be mapped into host memory; with -d sycl "
-            "device buffers are staged (--path staged or auto)"
-        )
+    device_options = options.device or DeviceOptions()
+    core = _core_options(test, options, device_options)
+    send_kind, recv_kind, transfer, counts = core.send_kind, core.recv_kind, core.transfer, core.counts
+    size_list = list(core.sizes)
+    path = transfer.path
 
     hosts = _core.host_names(comm)
-    dev = open_device_if(needs_device(mem), comm, device_options, hosts)
+    dev = open_device_if(needs_device(options.mem), comm, device_options, hosts)
     env = environment.collect(comm, dev, hosts)
     # This rank's buffers: the first half of the ranks sends from mem[0], the second receives into mem[1].
     my_kind = send_kind if comm.Get_rank() < comm.Get_size() // 2 else recv_kind
@@ -269,11 +281,12 @@ def run(
         and path != "mapped"
         and not (path == "auto" and dev.info.host_unified_memory)
     )
-    sizing = calibration.resolve(comm, dev, hosts, chunk_bytes, slots, stages)
+    sizing = calibration.resolve(comm, dev, hosts, options.chunk_bytes, options.slots, stages)
     transfer.chunk_bytes, transfer.slots = sizing.chunk_bytes, sizing.slots
     transfer.fast_to_device, transfer.fast_to_host = sizing.fast_to_device, sizing.fast_to_host
-    options.transfer = transfer
+    core.transfer = transfer
     staging = comm.allgather({key: value for key, value in sizing.params().items() if key != "why"})
+    validate, vary_window, pairs = options.validate, options.vary_window, options.pairs
 
     def result_of(sizes: list, finished: dict) -> Result:
         """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
@@ -284,13 +297,13 @@ def run(
             "send_kind": send_kind,
             "recv_kind": recv_kind,
             "sizes": size_list,
-            "datatype": options.datatype,
+            "datatype": core.datatype,
             **counts_params(counts),
             "large_message": LARGE_MESSAGE,
-            "window": window,
+            "window": options.window,
             "validate": validate,
-            "buffers": buffers,
-            "touch": touch,
+            "buffers": options.buffers,
+            "touch": options.touch,
             "path": path,
             "chunk_bytes": finished.get("chunk_bytes"),
             "slots": sizing.slots,
@@ -298,30 +311,69 @@ def run(
             "send_route": routes[0],
             "recv_route": routes[1],
             "pairs": finished.get("pairs", pairs or comm.Get_size() // 2),
-            "validation_warmup": validation_warmup if validate else None,
-            "omb_differences": omb_differences(routes, validate, validation_warmup, pairs, comm.Get_size()),
+            "validation_warmup": options.validation_warmup if validate else None,
+            "omb_differences": omb_differences(routes, validate, options.validation_warmup, pairs, comm.Get_size()),
             **device_options.params(),
         }
         if test in LATENCY_TESTS:
             del params["window"]
         if test == "mbw_mr":
-            params.update(vary_window=vary_window, print_rate=print_rate)
+            params.update(vary_window=vary_window, print_rate=options.print_rate)
             if vary_window:
                 params["window"] = list(VARIED_WINDOWS)
         return Result(f"osu_{test}", params, env, rows, units, samples)
 
     windows = len(VARIED_WINDOWS) if vary_window else 1
-    sweep = Sweep(comm, result_of, size_list, measured_sizes(size_list, datatype) * windows, on_row, rounds, round_seed)
+    measured = measured_sizes(size_list, core.datatype) * windows
+    sweep = Sweep(comm, result_of, size_list, measured, on_row, options.rounds, options.round_seed)
     with sweep.interruptible():
         for order in sweep.orders():
-            options.sizes = order
-            raw = _core.run_pt2pt(comm, dev, options, sweep.on_size)
+            core.sizes = order
+            raw = _core.run_pt2pt(comm, dev, core, sweep.on_size)
             sweep.round_done(raw)
     result = sweep.result()
-    if timeline:
+    if options.timeline:
         # With rounds, the last round's chunks (a timeline shows one iteration per size).
         result.timeline = _gather_timeline(comm, f"osu_{test}_timeline", raw, result.params, env)
     return result
+
+
+def _core_options(test: str, options: OsuOptions, device: DeviceOptions) -> _core.Pt2ptOptions:
+    """The core's options of the run, validated (the agreed UsageError on
+    every rank alike), with what only Python knows checked beside them."""
+    send_kind, recv_kind = _kinds(tuple(options.mem))
+    path = options.path
+    if options.timeline and path == "auto":
+        path = "staged"  # the timeline asked for is of staged chunks: auto leaves the choice to us
+    # An unknown test takes latency's defaults here, and validate() refuses it.
+    counts = iteration_counts(ITERATIONS.get(test, ITERATIONS["latency"]), options.iterations, options.warmup)
+    # The fields the core holds by the same name (window, datatype, -u, -p, ...) pass as they are.
+    core = schema.core_options(
+        options,
+        _core.Pt2ptOptions,
+        test=test,
+        send_kind=send_kind,
+        recv_kind=recv_kind,
+        multiple_buffers=_multiple_buffers(options.buffers),
+        transfer=_core.TransferOptions(path=path, chunk_bytes=options.chunk_bytes or 0, slots=options.slots or 1),
+        sizes=resolve_sizes(options.sizes),
+        counts=counts,
+        validation=options.validate,
+        bank=device.bank,
+    )
+    core.validate()
+    check_api(device, (send_kind, recv_kind))
+    if device.api == "sycl" and options.touch:
+        raise usage_error(
+            "--touch launches OMB-FPGA's placeholder kernel, and fpgacomm's SYCL path has no kernels "
+            "(DPC++ stages every transfer without one, OMB-FPGA section 3.2.3); drop --touch"
+        )
+    if device.api == "sycl" and path == "mapped":
+        raise usage_error(
+            "SYCL device memory (malloc_device) cannot be mapped into host memory; with -d sycl "
+            "device buffers are staged (--path staged or auto)"
+        )
+    return core
 
 
 def measured_sizes(sizes: list, datatype: str) -> int:
@@ -343,33 +395,33 @@ def _gather_timeline(comm, benchmark: str, raw: dict, params: dict, env: dict) -
 
 
 @options_of(run)
-def latency(comm=None, **options) -> Result:
+def latency(comm=None, options: OsuOptions | None = None, **keywords) -> Result:
     """Ping-pong between two ranks: half the round-trip time per size."""
-    return run("latency", comm, **options)
+    return run("latency", comm, options, **keywords)
 
 
 @options_of(run)
-def bw(comm=None, **options) -> Result:
+def bw(comm=None, options: OsuOptions | None = None, **keywords) -> Result:
     """Rank 0 streams windows of non-blocking sends to rank 1, closed by an acknowledgement."""
-    return run("bw", comm, **options)
+    return run("bw", comm, options, **keywords)
 
 
 @options_of(run)
-def bibw(comm=None, **options) -> Result:
+def bibw(comm=None, options: OsuOptions | None = None, **keywords) -> Result:
     """Both ranks stream windows to each other at once; bytes of both directions count."""
-    return run("bibw", comm, **options)
+    return run("bibw", comm, options, **keywords)
 
 
 @options_of(run)
-def multi_lat(comm=None, **options) -> Result:
+def multi_lat(comm=None, options: OsuOptions | None = None, **keywords) -> Result:
     """Ping-pong in N/2 pairs (rank i with i+N/2) at once; latency averaged over pairs."""
-    return run("multi_lat", comm, **options)
+    return run("multi_lat", comm, options, **keywords)
 
 
 @options_of(run)
-def mbw_mr(comm=None, **options) -> Result:
+def mbw_mr(comm=None, options: OsuOptions | None = None, **keywords) -> Result:
     """Windows streamed in N/2 pairs at once: aggregate bandwidth and message rate."""
-    return run("mbw_mr", comm, **options)
+    return run("mbw_mr", comm, options, **keywords)
 
 
 def failed_sizes(result: Result) -> list[int]:

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 from .. import catalog
 from ..params import DEFAULT_SIZES
-from . import beff, collectives, devbw, gather, onesided, osu, overhead
+from . import beff, collectives, devbw, gather, onesided, osu, overhead, schema
 
 
 class Family(NamedTuple):
@@ -47,23 +47,27 @@ class Family(NamedTuple):
     options its tests take (cli/osu.py builds each): kinds (SEND_KIND
     RECV_KIND), mem (--mem), accelerator (-d), sizes (-m), datatype (-T),
     transfer (the staging engine's -b, --touch, --path, --chunk, --slots),
-    timeline, window_creation (-w), sync (-s), validation_warmup (-u),
-    mem_limit (-M). window: the default -W of its
-    bandwidth tests, None where no test streams windows. sizes: the default
-    sweep of `fpgacomm osu`'s families, (smallest, largest) bytes."""
+    timeline, validation_warmup (-u), mem_limit (-M); with them, the flags
+    of its options class (schema) that each test takes
+    (benchmarks.schema.flags_of_test: -W, -T, -u, -w, -s, -p, -V, -R).
+    window: the default -W of its bandwidth tests, None where no test
+    streams windows. sizes: the default sweep of `fpgacomm osu`'s
+    families, (smallest, largest) bytes."""
 
     module: ModuleType
     options: tuple = ()
     window: int | None = None
     sizes: tuple | None = None
+    schema: type | None = None
 
 
 FAMILIES = {
     "pt2pt": Family(
         osu,
-        ("kinds", "accelerator", "sizes", "datatype", "transfer", "timeline", "validation_warmup"),
+        ("kinds", "accelerator", "sizes", "transfer", "timeline"),
         window=osu.DEFAULT_WINDOW,
         sizes=DEFAULT_SIZES,
+        schema=osu.OsuOptions,
     ),
     "collective": Family(
         collectives,
@@ -72,9 +76,10 @@ FAMILIES = {
     ),
     "onesided": Family(
         onesided,
-        ("mem", "accelerator", "sizes", "window_creation", "sync"),
+        ("mem", "accelerator", "sizes"),
         window=onesided.DEFAULT_WINDOW,
         sizes=DEFAULT_SIZES,
+        schema=onesided.OneSidedOptions,
     ),
     "beff": Family(beff),
     "gather": Family(gather),
@@ -84,18 +89,16 @@ FAMILIES = {
 # Options about the data a message holds, which a benchmark that moves none
 # (catalog: messages=False) does not take: nothing to validate (-u) or to cap (-M).
 _MESSAGE_OPTIONS = ("kinds", "mem", "accelerator", "sizes", "datatype", "validation_warmup", "mem_limit")
-# OSU Micro-Benchmarks' options of osu_mbw_mr alone (the test with a message
-# rate): -p pairs, -V vary the window, -R print the message rate.
-_MESSAGE_RATE_OPTIONS = ("pairs", "vary_window", "print_rate")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Benchmark(catalog.Benchmark):
     """A catalog entry with its function, which takes a communicator and
     keyword options and returns a Result, and the command line options of
-    its test: Family.options, with window for the tests that stream windows
-    of -W messages, root for the rooted collectives and mbw_mr's
-    pairs, vary_window and print_rate."""
+    its test: Family.options, with the flags of its family's options class
+    that it takes (window for the tests that stream windows of -W messages,
+    mbw_mr's pairs, vary_window and print_rate) and root for the rooted
+    collectives."""
 
     function: Callable
     options: tuple
@@ -115,13 +118,14 @@ def _entry(facts: catalog.Benchmark) -> Benchmark:
     family = FAMILIES[facts.family]
     osu_test = facts.family in catalog.OSU_FAMILIES
     function = getattr(family.module, facts.test if osu_test else "run")
-    options = [option for option in family.options if facts.messages or option not in _MESSAGE_OPTIONS]
-    if family.window is not None and facts.quantity == "bandwidth":
-        options.append("window")
+    options = list(family.options)
+    if family.schema is not None:  # -c, every test's, is not among them
+        options.extend(
+            name for name in schema.flags_of_test(family.schema, facts.test, facts.quantity) if name != "validate"
+        )
     if facts.family == "collective" and facts.test in collectives.ROOTED:
         options.append("root")
-    if facts.text == "osu_mbw_mr":
-        options.extend(_MESSAGE_RATE_OPTIONS)
+    options = [option for option in options if facts.messages or option not in _MESSAGE_OPTIONS]
     return Benchmark(**asdict(facts), function=function, options=tuple(options))
 
 

@@ -162,6 +162,21 @@ def size_text(size: int) -> str:
     return str(size)
 
 
+def add_option(parser: argparse.ArgumentParser, field, default=None, shown=None, **values) -> None:
+    """One option of a family's schema (benchmarks.schema: a field of its
+    options class) as the flags it declares, with its help and argparse's
+    keywords; its value lands in args under the field's name. default: the
+    parser's, when not the schema's command-line default; shown: the
+    default its help names, when not the parser's; values: its help's
+    other placeholders."""
+    from ..benchmarks import schema
+
+    keywords = dict(field.metadata["argparse"])
+    keywords["default"] = schema.cli_default(field) if default is None else default
+    keywords["help"] = schema.help_text(field, keywords["default"] if shown is None else shown, **values)
+    parser.add_argument(*field.metadata["flags"], dest=field.name, **keywords)
+
+
 def add_size_option(parser: argparse.ArgumentParser, default: tuple = DEFAULT_SIZES) -> None:
     """-m, OSU Micro-Benchmarks' message sizes; default: (smallest, largest) bytes."""
     parser.add_argument(

@@ -15,13 +15,14 @@ import sys
 import warnings
 
 from .. import _core
-from ..benchmarks import collectives, onesided, osu, registry
-from ..params import DATATYPES, HOST_KINDS, usage_error
+from ..benchmarks import collectives, onesided, osu, registry, schema
+from ..params import HOST_KINDS, usage_error
 from .live import LiveText
 from .options import (
     EXIT_VALIDATION,
     add_device_options,
     add_iteration_options,
+    add_option,
     add_output_options,
     add_rounds_options,
     add_size_option,
@@ -209,9 +210,8 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
         add_transfer_options(parser)
     add_device_options(parser)
     if "window" in options:
-        parser.add_argument(
-            "-W", "--window-size", type=int, help=f"messages in flight per window (default {benchmark.window})"
-        )
+        # None: the test's window, which -V (vary the window) would contradict.
+        add_option(parser, _FLAGS["window"], default=argparse.SUPPRESS, shown=benchmark.window)
     if "mem" in options:
         parser.add_argument(
             "--mem", metavar="KIND", help="the kind of every buffer: H, H!, D, B or P (default H, or D with -d)"
@@ -225,16 +225,7 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
             help=_ACCELERATOR_HELP["kinds" if "kinds" in options else "mem"],
         )
     if "datatype" in options:
-        parser.add_argument(
-            "-T",
-            "--type",
-            dest="datatype",
-            type=str.lower,
-            choices=DATATYPES,
-            default=DATATYPES[0],
-            help=f"MPI datatype of the elements (default {DATATYPES[0]}, as OSU Micro-Benchmarks "
-            "7.4); sizes smaller than one element are skipped",
-        )
+        add_option(parser, _FLAGS["datatype"])
     if "root" in options:
         parser.add_argument(
             "--root",
@@ -245,49 +236,13 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
             help="root rank (default 0); OSU Micro-Benchmarks' -k fixed:N is the same",
         )
     if "window_creation" in options:
-        parser.add_argument(
-            "-w",
-            "--win-options",
-            choices=onesided.WINDOW_CREATION,
-            default="allocate",
-            type=str.lower,
-            help="window creation, MPI_Win_allocate, MPI_Win_create or " "MPI_Win_create_dynamic (default allocate)",
-        )
+        add_option(parser, _FLAGS["window_creation"])
     if "sync" in options:
         takes = onesided.SYNC_CHOICES[benchmark.test]
-        parser.add_argument(
-            "-s",
-            "--sync-option",
-            choices=onesided.SYNC,
-            type=str.lower,
-            help=f"synchronisation: {', '.join(takes)} (default {takes[0]})",
-        )
-    if "pairs" in options:
-        parser.add_argument(
-            "-p",
-            "--num-pairs",
-            dest="pairs",
-            type=int,
-            metavar="PAIRS",
-            help="pairs taking part, rank i with rank i+PAIRS; higher ranks wait (default N/2)",
-        )
-    if "vary_window" in options:
-        parser.add_argument(
-            "-V",
-            "--vary-window",
-            action="store_true",
-            help=f"run every size at each window of {', '.join(map(str, osu.VARIED_WINDOWS))} " "(not with -W)",
-        )
-    if "print_rate" in options:
-        parser.add_argument(
-            "-R",
-            "--print-rate",
-            type=int,
-            choices=(0, 1),
-            default=1,
-            metavar="0|1",
-            help="1: print the message rate beside the bandwidth (default); 0: the bandwidth only",
-        )
+        add_option(parser, _FLAGS["sync"], shown=takes[0], takes=", ".join(takes))
+    for name in ("pairs", "vary_window", "print_rate"):
+        if name in options:
+            add_option(parser, _FLAGS[name])
     if "mem_limit" in options:
         parser.add_argument(
             "-M",
@@ -299,19 +254,9 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
             "Micro-Benchmarks: a larger message is skipped with a warning (--max-memory "
             "instead refuses a run that would take more than the host has)",
         )
-    parser.add_argument(
-        "-c", "--validation", action="store_true", help="check every received message (outside the timed region)"
-    )
+    add_option(parser, _FLAGS["validate"])
     if "validation_warmup" in options:
-        parser.add_argument(
-            "-u",
-            "--validation-warmup",
-            type=int,
-            default=osu.VALIDATION_WARMUP,
-            metavar="N",
-            help=f"with -c, untimed repetitions of each iteration's operation before the timed one "
-            f"(default {osu.VALIDATION_WARMUP}, at most 10)",
-        )
+        add_option(parser, _FLAGS["validation_warmup"])
     parser.add_argument(
         "-G",
         "--graph",
@@ -406,19 +351,13 @@ def _root_rank(text: str) -> int:
     return core_int(rank)
 
 
-# The test function's keywords that take the parsed value as it is: the
-# registry's option name -> the parser's attribute.
-_AS_PARSED = {
-    "sizes": "message_size",
-    "datatype": "datatype",
-    "root": "root",
-    "window_creation": "win_options",
-    "sync": "sync_option",
-    "validation_warmup": "validation_warmup",
-    "mem_limit": "mem_limit",
-    "pairs": "pairs",
-    "vary_window": "vary_window",
-}
+# The options whose flags the families' schemas declare (osu.OsuOptions,
+# onesided.OneSidedOptions; the collectives share theirs of the same names):
+# each parsed into args under its name.
+_FLAGS = {**schema.flagged(onesided.OneSidedOptions), **schema.flagged(osu.OsuOptions)}
+# The test function's keywords of the other options that take the parsed
+# value as it is: the registry's option name -> the parser's attribute.
+_AS_PARSED = {"sizes": "message_size", "root": "root", "mem_limit": "mem_limit"}
 
 
 def _keywords(args) -> dict:
@@ -434,11 +373,13 @@ def _keywords(args) -> dict:
     keywords.update(
         {keyword: getattr(args, attribute) for keyword, attribute in _AS_PARSED.items() if keyword in options}
     )
+    # -W's absence leaves no attribute: the test's window then.
+    keywords.update({name: getattr(args, name) for name in _FLAGS if name in options and hasattr(args, name)})
+    if "window" in options:
+        keywords.setdefault("window", args.benchmark.window)
     if "timeline" in options:
         keywords["timeline"] = bool(args.timeline)
-    if "window" in options:
-        keywords["window"] = args.window_size if args.window_size is not None else args.benchmark.window
-    if "vary_window" in options and args.vary_window and args.window_size is not None:
+    if "vary_window" in options and args.vary_window and hasattr(args, "window"):
         raise usage_error(
             f"-V runs every window of {', '.join(map(str, osu.VARIED_WINDOWS))} in turn, and -W "
             "sets one; give one of them (as OSU Micro-Benchmarks: -V cannot be used with -W)"
@@ -452,7 +393,7 @@ def _keywords(args) -> dict:
         **keywords,
         "iterations": args.iterations,
         "warmup": args.warmup,
-        "validate": args.validation,
+        "validate": args.validate,
         "device": device,
         **rounds_parameters(args),
     }
