@@ -9,7 +9,7 @@ import pytest
 from fpgacomm import Result
 from fpgacomm.calibration import campaign
 from fpgacomm.calibration.families import FAMILIES
-from test_cli import fpgacomm
+from processes import fpgacomm
 
 
 @pytest.fixture(scope="module")

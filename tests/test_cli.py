@@ -9,15 +9,7 @@ from pathlib import Path
 
 import pytest
 from fpgacomm import Result, _core, collectives, onesided
-
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-
-
-def fpgacomm(*args, ranks=None, timeout=300, cwd=None):
-    command = [sys.executable, "-m", "fpgacomm", *args]
-    if ranks:
-        command = ["mpirun", "-np", str(ranks), "--oversubscribe", *command]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=ENV, cwd=cwd)
+from processes import ENV, fpgacomm
 
 
 def test_devices_lists_every_device_with_its_kinds(tmp_path):

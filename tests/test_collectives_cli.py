@@ -1,7 +1,7 @@
 """fpgacomm osu for collectives and one-sided tests, under mpirun."""
 
 from fpgacomm import Result
-from test_cli import fpgacomm
+from processes import fpgacomm
 
 
 def test_allreduce_prints_omb_text_with_nccl_columns_and_writes_json(tmp_path):

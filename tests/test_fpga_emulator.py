@@ -19,7 +19,7 @@ import pytest
 from fpgacomm import Result, _core
 from fpgacomm.runtime.devices import describe, kernel_dir
 from loaded import without_load_warning
-from test_cli import fpgacomm
+from processes import fpgacomm
 from test_mpi import HERE, mpirun
 
 ROOT = Path(__file__).resolve().parent.parent

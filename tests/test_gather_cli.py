@@ -1,7 +1,7 @@
 """fpgacomm gather: real ranks under mpirun, and its errors."""
 
 from fpgacomm import Result
-from test_cli import fpgacomm
+from processes import fpgacomm
 
 
 def test_tree_gather_prints_the_stage_table_and_writes_json(tmp_path):

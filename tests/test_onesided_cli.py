@@ -1,6 +1,6 @@
 """fpgacomm osu for the one-sided tests under mpirun: OMB's window creation and synchronisation choices."""
 
-from test_cli import fpgacomm
+from processes import fpgacomm
 
 CALLS = {
     "lock": "MPI_Win_lock/unlock",

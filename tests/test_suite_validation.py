@@ -8,7 +8,7 @@ import sys
 
 from fpgacomm import Result
 from fpgacomm.suite import STANDARD_SET, VALIDATION_PASS, chosen
-from test_cli import ENV
+from processes import ENV
 
 COUNTS = ("-i", "10", "-x", "1", "--rounds", "5")
 
