@@ -11,6 +11,8 @@ from fpgacomm.calibration import campaign
 from fpgacomm.calibration.families import FAMILIES
 from processes import fpgacomm
 
+pytestmark = pytest.mark.mpi
+
 
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory):

@@ -11,8 +11,11 @@ import subprocess
 import sys
 import time
 
+import pytest
 from fpgacomm import Result
 from processes import ENV, fpgacomm, gone_within, holding
+
+pytestmark = pytest.mark.mpi
 
 
 def compare_runs(tmp_path, commands, rounds, *options):

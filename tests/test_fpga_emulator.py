@@ -22,6 +22,8 @@ from loaded import without_load_warning
 from processes import fpgacomm
 from test_mpi import HERE, mpirun
 
+pytestmark = pytest.mark.mpi
+
 ROOT = Path(__file__).resolve().parent.parent
 EMULATORS = [info for info in _core.all_devices() if info.emulated and info.type == "fpga"]
 

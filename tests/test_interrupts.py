@@ -47,6 +47,8 @@ from fpgacomm.runtime import interrupts
 from fpgacomm.runtime.interrupts import PEER_WAIT, TIME_LIMIT_GRACE
 from processes import command, gone_within, rank_pids, running, start, working_in
 
+pytestmark = pytest.mark.mpi
+
 ENV = dict(processes.ENV, PYTHONUNBUFFERED="1")
 GONE_WITHIN = 5.0  # seconds from the signal until every process has ended
 SWEEP = ("osu", "bw", "-m", "1:64M", "-i", "200")  # minutes in all; rows of small sizes come fast

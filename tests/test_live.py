@@ -25,6 +25,8 @@ from loaded import PREFIX as LOAD_WARNING
 from processes import ENV, rank_pids, start
 from terminal import read_terminal
 
+pytestmark = pytest.mark.mpi
+
 pyte = pytest.importorskip(
     "pyte", reason="the screen tests need pyte (Debian's python3-pyte; scripts/setup.sh " "installs it)"
 )

@@ -6,9 +6,12 @@ import json
 import subprocess
 import sys
 
+import pytest
 from fpgacomm import Result
 from fpgacomm.suite import STANDARD_SET, VALIDATION_PASS, chosen
 from processes import ENV
+
+pytestmark = pytest.mark.mpi
 
 COUNTS = ("-i", "10", "-x", "1", "--rounds", "5")
 

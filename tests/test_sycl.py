@@ -13,6 +13,8 @@ import pytest
 from fpgacomm import Result
 from processes import ENV, command, fpgacomm
 
+pytestmark = [pytest.mark.mpi]
+
 try:
     from fpgacomm import _sycl  # noqa: F401
 except ImportError as error:
@@ -22,7 +24,7 @@ except ImportError as error:
     REASON = f"this build of fpgacomm has no SYCL ({error}); scripts/setup.sh caches Intel's SYCL runtime for " "it"
     if os.environ.get("CI") and os.environ.get("FPGACOMM_SYCL") != "no":
         raise RuntimeError(REASON) from None
-    pytestmark = pytest.mark.skip(reason=REASON)
+    pytestmark.append(pytest.mark.skip(reason=REASON))
 
 SMALL = ("-m", "1:1M", "--chunk", "256K", "-i", "2", "-x", "1", "-c")
 
