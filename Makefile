@@ -11,7 +11,7 @@ RESULTS ?= results
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
-.PHONY: setup suite test bench docs lint
+.PHONY: setup suite test test-fast bench docs lint
 setup:
 	scripts/setup.sh
 
@@ -20,8 +20,13 @@ setup:
 suite: setup
 	mpirun -np $(NP) --oversubscribe $(PYTHON) -m fpgacomm suite $(RESULTS)
 
+# Every test (CI runs this); test-fast: the unit tests alone, a minute or two, leaving out
+# the tests marked mpi (ranks under mpirun or Slurm) and slow (pyproject.toml, tests/conftest.py).
 test: setup
 	$(PYTHON) -m pytest -q
+
+test-fast: setup
+	$(PYTHON) -m pytest -q -m "not mpi and not slow"
 
 bench: setup
 	$(PYTHON) bench/pt2pt.py

@@ -159,6 +159,7 @@ def test_table_shows_the_model_beside_each_row():
     assert float(lines[2].split()[4]) == pytest.approx(2 * 2 * 64 / (6.4e-9 + 520e-9), rel=1e-5)
 
 
+@pytest.mark.mpi
 def test_mpirun_beff_prints_the_520n_model_beside_each_measured_row():
     # -m 8 with short loops (-u 64 -l 4 -n 2) keeps the run to a second.
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")

@@ -9,7 +9,9 @@ import pytest
 from fpgacomm import Result
 from fpgacomm.calibration import campaign
 from fpgacomm.calibration.families import FAMILIES
-from test_cli import fpgacomm
+from processes import fpgacomm
+
+pytestmark = pytest.mark.mpi
 
 
 @pytest.fixture(scope="module")

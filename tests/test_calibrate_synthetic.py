@@ -14,6 +14,8 @@ from fpgacomm.results.result import Result
 from fpgacomm.simulation import fabric as fabrics
 from fpgacomm.simulation import patterns
 
+pytestmark = pytest.mark.slow
+
 TRUTH = {
     "ranks_per_host": 64,
     "send_overhead": 0.3e-6,

@@ -287,6 +287,7 @@ def mounted(folder: Path, options: str):
         subprocess.run(["umount", str(folder)], check=True)
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("how", ["a file", "read-only", "full"])
 def test_tune_with_an_unusable_cache_folder_exits_2_before_measuring(tmp_path, how):
     folder = tmp_path / "fpgacomm" / "calibration"

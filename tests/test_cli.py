@@ -9,15 +9,7 @@ from pathlib import Path
 
 import pytest
 from fpgacomm import Result, _core, collectives, onesided
-
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-
-
-def fpgacomm(*args, ranks=None, timeout=300, cwd=None):
-    command = [sys.executable, "-m", "fpgacomm", *args]
-    if ranks:
-        command = ["mpirun", "-np", str(ranks), "--oversubscribe", *command]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=ENV, cwd=cwd)
+from processes import ENV, fpgacomm
 
 
 def test_devices_lists_every_device_with_its_kinds(tmp_path):
@@ -39,6 +31,7 @@ def test_console_script_and_version():
     assert run.returncode == 0 and run.stdout.startswith("fpgacomm ")
 
 
+@pytest.mark.mpi
 def test_bad_arguments_exit_2_with_one_message():
     run = fpgacomm("osu", "nosuch")
     assert run.returncode == 2 and "invalid choice: 'nosuch'" in run.stderr
@@ -47,6 +40,7 @@ def test_bad_arguments_exit_2_with_one_message():
     assert run.stderr.count("give both memory kinds") == 1
 
 
+@pytest.mark.mpi
 def test_osu_bw_prints_omb_text_and_writes_json_and_csv(tmp_path):
     run = fpgacomm(
         "osu",
@@ -82,6 +76,7 @@ def test_osu_bw_prints_omb_text_and_writes_json_and_csv(tmp_path):
     assert Result.read_csv(tmp_path / "bw.csv").rows == result.rows
 
 
+@pytest.mark.mpi
 def test_kinds_go_before_or_after_the_options_as_in_omb(tmp_path):
     """OSU Micro-Benchmarks takes options first, then the kinds; fpgacomm
     takes them in any order, and still names an unknown option."""
@@ -102,6 +97,7 @@ def test_kinds_go_before_or_after_the_options_as_in_omb(tmp_path):
     assert run.returncode == 2 and "unrecognized arguments: --bogus" in run.stderr
 
 
+@pytest.mark.mpi
 def test_thread_level_is_asked_for_and_recorded(tmp_path):
     target = tmp_path / "bw.json"
     run = fpgacomm("osu", "bw", "-m", "8", "-i", "3", "--thread-level", "funneled", "--json", str(target), ranks=2)
@@ -130,6 +126,7 @@ def test_another_thread_level_once_mpi_runs_names_both_levels():
     assert "cannot give the thread level single asked for" in run.stdout
 
 
+@pytest.mark.mpi
 def test_errors_are_clear_and_leave_no_json(tmp_path):
     target = tmp_path / "out.json"
     too_large = str(2 * _core.select_devices()[0].max_alloc_bytes)  # 4G fits a GPU
@@ -147,6 +144,7 @@ def test_errors_are_clear_and_leave_no_json(tmp_path):
         assert not target.exists()
 
 
+@pytest.mark.mpi
 def test_timeline_is_written_for_staged_bandwidth_tests_and_read_by_the_analysis(tmp_path):
     target = tmp_path / "timeline.json"
     run = fpgacomm(
@@ -184,6 +182,7 @@ def test_timeline_is_written_for_staged_bandwidth_tests_and_read_by_the_analysis
     assert analysis.stdout.count("limit: ") == 2 and analysis.stdout.count("d2h  busy") == 2
 
 
+@pytest.mark.mpi
 def test_latency_timeline_records_each_ranks_two_copies_of_the_last_round_trip(tmp_path):
     target = tmp_path / "timeline.json"
     run = fpgacomm(
@@ -220,6 +219,7 @@ def test_latency_timeline_records_each_ranks_two_copies_of_the_last_round_trip(t
             assert row["mpi_done"] <= row["copy_enqueued"]
 
 
+@pytest.mark.mpi
 def test_timeline_is_refused_where_nothing_is_staged(tmp_path):
     target = tmp_path / "timeline.json"
     cases = [
@@ -234,6 +234,7 @@ def test_timeline_is_refused_where_nothing_is_staged(tmp_path):
         assert not target.exists()
 
 
+@pytest.mark.mpi
 def test_mapping_errors_under_mpirun():
     env_run = subprocess.run(
         ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "D", "D"],
@@ -249,6 +250,7 @@ def test_mapping_errors_under_mpirun():
     assert run.returncode == 2 and "--device-map='0:x' has a non-numeric entry 'x'" in run.stderr
 
 
+@pytest.mark.mpi
 def test_wrong_rank_counts_are_refused():
     run = fpgacomm("osu", "latency", "-m", "8", ranks=3)
     assert run.returncode == 2 and "needs exactly 2 ranks, and this run has 3" in run.stderr
@@ -264,6 +266,7 @@ def assert_png(path):
     assert width > 100 and height > 100 and data[-8:-4] == b"IEND", path
 
 
+@pytest.mark.mpi
 def test_suite_writes_every_result_figures_fits_and_a_summary(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
@@ -369,6 +372,7 @@ def test_a_bad_time_limit_is_one_clear_usage_error(environment, argv, message):
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize(
     "option, name, message",
     [
@@ -432,6 +436,7 @@ def test_timeout_stands_before_or_after_the_command():
         assert args.timeout == 7.0 and args.command == "model"
 
 
+@pytest.mark.mpi
 def test_suite_checks_every_parts_options_before_measuring(tmp_path):
     run = fpgacomm("suite", str(tmp_path / "s5"), "-m", "8", "--beff-max-size", "99", ranks=2)
     assert run.returncode == 2 and run.stdout == ""
@@ -439,6 +444,7 @@ def test_suite_checks_every_parts_options_before_measuring(tmp_path):
     assert not (tmp_path / "s5").exists() and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.mpi
 def test_rows_printed_as_measured_read_as_the_text_of_the_whole_result(tmp_path):
     """The rows come one by one as the sizes end; together with the header
     they are exactly format_text of the finished Result. stderr is no
@@ -453,6 +459,7 @@ def test_rows_printed_as_measured_read_as_the_text_of_the_whole_result(tmp_path)
     assert "sizes measured" not in run.stderr and "\r" not in run.stderr
 
 
+@pytest.mark.mpi
 def test_a_bad_progress_delay_is_one_usage_error_before_measuring():
     run = subprocess.run(
         ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "8"],
@@ -471,6 +478,7 @@ def test_a_bad_progress_delay_is_one_usage_error_before_measuring():
     )
 
 
+@pytest.mark.mpi
 def test_tune_measures_again_shows_its_choices_and_caches_them(tmp_path, monkeypatch):
     monkeypatch.setitem(ENV, "XDG_CACHE_HOME", str(tmp_path))
     report = tmp_path / "tune.json"
@@ -497,6 +505,7 @@ def test_tune_measures_again_shows_its_choices_and_caches_them(tmp_path, monkeyp
     assert "runs on this device keep the defaults" in run.stdout  # PoCL copies on the host's cores
 
 
+@pytest.mark.mpi
 def test_tune_needs_two_ranks():
     run = fpgacomm("tune", "--platform", "Portable", ranks=1)
     assert run.returncode == 2

@@ -379,6 +379,7 @@ def test_python_compare_is_a_result_with_table_html_and_text(tmp_path):
 # ------------------------------------------------------------ bad input
 
 
+@pytest.mark.slow
 def test_bad_inputs_exit_2_with_one_message(tmp_path):
     latency = rounds_file(tmp_path / "lat.json", {8: [1e-6], 16: [2e-6]})
     bandwidth = rounds_file(tmp_path / "bw.json", {8: [1e9]}, benchmark="osu_bw", column="bandwidth", unit="B/s")

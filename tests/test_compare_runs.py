@@ -11,31 +11,25 @@ import subprocess
 import sys
 import time
 
+import pytest
 from fpgacomm import Result
+from processes import ENV, fpgacomm, gone_within, holding
 
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+pytestmark = pytest.mark.mpi
 
 
 def compare_runs(tmp_path, commands, rounds, *options):
     arguments = [argument for command in commands for argument in ("--run", command)]
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "compare",
-            *arguments,
-            "--rounds",
-            str(rounds),
-            "--out",
-            str(tmp_path / "runs"),
-            "--json",
-            str(tmp_path / "comparison.json"),
-            *options,
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
+    run = fpgacomm(
+        "compare",
+        *arguments,
+        "--rounds",
+        str(rounds),
+        "--out",
+        str(tmp_path / "runs"),
+        "--json",
+        str(tmp_path / "comparison.json"),
+        *options,
         timeout=600,
     )
     assert run.returncode == 0, run.stderr
@@ -81,23 +75,15 @@ def test_two_single_jobs_of_one_command_give_no_verdict_and_fail_nothing(tmp_pat
             timeout=300,
         )
         assert job.returncode == 0, job.stderr
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "compare",
-            str(tmp_path / "before.json"),
-            str(tmp_path / "same.json"),
-            "--threshold",
-            "5%",
-            "--fail-on-regression",
-            "--json",
-            str(tmp_path / "comparison.json"),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
+    run = fpgacomm(
+        "compare",
+        str(tmp_path / "before.json"),
+        str(tmp_path / "same.json"),
+        "--threshold",
+        "5%",
+        "--fail-on-regression",
+        "--json",
+        str(tmp_path / "comparison.json"),
         timeout=120,
     )
     assert run.returncode == 0, run.stdout + run.stderr
@@ -109,55 +95,15 @@ def test_two_single_jobs_of_one_command_give_no_verdict_and_fail_nothing(tmp_pat
     assert "it says whether two jobs differ, not two set-ups" in run.stdout
 
 
-def _campaign_processes(marker: str) -> list:
-    """pids of the processes whose command line or environment holds `marker` (a campaign's folder, or a
-    command of its own)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as cmdline, open(f"/proc/{name}/environ", "rb") as environ:
-                if marker.encode() in cmdline.read() + environ.read():
-                    found.append(int(name))
-        except OSError:
-            continue
-    return found
-
-
-def _gone_within(marker: str, seconds: float) -> list:
-    deadline = time.monotonic() + seconds
-    while _campaign_processes(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return _campaign_processes(marker)
-
-
 def test_the_time_limit_ends_the_launch_running_and_everything_it_started(tmp_path):
     command = f"sleep 300.{os.getpid()}"  # a command line of this test's own
     started = time.monotonic()
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "--timeout",
-            "5",
-            "compare",
-            "--run",
-            command,
-            "--run",
-            command,
-            "--out",
-            str(tmp_path / "runs"),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=60,
+    run = fpgacomm(
+        "--timeout", "5", "compare", "--run", command, "--run", command, "--out", str(tmp_path / "runs"), timeout=60
     )
     assert run.returncode == 124, run.stderr
     assert time.monotonic() - started < 5 + 10
-    assert _gone_within(command, 5) == []
+    assert gone_within(lambda: holding(command), 5) == []
     assert (
         f"compare: time limit (--timeout): launch 1 of 7 of A ended with every process it started; the outputs "
         f"of the launches are in {tmp_path / 'runs'}"
@@ -179,15 +125,15 @@ def test_sigterm_to_compare_ends_its_mpirun_launch_with_every_rank(tmp_path):
     )
     try:
         deadline = time.monotonic() + 60
-        while len(_campaign_processes(str(out))) < 3 and time.monotonic() < deadline:  # mpirun and its 2 ranks
+        while len(holding(str(out))) < 3 and time.monotonic() < deadline:  # mpirun and its 2 ranks
             time.sleep(0.2)
-        assert len(_campaign_processes(str(out))) >= 3
+        assert len(holding(str(out))) >= 3
         compare.send_signal(signal.SIGTERM)
         _, stderr = compare.communicate(timeout=30)
     finally:
         compare.kill()
     assert compare.returncode == 143, stderr
-    assert _gone_within(str(out), 5) == [], stderr
+    assert gone_within(lambda: holding(str(out)), 5) == [], stderr
     assert f"the outputs of the launches are in {out}" in stderr.strip().splitlines()[-1]
     record = json.loads((out / "A" / "launches.json").read_text())
     assert record["launches"][0]["interrupted"] == "interrupted by SIGTERM"
@@ -202,24 +148,16 @@ def test_sigterm_to_compare_ends_its_mpirun_launch_with_every_rank(tmp_path):
 
 
 def test_a_first_launch_without_a_result_ends_the_campaign_at_once(tmp_path):
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "compare",
-            "--run",
-            "echo hello",
-            "--run",
-            "echo hello",
-            "--rounds",
-            "3",
-            "--out",
-            str(tmp_path / "runs"),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
+    run = fpgacomm(
+        "compare",
+        "--run",
+        "echo hello",
+        "--run",
+        "echo hello",
+        "--rounds",
+        "3",
+        "--out",
+        str(tmp_path / "runs"),
         timeout=60,
     )
     assert run.returncode == 2, run.stderr
@@ -235,46 +173,21 @@ def test_a_first_launch_without_a_result_ends_the_campaign_at_once(tmp_path):
 def test_the_result_path_goes_through_the_environment_and_the_command_line_stays_the_users(tmp_path):
     """`cd X && fpgacomm ... | cat`: an appended --json would land on cat."""
     command = f"cd {tmp_path} && mpirun -np 2 {sys.executable} -m fpgacomm osu latency -m 1:4 -i 20 | cat"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "compare",
-            "--run",
-            command,
-            "--run",
-            command,
-            "--rounds",
-            "2",
-            "--out",
-            str(tmp_path / "runs"),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=300,
+    run = fpgacomm(
+        "compare", "--run", command, "--run", command, "--rounds", "2", "--out", str(tmp_path / "runs"), timeout=300
     )
     assert run.returncode == 0, run.stderr
     for side in "AB":
         for launch in ("01", "02"):
             assert Result.read(tmp_path / "runs" / side / f"{launch}.json").benchmark == "osu_latency"
-    refused = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "compare",
-            "--run",
-            "fpgacomm osu latency --json=x.json",
-            "--run",
-            "fpgacomm osu latency",
-            "--out",
-            str(tmp_path / "other"),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
+    refused = fpgacomm(
+        "compare",
+        "--run",
+        "fpgacomm osu latency --json=x.json",
+        "--run",
+        "fpgacomm osu latency",
+        "--out",
+        str(tmp_path / "other"),
         timeout=60,
     )
     assert refused.returncode == 2 and "gives each launch its own --json (through FPGACOMM_JSON)" in refused.stderr

@@ -8,6 +8,8 @@ import sys
 import pytest
 from fpgacomm import Result, _core, devbw
 
+pytestmark = pytest.mark.mpi
+
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from fpgacomm import fabric, fabric_resources, gather_sim
 from fpgacomm.simulation.resources import Limits
-from test_cli import fpgacomm
+from processes import fpgacomm
 
 MiB = 1 << 20
 
@@ -187,9 +187,8 @@ def test_an_interrupt_ends_a_long_simulation_and_saves_the_points_done(tmp_path)
     import sys
     import time
 
-    from processes import running
+    from processes import ENV, running
     from terminal import read_terminal
-    from test_cli import ENV
 
     out = tmp_path / "gather.json"
     # The second point, every stage in full, would take minutes.

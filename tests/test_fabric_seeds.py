@@ -125,6 +125,7 @@ def test_fshmem_get_below_put():
 # --- the CusComNet paper, eq. 5: queueing--------------------------------------------
 
 
+@pytest.mark.slow
 def test_queue_wait_matches_mm1_and_md1():
     """5 million packets per point, batch means; M/D/1 waits half as long,
     where eq. 5 (M/M/1) is pessimistic for fixed-size packets."""

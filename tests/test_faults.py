@@ -210,6 +210,7 @@ CASES = [
 ]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("case, argv, ranks, environment, fragments", CASES, ids=[case[0] for case in CASES])
 def test_refused_before_anything_is_measured_or_written(tmp_path, case, argv, ranks, environment, fragments):
     output = tmp_path / "out.json"
@@ -227,6 +228,7 @@ def test_refused_before_anything_is_measured_or_written(tmp_path, case, argv, ra
     assert time.perf_counter() - started < 60  # refused up front, not after a sweep
 
 
+@pytest.mark.mpi
 def test_the_limit_counts_every_rank_on_the_host_and_can_be_raised(tmp_path):
     # Each rank holds about 3.2 KiB (a 1 KiB buffer, 2 messages at 1 KiB each, 2 samples):
     # within 6 KiB alone, past it together.
@@ -255,6 +257,7 @@ def _ranks(mpirun: subprocess.Popen, count: int, timeout: float = 30) -> list:
     raise AssertionError("the ranks did not start")
 
 
+@pytest.mark.mpi
 def test_kill_9_of_one_rank_ends_every_rank_and_keeps_only_a_whole_incomplete_result(tmp_path):
     output = tmp_path / "lat.json"
     mpirun = subprocess.Popen(
@@ -325,6 +328,7 @@ def _runs(folder) -> list:
     return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and suite.read_marker(p))
 
 
+@pytest.mark.mpi
 def test_a_suite_in_a_folder_of_the_users_files_or_in_dot_touches_none_of_them(tmp_path):
     """`suite DIR` on the user's project folder, then `suite .` there (as
     into a mount point: nothing is renamed): each run in a folder of its own
@@ -356,6 +360,7 @@ def fpgacomm_load(pattern):
     return load(pattern)
 
 
+@pytest.mark.mpi
 def test_a_suite_killed_mid_run_leaves_its_folder_marked_incomplete_and_latest_at_the_last_whole_run(tmp_path):
     complete = _suite(tmp_path)
     assert complete.returncode == 0, complete.stderr
@@ -423,6 +428,7 @@ def mount_point(tmp_path):
         subprocess.run(["umount", "-l", str(point)], check=True)
 
 
+@pytest.mark.mpi
 def test_a_suite_into_a_mount_point_writes_into_it(mount_point):
     run = _suite(mount_point)
     assert run.returncode == 0, run.stderr
@@ -517,6 +523,7 @@ def test_standard_output_on_a_full_device_is_a_usage_error():
     assert run.stderr == "fpgacomm: error: cannot write 'standard output': No space left on device\n"
 
 
+@pytest.mark.mpi
 def test_a_measured_result_that_cannot_be_written_ends_every_rank_with_status_2(tmp_path):
     """Rank 0 alone under a file size limit (a full disk), its peer free;
     shared memory left out, which the limit would stop too."""
@@ -538,6 +545,7 @@ def test_a_measured_result_that_cannot_be_written_ends_every_rank_with_status_2(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.mpi
 def test_a_json_whose_folder_is_removed_mid_run_is_named(tmp_path):
     folder = tmp_path / "out"
     folder.mkdir()
@@ -561,6 +569,7 @@ def test_a_json_whose_folder_is_removed_mid_run_is_named(tmp_path):
     assert f"fpgacomm: error: cannot write '{folder / 'lat.json'}': No such file or directory" in err
 
 
+@pytest.mark.mpi
 def test_two_outputs_on_one_path_are_refused(tmp_path):
     run = subprocess.run(
         MPIRUN
@@ -596,6 +605,7 @@ def test_two_outputs_on_one_path_are_refused(tmp_path):
 # ------------------------------------------------------------------ options
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize(
     "argv, message",
     [

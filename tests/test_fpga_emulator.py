@@ -19,8 +19,10 @@ import pytest
 from fpgacomm import Result, _core
 from fpgacomm.runtime.devices import describe, kernel_dir
 from loaded import without_load_warning
-from test_cli import fpgacomm
+from processes import fpgacomm
 from test_mpi import HERE, mpirun
+
+pytestmark = pytest.mark.mpi
 
 ROOT = Path(__file__).resolve().parent.parent
 EMULATORS = [info for info in _core.all_devices() if info.emulated and info.type == "fpga"]

@@ -252,6 +252,7 @@ def formats(tmp_path) -> list:
     return found
 
 
+@pytest.mark.slow
 def test_mutations_of_every_format_raise_only_result_error(tmp_path):
     cases = formats(tmp_path)
     assert len(PEERS) >= 10

@@ -14,9 +14,12 @@ import pytest
 from fpgacomm import Result, _core
 
 GPUS = [info for info in _core.all_devices() if "NVIDIA" in info.platform_name and info.type == "gpu"]
-pytestmark = pytest.mark.skipif(
-    not GPUS, reason="no NVIDIA OpenCL platform with a GPU here " "(the test needs the lent GPU machine)"
-)
+pytestmark = [
+    pytest.mark.mpi,
+    pytest.mark.skipif(
+        not GPUS, reason="no NVIDIA OpenCL platform with a GPU here " "(the test needs the lent GPU machine)"
+    ),
+]
 
 
 def rank_environment() -> dict:

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from loaded import without_load_warning
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -40,6 +41,7 @@ def test_a_word_close_to_nothing_gets_no_guess():
     assert run.returncode == 2 and "did you mean" not in run.stderr
 
 
+@pytest.mark.mpi
 def test_omb_program_names_run_as_the_osu_tests():
     for words in (["osu_latency"], ["osu", "osu_latency"]):
         run = fpgacomm(*words, "-m", "1:4", "-i", "20", "-x", "2", ranks=2)
@@ -69,6 +71,7 @@ def test_other_stray_words_stay_unrecognized():
     assert run.returncode == 2 and error_line(run).endswith("unrecognized arguments: D banana")
 
 
+@pytest.mark.mpi
 def test_device_options_on_host_buffers_say_they_change_nothing():
     run = fpgacomm("osu", "latency", "H", "H", "-m", "8:8", "-i", "10", "--device-type", "gpu", "--bank", "1", ranks=2)
     assert run.returncode == 0, run.stderr
@@ -80,6 +83,7 @@ def test_device_options_on_host_buffers_say_they_change_nothing():
     ]
 
 
+@pytest.mark.mpi
 def test_host_buffers_without_device_options_warn_of_nothing():
     run = fpgacomm("osu", "latency", "-m", "8:8", "-i", "10", ranks=2)
     assert run.returncode == 0, run.stderr

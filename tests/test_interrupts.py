@@ -40,13 +40,16 @@ import threading
 import time
 from pathlib import Path
 
+import processes
 import pytest
 from fpgacomm import Result
 from fpgacomm.runtime import interrupts
 from fpgacomm.runtime.interrupts import PEER_WAIT, TIME_LIMIT_GRACE
-from processes import rank_pids, running
+from processes import command, gone_within, rank_pids, running, start, working_in
 
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PYTHONUNBUFFERED="1")
+pytestmark = pytest.mark.mpi
+
+ENV = dict(processes.ENV, PYTHONUNBUFFERED="1")
 GONE_WITHIN = 5.0  # seconds from the signal until every process has ended
 SWEEP = ("osu", "bw", "-m", "1:64M", "-i", "200")  # minutes in all; rows of small sizes come fast
 
@@ -55,14 +58,7 @@ class Job:
     """mpirun of `fpgacomm ARGS` on 2 ranks, its stdout read line by line as it comes."""
 
     def __init__(self, *args, cwd):
-        self.process = subprocess.Popen(
-            ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=ENV,
-            cwd=cwd,
-        )
+        self.process = start(*args, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
         self.lines: list[tuple[float, str]] = []
         self.stderr = ""
         threading.Thread(target=self._read, daemon=True).start()
@@ -277,29 +273,11 @@ def test_a_suite_past_its_time_limit_marks_its_folder_and_says_where_as_its_last
     )
 
 
-def _working_in(folder: Path) -> list[int]:
-    """The processes whose working folder is `folder`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and os.readlink(entry / "cwd") == str(folder):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
     """The issue's run: Ctrl-C (SIGINT to mpirun's process group) 12 s in.
     mpirun gives the ranks SIGTERM and kills them a second later; what rank
     0 measured is written whole by a process of its own."""
-    command = [
-        "mpirun",
-        "-np",
-        "2",
-        sys.executable,
-        "-m",
-        "fpgacomm",
+    job = start(
         "osu",
         "latency",
         "-m",
@@ -312,9 +290,6 @@ def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
         "10",
         "--json",
         "big.json",
-    ]
-    job = subprocess.Popen(
-        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -329,10 +304,7 @@ def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
     # The writer may finish after mpirun has gone: making and writing ~250 MB of JSON takes ~6 s on an idle
     # machine and minutes on a loaded one; that it lands at all is the point, not how fast. So the test waits for
     # the writing process to end (it works in this folder), not for a fixed time.
-    deadline = time.monotonic() + 300
-    while _working_in(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not _working_in(tmp_path), "the writing process still runs after 5 minutes"
+    assert not gone_within(lambda: working_in(tmp_path), 300), "the writing process still runs after 5 minutes"
     saved = Result.read_json(tmp_path / "big.json")
     assert saved.incomplete.startswith("interrupted by SIGTERM from mpirun: "), stderr
     # Every size measured keeps each of its 150000 samples (how many sizes 12 s reach depends on the load).
@@ -368,7 +340,7 @@ def test_a_billion_rounds_are_refused_with_the_estimate_in_under_2_s_more_than_a
     def run(rounds):
         started = time.monotonic()
         done = subprocess.run(
-            ["mpirun", "-np", "2", sys.executable, "-m", "fpgacomm", "osu", "latency", "-m", "1:8", "--rounds", rounds],
+            command("osu", "latency", "-m", "1:8", "--rounds", rounds, ranks=2),
             capture_output=True,
             text=True,
             env=ENV,
@@ -393,24 +365,7 @@ def test_rounds_whose_samples_pass_the_memory_limit_are_refused_after_the_first_
     100000 rounds do not; the first round counts them, and the run ends
     there with the estimate, status 2."""
     done = subprocess.run(
-        [
-            "mpirun",
-            "-np",
-            "2",
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "osu",
-            "latency",
-            "-m",
-            "1:8",
-            "-i",
-            "10000",
-            "-x",
-            "10",
-            "--rounds",
-            "100000",
-        ],
+        command("osu", "latency", "-m", "1:8", "-i", "10000", "-x", "10", "--rounds", "100000", ranks=2),
         capture_output=True,
         text=True,
         env=ENV,

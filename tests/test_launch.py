@@ -9,6 +9,8 @@ import fpgacomm
 import pytest
 from fpgacomm import _core, collectives, osu
 
+pytestmark = pytest.mark.mpi
+
 
 @pytest.fixture(autouse=True)
 def mpirun_as_root(monkeypatch):

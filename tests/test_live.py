@@ -22,8 +22,10 @@ import pytest
 from fpgacomm import Result
 from fpgacomm.results.report import format_text, summary_line
 from loaded import PREFIX as LOAD_WARNING
-from processes import rank_pids
+from processes import ENV, rank_pids, start
 from terminal import read_terminal
+
+pytestmark = pytest.mark.mpi
 
 pyte = pytest.importorskip(
     "pyte", reason="the screen tests need pyte (Debian's python3-pyte; scripts/setup.sh " "installs it)"
@@ -44,25 +46,26 @@ def vendors_without_emulator(folder: Path) -> dict:
     return {"OCL_ICD_VENDORS": str(folder)}
 
 
+def terminal() -> tuple[int, int]:
+    """A pseudo-terminal of COLUMNS x LINES: its leader's and follower's descriptors."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+    return leader, follower
+
+
 def on_terminal(tmp_path: Path, *args, ranks: int = 2, stdout=None) -> tuple[list, str]:
     """Runs `mpirun -np RANKS fpgacomm ARGS` on a pseudo-terminal (stdout
     to the file `stdout` instead, when given); returns the screen's lines as
     a terminal shows them at the end, and the bytes written (decoded)."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
-    env = dict(
-        os.environ,
-        OMPI_ALLOW_RUN_AS_ROOT="1",
-        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-        FPGACOMM_PROGRESS_AFTER="0",
-        **vendors_without_emulator(tmp_path / "vendors"),
-    )
-    process = subprocess.Popen(
-        ["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable, "-m", "fpgacomm", *args],
+    leader, follower = terminal()
+    process = start(
+        *args,
+        ranks=ranks,
+        oversubscribe=True,
+        env=dict(ENV, FPGACOMM_PROGRESS_AFTER="0", **vendors_without_emulator(tmp_path / "vendors")),
         stdin=subprocess.DEVNULL,
         stdout=stdout or follower,
         stderr=follower,
-        env=env,
         cwd=tmp_path,
     )
     os.close(follower)
@@ -185,35 +188,20 @@ def test_the_clock_moves_every_second_inside_one_size_and_the_time_left_is_estim
     size going on cannot end, however fast the machine. Two captures of the
     screen 2 s apart show the progress line's clock moved, and the time
     left estimated from the sizes done."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
-    env = dict(
-        os.environ,
-        OMPI_ALLOW_RUN_AS_ROOT="1",
-        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-        **vendors_without_emulator(tmp_path / "vendors"),
-    )
-    process = subprocess.Popen(
-        [
-            "mpirun",
-            "-np",
-            "2",
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "osu",
-            "latency",
-            "-m",
-            "1:1K",
-            "-i",
-            "300000",
-            "-x",
-            "10",
-        ],
+    leader, follower = terminal()
+    process = start(
+        "osu",
+        "latency",
+        "-m",
+        "1:1K",
+        "-i",
+        "300000",
+        "-x",
+        "10",
+        env=dict(ENV, **vendors_without_emulator(tmp_path / "vendors")),
         stdin=subprocess.DEVNULL,
         stdout=follower,
         stderr=follower,
-        env=env,
         cwd=tmp_path,
         start_new_session=True,
     )
@@ -249,8 +237,7 @@ def test_ctrl_c_on_the_terminal_erases_the_progress_line_and_says_ctrl_c(tmp_pat
     pty is): Ctrl-C typed there reaches it as the terminal driver's SIGINT.
     The progress line is gone before the ending message, which says Ctrl-C;
     the Result so far is saved."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+    leader, follower = terminal()
 
     def own_terminal():
         os.setsid()

@@ -158,6 +158,7 @@ def gathers_under_mpirun(tmp_path) -> list:
     return paths
 
 
+@pytest.mark.mpi
 def test_real_gathers_stacked_keep_their_samples_and_fit_inside_the_bounds(tmp_path, capsys):
     paths = gathers_under_mpirun(tmp_path)
     single = [Result.read_json(path) for path in paths]

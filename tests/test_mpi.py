@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.mpi
+
 HERE = Path(__file__).resolve().parent
 PYTHON = sys.executable
 

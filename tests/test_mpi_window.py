@@ -3,7 +3,10 @@
 import sys
 from pathlib import Path
 
+import pytest
 from test_mpi import mpirun
+
+pytestmark = pytest.mark.mpi
 
 PROBE = str(Path(__file__).resolve().parents[1] / "bench" / "mpi_window.py")
 

@@ -67,7 +67,20 @@ def test_the_fpgacomm_kernel_runs_this_environment():
     ), f"the kernel fpgacomm starts {interpreter}, not {sys.executable}: rerun scripts/setup.sh"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def launches_ranks(path: Path) -> bool:
+    """Whether a notebook's code starts ranks (mpirun, or fpgacomm.launch, which starts mpirun): its
+    run is marked mpi, as tests/conftest.py cannot see what the kernel, a process of its own, starts."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    code = "".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code")
+    return "mpirun" in code or "launch(" in code
+
+
+@pytest.mark.slow  # a kernel started for each
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(path, marks=[pytest.mark.mpi] if launches_ranks(path) else []) for path in NOTEBOOKS],
+    ids=lambda path: path.name,
+)
 def test_notebook_runs_headless(path, tmp_path):
     if MISSING:
         pytest.skip(MISSING)

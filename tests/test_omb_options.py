@@ -83,6 +83,7 @@ def test_every_omb_option_of_every_shared_test_is_taken_or_refused_with_its_reas
                 assert isinstance(flags[flag], osu_cli._Refuse) and reason in flags[flag].reason, (test, flag)
 
 
+@pytest.mark.mpi
 def test_refusal_under_mpirun_is_one_message_with_status_2():
     run = fpgacomm("osu", "latency", "-D", "vect:8:4", "-m", "8", ranks=2)
     assert run.returncode == 2, run.stderr
@@ -99,6 +100,7 @@ def test_v_prints_the_tests_title_and_version_and_exits_0():
     )
 
 
+@pytest.mark.mpi
 def test_mbw_mr_p_u_and_r0_on_four_ranks(tmp_path):
     """-p 1 of 4 ranks: one pair, ranks 2 and 3 wait; -c -u 2; -R 0: no message rate column."""
     target = tmp_path / "mbw.json"
@@ -141,6 +143,7 @@ def test_mbw_mr_p_u_and_r0_on_four_ranks(tmp_path):
     assert "\x00" not in result.env["mpi_library"] and result.env["mpi_library"] == result.env["mpi_library"].strip()
 
 
+@pytest.mark.mpi
 def test_mbw_mr_p_beyond_the_ranks_and_u_beyond_10_are_refused():
     # Parameter errors need no ranks to show (one process); -p against the ranks does.
     cases = [
@@ -156,6 +159,7 @@ def test_mbw_mr_p_beyond_the_ranks_and_u_beyond_10_are_refused():
         assert run.stderr.count(message) == 1 and "Traceback" not in run.stderr, (args, run.stderr)
 
 
+@pytest.mark.mpi
 def test_mbw_mr_v_runs_every_size_at_omb_windows_and_g_draws_each(tmp_path):
     target = tmp_path / "mbw.json"
     run = fpgacomm(
@@ -206,6 +210,7 @@ def test_mbw_mr_v_runs_every_size_at_omb_windows_and_g_draws_each(tmp_path):
     assert osu_cli.GRAPH_DIFFERENCE in result.params["omb_differences"]
 
 
+@pytest.mark.mpi
 def test_m_caps_the_largest_message_with_a_warning_as_omb(tmp_path):
     """gather holds a block per rank (cap -M / ranks), bcast one message (cap -M)."""
     for op, cap in (("gather", 1 << 19), ("bcast", 1 << 20)):
@@ -225,6 +230,7 @@ def test_m_caps_the_largest_message_with_a_warning_as_omb(tmp_path):
     assert collectives.mem_limit_sizes("barrier", [0], 64, collectives.MEM_LIMIT)[0] == [0]
 
 
+@pytest.mark.mpi
 def test_u_and_g_on_a_latency_and_a_collective(tmp_path):
     for test in ("latency", "allreduce"):
         target = tmp_path / f"{test}.json"

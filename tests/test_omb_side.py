@@ -228,6 +228,7 @@ def run_text(command, path):
     return str(path)
 
 
+@pytest.mark.mpi
 def test_omb_text_reads_as_results(omb, tmp_path):
     mpirun = ["mpirun", "-np", "2", "--oversubscribe"]
     cases = {
@@ -253,6 +254,7 @@ def test_omb_text_reads_as_results(omb, tmp_path):
             assert result.params["window_creation"] == "MPI_Win_allocate"
 
 
+@pytest.mark.mpi
 def test_compare_omb_text_with_fpgacomm_and_compare_run_of_both(omb, tmp_path):
     flags = ["-m", "1:16", "-i", "200", "-x", "20"]
     omb_text = run_text(["mpirun", "-np", "2", str(omb["latency"]), *flags], tmp_path / "omb.txt")
@@ -367,6 +369,7 @@ def test_a_message_costs_the_difference_over_the_messages(monkeypatch, tmp_path)
     assert pt2pt_instructions.messages_per_iteration("latency") == 1
 
 
+@pytest.mark.mpi
 def test_the_instruction_section_judges_the_ten_percent_target():
     row = {
         "test": "bw",

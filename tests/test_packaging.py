@@ -13,6 +13,8 @@ import pytest
 from fpgacomm import _core
 from fpgacomm.runtime import mpi
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -108,6 +110,7 @@ def _pypi_reachable(tmp_path) -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.mpi
 def test_pip_install_in_a_plain_venv_runs_under_mpirun(tmp_path):
     """README's pip route: a virtual environment without the system's
     packages, every Python dependency from PyPI, the core built against the

@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 # The pages whose commands run here, in this order (docs/SLURM.md's need a
 # Slurm cluster: tests/test_slurm.py runs them).
@@ -139,6 +141,7 @@ def shortened(command: str) -> str:
     return " && ".join(parts)
 
 
+@pytest.mark.mpi
 def test_readme_and_help_commands_run_as_written(tmp_path):
     env = dict(
         os.environ,

@@ -286,6 +286,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.mpi
 def test_every_family_runs_its_rounds_in_shuffled_orders_the_same_on_every_rank(tmp_path):
     (tmp_path / "rounds.py").write_text(SCRIPT)
     run = subprocess.run(
@@ -331,6 +332,7 @@ def test_every_family_runs_its_rounds_in_shuffled_orders_the_same_on_every_rank(
     assert out["get_bw"]["result"]["rows"][0]["rounds"]["put_bandwidth"]
 
 
+@pytest.mark.mpi
 def test_rows_printed_with_rounds_are_the_text_of_the_result(tmp_path):
     run = fpgacomm(
         "osu",
@@ -360,6 +362,7 @@ def test_rows_printed_with_rounds_are_the_text_of_the_result(tmp_path):
     assert result.env["round_orders"] == list(round_orders(result.params["sizes"], 3, 4))
 
 
+@pytest.mark.mpi
 def test_an_interrupt_keeps_every_round_measured_and_says_how_far_it_got(tmp_path):
     """Round 2 of 2 (seed 1054) measures 1 B and 2 B early and 16 MiB and
     8 MiB late: SIGINT to rank 0 once the first row is printed leaves

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from slurm import Cluster, missing
 
+pytestmark = pytest.mark.mpi
+
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = "-i 3 -x 1"
 

@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from fpgacomm import suite
 
 SHORT = ["-m", "8", "-i", "3", "-x", "1", "--beff-max-size", "2", "--beff-repetitions", "1"]
 
 
+@pytest.mark.mpi
 def test_the_quick_set_writes_its_entries_and_says_its_time_first(tmp_path):
     environment = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", MPLBACKEND="Agg")
     run = subprocess.run(

@@ -6,9 +6,12 @@ import json
 import subprocess
 import sys
 
+import pytest
 from fpgacomm import Result
 from fpgacomm.suite import STANDARD_SET, VALIDATION_PASS, chosen
-from test_cli import ENV
+from processes import ENV, fpgacomm
+
+pytestmark = pytest.mark.mpi
 
 COUNTS = ("-i", "10", "-x", "1", "--rounds", "5")
 
@@ -54,22 +57,14 @@ def test_suite_validates_untimed_and_its_figure_is_a_plain_runs(tmp_path):
     # The suite's allreduce H at 1 MiB against plain runs of it: no difference beyond a generous threshold
     # (the machine is shared and noisy; validation inside the timed pass made it about 1.5x slower).
     compared = tmp_path / "compare.json"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "compare",
-            str(plain),
-            str(out / "osu_allreduce_H.json"),
-            "--threshold",
-            "50%",
-            "--json",
-            str(compared),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
+    run = fpgacomm(
+        "compare",
+        str(plain),
+        str(out / "osu_allreduce_H.json"),
+        "--threshold",
+        "50%",
+        "--json",
+        str(compared),
         timeout=120,
     )
     assert run.returncode == 0, run.stderr

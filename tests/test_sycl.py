@@ -7,10 +7,13 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from fpgacomm import Result
-from test_cli import ENV, fpgacomm
+from processes import ENV, command, fpgacomm
+
+pytestmark = [pytest.mark.mpi]
 
 try:
     from fpgacomm import _sycl  # noqa: F401
@@ -21,7 +24,7 @@ except ImportError as error:
     REASON = f"this build of fpgacomm has no SYCL ({error}); scripts/setup.sh caches Intel's SYCL runtime for " "it"
     if os.environ.get("CI") and os.environ.get("FPGACOMM_SYCL") != "no":
         raise RuntimeError(REASON) from None
-    pytestmark = pytest.mark.skip(reason=REASON)
+    pytestmark.append(pytest.mark.skip(reason=REASON))
 
 SMALL = ("-m", "1:1M", "--chunk", "256K", "-i", "2", "-x", "1", "-c")
 
@@ -89,72 +92,28 @@ def test_timeline_from_sycl_event_profiling(tmp_path):
     assert all(row["copy_enqueued"] <= row["copy_done"] and row["start_to_end"] >= 0 for row in rows)
 
 
-def test_fpga_mapping_chooses_the_sycl_device_of_each_rank(tmp_path):
-    target = tmp_path / "mapped.json"
-    mapped = dict(ENV, FPGA_MAPPING="0:0")
-    run = subprocess.run(
-        [
-            "mpirun",
-            "-np",
-            "2",
-            "--oversubscribe",
-            "-x",
-            "FPGA_MAPPING",
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "osu",
-            "latency",
-            "-d",
-            "sycl",
-            "D",
-            "D",
-            "-m",
-            "8",
-            "-i",
-            "2",
-            "-x",
-            "1",
-            "--json",
-            str(target),
-        ],
+def latency_mapped(mapping: str, *options) -> subprocess.CompletedProcess:
+    """osu latency -d sycl D D at 8 B on 2 ranks, with FPGA_MAPPING set to `mapping` and passed on by mpirun."""
+    latency = ("osu", "latency", "-d", "sycl", "D", "D", "-m", "8", *options)
+    return subprocess.run(
+        command(*latency, ranks=2, oversubscribe=True, mpirun_options=("-x", "FPGA_MAPPING")),
         capture_output=True,
         text=True,
-        env=mapped,
+        env=dict(ENV, FPGA_MAPPING=mapping),
         timeout=300,
     )
+
+
+def test_fpga_mapping_chooses_the_sycl_device_of_each_rank(tmp_path):
+    target = tmp_path / "mapped.json"
+    run = latency_mapped("0:0", "-i", "2", "-x", "1", "--json", str(target))
     assert run.returncode == 0, run.stderr
     result = Result.read_json(target)
     assert result.params["device_map"] == "0:0"
     assert all(
         label.startswith("SYCL device 1 'Intel(R) FPGA Emulation Device'") for label in result.env["rank_devices"]
     )
-    past = dict(ENV, FPGA_MAPPING="0:1")
-    run = subprocess.run(
-        [
-            "mpirun",
-            "-np",
-            "2",
-            "--oversubscribe",
-            "-x",
-            "FPGA_MAPPING",
-            sys.executable,
-            "-m",
-            "fpgacomm",
-            "osu",
-            "latency",
-            "-d",
-            "sycl",
-            "D",
-            "D",
-            "-m",
-            "8",
-        ],
-        capture_output=True,
-        text=True,
-        env=past,
-        timeout=300,
-    )
+    run = latency_mapped("0:1")
     message = "FPGA_MAPPING maps node-local rank 1 to device 1, but only 1 device(s) match"
     assert run.returncode == 2 and run.stderr.count(message) == 1, run.stderr
 
@@ -264,19 +223,20 @@ def test_the_runtime_is_loaded_from_the_folder_that_was_checked(private_runtime)
     assert run.stdout.strip() == str(private_runtime / "lib" / "libsycl.so.8")
 
 
+def truncate(library: Path) -> None:
+    library.write_bytes(library.read_bytes()[: 1 << 16])  # loading this ends the process with a bus error
+
+
 @pytest.mark.parametrize(
-    "damage,problem",
+    "library, damage, problem",
     [
-        ("truncated", "lib/libsycl.so.8 does not match its checksum (damaged or truncated)"),
-        ("missing", "lib/libur_adapter_opencl.so.0 is missing"),
+        ("libsycl.so.8", truncate, "lib/libsycl.so.8 does not match its checksum (damaged or truncated)"),
+        ("libur_adapter_opencl.so.0", Path.unlink, "lib/libur_adapter_opencl.so.0 is missing"),  # SYCL: no device
     ],
+    ids=["truncated", "missing"],
 )
-def test_a_damaged_runtime_is_found_before_it_loads(private_runtime, tmp_path, damage, problem):
-    if damage == "truncated":
-        library = private_runtime / "lib" / "libsycl.so.8"
-        library.write_bytes(library.read_bytes()[: 1 << 16])  # loading this ends the process with a bus error
-    else:
-        (private_runtime / "lib" / "libur_adapter_opencl.so.0").unlink()  # SYCL would find no device
+def test_a_damaged_runtime_is_found_before_it_loads(private_runtime, tmp_path, library, damage, problem):
+    damage(private_runtime / "lib" / library)
     message = f"Intel's SYCL runtime in {private_runtime} cannot be loaded: {problem}; run scripts/sycl_runtime.sh"
     env = with_cache(private_runtime)
     listing = subprocess.run(
@@ -292,7 +252,7 @@ def test_a_damaged_runtime_is_found_before_it_loads(private_runtime, tmp_path, d
     assert json.loads((tmp_path / "d.json").read_text())[-1]["error"].startswith(message)
     for args in (("osu", "bw", "-d", "sycl", "D", "D", "-m", "8"), ("osu", "allreduce", "-d", "sycl", "-m", "8")):
         run = subprocess.run(
-            ["mpirun", "-np", "2", "-x", "FPGACOMM_CACHE", sys.executable, "-m", "fpgacomm", *args],
+            command(*args, ranks=2, mpirun_options=("-x", "FPGACOMM_CACHE")),
             capture_output=True,
             text=True,
             timeout=300,

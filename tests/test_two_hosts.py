@@ -14,6 +14,8 @@ import pytest
 from fpgacomm import Result, plot
 from fpgacomm.results.report import summary_line
 
+pytestmark = pytest.mark.mpi
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "two_hosts.sh"
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", POCL_MAX_PTHREAD_COUNT="1")

@@ -83,6 +83,7 @@ def test_the_command_cross_validates_and_refuses_what_it_cannot(tmp_path, capsys
     assert status == 2 and "holds gathers and b_eff at 2 rank count(s); cross-validation fits on the smaller" in err
 
 
+@pytest.mark.slow
 def test_the_command_writes_what_it_prints(tmp_path, capsys):
     folder = tmp_path / "campaign"
     shutil.copytree(CAMPAIGN, folder)

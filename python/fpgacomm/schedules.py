@@ -139,10 +139,6 @@ class Stage:
         """The stage's transfers, expanded from its runs in order."""
         return tuple(t for run in self.runs for t in run.transfers(self.nodes, self.block_bytes))
 
-    @property
-    def transfer_count(self) -> int:
-        return sum(run.count for run in self.runs)
-
 
 @dataclass(frozen=True)
 class Schedule:

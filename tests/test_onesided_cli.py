@@ -1,6 +1,9 @@
 """fpgacomm osu for the one-sided tests under mpirun: OMB's window creation and synchronisation choices."""
 
-from test_cli import fpgacomm
+import pytest
+from processes import fpgacomm
+
+pytestmark = pytest.mark.mpi
 
 CALLS = {
     "lock": "MPI_Win_lock/unlock",

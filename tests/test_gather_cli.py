@@ -1,7 +1,10 @@
 """fpgacomm gather: real ranks under mpirun, and its errors."""
 
+import pytest
 from fpgacomm import Result
-from test_cli import fpgacomm
+from processes import fpgacomm
+
+pytestmark = pytest.mark.mpi
 
 
 def test_tree_gather_prints_the_stage_table_and_writes_json(tmp_path):

@@ -1,7 +1,10 @@
 """fpgacomm osu for collectives and one-sided tests, under mpirun."""
 
+import pytest
 from fpgacomm import Result
-from test_cli import fpgacomm
+from processes import fpgacomm
+
+pytestmark = pytest.mark.mpi
 
 
 def test_allreduce_prints_omb_text_with_nccl_columns_and_writes_json(tmp_path):
