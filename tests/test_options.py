@@ -99,6 +99,9 @@ def test_the_choices_are_the_cores():
         (lambda: osu.run("bw", mem=("D", "D"), window=0, sizes=[8]), "window size must be at least 1"),
         (lambda: osu.run("ping", mem=("D", "D"), sizes=[8]), "unknown point-to-point test 'ping'"),
         (lambda: collectives.run("allgather", mem="D", root=1, sizes=[8]), "osu allgather has no root"),
+        (lambda: collectives.allgather(None, collectives.CollectiveOptions(mem="D", root=1, sizes=[8])), "no root"),
+        (lambda: collectives.allreduce(mem="D", sizes=[8], validation_warmup=11), "-u must be 0 to 10"),
+        (lambda: collectives.allreduce(mem="D", sizes=[1], datatype="mpi_int"), "holds one MPI_INT"),
         (lambda: onesided.run("put_bibw", mem="D", sync="flush", sizes=[8]), "osu put_bibw takes -s pscw or fence"),
         (lambda: beff.run(comm_type="pcie", max_size=4, repetitions=0), "repetitions -n must be at least 1, got 0$"),
         # An options object and keywords alike.
@@ -122,10 +125,11 @@ def test_options_are_refused_before_any_device_opens(monkeypatch, run, message):
     assert caught.value.agreed
 
 
-def test_the_point_to_point_options_are_one_schema():
-    """OsuOptions declares each option once: its defaults are the core's,
-    run() and every test function take it or its fields as keywords, and
-    `fpgacomm osu`'s flags come from its fields."""
+def test_each_osu_familys_options_are_one_schema():
+    """OsuOptions, CollectiveOptions and OneSidedOptions declare each option
+    once: their defaults are the core's, run() and every test function take
+    one or its fields as keywords, and `fpgacomm osu`'s flags come from
+    their fields."""
     import dataclasses
     import inspect
 
@@ -136,9 +140,13 @@ def test_the_point_to_point_options_are_one_schema():
     assert (defaults.window, defaults.validation_warmup) == (core.window, core.validation_warmup)
     assert defaults.datatype == core.datatype.lower() == params.DATATYPES[0]
     assert (onesided.OneSidedOptions().window_creation, onesided.OneSidedOptions().mem) == ("allocate", "H")
+    core, defaults = _core.CollectiveOptions(), collectives.CollectiveOptions()
+    assert (defaults.root, defaults.validation_warmup, defaults.mem) == (core.root, core.validation_warmup, core.kind)
+    assert defaults.datatype == core.datatype.lower() and defaults.mem_limit == collectives.MEM_LIMIT
     for options, functions in (
         (osu.OsuOptions, (osu.run, osu.bw, osu.mbw_mr)),
         (onesided.OneSidedOptions, (onesided.run, onesided.get_bw)),
+        (collectives.CollectiveOptions, (collectives.run, collectives.allreduce, collectives.barrier)),
     ):
         fields = [field.name for field in dataclasses.fields(options)]
         for function in functions:
@@ -146,11 +154,15 @@ def test_the_point_to_point_options_are_one_schema():
             assert [name for name in keywords if name in fields] == fields and "on_row" in keywords
             assert all(f"\n{name}" in function.__doc__ for name in fields), function
     pt2pt = {"window", "validate", "datatype", "validation_warmup", "pairs", "vary_window", "print_rate"}
-    assert cli_osu._FLAGS.keys() == pt2pt | {"window_creation", "sync"}
+    assert cli_osu._FLAGS["pt2pt"].keys() == pt2pt
+    assert cli_osu._FLAGS["onesided"].keys() == {"window", "validate", "window_creation", "sync"}
+    assert cli_osu._FLAGS["collective"].keys() == {"root", "validate", "datatype", "validation_warmup", "mem_limit"}
     with pytest.raises(TypeError, match="OsuOptions has no option 'windows'"):
         osu.run("bw", windows=4)
     with pytest.raises(TypeError, match="options must be a OsuOptions, got dict"):
         osu.run("bw", None, {"window": 4})
+    with pytest.raises(TypeError, match="CollectiveOptions has no option 'kind'"):
+        collectives.allreduce(kind="D")
 
 
 def test_the_fields_reach_the_cores_options():
@@ -170,3 +182,6 @@ def test_the_fields_reach_the_cores_options():
     one = onesided.OneSidedOptions(sizes=[8], window=4, window_creation="create", sync="fence")
     core = schema.core_options(one, _core.OneSidedOptions, test="put_bw")
     assert (core.window, core.window_creation, core.sync, core.sizes) == (4, "create", "fence", [8])
+    many = collectives.CollectiveOptions(sizes="8", root=1, datatype="mpi_float", validation_warmup=2, mem_limit=4)
+    core = schema.core_options(many, _core.CollectiveOptions, op="bcast", sizes=[8])
+    assert (core.root, core.datatype, core.validation_warmup, core.kind) == (1, "MPI_FLOAT", 2, "H")
