@@ -104,6 +104,8 @@ def test_the_choices_are_the_cores():
         (lambda: collectives.allreduce(mem="D", sizes=[1], datatype="mpi_int"), "holds one MPI_INT"),
         (lambda: onesided.run("put_bibw", mem="D", sync="flush", sizes=[8]), "osu put_bibw takes -s pscw or fence"),
         (lambda: beff.run(comm_type="pcie", max_size=4, repetitions=0), "repetitions -n must be at least 1, got 0$"),
+        (lambda: beff.run(None, beff.BeffOptions(comm_type="kernel", target_time=0)), "--target-time must be positive"),
+        (lambda: beff.run(comm_type="pcie", ring_order="rank"), r"unknown ring order 'rank'; choose random or natural"),
         # An options object and keywords alike.
         (lambda: osu.run("bw", None, osu.OsuOptions(mem=("D", "D"), window=0, sizes=[8])), "window size must be at"),
         (lambda: osu.bw(None, osu.OsuOptions(mem=("D", "D"), sizes=[8]), window=0), "window size must be at least 1"),
@@ -185,3 +187,38 @@ def test_the_fields_reach_the_cores_options():
     many = collectives.CollectiveOptions(sizes="8", root=1, datatype="mpi_float", validation_warmup=2, mem_limit=4)
     core = schema.core_options(many, _core.CollectiveOptions, op="bcast", sizes=[8])
     assert (core.root, core.datatype, core.validation_warmup, core.kind) == (1, "MPI_FLOAT", 2, "H")
+
+
+def test_beffs_options_are_one_schema():
+    """beff.BeffOptions declares each b_eff option once: the defaults the
+    core's BeffOptions holds are its, run() takes the object or its fields
+    as keywords, and the comm type has one check, the core's, with one
+    message."""
+    import dataclasses
+    import inspect
+
+    from fpgacomm.runtime.devices import DeviceOptions
+
+    core, defaults = _core.BeffOptions(), beff.BeffOptions()
+    assert (defaults.target_time, defaults.repetitions, defaults.validation_iterations, defaults.upper) == (
+        core.target_time,
+        core.repetitions,
+        core.validation_iterations,
+        core.max_loop_length,
+    )
+    assert beff.COMM_TYPES == (*_core.beff_types(), "sim")
+    fields = [field.name for field in dataclasses.fields(beff.BeffOptions)]
+    keywords = inspect.signature(beff.run).parameters
+    assert [name for name in keywords if name in fields] == fields and "on_progress" in keywords
+    assert all(f"\n{name}" in beff.run.__doc__ for name in fields)
+    message = "unknown b_eff communication type 'gpu'; choose cpu, pcie, kernel, iec or sim$"
+    for run in (lambda: beff.run(comm_type="gpu"), lambda: _core.BeffOptions(type="gpu")):
+        with pytest.raises(_core.UsageError, match=message) as caught:
+            run()
+        assert caught.value.agreed
+    with pytest.raises(TypeError, match="BeffOptions has no option 'ring'"):
+        beff.run(ring="natural")
+    with pytest.raises(TypeError, match="options must be a BeffOptions, got dict"):
+        beff.run(None, {"max_size": 4})
+    core, rule = beff._core_options(beff.BeffOptions(comm_type="sim", max_size=2, upper=64, lower=8), DeviceOptions())
+    assert (core.type, core.sizes, core.max_loop_length, rule) == ("cpu", [1, 2, 4], 64, "adaptive")
