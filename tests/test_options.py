@@ -192,11 +192,13 @@ def test_the_fields_reach_the_cores_options():
 def test_beffs_options_are_one_schema():
     """beff.BeffOptions declares each b_eff option once: the defaults the
     core's BeffOptions holds are its, run() takes the object or its fields
-    as keywords, and the comm type has one check, the core's, with one
-    message."""
+    as keywords, `fpgacomm beff`'s flags are its fields, and the comm type
+    has one check, the core's, with one message."""
     import dataclasses
     import inspect
 
+    from fpgacomm.cli.beff import _FLAGGED
+    from fpgacomm.cli.command import build_parser
     from fpgacomm.runtime.devices import DeviceOptions
 
     core, defaults = _core.BeffOptions(), beff.BeffOptions()
@@ -211,6 +213,13 @@ def test_beffs_options_are_one_schema():
     keywords = inspect.signature(beff.run).parameters
     assert [name for name in keywords if name in fields] == fields and "on_progress" in keywords
     assert all(f"\n{name}" in beff.run.__doc__ for name in fields)
+    # `fpgacomm beff`'s flags: every field but these, each with its default on the command line.
+    assert set(fields) - set(_FLAGGED) == {"rounds", "round_seed", "limits", "device"}
+    args = build_parser().parse_args(["beff"])
+    assert {name: getattr(args, name) for name in _FLAGGED} == {
+        name: schema.cli_default(field) for name, field in _FLAGGED.items()
+    }
+    assert (args.chunk_bytes, args.slots, args.repetitions) == ("auto", "auto", core.repetitions)
     message = "unknown b_eff communication type 'gpu'; choose cpu, pcie, kernel, iec or sim$"
     for run in (lambda: beff.run(comm_type="gpu"), lambda: _core.BeffOptions(type="gpu")):
         with pytest.raises(_core.UsageError, match=message) as caught:

@@ -301,11 +301,12 @@ def transfer_parameters(args) -> dict:
     return {"buffers": args.buffer_num, "touch": args.touch, "path": args.path, **staging_sizes(args)}
 
 
-def staging_sizes(args) -> dict:
-    """--chunk and --slots as the library takes them: None for auto."""
+def staging_sizes(args, chunk: str = "chunk", slots: str = "slots") -> dict:
+    """--chunk and --slots (in args under the names given) as the library takes them: None for auto."""
+    chunk_text, slots_text = getattr(args, chunk), getattr(args, slots)
     return {
-        "chunk_bytes": None if args.chunk == "auto" else parse_size(args.chunk),
-        "slots": None if args.slots == "auto" else parse_slots(args.slots),
+        "chunk_bytes": None if chunk_text == "auto" else parse_size(chunk_text),
+        "slots": None if slots_text == "auto" else parse_slots(slots_text),
     }
 
 
