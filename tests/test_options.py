@@ -99,8 +99,13 @@ def test_the_choices_are_the_cores():
         (lambda: osu.run("bw", mem=("D", "D"), window=0, sizes=[8]), "window size must be at least 1"),
         (lambda: osu.run("ping", mem=("D", "D"), sizes=[8]), "unknown point-to-point test 'ping'"),
         (lambda: collectives.run("allgather", mem="D", root=1, sizes=[8]), "osu allgather has no root"),
+        (lambda: collectives.allgather(None, collectives.CollectiveOptions(mem="D", root=1, sizes=[8])), "no root"),
+        (lambda: collectives.allreduce(mem="D", sizes=[8], validation_warmup=11), "-u must be 0 to 10"),
+        (lambda: collectives.allreduce(mem="D", sizes=[1], datatype="mpi_int"), "holds one MPI_INT"),
         (lambda: onesided.run("put_bibw", mem="D", sync="flush", sizes=[8]), "osu put_bibw takes -s pscw or fence"),
         (lambda: beff.run(comm_type="pcie", max_size=4, repetitions=0), "repetitions -n must be at least 1, got 0$"),
+        (lambda: beff.run(None, beff.BeffOptions(comm_type="kernel", target_time=0)), "--target-time must be positive"),
+        (lambda: beff.run(comm_type="pcie", ring_order="rank"), r"unknown ring order 'rank'; choose random or natural"),
         # An options object and keywords alike.
         (lambda: osu.run("bw", None, osu.OsuOptions(mem=("D", "D"), window=0, sizes=[8])), "window size must be at"),
         (lambda: osu.bw(None, osu.OsuOptions(mem=("D", "D"), sizes=[8]), window=0), "window size must be at least 1"),
@@ -122,10 +127,11 @@ def test_options_are_refused_before_any_device_opens(monkeypatch, run, message):
     assert caught.value.agreed
 
 
-def test_the_point_to_point_options_are_one_schema():
-    """OsuOptions declares each option once: its defaults are the core's,
-    run() and every test function take it or its fields as keywords, and
-    `fpgacomm osu`'s flags come from its fields."""
+def test_each_osu_familys_options_are_one_schema():
+    """OsuOptions, CollectiveOptions and OneSidedOptions declare each option
+    once: their defaults are the core's, run() and every test function take
+    one or its fields as keywords, and `fpgacomm osu`'s flags come from
+    their fields."""
     import dataclasses
     import inspect
 
@@ -136,9 +142,13 @@ def test_the_point_to_point_options_are_one_schema():
     assert (defaults.window, defaults.validation_warmup) == (core.window, core.validation_warmup)
     assert defaults.datatype == core.datatype.lower() == params.DATATYPES[0]
     assert (onesided.OneSidedOptions().window_creation, onesided.OneSidedOptions().mem) == ("allocate", "H")
+    core, defaults = _core.CollectiveOptions(), collectives.CollectiveOptions()
+    assert (defaults.root, defaults.validation_warmup, defaults.mem) == (core.root, core.validation_warmup, core.kind)
+    assert defaults.datatype == core.datatype.lower() and defaults.mem_limit == collectives.MEM_LIMIT
     for options, functions in (
         (osu.OsuOptions, (osu.run, osu.bw, osu.mbw_mr)),
         (onesided.OneSidedOptions, (onesided.run, onesided.get_bw)),
+        (collectives.CollectiveOptions, (collectives.run, collectives.allreduce, collectives.barrier)),
     ):
         fields = [field.name for field in dataclasses.fields(options)]
         for function in functions:
@@ -146,11 +156,15 @@ def test_the_point_to_point_options_are_one_schema():
             assert [name for name in keywords if name in fields] == fields and "on_row" in keywords
             assert all(f"\n{name}" in function.__doc__ for name in fields), function
     pt2pt = {"window", "validate", "datatype", "validation_warmup", "pairs", "vary_window", "print_rate"}
-    assert cli_osu._FLAGS.keys() == pt2pt | {"window_creation", "sync"}
+    assert cli_osu._FLAGS["pt2pt"].keys() == pt2pt
+    assert cli_osu._FLAGS["onesided"].keys() == {"window", "validate", "window_creation", "sync"}
+    assert cli_osu._FLAGS["collective"].keys() == {"root", "validate", "datatype", "validation_warmup", "mem_limit"}
     with pytest.raises(TypeError, match="OsuOptions has no option 'windows'"):
         osu.run("bw", windows=4)
     with pytest.raises(TypeError, match="options must be a OsuOptions, got dict"):
         osu.run("bw", None, {"window": 4})
+    with pytest.raises(TypeError, match="CollectiveOptions has no option 'kind'"):
+        collectives.allreduce(kind="D")
 
 
 def test_the_fields_reach_the_cores_options():
@@ -170,3 +184,50 @@ def test_the_fields_reach_the_cores_options():
     one = onesided.OneSidedOptions(sizes=[8], window=4, window_creation="create", sync="fence")
     core = schema.core_options(one, _core.OneSidedOptions, test="put_bw")
     assert (core.window, core.window_creation, core.sync, core.sizes) == (4, "create", "fence", [8])
+    many = collectives.CollectiveOptions(sizes="8", root=1, datatype="mpi_float", validation_warmup=2, mem_limit=4)
+    core = schema.core_options(many, _core.CollectiveOptions, op="bcast", sizes=[8])
+    assert (core.root, core.datatype, core.validation_warmup, core.kind) == (1, "MPI_FLOAT", 2, "H")
+
+
+def test_beffs_options_are_one_schema():
+    """beff.BeffOptions declares each b_eff option once: the defaults the
+    core's BeffOptions holds are its, run() takes the object or its fields
+    as keywords, `fpgacomm beff`'s flags are its fields, and the comm type
+    has one check, the core's, with one message."""
+    import dataclasses
+    import inspect
+
+    from fpgacomm.cli.beff import _FLAGGED
+    from fpgacomm.cli.command import build_parser
+    from fpgacomm.runtime.devices import DeviceOptions
+
+    core, defaults = _core.BeffOptions(), beff.BeffOptions()
+    assert (defaults.target_time, defaults.repetitions, defaults.validation_iterations, defaults.upper) == (
+        core.target_time,
+        core.repetitions,
+        core.validation_iterations,
+        core.max_loop_length,
+    )
+    assert beff.COMM_TYPES == (*_core.beff_types(), "sim")
+    fields = [field.name for field in dataclasses.fields(beff.BeffOptions)]
+    keywords = inspect.signature(beff.run).parameters
+    assert [name for name in keywords if name in fields] == fields and "on_progress" in keywords
+    assert all(f"\n{name}" in beff.run.__doc__ for name in fields)
+    # `fpgacomm beff`'s flags: every field but these, each with its default on the command line.
+    assert set(fields) - set(_FLAGGED) == {"rounds", "round_seed", "limits", "device"}
+    args = build_parser().parse_args(["beff"])
+    assert {name: getattr(args, name) for name in _FLAGGED} == {
+        name: schema.cli_default(field) for name, field in _FLAGGED.items()
+    }
+    assert (args.chunk_bytes, args.slots, args.repetitions) == ("auto", "auto", core.repetitions)
+    message = "unknown b_eff communication type 'gpu'; choose cpu, pcie, kernel, iec or sim$"
+    for run in (lambda: beff.run(comm_type="gpu"), lambda: _core.BeffOptions(type="gpu")):
+        with pytest.raises(_core.UsageError, match=message) as caught:
+            run()
+        assert caught.value.agreed
+    with pytest.raises(TypeError, match="BeffOptions has no option 'ring'"):
+        beff.run(ring="natural")
+    with pytest.raises(TypeError, match="options must be a BeffOptions, got dict"):
+        beff.run(None, {"max_size": 4})
+    core, rule = beff._core_options(beff.BeffOptions(comm_type="sim", max_size=2, upper=64, lower=8), DeviceOptions())
+    assert (core.type, core.sizes, core.max_loop_length, rule) == ("cpu", [1, 2, 4], 64, "adaptive")

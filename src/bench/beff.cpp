@@ -428,10 +428,24 @@ void BeffOptions::validate() const {
   if (target_time <= 0) throw UsageError("--target-time must be positive, got " + float_text(target_time));
 }
 
+namespace {
+constexpr BeffType kBeffTypes[] = {BeffType::Cpu, BeffType::Pcie, BeffType::Kernel, BeffType::Iec};
+}  // namespace
+
 BeffType parse_beff_type(const std::string& name) {
-  for (BeffType type : {BeffType::Cpu, BeffType::Pcie, BeffType::Kernel, BeffType::Iec})
+  std::string names;
+  for (BeffType type : kBeffTypes) {
     if (name == beff_type_name(type)) return type;
-  throw UsageError("unknown b_eff communication type '" + name + "'; choose cpu, pcie, kernel, iec or sim");
+    names += beff_type_name(type) + ", ";
+  }
+  names.resize(names.size() - 2);
+  throw UsageError("unknown b_eff communication type '" + name + "'; choose " + names + " or sim");
+}
+
+std::vector<std::string> beff_type_names() {
+  std::vector<std::string> names;
+  for (BeffType type : kBeffTypes) names.push_back(beff_type_name(type));
+  return names;
 }
 
 std::string beff_type_name(BeffType type) {

@@ -24,8 +24,11 @@ namespace fpgacomm {
 // Its channels must be cabled (a board) or joined (the emulator's channel
 // files: the caller's working directory holds them, see beff_iec.py).
 enum class BeffType { Cpu, Pcie, Kernel, Iec };
+// A name no type has is an agreed UsageError naming every type and sim,
+// the simulated ring, which Python runs on the fabric simulator instead.
 BeffType parse_beff_type(const std::string& name);
 std::string beff_type_name(BeffType type);
+std::vector<std::string> beff_type_names();  // in BeffType's order
 
 struct BeffOptions {
   BeffType type = BeffType::Cpu;

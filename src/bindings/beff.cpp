@@ -61,6 +61,8 @@ void bind_beff(py::module_& m) {
       py::arg("comm"), py::arg("device"), py::arg("options"), py::arg("on_size") = py::none(),
       "One b_eff sweep on the ring; collective over comm. Every rank gets every rank's times. on_size: None, or "
       "called on every rank with each size's row as it ends.");
+  m.def("beff_types", &beff_type_names,
+        "The names of BeffOptions.type, the core's rings (Python's comm_type adds sim, the simulated ring).");
   m.def("ring_order", &ring_order, py::arg("ranks"), py::arg("random"), py::arg("seed"),
         "The rank at each ring position: rank order, or a permutation drawn from seed.");
   m.def(

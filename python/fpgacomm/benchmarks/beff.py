@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+from dataclasses import dataclass
 
 from .. import _core
 from ..params import usage_error
@@ -22,18 +23,24 @@ from ..results.result import Result
 from ..runtime import calibration, environment, mpi
 from ..runtime.devices import DeviceOptions, open_device_if
 from ..simulation import fabric
-from . import beff_iec
+from ..simulation.resources import Limits
+from . import beff_iec, schema
 from .sweep import OnProgress, Rounds, check_rounds, progress_of_round
 
-COMM_TYPES = ("cpu", "pcie", "kernel", "iec", "sim")
+# The core's rings (its BeffOptions.type) and sim, the simulated ring, which
+# runs on the fabric simulator; the core's parser refuses any other name.
+COMM_TYPES = (*_core.beff_types(), "sim")
 STAGED_TYPES = ("pcie", "kernel")  # device buffers staged through the host every exchange
 LOOP_RULES = ("hpcc", "documented", "adaptive")
 MODELS = ("520n",)
 REDUCTIONS = ("hpcc", "rabenseifner")
+RING_ORDERS = ("random", "natural")
 EXCHANGES_PER_ITERATION = 2  # R: the left and the right neighbour
 MAX_LOG2 = 30  # 1 GiB messages; four buffers of the largest size are held
-# HPCC FPGA v1.3's defaults (-u -l -o -d) and its channel width in bytes.
-UPPER, LOWER, OFFSET, DECREASE = 65536, 256, 11, 7
+_CORE = _core.BeffOptions()  # the core's defaults
+# HPCC FPGA v1.3's defaults (-u -l -o -d; -u is the core's ceiling of the
+# adaptive rule too) and its channel width in bytes.
+UPPER, LOWER, OFFSET, DECREASE = _CORE.max_loop_length, 256, 11, 7
 CHANNEL_WIDTH = 32
 
 
@@ -80,9 +87,13 @@ def documented_loop_length(m: int, upper: int = UPPER, lower: int = LOWER, chann
 def ring(ranks: int, order: str = "random", seed: int = 0) -> list[int]:
     """The rank at each ring position: random positions drawn from `seed`
     (the same on every platform), or rank order ("natural")."""
-    if order not in ("random", "natural"):
-        raise usage_error(f"unknown ring order '{order}'; choose random or natural (--ring)")
+    _check_ring_order(order)
     return _core.ring_order(ranks, order == "random", seed)
+
+
+def _check_ring_order(order: str) -> None:
+    if order not in RING_ORDERS:
+        raise usage_error(f"unknown ring order '{order}'; choose {' or '.join(RING_ORDERS)} (--ring)")
 
 
 def logavg(values) -> float:
@@ -123,135 +134,184 @@ def _patterns(reduction: str, ring_order: str, seed: int, random_rings: int, ran
     ]
 
 
-def run(
-    comm=None,
-    *,
-    comm_type: str = "cpu",
-    min_size: int = 0,
-    max_size: int = 20,
-    step_size: int = 1,
-    loop_rule: str | None = None,
-    upper: int = UPPER,
-    lower: int = LOWER,
-    offset: int = OFFSET,
-    decrease: int = DECREASE,
-    channel_width: int = CHANNEL_WIDTH,
-    target_time: float = 0.2,
-    repetitions: int = 10,
-    ring_order: str = "random",
-    seed: int = 0,
-    reduction: str = "hpcc",
-    random_rings: int = 3,
-    validation_iterations: int = 4,
-    chunk_bytes: int | None = None,
-    slots: int | None = None,
-    device: DeviceOptions | None = None,
-    nodes: int | None = None,
-    model: str | None = None,
-    limits=None,
-    rounds: int = 1,
-    round_seed: int | None = None,
-    on_progress: OnProgress | None = None,
-) -> Result:
+@dataclass(frozen=True, kw_only=True)
+class BeffOptions:
+    """The options of a b_eff run, each declared once (as osu.OsuOptions:
+    benchmarks.schema): defaults the core's BeffOptions' where it has the
+    field (target_time, repetitions, validation_iterations, and upper, its
+    max_loop_length), help and `fpgacomm beff`'s flag. run() takes one, or
+    its fields as keywords. Each value is checked once: the comm type and
+    the fields the core holds by the core (its parser and validate()), the
+    others by run() beside it, all before any device opens."""
+
+    comm_type: str = schema.option(
+        "cpu",
+        "cpu: host buffers; pcie: device buffers staged through the host; kernel: as pcie, messages written and "
+        "checked by device kernels; iec: HPCC FPGA's IEC mode, kernels streaming over Intel external channels (an "
+        "Intel FPGA with --binary, or Intel's FPGA emulator with --device-type fpga, ranks on one host); sim: "
+        "simulated 520N links",
+        "--comm-type",
+        doc="cpu (host buffers), pcie (device buffers staged through the host every exchange), kernel (as pcie, "
+        "messages written and checked by device kernels), iec (HPCC FPGA's IEC mode: kernels/beff_iec.cl's kernels "
+        "stream and check every message over Intel external channels, on a board from --binary or on Intel's FPGA "
+        "emulator, whose channels beff_iec joins across the ranks of one host) or sim (the beff_520n fabric "
+        "simulator, `nodes` FPGAs)",
+        choices=COMM_TYPES,
+    )
+    min_size: int = schema.option(
+        0,
+        "smallest message 2^LOG2 bytes",
+        "--min-size",
+        doc="smallest message 2^min_size bytes (HPCC FPGA's --min-size: an exponent, not bytes)",
+        type=int,
+        metavar="LOG2",
+    )
+    max_size: int = schema.option(
+        20,
+        "largest message 2^LOG2 bytes (default {default})",
+        "-m",
+        doc=f"largest message 2^max_size bytes (default {schema.DEFAULT}, at most {MAX_LOG2})",
+        type=int,
+        metavar="LOG2",
+    )
+    step_size: int = schema.option(1, "step between sizes in log2", "--step-size", type=int, metavar="LOG2")
+    loop_rule: str | None = schema.option(
+        None,
+        "loop length per size: hpcc (HPCC FPGA v1.3, default for cpu), documented (HPCC FPGA's documented formula) "
+        "or adaptive (default for pcie, kernel and iec)",
+        "--loop-rule",
+        doc="loop length per size: hpcc (HPCC FPGA v1.3; None: for cpu), documented (HPCC FPGA's documented "
+        "formula) or adaptive (None: for pcie, kernel and iec; each measurement lasts about target_time seconds)",
+        choices=LOOP_RULES,
+    )
+    upper: int = schema.option(UPPER, "largest loop length", "-u", "--upper", type=int)
+    lower: int = schema.option(LOWER, "smallest loop length", "-l", "--lower", type=int)
+    offset: int = schema.option(OFFSET, "log2 size where the loop length starts to fall", "-o", "--offset", type=int)
+    decrease: int = schema.option(DECREASE, "log2 steps from upper to lower", "-d", "--decrease", type=int)
+    channel_width: int = schema.option(
+        CHANNEL_WIDTH, "bytes per channel (documented rule)", "--channel-width", type=int
+    )
+    target_time: float = schema.option(
+        _CORE.target_time, "seconds per measurement (adaptive rule)", "--target-time", type=float
+    )
+    repetitions: int = schema.option(
+        _CORE.repetitions, "measurements per size; the best counts", "-n", "--repetitions", type=int
+    )
+    # `fpgacomm beff` gives the rounds' flags (cli/options.py, add_rounds_options) here, after -n.
+    rounds: int = schema.option(
+        1,
+        "complete measurements in this job (each with its `repetitions` per size, the best counting, as HPCC "
+        "FPGA's -n), each visiting the sizes in its own shuffled order from round_seed; with more than one, rows "
+        "are the medians over rounds with every round's values in row['rounds'], b_eff is that of the medians and "
+        "params['b_eff_rounds'] each round's (benchmarks.sweep). The simulator is deterministic and takes one round",
+    )
+    round_seed: int | None = schema.round_seed_option()
+    ring_order: str = schema.option(
+        "random",
+        "ring positions",
+        "--ring",
+        doc="ring positions: random (drawn from seed) or natural (rank order)",
+        choices=RING_ORDERS,
+    )
+    seed: int = schema.option(0, "seed of the random ring positions", "--seed", type=int)
+    reduction: str = schema.option(
+        "hpcc",
+        "hpcc: mean of B(m) on one ring; rabenseifner: logavg over ring and random rings",
+        "--reduction",
+        doc="hpcc (the mean of B(m) on one ring) or rabenseifner (logavg over the natural ring and `random_rings` "
+        "random rings)",
+        choices=REDUCTIONS,
+    )
+    random_rings: int = schema.option(3, "random rings of the rabenseifner reduction", "--random-rings", type=int)
+    validation_iterations: int = schema.option(
+        _CORE.validation_iterations,
+        "untimed exchanges per size whose every message is checked whole",
+        "--validation-iterations",
+        type=int,
+    )
+    chunk_bytes: int | None = schema.option(
+        None,
+        "pipelining chunk of staged transfers (default auto: measured on accelerators, see fpgacomm tune)",
+        "--chunk",
+        cli_default="auto",
+        doc="the staging chunk of pcie and kernel; None: runtime.calibration's (measured on accelerators)",
+        metavar="SIZE|auto",
+    )
+    slots: int | None = schema.option(
+        None,
+        "staging buffers per direction (default auto: measured on accelerators)",
+        "--slots",
+        cli_default="auto",
+        doc="staging buffers per direction of pcie and kernel; None: runtime.calibration's",
+        metavar="N|auto",
+    )
+    nodes: int | None = schema.option(
+        None,
+        "simulated FPGAs (sim; default: the rank count, at least 3)",
+        "--nodes",
+        doc="simulated FPGAs (sim only); None: as many as ranks, at least 3",
+        type=int,
+    )
+    model: str | None = schema.option(
+        None,
+        "print the channel model's bandwidth beside each row",
+        "--model",
+        doc='"520n" adds the channel model\'s aggregated bandwidth for the same N beside each row',
+        choices=MODELS,
+    )
+    limits: Limits | None = schema.option(None, "what the simulator may take (simulation.resources.Limits; sim only)")
+    device: DeviceOptions | None = schema.device_option()
+
+
+@schema.takes_options(BeffOptions, "on_progress")
+def run(comm=None, options: BeffOptions | None = None, *, on_progress: OnProgress | None = None, **keywords) -> Result:
     """Ring b_eff; collective over comm (COMM_WORLD by default).
 
-    comm_type: cpu (host buffers), pcie (device buffers staged through the
-    host every exchange), kernel (as pcie, messages written and checked by
-    device kernels), iec (HPCC FPGA's IEC mode: kernels/beff_iec.cl's kernels
-    stream and check every message over Intel external channels, on a board
-    from --binary or on Intel's FPGA emulator, whose channels beff_iec joins
-    across the ranks of one host), sim (the beff_520n fabric simulator,
-    `nodes` FPGAs, by default as many as ranks and at least 3). loop_rule:
-    hpcc (default for cpu), documented, or adaptive (default for pcie, kernel
-    and iec: each measurement lasts about target_time seconds). reduction:
-    hpcc, or rabenseifner (logavg over the natural ring and `random_rings`
-    random rings). model "520n" adds the channel model's aggregated
-    bandwidth for the same N beside each row. limits: what the simulator may
-    take (simulation.resources.Limits; sim only). chunk_bytes and slots
-    (None: auto, runtime.calibration) size the staging of pcie and kernel.
-    rounds: complete
-    measurements in this job (each with its `repetitions` per size, the
-    best counting, as HPCC FPGA's -n), each visiting the sizes in its own
-    shuffled order from round_seed (drawn where None); with more than one,
-    rows are the medians over rounds with every round's values in
-    row["rounds"], b_eff is that of the medians and params["b_eff_rounds"]
-    each round's (benchmarks.sweep). The simulator is deterministic and
-    takes one round. on_progress: called on rank 0 after each size with how
-    far the run is ("ring: 5 of 21 sizes measured"; rabenseifner's rings are
-    named as patterns; with rounds, "round 2 of 5, " first).
+    options: a BeffOptions, and/or its fields as keywords (which replace
+    its). on_progress: called on rank 0 after each size with how far the
+    run is ("ring: 5 of 21 sizes measured"; rabenseifner's rings are named
+    as patterns; with rounds, "round 2 of 5, " first).
     """
-    if comm_type not in COMM_TYPES:
-        raise usage_error(f"unknown communication type '{comm_type}'; choose {', '.join(COMM_TYPES)}")
-    if reduction not in REDUCTIONS:
-        raise usage_error(f"unknown reduction '{reduction}'; choose hpcc or rabenseifner")
-    rule = loop_rule or ("hpcc" if comm_type == "cpu" else "adaptive")
-    if rule not in LOOP_RULES:
-        raise usage_error(f"unknown loop-length rule '{rule}'; choose {', '.join(LOOP_RULES)}")
-    if model not in (None, *MODELS):
-        raise usage_error(f"unknown b_eff model '{model}'; choose {', '.join(MODELS)}")
-    sizes = message_sizes(min_size, max_size, step_size)
-    exponents = [size.bit_length() - 1 for size in sizes]
-    device_options = device or DeviceOptions()
-    # sim runs on the simulator rather than the core's ring, and takes the same checks.
-    options = _core.BeffOptions(
-        type="cpu" if comm_type == "sim" else comm_type,
-        sizes=sizes,
-        target_time=target_time,
-        loop_lengths=_loop_lengths(rule, exponents, upper, lower, offset, decrease, channel_width),
-        max_loop_length=upper,
-        repetitions=repetitions,
-        validation_iterations=validation_iterations,
-        bank=device_options.bank,
-        transfer=_core.TransferOptions(chunk_bytes=chunk_bytes or 0, slots=slots or 1),
-    )
-    options.validate()
-    if nodes is not None and comm_type != "sim":
-        raise usage_error(
-            f"--nodes sets the FPGAs of the simulated ring (--comm-type sim); a {comm_type} ring has "
-            "one node per rank: leave --nodes out, or start as many ranks"
-        )
-    if random_rings < 1:
-        raise usage_error(f"--random-rings must be at least 1, got {random_rings}")
-    check_rounds(rounds, round_seed)
-    if comm_type == "sim" and rounds != 1:
-        raise usage_error(
-            f"the simulated ring (--comm-type sim) gives the same figures every time: leave --rounds "
-            f"out, got {rounds}"
-        )
+    options = schema.build(BeffOptions, options, keywords)
+    device_options = options.device or DeviceOptions()
+    core, rule = _core_options(options, device_options)
+    sizes = list(core.sizes)
     comm = mpi.resolve(comm)
+    comm_type, reduction, model = options.comm_type, options.reduction, options.model
     params = {
         "comm_type": comm_type,
         "sizes": sizes,
-        "min_size": min_size,
-        "max_size": max_size,
-        "step_size": step_size,
+        "min_size": options.min_size,
+        "max_size": options.max_size,
+        "step_size": options.step_size,
         "loop_rule": rule,
-        "upper": upper,
-        "lower": lower,
-        "offset": offset,
-        "decrease": decrease,
-        "channel_width": channel_width,
-        "target_time": target_time,
-        "repetitions": repetitions,
+        "upper": options.upper,
+        "lower": options.lower,
+        "offset": options.offset,
+        "decrease": options.decrease,
+        "channel_width": options.channel_width,
+        "target_time": options.target_time,
+        "repetitions": options.repetitions,
         "reduction": reduction,
         "exchanges_per_iteration": EXCHANGES_PER_ITERATION,
         **device_options.params(),
     }
     if comm_type == "sim":
-        return _with_model(_simulated(comm, sizes, nodes, params, limits), model)
+        return _with_model(_simulated(comm, sizes, options.nodes, params, options.limits), model)
 
     hosts = _core.host_names(comm)
     dev = open_device_if(comm_type != "cpu", comm, device_options, hosts)
     if comm_type == "iec":
         beff_iec.check_iec_device(comm, dev, hosts)
-    sizing = calibration.resolve(comm, dev, hosts, chunk_bytes, slots, stages=comm_type in STAGED_TYPES)
-    options.transfer = _core.TransferOptions(chunk_bytes=sizing.chunk_bytes, slots=sizing.slots)
+    sizing = calibration.resolve(comm, dev, hosts, options.chunk_bytes, options.slots, stages=comm_type in STAGED_TYPES)
+    core.transfer = _core.TransferOptions(chunk_bytes=sizing.chunk_bytes, slots=sizing.slots)
     params["staging"] = comm.allgather({key: value for key, value in sizing.params().items() if key != "why"})
     ranks = comm.Get_size()
-    params.update(ranks=ranks, ring_order=ring_order if reduction == "hpcc" else "natural+random", seed=seed)
+    ring_order = options.ring_order
+    params.update(ranks=ranks, ring_order=ring_order if reduction == "hpcc" else "natural+random", seed=options.seed)
     env = environment.collect(comm, dev, hosts)
-    plan = Rounds(comm, sizes, rounds, round_seed)
-    loop_lengths = dict(zip(sizes, options.loop_lengths))
+    plan = Rounds(comm, sizes, options.rounds, options.round_seed)
+    loop_lengths = dict(zip(sizes, core.loop_lengths))
     results = []
 
     def finish(result: Result) -> Result:
@@ -259,24 +319,68 @@ def run(
 
     with plan.keeping(results, finish):
         for index, order in enumerate(plan.orders(), start=1):
-            options.sizes, options.loop_lengths = order, [loop_lengths[size] for size in order]
+            core.sizes, core.loop_lengths = order, [loop_lengths[size] for size in order]
             rows, round_params = _ring_round(
                 comm,
                 dev,
-                options,
+                core,
                 hosts,
                 comm_type,
                 reduction,
                 ring_order,
-                seed,
-                random_rings,
-                index if rounds > 1 else None,
-                progress_of_round(on_progress, index, rounds),
+                options.seed,
+                options.random_rings,
+                index if options.rounds > 1 else None,
+                progress_of_round(on_progress, index, options.rounds),
             )
             results.append(
                 Result("beff", {**params, **round_params, **_headline(rows, reduction, len(sizes))}, env, rows, _UNITS)
             )
     return finish(plan.of(results))
+
+
+def _core_options(options: BeffOptions, device: DeviceOptions) -> tuple:
+    """(the core's options of the run, validated, the loop-length rule):
+    every value checked once, before any device opens (the agreed
+    UsageError on every rank alike): the comm type by the core's parser
+    and the fields the core holds (-n, --validation-iterations,
+    --target-time) by its validate(), the others here."""
+    comm_type = options.comm_type
+    # sim runs on the simulator rather than the core's ring, and takes the same checks.
+    # The fields the core holds by the same name pass as they are.
+    core = schema.core_options(
+        options, _core.BeffOptions, type="cpu" if comm_type == "sim" else comm_type, max_loop_length=options.upper
+    )
+    if options.reduction not in REDUCTIONS:
+        raise usage_error(f"unknown reduction '{options.reduction}'; choose hpcc or rabenseifner")
+    rule = options.loop_rule or ("hpcc" if comm_type == "cpu" else "adaptive")
+    if rule not in LOOP_RULES:
+        raise usage_error(f"unknown loop-length rule '{rule}'; choose {', '.join(LOOP_RULES)}")
+    if options.model not in (None, *MODELS):
+        raise usage_error(f"unknown b_eff model '{options.model}'; choose {', '.join(MODELS)}")
+    core.sizes = message_sizes(options.min_size, options.max_size, options.step_size)
+    exponents = [size.bit_length() - 1 for size in core.sizes]
+    core.loop_lengths = _loop_lengths(
+        rule, exponents, options.upper, options.lower, options.offset, options.decrease, options.channel_width
+    )
+    core.bank = device.bank
+    core.transfer = _core.TransferOptions(chunk_bytes=options.chunk_bytes or 0, slots=options.slots or 1)
+    core.validate()
+    if options.nodes is not None and comm_type != "sim":
+        raise usage_error(
+            f"--nodes sets the FPGAs of the simulated ring (--comm-type sim); a {comm_type} ring has "
+            "one node per rank: leave --nodes out, or start as many ranks"
+        )
+    if options.random_rings < 1:
+        raise usage_error(f"--random-rings must be at least 1, got {options.random_rings}")
+    check_rounds(options.rounds, options.round_seed)
+    if comm_type == "sim" and options.rounds != 1:
+        raise usage_error(
+            f"the simulated ring (--comm-type sim) gives the same figures every time: leave --rounds "
+            f"out, got {options.rounds}"
+        )
+    _check_ring_order(options.ring_order)
+    return core, rule
 
 
 def _rounds_headline(result: Result, rounds: list, reduction: str, sizes: int) -> Result:

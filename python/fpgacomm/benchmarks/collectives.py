@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .. import _core
 from ..params import LARGE_MESSAGE, counts_params, iteration_counts, resolve_sizes, usage_error
@@ -20,6 +21,7 @@ from ..results import stats
 from ..results.result import Result
 from ..runtime import environment, mpi
 from ..runtime.devices import DeviceOptions, check_api, needs_device, open_device_if
+from . import schema
 from .osu import measured_sizes, omb_differences
 from .signatures import options_of
 from .sweep import OnRow, Sweep
@@ -36,6 +38,8 @@ DEFAULT_SIZES = (1, 1 << 20)
 # (MAX_MEM_LIMIT), and the least it accepts (MAX_MEM_LOWER_LIMIT).
 MEM_LIMIT = 512 << 20
 MEM_LIMIT_FLOOR = 1 << 20
+# The core's defaults of the options it holds.
+_CORE = _core.CollectiveOptions()
 
 
 class MemLimitWarning(UserWarning):
@@ -137,66 +141,93 @@ def _rows(op: str, sizes: list, ranks: int, validate: bool) -> tuple[list, dict,
     return rows, units, samples
 
 
+@dataclass(frozen=True, kw_only=True)
+class CollectiveOptions:
+    """The options of one OSU collective, each declared once (as
+    osu.OsuOptions: benchmarks.schema): defaults the core's
+    CollectiveOptions' where it has the field. run() takes one, or its
+    fields as keywords; the core's validate() checks them before any device
+    opens. root is the rooted collectives' (ROOTED)."""
+
+    sizes: list[int] | str | None = schema.option(
+        None,
+        "OSU Micro-Benchmarks' per-rank sizes (-m; bytes each rank contributes, see nccl_bytes for nccl-tests' "
+        f'totals): None ({DEFAULT_SIZES[0]} B .. {DEFAULT_SIZES[1] >> 20} MiB), a string "[MIN:]MAX" (the missing '
+        "end from those defaults), one size or a list",
+    )
+    mem: str = schema.option(
+        _CORE.kind,
+        "the kind of every buffer (H, H!, D, B, P); device kinds are staged through host memory and staging_share "
+        "says how much of the time that took",
+    )
+    root: int | None = schema.option(
+        _CORE.root,
+        "root rank (default 0); OSU Micro-Benchmarks' -k fixed:N is the same",
+        "--root",
+        "-k",
+        "--root-rank",
+        doc="the root of gather, scatter, bcast and reduce; None: rank 0",
+        tests=ROOTED,
+        type="root_rank",
+        metavar="N",
+    )
+    iterations: int | None = schema.iterations_option()
+    warmup: int | None = schema.warmup_option()
+    validate: bool = schema.validate_option()
+    datatype: str = schema.datatype_option(_CORE.datatype.lower())
+    validation_warmup: int = schema.validation_warmup_option(_CORE.validation_warmup)
+    mem_limit: int = schema.option(
+        MEM_LIMIT,
+        f"memory per process for the buffers, K/M/G (default {schema.DEFAULT}, at least {MEM_LIMIT_FLOOR >> 20}M), "
+        "as OSU Micro-Benchmarks: a larger message is skipped with a warning (--max-memory instead refuses a run "
+        "that would take more than the host has)",
+        "-M",
+        "--mem-limit",
+        doc=f"OSU Micro-Benchmarks' -M, the bytes one process may take for the buffers (default {schema.DEFAULT}, "
+        f"at least {MEM_LIMIT_FLOOR}): sizes above what it allows are dropped with a MemLimitWarning (on rank 0), "
+        "as mem_limit_sizes says",
+        type="size",
+        metavar="SIZE",
+    )
+    device: DeviceOptions | None = schema.device_option()
+    rounds: int = schema.rounds_option()
+    round_seed: int | None = schema.round_seed_option()
+
+
+@schema.takes_options(CollectiveOptions, "on_row")
 def run(
-    op: str,
-    comm=None,
-    *,
-    sizes=None,
-    mem: str = "H",
-    root: int | None = None,
-    iterations: int | None = None,
-    warmup: int | None = None,
-    validate: bool = False,
-    datatype: str = "mpi_char",
-    validation_warmup: int = 0,
-    mem_limit: int = MEM_LIMIT,
-    device: DeviceOptions | None = None,
-    on_row: OnRow | None = None,
-    rounds: int = 1,
-    round_seed: int | None = None,
+    op: str, comm=None, options: CollectiveOptions | None = None, *, on_row: OnRow | None = None, **keywords
 ) -> Result:
     """One OSU collective; collective over comm.
 
-    sizes: OMB's per-rank sizes (bytes each rank contributes; see
-    nccl_bytes for nccl-tests' totals): None (1 B .. 1 MiB), an OMB -m
-    string "[MIN:]MAX" (the missing end from those defaults), one size or a
-    list. datatype: OMB's -T (mpi_char, the default, mpi_int, mpi_float),
-    the elements moved and reduced; a message moves its whole elements, and
-    sizes smaller than one element get no row. mem: the kind of
-    every buffer (H, H!, D, B, P); device kinds are staged through host
-    memory and staging_share says how much of the time that took. root:
-    the root of gather, scatter, bcast and reduce (default 0). on_row:
-    called on rank 0 after each size with the Result so far (its rows the
-    sizes finished); an interrupt raises Interrupted carrying `result`, the
-    sizes finished, marked incomplete. validation_warmup: OMB's -u, with
-    validate the untimed calls before each timed one (at most 10; default
-    none, the command line's OMB's 5). mem_limit: OMB's -M, the bytes one process may take (default 512
-    MiB): sizes above what it allows are dropped with a MemLimitWarning
-    (on rank 0), as mem_limit_sizes says. rounds:
-    complete sweeps in this job, each in its own shuffled order of the
-    sizes from round_seed (drawn where None); with more than one, rows are
-    the medians over rounds and keep every round's values in row["rounds"]
-    (benchmarks.sweep).
+    options: a CollectiveOptions, and/or its fields as keywords (which
+    replace its). A message moves its whole elements of datatype (OMB's
+    -T), and sizes smaller than one element get no row. on_row: called on
+    rank 0 after each size with the Result so far (its rows the sizes
+    finished); an interrupt raises Interrupted carrying `result`, the sizes
+    finished, marked incomplete.
     """
+    options = schema.build(CollectiveOptions, options, keywords)
     entry = _core.collective(op)
     comm = mpi.resolve(comm)
-    device_options = device or DeviceOptions()
-    asked = resolve_sizes(sizes, DEFAULT_SIZES) if entry.moves_data else [0]
-    kept, mem_limit, said = mem_limit_sizes(op, asked, comm.Get_size(), mem_limit)
-    options = _core.CollectiveOptions(
+    mem, validate = options.mem, options.validate
+    device_options = options.device or DeviceOptions()
+    asked = resolve_sizes(options.sizes, DEFAULT_SIZES) if entry.moves_data else [0]
+    kept, mem_limit, said = mem_limit_sizes(op, asked, comm.Get_size(), options.mem_limit)
+    # The fields the core holds by the same name (root, datatype, -u) pass as they are.
+    core = schema.core_options(
+        options,
+        _core.CollectiveOptions,
         op=op,
-        root=root,
         kind=mem,
-        datatype=datatype,
         sizes=kept,
-        counts=iteration_counts(ITERATIONS, iterations, warmup),
+        counts=iteration_counts(ITERATIONS, options.iterations, options.warmup),
         validation=validate,
-        validation_warmup=validation_warmup,
         bank=device_options.bank,
     )
-    options.validate()
+    core.validate()
     check_api(device_options, [mem])
-    size_list = list(options.sizes)
+    size_list = list(core.sizes)
     if comm.Get_rank() == 0:
         for text in said:
             warnings.warn(text, MemLimitWarning, stacklevel=3)
@@ -205,6 +236,7 @@ def run(
     # The barrier moves no data, so it needs no device whatever mem says.
     dev = open_device_if(needs_device([mem]) and entry.moves_data, comm, device_options, hosts)
     env = environment.collect(comm, dev, hosts)
+    validation_warmup = options.validation_warmup
 
     def result_of(sizes: list, finished: dict) -> Result:
         """The Result of the sizes measured; finished: the core's whole run, or {} while it goes on."""
@@ -215,8 +247,8 @@ def run(
             "recv_kind": mem,
             "sizes": size_list,
             "root": finished.get("root"),
-            "datatype": options.datatype,
-            **counts_params(options.counts),
+            "datatype": core.datatype,
+            **counts_params(core.counts),
             "large_message": LARGE_MESSAGE,
             "validate": validate,
             "validation_warmup": validation_warmup if validate else None,
@@ -229,12 +261,12 @@ def run(
         }
         return Result(f"osu_{op}", params, env, rows, units, samples)
 
-    planned = measured_sizes(size_list, datatype) if entry.moves_data else 1
-    sweep = Sweep(comm, result_of, size_list, planned, on_row, rounds, round_seed)
+    planned = measured_sizes(size_list, core.datatype) if entry.moves_data else 1
+    sweep = Sweep(comm, result_of, size_list, planned, on_row, options.rounds, options.round_seed)
     with sweep.interruptible():
         for order in sweep.orders():
-            options.sizes = order
-            sweep.round_done(_core.run_collective(comm, dev, options, sweep.on_size))
+            core.sizes = order
+            sweep.round_done(_core.run_collective(comm, dev, core, sweep.on_size))
     return sweep.result()
 
 
@@ -242,8 +274,8 @@ def _test(entry: _core.Collective) -> Callable[..., Result]:
     """The function of one collective, named as its test: run(entry.name, ...)
     with run's options and the entry's summary as its docstring."""
 
-    def test(comm=None, **options) -> Result:
-        return run(entry.name, comm, **options)
+    def test(comm=None, options: CollectiveOptions | None = None, **keywords) -> Result:
+        return run(entry.name, comm, options, **keywords)
 
     test.__name__ = test.__qualname__ = entry.name
     test.__doc__ = entry.summary

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from .. import _core
 from ..params import (
     BANDWIDTH_COUNTS,
-    DATATYPES,
     HOST_KINDS,
     LARGE_MESSAGE,
     LATENCY_COUNTS,
@@ -200,25 +199,8 @@ class OsuOptions:
         "record every staged chunk of the last timed iteration of each size (a window or a round trip): "
         "the Result's attribute timeline is then, on rank 0, a Result of every rank's chunks (None elsewhere)",
     )
-    datatype: str = schema.option(
-        _CORE.datatype.lower(),
-        "MPI datatype of the elements (default {default}, as OSU Micro-Benchmarks 7.4); sizes smaller than one "
-        "element are skipped",
-        "-T",
-        "--type",
-        type=str.lower,
-        choices=DATATYPES,
-    )
-    validation_warmup: int = schema.option(
-        _CORE.validation_warmup,
-        "with -c, untimed repetitions of each iteration's operation before the timed one "
-        f"(default {schema.DEFAULT}, at most {_core.MAX_VALIDATION_WARMUP})",
-        "-u",
-        "--validation-warmup",
-        cli_default=_core.VALIDATION_WARMUP,
-        type=int,
-        metavar="N",
-    )
+    datatype: str = schema.datatype_option(_CORE.datatype.lower())
+    validation_warmup: int = schema.validation_warmup_option(_CORE.validation_warmup)
     pairs: int | None = schema.option(
         None,
         "pairs taking part, rank i with rank i+PAIRS; higher ranks wait (default N/2)",

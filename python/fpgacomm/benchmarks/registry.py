@@ -45,11 +45,11 @@ from . import beff, collectives, devbw, gather, onesided, osu, overhead, schema
 class Family(NamedTuple):
     """What every benchmark of a family shares. options: the command line
     options its tests take (cli/osu.py builds each): kinds (SEND_KIND
-    RECV_KIND), mem (--mem), accelerator (-d), sizes (-m), datatype (-T),
-    transfer (the staging engine's -b, --touch, --path, --chunk, --slots),
-    timeline, validation_warmup (-u), mem_limit (-M); with them, the flags
-    of its options class (schema) that each test takes
-    (benchmarks.schema.flags_of_test: -W, -T, -u, -w, -s, -p, -V, -R).
+    RECV_KIND), mem (--mem), accelerator (-d), sizes (-m), transfer (the
+    staging engine's -b, --touch, --path, --chunk, --slots), timeline;
+    with them, the flags of its options class (schema) that each test
+    takes (benchmarks.schema.flags_of_test: -W, -T, -u, -M, --root, -w,
+    -s, -p, -V, -R).
     window: the default -W of its bandwidth tests, None where no test
     streams windows. sizes: the default sweep of `fpgacomm osu`'s
     families, (smallest, largest) bytes."""
@@ -71,8 +71,9 @@ FAMILIES = {
     ),
     "collective": Family(
         collectives,
-        ("mem", "accelerator", "sizes", "datatype", "validation_warmup", "mem_limit"),
+        ("mem", "accelerator", "sizes"),
         sizes=collectives.DEFAULT_SIZES,
+        schema=collectives.CollectiveOptions,
     ),
     "onesided": Family(
         onesided,
@@ -97,8 +98,8 @@ class Benchmark(catalog.Benchmark):
     keyword options and returns a Result, and the command line options of
     its test: Family.options, with the flags of its family's options class
     that it takes (window for the tests that stream windows of -W messages,
-    mbw_mr's pairs, vary_window and print_rate) and root for the rooted
-    collectives."""
+    mbw_mr's pairs, vary_window and print_rate, the rooted collectives'
+    root)."""
 
     function: Callable
     options: tuple
@@ -123,8 +124,6 @@ def _entry(facts: catalog.Benchmark) -> Benchmark:
         options.extend(
             name for name in schema.flags_of_test(family.schema, facts.test, facts.quantity) if name != "validate"
         )
-    if facts.family == "collective" and facts.test in collectives.ROOTED:
-        options.append("root")
     options = [option for option in options if facts.messages or option not in _MESSAGE_OPTIONS]
     return Benchmark(**asdict(facts), function=function, options=tuple(options))
 

@@ -20,6 +20,7 @@ import dataclasses
 import inspect
 
 from .. import _core
+from ..params import DATATYPES
 
 # The placeholder of a help text for the default that each surface shows:
 # the library's default in docstrings, the command line's in --help.
@@ -43,7 +44,9 @@ def option(
 ):
     """One option as a dataclass field: its default and help ("{default}"
     in it is replaced by the default each surface shows), and, for an option
-    of the command line, its flags and argparse's keywords. cli_default: the
+    of the command line, its flags and argparse's keywords (a type that only
+    the command line parses by its name there: "size", bytes with K/M/G, and
+    "root_rank", N or OMB's fixed:N; cli/options.py's Parser). cli_default: the
     command line's default where it differs from the library's; doc: the
     docstring's text where it differs from the help's (whose other
     placeholders the command line fills per test); tests: which of the
@@ -84,6 +87,32 @@ def window_option(default: int):
         tests=BANDWIDTH_TESTS,
         type=int,
         metavar="WINDOW_SIZE",
+    )
+
+
+def datatype_option(default: str):
+    return option(
+        default,
+        "MPI datatype of the elements (default {default}, as OSU Micro-Benchmarks 7.4); sizes smaller than one "
+        "element are skipped",
+        "-T",
+        "--type",
+        type=str.lower,
+        choices=DATATYPES,
+    )
+
+
+def validation_warmup_option(default: int):
+    """-u: the library's default is the core's (none), the command line's OMB's."""
+    return option(
+        default,
+        "with -c, untimed repetitions of each iteration's operation before the timed one "
+        f"(default {DEFAULT}, at most {_core.MAX_VALIDATION_WARMUP})",
+        "-u",
+        "--validation-warmup",
+        cli_default=_core.VALIDATION_WARMUP,
+        type=int,
+        metavar="N",
     )
 
 

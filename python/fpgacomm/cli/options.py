@@ -47,6 +47,10 @@ class Parser(argparse.ArgumentParser):
         # Every type=int option (and its argument groups') takes the core's
         # int, checked here: a value past it is a usage error, not a failed call.
         self.register("type", int, core_int)
+        # The types an options class's field names (benchmarks.schema), whose
+        # parsing and its messages are the command line's.
+        self.register("type", "size", size_argument)
+        self.register("type", "root_rank", root_rank)
 
     def error(self, message):
         if launch_rank() == 0:
@@ -79,6 +83,20 @@ def size_argument(text: str) -> int:
         return parse_size(text)
     except _core.UsageError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def root_rank(text: str) -> int:
+    """--root N, or OMB's -k fixed:N; OMB's -k rotate is refused with the reason."""
+    word, _, number = text.partition(":")
+    if word.lower() == "rotate":
+        raise argparse.ArgumentTypeError(
+            "-k rotate (OSU Micro-Benchmarks' new root every iteration) is not "
+            "implemented; give a fixed root: -k fixed:N or --root N"
+        )
+    rank = number if word.lower() == "fixed" else text
+    if not rank.strip().lstrip("+-").isdigit():
+        raise argparse.ArgumentTypeError(f"give the root rank as N or fixed:N, got {text!r}")
+    return core_int(rank)
 
 
 def add_memory_option(parser: argparse.ArgumentParser) -> None:
@@ -283,11 +301,12 @@ def transfer_parameters(args) -> dict:
     return {"buffers": args.buffer_num, "touch": args.touch, "path": args.path, **staging_sizes(args)}
 
 
-def staging_sizes(args) -> dict:
-    """--chunk and --slots as the library takes them: None for auto."""
+def staging_sizes(args, chunk: str = "chunk", slots: str = "slots") -> dict:
+    """--chunk and --slots (in args under the names given) as the library takes them: None for auto."""
+    chunk_text, slots_text = getattr(args, chunk), getattr(args, slots)
     return {
-        "chunk_bytes": None if args.chunk == "auto" else parse_size(args.chunk),
-        "slots": None if args.slots == "auto" else parse_slots(args.slots),
+        "chunk_bytes": None if chunk_text == "auto" else parse_size(chunk_text),
+        "slots": None if slots_text == "auto" else parse_slots(slots_text),
     }
 
 

@@ -27,12 +27,11 @@ from .options import (
     add_rounds_options,
     add_size_option,
     add_transfer_options,
-    core_int,
     device_options,
     launch_rank,
     print_and_save,
     rounds_parameters,
-    size_argument,
+    size_text,
     transfer_parameters,
     validation_error,
 )
@@ -180,7 +179,7 @@ def register(subparsers) -> None:
 
 def _add_test(tests, benchmark: registry.Benchmark) -> None:
     """The parser of one test, holding exactly the options its registry entry names."""
-    options = benchmark.options
+    options, fields = benchmark.options, _FLAGS[benchmark.family]
     summary = benchmark.function.__doc__.strip().split("\n\n")[0]
     parser = tests.add_parser(
         benchmark.test,
@@ -211,7 +210,7 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
     add_device_options(parser)
     if "window" in options:
         # None: the test's window, which -V (vary the window) would contradict.
-        add_option(parser, _FLAGS["window"], default=argparse.SUPPRESS, shown=benchmark.window)
+        add_option(parser, fields["window"], default=argparse.SUPPRESS, shown=benchmark.window)
     if "mem" in options:
         parser.add_argument(
             "--mem", metavar="KIND", help="the kind of every buffer: H, H!, D, B or P (default H, or D with -d)"
@@ -225,38 +224,22 @@ def _add_test(tests, benchmark: registry.Benchmark) -> None:
             help=_ACCELERATOR_HELP["kinds" if "kinds" in options else "mem"],
         )
     if "datatype" in options:
-        add_option(parser, _FLAGS["datatype"])
+        add_option(parser, fields["datatype"])
     if "root" in options:
-        parser.add_argument(
-            "--root",
-            "-k",
-            "--root-rank",
-            type=_root_rank,
-            metavar="N",
-            help="root rank (default 0); OSU Micro-Benchmarks' -k fixed:N is the same",
-        )
+        add_option(parser, fields["root"])
     if "window_creation" in options:
-        add_option(parser, _FLAGS["window_creation"])
+        add_option(parser, fields["window_creation"])
     if "sync" in options:
         takes = onesided.SYNC_CHOICES[benchmark.test]
-        add_option(parser, _FLAGS["sync"], shown=takes[0], takes=", ".join(takes))
+        add_option(parser, fields["sync"], shown=takes[0], takes=", ".join(takes))
     for name in ("pairs", "vary_window", "print_rate"):
         if name in options:
-            add_option(parser, _FLAGS[name])
+            add_option(parser, fields[name])
     if "mem_limit" in options:
-        parser.add_argument(
-            "-M",
-            "--mem-limit",
-            type=size_argument,
-            default=collectives.MEM_LIMIT,
-            metavar="SIZE",
-            help="memory per process for the buffers, K/M/G (default 512M, at least 1M), as OSU "
-            "Micro-Benchmarks: a larger message is skipped with a warning (--max-memory "
-            "instead refuses a run that would take more than the host has)",
-        )
-    add_option(parser, _FLAGS["validate"])
+        add_option(parser, fields["mem_limit"], shown=size_text(collectives.MEM_LIMIT))
+    add_option(parser, fields["validate"])
     if "validation_warmup" in options:
-        add_option(parser, _FLAGS["validation_warmup"])
+        add_option(parser, fields["validation_warmup"])
     parser.add_argument(
         "-G",
         "--graph",
@@ -337,27 +320,15 @@ def _graph_formats(text: str | None) -> tuple:
     return formats
 
 
-def _root_rank(text: str) -> int:
-    """--root N, or OMB's -k fixed:N; OMB's -k rotate is refused with the reason."""
-    word, _, number = text.partition(":")
-    if word.lower() == "rotate":
-        raise argparse.ArgumentTypeError(
-            "-k rotate (OSU Micro-Benchmarks' new root every iteration) is not "
-            "implemented; give a fixed root: -k fixed:N or --root N"
-        )
-    rank = number if word.lower() == "fixed" else text
-    if not rank.strip().lstrip("+-").isdigit():
-        raise argparse.ArgumentTypeError(f"give the root rank as N or fixed:N, got {text!r}")
-    return core_int(rank)
-
-
-# The options whose flags the families' schemas declare (osu.OsuOptions,
-# onesided.OneSidedOptions; the collectives share theirs of the same names):
-# each parsed into args under its name.
-_FLAGS = {**schema.flagged(onesided.OneSidedOptions), **schema.flagged(osu.OsuOptions)}
+# The options whose flags each family's schema declares (osu.OsuOptions,
+# collectives.CollectiveOptions, onesided.OneSidedOptions), each parsed into
+# args under its name, by family.
+_FLAGS = {
+    family: schema.flagged(facts.schema) for family, facts in registry.FAMILIES.items() if facts.schema is not None
+}
 # The test function's keywords of the other options that take the parsed
 # value as it is: the registry's option name -> the parser's attribute.
-_AS_PARSED = {"sizes": "message_size", "root": "root", "mem_limit": "mem_limit"}
+_AS_PARSED = {"sizes": "message_size"}
 
 
 def _keywords(args) -> dict:
@@ -374,7 +345,8 @@ def _keywords(args) -> dict:
         {keyword: getattr(args, attribute) for keyword, attribute in _AS_PARSED.items() if keyword in options}
     )
     # -W's absence leaves no attribute: the test's window then.
-    keywords.update({name: getattr(args, name) for name in _FLAGS if name in options and hasattr(args, name)})
+    flags = _FLAGS[args.benchmark.family]
+    keywords.update({name: getattr(args, name) for name in flags if name in options and hasattr(args, name)})
     if "window" in options:
         keywords.setdefault("window", args.benchmark.window)
     if "timeline" in options:
