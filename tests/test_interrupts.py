@@ -60,16 +60,26 @@ class Job:
     def __init__(self, *args, cwd):
         self.process = start(*args, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
         self.lines: list[tuple[float, str]] = []
-        self.stderr = ""
+        self._stderr = ""
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def _read(self):
         for line in self.process.stdout:
             self.lines.append((time.monotonic(), line.rstrip("\n")))
 
     def _read_stderr(self):
-        self.stderr = self.process.stderr.read()
+        self._stderr = self.process.stderr.read()
+
+    @property
+    def stderr(self) -> str:
+        """What the job wrote on stderr: all of it once mpirun has ended (its
+        reader waited for: the writing child and the launcher's watcher hold
+        the pipe a few seconds past mpirun's end), "" while it runs."""
+        if self.process.poll() is not None:
+            self._stderr_reader.join(timeout=60)
+        return self._stderr
 
     def wait_for(self, predicate, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
@@ -274,9 +284,11 @@ def test_a_suite_past_its_time_limit_marks_its_folder_and_says_where_as_its_last
 
 
 def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
-    """The issue's run: Ctrl-C (SIGINT to mpirun's process group) 12 s in.
-    mpirun gives the ranks SIGTERM and kills them a second later; what rank
-    0 measured is written whole by a process of its own."""
+    """The issue's run: Ctrl-C (SIGINT to mpirun's process group) 12 s in,
+    with 20 rounds rather than 10, so that 12 s fall inside the measurement
+    on an idle machine too (10 rounds end in about 11 s there). mpirun gives
+    the ranks SIGTERM and kills them a second later; what rank 0 measured
+    is written whole by a process of its own."""
     job = start(
         "osu",
         "latency",
@@ -287,7 +299,7 @@ def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
         "-x",
         "10",
         "--rounds",
-        "10",
+        "20",
         "--json",
         "big.json",
         stdout=subprocess.PIPE,
@@ -305,6 +317,7 @@ def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
     # machine and minutes on a loaded one; that it lands at all is the point, not how fast. So the test waits for
     # the writing process to end (it works in this folder), not for a fixed time.
     assert not gone_within(lambda: working_in(tmp_path), 300), "the writing process still runs after 5 minutes"
+    assert (tmp_path / "big.json").exists(), stderr
     saved = Result.read_json(tmp_path / "big.json")
     assert saved.incomplete.startswith("interrupted by SIGTERM from mpirun: "), stderr
     # Every size measured keeps each of its 150000 samples (how many sizes 12 s reach depends on the load).
@@ -313,6 +326,64 @@ def test_ctrl_c_in_a_run_of_millions_of_samples_saves_them_all(tmp_path):
         or "rounds complete; round" in saved.incomplete
     ), saved.incomplete
     assert all(len(values) == 150000 for values in (saved.samples or {}).values())
+    assert sorted(os.listdir(tmp_path)) == ["big.json"]
+
+
+def test_sigterm_while_rank_0_writes_the_finished_runs_file_saves_it_whole(tmp_path):
+    """Every round measured, rank 0 writing its millions of samples (seconds):
+    SIGTERM to rank 0 (as Slurm's scancel sends it) is not the end of the
+    file. The Result, whole, is written by a process of its own, marked with
+    why the run did not end."""
+    job = start(
+        "osu",
+        "latency",
+        "-m",
+        "1:1K",
+        "-i",
+        "150000",
+        "--rounds",
+        "3",
+        "--json",
+        "big.json",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    try:
+        ranks = {}
+        deadline = time.monotonic() + 120
+        while len(ranks) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            ranks = rank_pids(job.pid)
+
+        # The file being written has no name yet (O_TMPFILE): an open descriptor in the folder, "#inode (deleted)".
+        def writing() -> bool:
+            try:
+                links = [os.readlink(f"/proc/{ranks[0]}/fd/{fd}") for fd in os.listdir(f"/proc/{ranks[0]}/fd")]
+            except OSError:
+                return False
+            return any(link.startswith(f"{tmp_path}/") for link in links)
+
+        while not writing() and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert writing(), "rank 0 never wrote big.json"
+        os.kill(ranks[0], signal.SIGTERM)
+        _, stderr = job.communicate(timeout=60)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.communicate()
+    assert not gone_within(lambda: working_in(tmp_path), 300), "the writing process still runs after 5 minutes"
+    assert (tmp_path / "big.json").exists(), stderr
+    saved = Result.read_json(tmp_path / "big.json")
+    assert saved.incomplete == (
+        "interrupted by SIGTERM: all 3 rounds of every size measured; the run was ending (its Result being made "
+        "or written)"
+    ), stderr
+    assert len(saved.samples) == 3 * 11 and all(len(values) == 150000 for values in saved.samples.values())
     assert sorted(os.listdir(tmp_path)) == ["big.json"]
 
 

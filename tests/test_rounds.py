@@ -433,9 +433,17 @@ def test_an_interrupt_of_a_run_without_per_size_rows_keeps_its_complete_rounds()
     assert kept.incomplete == "interrupted by SIGINT: 2 of 3 rounds complete; round 3 not kept"
     assert [row["rounds"]["send_overhead"] for row in kept.rows] == [[1.0, 2.0], [8.0, 16.0]]
     assert kept.params == {"rounds": 3, "round_seed": 2} and len(kept.env["round_orders"]) == 3
-    # One round: nothing to keep, as without rounds.
+    # Every round done (the block makes the run's Result too): kept whole, saying why the run did not end.
     plan = Rounds(_one_rank(), [1, 8])
     with pytest.raises(interrupts.Interrupted) as stop:
-        with plan.keeping([Result("x", {}, {}, [], {"size": "B"})]):
+        with plan.keeping([Result("x", {}, {}, [{"size": 1}], {"size": "B"})]):
+            raise interrupts.interrupted(signal.SIGINT)
+    assert stop.value.result.rows == [{"size": 1}]
+    assert stop.value.result.incomplete == (
+        "interrupted by SIGINT: every size measured; the run was ending (its Result being made or written)"
+    )
+    # One round cut short: nothing to keep, as without rounds.
+    with pytest.raises(interrupts.Interrupted) as stop:
+        with plan.keeping([]):
             raise interrupts.interrupted(signal.SIGINT)
     assert getattr(stop.value, "result", None) is None

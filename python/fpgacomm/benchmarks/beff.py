@@ -336,7 +336,7 @@ def run(comm=None, options: BeffOptions | None = None, *, on_progress: OnProgres
             results.append(
                 Result("beff", {**params, **round_params, **_headline(rows, reduction, len(sizes))}, env, rows, _UNITS)
             )
-    return finish(plan.of(results))
+        return finish(plan.of(results))
 
 
 def _core_options(options: BeffOptions, device: DeviceOptions) -> tuple:

@@ -188,7 +188,7 @@ def run(
                 progress_of_round(on_progress, index, rounds),
             )
             results.append(Result("devbw", params, env, rows, UNITS, samples))
-    return plan.of(results)
+        return plan.of(results)
 
 
 def _round(

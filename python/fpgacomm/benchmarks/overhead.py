@@ -51,7 +51,7 @@ def run(
     with plan.keeping(results):
         for order in plan.orders():
             results.append(_result(_core.run_overhead(comm, order, counts), params, env))
-    return plan.of(results)
+        return plan.of(results)
 
 
 def _result(raw: list, params: dict, env: dict) -> Result:

@@ -76,6 +76,13 @@ def work_done(state: str) -> float | None:
     return min(share, 1.0)
 
 
+def measured_whole(rounds: int) -> str:
+    """How an interrupted run that had measured everything says so: what
+    the Result holds is whole, the run just had not ended."""
+    every = "every size" if rounds == 1 else f"all {rounds} rounds of every size"
+    return f"{every} measured; the run was ending (its Result being made or written)"
+
+
 def check_rounds(rounds, round_seed) -> None:
     """rounds: a whole number, 1 or more; round_seed: None or a whole number 0 .. 2^64 - 1."""
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
@@ -196,14 +203,19 @@ class Rounds:
         rounds complete so far (the Results in `results`, which the block
         appends to) merged and marked incomplete ("interrupted by SIGINT: 2
         of 5 rounds complete; round 3 not kept"); none before the first
-        round is complete, nor with one round. finish: what the run does to
-        its Result at the end (b_eff's headline of the medians)."""
+        round is complete, nor from a single round cut short. The block
+        makes the run's Result too (plan.of inside it), so that an interrupt
+        while it is made keeps every round. finish: what the run does to its
+        Result at the end (b_eff's headline of the medians)."""
         try:
             yield
         except Interrupted as stop:
-            if self.count > 1 and results:
+            if results:
                 kept = list(results)
-                incomplete = f"{stop}: {len(kept)} of {self.count} rounds complete; round {len(kept) + 1} not kept"
+                if len(kept) == self.count:  # the loop had ended: its Result was being made
+                    incomplete = f"{stop}: {measured_whole(self.count)}"
+                else:
+                    incomplete = f"{stop}: {len(kept)} of {self.count} rounds complete; round {len(kept) + 1} not kept"
 
                 def make() -> Result:
                     result = finish(self.of(kept))
@@ -259,8 +271,11 @@ class Sweep:
         return self.done[-1]
 
     def result(self) -> Result:
-        """The finished run: the one round's Result, or the rounds merged."""
-        return self.rounds.of(self.done)
+        """The finished run: the one round's Result, or the rounds merged.
+        An interrupt while they merge (seconds for millions of samples)
+        still carries every round (interruptible)."""
+        with self.interruptible():
+            return self.rounds.of(self.done)
 
     def _state(self) -> str:
         """How far the run is: "12 of 23 sizes measured", with rounds "round 2 of 5, 12 of 23 sizes measured"."""
@@ -310,6 +325,8 @@ class Sweep:
         return self.rounds.record(result)
 
     def _incomplete(self, why: str) -> str:
+        if not self.raw and len(self.done) == self.rounds.count:
+            return f"{why}: {measured_whole(self.rounds.count)}"
         if self.rounds.count == 1:
             return f"{why}: {len(self.raw)} of {self.planned} sizes measured"
         return (

@@ -346,17 +346,25 @@ def print_and_save(result, args, live=None, **text) -> None:
     """Rank 0's output: the Result's table (format_text's options) on
     stdout, then the Result in every file --json and --csv asked for.
     live: the LiveText that printed the rows so far, which prints the rest."""
+    from ..benchmarks.sweep import measured_whole
     from ..results.report import format_text
+    from ..runtime import interrupts
     from .live import SCREEN
 
-    if live is not None:
-        live.finish(result)
-    else:
-        SCREEN.hide()  # the run is over: its progress line goes before the text
-        print(format_text(result, **text), flush=True)
-    for path in (args.json, args.csv):
-        if path:
-            result.write(path)
+    try:
+        if live is not None:
+            live.finish(result)
+        else:
+            SCREEN.hide()  # the run is over: its progress line goes before the text
+            print(format_text(result, **text), flush=True)
+        for path in (args.json, args.csv):
+            if path:
+                result.write(path)
+    except interrupts.Interrupted as stop:
+        # Everything was measured: the command's ending saves the Result (in a process of its own) all the same.
+        result.incomplete = result.incomplete or f"{stop}: {measured_whole(result.params.get('rounds') or 1)}"
+        stop.result = result
+        raise
 
 
 def device_options(args):
