@@ -1,6 +1,8 @@
 """Simulated gathers: the gather schedules on the VCSN paper's fabric presets,
 against the models of fpgacomm.models.vcsn."""
 
+import inspect
+
 import pytest
 from fpgacomm import _core, fabric, gather, gather_sim
 from fpgacomm.models import vcsn
@@ -128,9 +130,9 @@ def test_fit_of_a_simulated_sweep_recovers_the_presets_costs():
         (dict(schedule="tree", fabric="dcn_ring"), "does not run on fabric 'dcn_ring'"),
         (dict(fabric="torus"), "does not run on fabric 'torus'"),
         (dict(schedule="fan"), "schedule 'fan'"),
-        (dict(control="none"), "'barrier' or 'local'"),
+        (dict(control="none"), "gather: unknown control 'none'; choose barrier"),
         (dict(nodes=[1]), "node count 1"),
-        (dict(sizes=[0]), "gather_sim: size per node 0; give whole bytes, 1 or more"),
+        (dict(sizes=[0]), "gather: size per node 0; give whole bytes, 1 or more"),
         (dict(collective="reduce"), "collective 'reduce'"),
         (dict(schedule="ring", fabric="dcn_ring", ports=4), "needs a second ring dimension"),
     ],
@@ -162,3 +164,38 @@ def test_past_the_papers_11664_nodes_the_fat_tree_grows_a_level_and_says_so():
     assert result.rows[0]["levels"] == 4
     assert result.params["topologies"] == {"11665": "2 plane(s) of a 4-level fat tree of 36-port switches, 11665 nodes"}
     assert 0 < result.rows[0]["events_simulated"] and result.rows[0]["events_estimated"] > 0
+
+
+def test_gather_options_are_read_by_the_simulated_run_and_refused_where_only_real_runs_read_them():
+    options = gather.GatherOptions(schedule="tree", fabric="vcsn", nodes=[4], sizes=[MiB])
+    assert gather.simulate(options).rows == gather_sim.run("tree", "vcsn", nodes=[4], sizes=[MiB]).rows
+    assert gather.simulate(options, control="local").params["control"] == "local"
+    # -i and -c are real runs' and not refused (as with --fabric); --root, --mem and --rounds are.
+    assert gather.simulate(options, iterations=3, validate=False).rows[0]["nodes"] == 4
+    for keywords, message in [
+        (dict(root=1), "--root applies to real runs"),
+        (dict(mem="D"), "--mem applies to real runs"),
+        (dict(rounds=2), "leave --rounds out, got 2"),
+        (dict(nodes=[1]), "gather: node count 1; give node counts of 2 or more"),
+    ]:
+        with pytest.raises(_core.UsageError, match=message) as caught:
+            gather.simulate(options, **keywords)
+        assert caught.value.agreed
+    with pytest.raises(TypeError, match="GatherOptions has no option 'fabrics'"):
+        gather.simulate(fabrics="vcsn")
+
+
+def test_gather_options_defaults_are_the_cores_and_the_simulated_runs():
+    core, own = _core.GatherOptions(), inspect.signature(gather_sim.run).parameters
+    options = gather.GatherOptions()
+    assert (options.root, options.validate, options.barrier_reference) == (
+        core.root,
+        core.validation,
+        core.barrier_reference,
+    )
+    for name in ("ports", "virtual_ports", "control", "collective", "reuse", "fast_forward"):
+        assert getattr(options, name) == own[name].default, name
+    assert (
+        "nodes" in inspect.signature(gather.simulate).parameters
+        and "on_row" in inspect.signature(gather.run).parameters
+    )

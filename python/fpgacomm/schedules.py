@@ -60,10 +60,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from .params import usage_error
+from .params import byte_sizes, usage_error
 
 NAMES = ("ring", "tree", "vlink", "mpi")
 COLLECTIVES = ("gather", "scatter", "allgather")
+# How a run ends its stages: an MPI_Barrier (the seed's), or nothing (section 6.4).
+CONTROLS = ("barrier", "local")
 PORTS = (2, 4)
 VIRTUAL_PORTS = (2, 4)  # a chain node needs two: its link up and its link down
 RECEIVES = 2  # transfers the root takes at a time: the prototype's two SGDMA write engines
@@ -173,10 +175,7 @@ def check(
     collective: str = "gather",
 ) -> None:
     """One clear UsageError for the first parameter schedule() cannot take."""
-    if name not in NAMES:
-        raise usage_error(f"gather: unknown schedule {name!r}; choose {', '.join(NAMES)}")
-    if collective not in COLLECTIVES:
-        raise usage_error(f"gather: unknown collective {collective!r}; choose {', '.join(COLLECTIVES)}")
+    check_names(name, collective)
     _whole(nodes, "nodes", 2)
     _whole(block_bytes, "block size (bytes per node)", 0)
     if ports not in PORTS:
@@ -189,6 +188,40 @@ def check(
         )
     if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < nodes:
         raise usage_error(f"gather: root {root!r}; give a node from 0 to {nodes - 1}")
+
+
+def check_names(name: str | None, collective: str) -> None:
+    """The schedule's name (None: the run's default) and the collective, each one of ours."""
+    if name is not None and name not in NAMES:
+        raise usage_error(f"gather: unknown schedule {name!r}; choose {', '.join(NAMES)}")
+    if collective not in COLLECTIVES:
+        raise usage_error(f"gather: unknown collective {collective!r}; choose {', '.join(COLLECTIVES)}")
+
+
+def check_control(control: str) -> None:
+    """How a run ends its stages, on real ranks and on the simulated fabric alike."""
+    if control not in CONTROLS:
+        raise usage_error(
+            f"gather: unknown control {control!r}; choose barrier (an MPI_Barrier closes every stage) "
+            f"or local (none)"
+        )
+
+
+def node_counts(nodes) -> list[int]:
+    """The node counts of a simulated run: one whole number or several, each 2 or more."""
+    counts = [nodes] if isinstance(nodes, int) else list(nodes)
+    if not counts:
+        raise usage_error("gather: give at least one node count")
+    for n in counts:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 2:
+            raise usage_error(f"gather: node count {n!r}; give node counts of 2 or more (whole numbers), e.g. 4,9,16")
+    return counts
+
+
+def block_sizes(sizes, simulated: bool) -> list[int]:
+    """Bytes per node in params.byte_sizes' forms: 0 or more on real ranks
+    (empty messages), 1 or more on the simulated fabric."""
+    return byte_sizes(sizes, "gather: size per node", smallest=1 if simulated else 0)
 
 
 def _directions(ports: int, vports: int) -> list[tuple[int, int]]:

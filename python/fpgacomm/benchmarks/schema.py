@@ -20,7 +20,7 @@ import dataclasses
 import inspect
 
 from .. import _core
-from ..params import DATATYPES
+from ..params import DATATYPES, usage_error
 
 # The placeholder of a help text for the default that each surface shows:
 # the library's default in docstrings, the command line's in --help.
@@ -32,6 +32,10 @@ DEFAULT = "{default}"
 # windows), or the ones named.
 EVERY_TEST, BANDWIDTH_TESTS = "every", "bandwidth"
 
+# Which runs read an option (option's `applies`), for a family that runs on
+# real ranks or on the simulated fabric.
+REAL_RUNS, SIMULATED_RUNS = "real", "simulated"
+
 
 def option(
     default,
@@ -40,6 +44,9 @@ def option(
     cli_default=dataclasses.MISSING,
     doc: str = "",
     tests: str | tuple = EVERY_TEST,
+    negative: tuple = (),
+    applies: str | None = None,
+    refused: str = "",
     **argparse_keywords,
 ):
     """One option as a dataclass field: its default and help ("{default}"
@@ -51,8 +58,22 @@ def option(
     docstring's text where it differs from the help's (whose other
     placeholders the command line fills per test); tests: which of the
     family's tests take its flag (EVERY_TEST, BANDWIDTH_TESTS or a tuple
-    of test names)."""
-    metadata = {"help": help, "doc": doc or help, "flags": flags, "argparse": argparse_keywords, "tests": tests}
+    of test names); negative: (flag, help) of a second flag that sets the
+    field False (-c's --no-validation). For a family whose runs are real or
+    simulated (gather): applies, the runs that read the field (REAL_RUNS,
+    SIMULATED_RUNS; None: both), and refused, the message ({value}: the
+    value given) with which a run of the other kind refuses it when it is
+    not the default (without it, the other kind leaves it unread)."""
+    metadata = {
+        "help": help,
+        "doc": doc or help,
+        "flags": flags,
+        "argparse": argparse_keywords,
+        "tests": tests,
+        "negative": negative,
+        "applies": applies,
+        "refused": refused,
+    }
     if cli_default is not dataclasses.MISSING:
         metadata["cli_default"] = cli_default
     return dataclasses.field(default=default, metadata=metadata)
@@ -122,20 +143,21 @@ def validate_option():
     )
 
 
-def device_option():
-    return option(None, "the device of each rank; None: DeviceOptions()")
+def device_option(**keywords):
+    return option(None, "the device of each rank; None: DeviceOptions()", **keywords)
 
 
-def rounds_option():
+def rounds_option(**keywords):
     return option(
         1,
         "complete sweeps in this job, each in its own shuffled order of the sizes; with more than one, rows are "
         "the medians over rounds and keep every round's values in row['rounds'] (benchmarks.sweep)",
+        **keywords,
     )
 
 
-def round_seed_option():
-    return option(None, "the seed of the rounds' orders; None: drawn")
+def round_seed_option(**keywords):
+    return option(None, "the seed of the rounds' orders; None: drawn", **keywords)
 
 
 def flagged(cls) -> dict[str, dataclasses.Field]:
@@ -162,6 +184,18 @@ def cli_default(field: dataclasses.Field):
 def help_text(field: dataclasses.Field, default, **values) -> str:
     """The field's help, showing `default` as its default and `values` in its other placeholders."""
     return field.metadata["help"].format(default=default, **values)
+
+
+def refuse_other_runs(options, simulated: bool) -> None:
+    """The one rule of the options that one kind of run reads: a field that
+    the other kind reads alone, and refuses (option's `refused`), given a
+    value other than its default, is a usage error with its message."""
+    here = SIMULATED_RUNS if simulated else REAL_RUNS
+    for field in dataclasses.fields(options):
+        applies, refused = field.metadata.get("applies"), field.metadata.get("refused")
+        value = getattr(options, field.name)
+        if applies not in (None, here) and refused and value != field.default:
+            raise usage_error(refused.format(value=value))
 
 
 def build(cls, options, keywords: dict):

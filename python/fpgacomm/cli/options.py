@@ -193,6 +193,9 @@ def add_option(parser: argparse.ArgumentParser, field, default=None, shown=None,
     keywords["default"] = schema.cli_default(field) if default is None else default
     keywords["help"] = schema.help_text(field, keywords["default"] if shown is None else shown, **values)
     parser.add_argument(*field.metadata["flags"], dest=field.name, **keywords)
+    if field.metadata.get("negative"):
+        flag, text = field.metadata["negative"]
+        parser.add_argument(flag, dest=field.name, action="store_false", help=text)
 
 
 def add_size_option(parser: argparse.ArgumentParser, default: tuple = DEFAULT_SIZES) -> None:

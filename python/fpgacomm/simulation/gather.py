@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from .. import _core, schedules
 from ..models import vcsn
-from ..params import byte_sizes
 from ..results.result import Result
 from ..runtime.interrupts import Interrupted
 from . import fabric as fabrics  # run() takes the preset's name as `fabric`
@@ -82,8 +81,7 @@ def sized(fabric, nodes: int, ports: int = 2, virtual_ports: int = 2) -> fabrics
 
 
 def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: str, collective: str) -> tuple:
-    if schedule not in FABRICS:
-        raise _core.UsageError(f"gather_sim: schedule {schedule!r}; use one of {', '.join(FABRICS)}")
+    schedules.check_names(schedule, collective)
     if fabric_name not in FABRICS[schedule]:
         pairs = "; ".join(f"{s} on {' or '.join(f)}" for s, f in FABRICS.items())
         raise _core.UsageError(
@@ -96,18 +94,8 @@ def _check(schedule: str, fabric_name: str, nodes, sizes, ports: int, control: s
             f"and the ring schedule with {ports} ports needs a second ring dimension; give "
             f"ports=2, or run the ring on vcsn"
         )
-    if control not in ("barrier", "local"):
-        raise _core.UsageError(f"gather_sim: control {control!r}; use 'barrier' or 'local'")
-    if collective not in schedules.COLLECTIVES:
-        raise _core.UsageError(f"gather_sim: collective {collective!r}; use one of {', '.join(schedules.COLLECTIVES)}")
-    nodes = [nodes] if isinstance(nodes, int) else list(nodes)
-    sizes = byte_sizes(sizes, "gather_sim: size per node", smallest=1)
-    if not nodes:
-        raise _core.UsageError("gather_sim: give at least one node count")
-    for n in nodes:
-        if not isinstance(n, int) or isinstance(n, bool) or n < 2:
-            raise _core.UsageError(f"gather_sim: node count {n!r}; give whole numbers of 2 or more")
-    return nodes, sizes
+    schedules.check_control(control)
+    return schedules.node_counts(nodes), schedules.block_sizes(sizes, simulated=True)
 
 
 def fabric_stages(schedule: schedules.Schedule, one_path: bool = False) -> list:
