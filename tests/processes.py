@@ -83,9 +83,14 @@ def holding(marker: str) -> list[int]:
     )
 
 
-def working_in(folder: Path) -> list[int]:
-    """The processes whose working folder is `folder`."""
-    return pids_where(lambda entry: os.readlink(entry / "cwd") == str(folder))
+def working_in(folder: Path, holding_a_file: bool = False) -> list[int]:
+    """The processes whose working folder is `folder` (holding_a_file: and
+    that have a file in it open, as one being written)."""
+
+    def holds(entry: Path) -> bool:
+        return any(os.readlink(fd).startswith(f"{folder}/") for fd in (entry / "fd").iterdir())
+
+    return pids_where(lambda entry: os.readlink(entry / "cwd") == str(folder) and (not holding_a_file or holds(entry)))
 
 
 def gone_within(find: Callable[[], list[int]], seconds: float) -> list[int]:

@@ -220,7 +220,14 @@ def _save_and_end(stop: KeyboardInterrupt, args) -> None:
         # second mpirun leaves between SIGTERM and SIGKILL, and a SIGKILL before the fork below loses it all.
         # The writing child makes it (interrupts.defer_result); its incomplete text is known at once.
         incomplete = interrupts.incomplete(stop) or what
-        if interrupts.has_result(stop) and saved:
+        if stop.__dict__.get("writing") and saved:  # interrupted while the finished run's files were written
+            print(
+                f"fpgacomm: {what}; every size was measured: process {stop.__dict__['writing']} is still writing "
+                f"{' and '.join(saved)}, and finishes by itself",
+                file=sys.stderr,
+                flush=True,
+            )
+        elif interrupts.has_result(stop) and saved:
             try:
                 # In a process of its own: mpirun, interrupted, kills its ranks a second after asking them to end.
                 interrupts.outliving(

@@ -354,19 +354,22 @@ def print_and_save(result, args, live=None, **text) -> None:
     from ..runtime import interrupts
     from .live import SCREEN
 
+    paths = [path for path in (args.json, args.csv) if path]
     try:
         if live is not None:
             live.finish(result)
         else:
             SCREEN.hide()  # the run is over: its progress line goes before the text
             print(format_text(result, **text), flush=True)
-        for path in (args.json, args.csv):
-            if path:
-                result.write(path)
+        if paths:
+            # In a process of its own: mpirun, interrupted once the other ranks have ended, kills this rank
+            # without a SIGTERM first, and seconds of writing millions of samples must not end with it.
+            interrupts.outliving(lambda: [result.write(path) for path in paths], wait=None)
     except interrupts.Interrupted as stop:
-        # Everything was measured: the command's ending saves the Result (in a process of its own) all the same.
-        result.incomplete = result.incomplete or f"{stop}: {measured_whole(result.params.get('rounds') or 1)}"
-        stop.result = result
+        if "writing" not in stop.__dict__:  # else the files' own process writes on (the command's ending says so)
+            # Everything was measured: the command's ending saves the Result (in a process of its own) all the same.
+            result.incomplete = result.incomplete or f"{stop}: {measured_whole(result.params.get('rounds') or 1)}"
+            stop.result = result
         raise
 
 

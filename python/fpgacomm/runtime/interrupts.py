@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import select
 import signal
 import threading
@@ -219,18 +220,25 @@ class StillWriting(OSError):
         self.pid = pid
 
 
-def outliving(write: Callable[[], None], slow: Callable[[], None] = lambda: None) -> None:
+def outliving(
+    write: Callable[[], None], slow: Callable[[], None] = lambda: None, wait: float | None = WRITE_WAIT
+) -> None:
     """Runs write() in a child process of its own session and waits for
     it, calling slow() when it has not ended within SLOW_WRITE seconds (to
     say what is being written, in case the launcher ends this process
-    before the child is done); raises OSError with the child's error where
-    the write failed, StillWriting where it has not ended within
-    WRITE_WAIT seconds (the job must end before its other ranks stop
-    waiting for rank 0). A launcher's SIGKILL of this process (or of its
-    process group) lets the child finish the write. The child only writes, and ends without
-    running this process's exit handlers (MPI's finalisation among them),
-    telling its error through a pipe (no lock a thread of the parent held
-    at the fork can stop it). Where no child can be made, write() runs here."""
+    before the child is done); raises the child's error where the write
+    failed (an OSError: a WriteError stays one), StillWriting
+    where it has not ended within `wait` seconds (WRITE_WAIT: the job must
+    end before its other ranks stop waiting for rank 0). wait=None: until
+    the child ends (a finished run's files, which mpirun, interrupted after
+    the other ranks ended, kills rank 0 for without a SIGTERM first); an
+    Interrupted meanwhile leaves with `writing`, the child's pid, while the
+    child writes on. A launcher's SIGKILL of this process (or of its
+    process group) lets the child finish the write. The child only writes,
+    and ends without running this process's exit handlers (MPI's
+    finalisation among them), telling its error through a pipe (no lock a
+    thread of the parent held at the fork can stop it). Where no child can
+    be made, write() runs here."""
     read, report = os.pipe()
     # Until the child ignores them, the signals stay blocked in this thread and so in the child: a second
     # signal of the launcher's arriving before then would end the write (Python's handler runs in the child).
@@ -256,8 +264,13 @@ def outliving(write: Callable[[], None], slow: Callable[[], None] = lambda: None
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             write()
             status = 0
-        except BaseException as error:  # noqa: BLE001: the parent reports it
-            os.write(report, str(error).encode(errors="replace")[:4000])
+        except BaseException as error:  # noqa: BLE001: the parent raises it, an OSError (a WriteError stays one)
+            text = OSError(str(error)[:4000])
+            try:
+                told = pickle.dumps(error if isinstance(error, OSError) else text)
+            except Exception:  # noqa: BLE001: one that does not pickle goes as its text
+                told = pickle.dumps(text)
+            os.write(report, told)
         finally:
             os._exit(status)
     # The parent moves the child out of its process group as well (whichever of the two comes first): a launcher's
@@ -268,13 +281,22 @@ def outliving(write: Callable[[], None], slow: Callable[[], None] = lambda: None
         pass
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(report)
-    if not select.select([read], [], [], SLOW_WRITE)[0]:  # the pipe is readable (at EOF) once the child ended
+    if wait is None:
+        try:
+            select.select([read], [], [])  # the pipe is readable (at EOF) once the child ended
+        except Interrupted as stop:
+            os.close(read)  # the child writes on, and ends by itself
+            stop.__dict__["writing"] = child
+            raise
+    elif not select.select([read], [], [], min(SLOW_WRITE, wait))[0]:
         slow()
-        if not select.select([read], [], [], WRITE_WAIT - SLOW_WRITE)[0]:
+        if not select.select([read], [], [], max(0.0, wait - SLOW_WRITE))[0]:
             os.close(read)  # the child writes on, and ends by itself
             raise StillWriting(child)
     with os.fdopen(read, "rb") as errors:
-        failure = errors.read().decode(errors="replace")  # up to the child's end
+        failure = errors.read()  # up to the child's end
     status = os.waitpid(child, 0)[1]
-    if failure or status != 0:
-        raise OSError(failure or f"the writing process ended with status {status}")
+    if failure:
+        raise pickle.loads(failure)  # what our own child sent
+    if status != 0:
+        raise OSError(f"the writing process ended with status {status}")
