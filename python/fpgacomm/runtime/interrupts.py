@@ -273,22 +273,22 @@ def outliving(
             os.write(report, told)
         finally:
             os._exit(status)
-    # The parent moves the child out of its process group as well (whichever of the two comes first): a launcher's
-    # SIGKILL of the group may come before a loaded machine has run the child at all.
     try:
-        os.setpgid(child, child)
-    except OSError:  # the child has already made a session of its own
-        pass
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    os.close(report)
-    if wait is None:
+        # The parent moves the child out of its process group as well (whichever of the two comes first): a
+        # launcher's SIGKILL of the group may come before a loaded machine has run the child at all.
         try:
+            os.setpgid(child, child)
+        except OSError:  # the child has already made a session of its own
+            pass
+        os.close(report)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a signal held meanwhile raises here, after the fork
+        if wait is None:
             select.select([read], [], [])  # the pipe is readable (at EOF) once the child ended
-        except Interrupted as stop:
-            os.close(read)  # the child writes on, and ends by itself
-            stop.__dict__["writing"] = child
-            raise
-    elif not select.select([read], [], [], min(SLOW_WRITE, wait))[0]:
+    except Interrupted as stop:  # the child writes on, and ends by itself
+        os.close(read)
+        stop.__dict__["writing"] = child
+        raise
+    if wait is not None and not select.select([read], [], [], min(SLOW_WRITE, wait))[0]:
         slow()
         if not select.select([read], [], [], max(0.0, wait - SLOW_WRITE))[0]:
             os.close(read)  # the child writes on, and ends by itself
