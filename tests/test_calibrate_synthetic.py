@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from fpgacomm.calibration import campaign, fit, predict
+from fpgacomm.calibration import campaign, fit, host_copy, predict
 from fpgacomm.calibration.experiments import WINDOW, one_way, simulate
 from fpgacomm.calibration.families import BENCHMARK, UNITS
 from fpgacomm.results.result import Result
@@ -46,31 +46,35 @@ def _row(family, ranks, size, time, schedule="", pairs=0):
     }
 
 
-def _launch(generator) -> Result:
+def _launch(generator, truth=TRUTH, copies=True) -> Result:
     noisy = lambda t: t * math.exp(generator.normal(0.0, NOISE))  # noqa: E731
     rows = []
     sizes = campaign.drawn_sizes(generator, 40, campaign.PINGPONG_LARGEST)
-    pair = fabrics.cluster(2, **TRUTH)
+    pair = fabrics.cluster(2, **truth)
     rows += [_row("pingpong", 2, s, noisy(t)) for s, t in zip(sizes, one_way(pair, sizes))]
     for side in ("send", "recv"):
-        rows += [_row(f"{side}_overhead", 2, s, noisy(TRUTH[f"{side}_overhead"])) for s in sizes if s <= 4096]
+        rows += [_row(f"{side}_overhead", 2, s, noisy(truth[f"{side}_overhead"])) for s in sizes if s <= 4096]
     streamed = [s for s in sizes if s >= 1024]
     rows += [
         _row("bandwidth", 2, r["size"], noisy(r["time"] / WINDOW), pairs=1)
         for r in patterns.mbw_mr(pair, pairs=1, size=streamed, window=WINDOW).rows
     ]
     for pairs in range(1, RANKS // 2 + 1):
-        fab = fabrics.cluster(2 * pairs, **TRUTH)
+        fab = fabrics.cluster(2 * pairs, **truth)
         rows += [
             _row("mbw_mr", 2 * pairs, r["size"], noisy(r["time"] / WINDOW), pairs=pairs)
             for r in patterns.mbw_mr(fab, pairs=pairs, size=list(campaign.CONTENTION_SIZES), window=WINDOW).rows
         ]
+    if copies:  # every core copying at once: each as fast as one pair's copy, all together no faster than the bus
+        for threads in host_copy.thread_counts(truth["ranks_per_host"]):
+            rate = min(threads * truth["intra_bandwidth"], truth["host_bandwidth"])
+            rows.append(_row("host_copy", 1, host_copy.BLOCK, noisy(host_copy.BLOCK * threads / rate), pairs=threads))
     for n in campaign.rank_counts(RANKS):
         for schedule in ("ring", "tree", "vlink", "mpi"):
-            times = simulate(TRUTH, "gather", schedule, n, GATHER_SIZES)
+            times = simulate(truth, "gather", schedule, n, GATHER_SIZES)
             rows += [_row("gather", n, s, noisy(t), schedule) for s, t in zip(GATHER_SIZES, times)]
         rows += [
-            _row("beff", n, s, noisy(t)) for s, t in zip([1024, 65536], simulate(TRUTH, "beff", "", n, [1024, 65536]))
+            _row("beff", n, s, noisy(t)) for s, t in zip([1024, 65536], simulate(truth, "beff", "", n, [1024, 65536]))
         ]
     params = {"ranks": RANKS, "cores": 64, "ranks_per_host": RANKS, "started": "synthetic"}
     env = {"hosts": ["synthetic"] * RANKS, "mpi_library": "Open MPI v4.1.6, package: synthetic"}
@@ -170,3 +174,19 @@ def test_a_damaged_calibration_record_is_refused_by_predict_with_one_message(fit
     )
     assert run.returncode == 2 and run.stdout == "", run.stderr
     assert message in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+@pytest.mark.parametrize("copies", [True, False], ids=["with-host_copy", "without"])
+def test_a_bus_the_pairs_never_saturate_is_what_every_core_copies_at_once(tmp_path, copies):
+    truth = {**TRUTH, "host_bandwidth": 80e9}  # mbw_mr's 4 pairs of 8 GB/s cannot fill it
+    generator = np.random.default_rng(41)
+    for index in range(2):
+        _launch(generator, truth, copies).write_json(tmp_path / f"launch-synthetic-{index}.json")
+    fab, _, said = fit.fit(tmp_path, bootstrap=4)
+    found = fab.arguments["host_bandwidth"]
+    if copies:
+        assert found == pytest.approx(80e9, rel=0.05)
+        assert any("the most that up to 64 cores copied at once (host_copy)" in line for line in said)
+    else:  # the pairs' aggregate, said to be only a lower bound, with what to measure
+        assert found < 40e9
+        assert any("is a lower bound" in line and "these launches have no host_copy" in line for line in said)

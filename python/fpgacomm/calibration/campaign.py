@@ -27,11 +27,12 @@ from ..params import byte_sizes, usage_error
 from ..results.result import Result, atomic_write
 from ..runtime import environment, files, mpi
 from ..schedules import NAMES as SCHEDULES
+from . import host_copy
 from .families import BENCHMARK, INDEX, INDEX_SCHEMA, UNITS
 
 KiB, MiB = 1 << 10, 1 << 20
 # Defaults that keep a launch at K=8 to a few minutes.
-PINGPONG_SIZES = 24  # drawn per launch, log-uniformly from 1 B to PINGPONG_LARGEST
+PINGPONG_SIZES = 32  # drawn per launch, log-uniformly (stratified) from 1 B to PINGPONG_LARGEST
 PINGPONG_LARGEST = 4 * MiB
 GATHER_SIZES = (64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB)
 CONTENTION_SIZES = (4 * KiB, 64 * KiB, MiB)  # mbw_mr and the incast
@@ -57,8 +58,12 @@ def rank_counts(ranks: int) -> list[int]:
 
 
 def drawn_sizes(generator: np.random.Generator, count: int, largest: int) -> list[int]:
-    """`count` distinct sizes log-uniform in [1, largest]."""
-    sizes = set()
+    """`count` distinct sizes log-uniform in [1, largest], stratified: one
+    drawn in each of `count` equal slices of the log range (drawn anywhere
+    where rounding made two equal), so that no stretch of sizes, and no
+    protocol switch in it, is left without a point by chance."""
+    edges = np.linspace(0.0, np.log(largest), count + 1)
+    sizes = {int(round(float(np.exp(generator.uniform(low, high))))) for low, high in zip(edges[:-1], edges[1:])}
     while len(sizes) < count:
         sizes.add(int(round(float(np.exp(generator.uniform(0.0, np.log(largest)))))))
     return sorted(sizes)
@@ -69,6 +74,7 @@ def _tasks(ranks: int, gather_sizes: list) -> list[tuple]:
     counts = rank_counts(ranks)
     tasks = [("pingpong", 2, None), ("overhead", 2, None), ("bandwidth", 2, None)]
     tasks += [("mbw_mr", 2 * pairs, pairs) for pairs in range(1, ranks // 2 + 1)]
+    tasks += [("host_copy", 1, None)]
     tasks += [("incast", n, None) for n in counts]
     tasks += [("barrier", n, None) for n in range(2, ranks + 1)]
     tasks += [("gather", n, schedule) for n in counts for schedule in SCHEDULES]
@@ -123,6 +129,11 @@ def _measure(
         return [
             _row(family, ranks, r["size"], pairs * r["size"] / r["bandwidth"], None, r["iterations"], load, pairs=pairs)
             for r in result.rows
+        ]
+    if family == "host_copy":
+        return [
+            _row(family, 1, host_copy.BLOCK, time, None, None, load, pairs=threads)
+            for threads, time in host_copy.measure()
         ]
     if family in ("incast", "barrier"):
         run = collectives.gather if family == "incast" else collectives.barrier
@@ -233,7 +244,7 @@ def run(
         else:
             # Keep every rank's generator in step with the measuring ranks' draws.
             _skip_draws(task, generator, ping_sizes, list(sizes))
-        comm.Barrier()
+        _wait_for_all(comm)
         seconds.append(round(time.perf_counter() - began, 3))
     hosts = _core.host_names(comm)
     env = environment.collect(comm, None, hosts)
@@ -261,6 +272,15 @@ def run(
         _add_to_index(directory, name, result)
     comm.Barrier()
     return result
+
+
+def _wait_for_all(comm) -> None:
+    """A barrier that sleeps while it waits: the ranks a task leaves out would
+    otherwise poll a core each, beside the ranks (or host_copy's threads)
+    measuring."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(0.001)
 
 
 def _plain(value):

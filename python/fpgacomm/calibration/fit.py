@@ -89,42 +89,50 @@ def _of(rows: list, family: str, **match) -> list:
     return [row for row in rows if row["family"] == family and all(row.get(k) == v for k, v in match.items())]
 
 
-# The ping-pong fit's terms, none negative (models/least_squares.py bounds them).
-_PINGPONG_TERMS = ("intra_latency", "inverse_bandwidth", "rendezvous_latency")
+def _steps(sizes: np.ndarray, times: np.ndarray, overheads: float, cuts: list) -> tuple[float, np.ndarray]:
+    """(cost, values) of t - (o_s + o_r) = L + s/B + sum_k R_k [s > sizes[cut_k]]
+    with relative residuals and no term negative (models/least_squares.py
+    bounds them); values: L, 1/B, then R_k in the order of `cuts`."""
+    names = ("intra_latency", "inverse_bandwidth", *(f"step_{k}" for k in range(len(cuts))))
+    weight = 1.0 / times
+    columns = [np.ones_like(sizes), sizes, *((sizes > sizes[cut]).astype(float) for cut in cuts)]
+    design = np.column_stack(columns) * weight[:, None]
+    target = (times - overheads) * weight
+    x = constrained_linear(design, target, np.ones(len(sizes)), names, lower=dict.fromkeys(names, 0.0), units={}).values
+    return float(np.sum((design @ x - target) ** 2)), x
 
 
 def _pingpong(rows: list, overheads: float) -> dict:
     """intra_latency, 1/bandwidth, eager_threshold and rendezvous_latency of
-    the one-way times: t - (o_s + o_r) = L + s/B + R [s > E], relative
-    residuals, E the drawn size after which the fit is best."""
+    the one-way times. An MPI over shared memory has two protocol steps a
+    ping-pong shows (Open MPI's vader: a few hundred ns past its inline
+    sizes, microseconds past its 4 KiB eager limit), so the fit takes two:
+    the best one step, the best second beside it, the first again beside
+    that (each cut at a drawn size). The simulator has one protocol switch:
+    it takes the larger step, the one that costs a gather's blocks their
+    time; the other is reported (`other_step`) and left out."""
     pts = sorted((row["size"], row["time"]) for row in _of(rows, "pingpong"))
     sizes = np.array([p[0] for p in pts], float)
     times = np.array([p[1] for p in pts], float)
-    weight = 1.0 / times
-    best = None
-    for cut in range(len(sizes)):  # E = sizes[cut]; the last cut: no rendezvous seen
-        above = (sizes > sizes[cut]).astype(float)
-        design = np.column_stack([np.ones_like(sizes), sizes, above]) * weight[:, None]
-        x = constrained_linear(
-            design,
-            (times - overheads) * weight,
-            np.ones(len(sizes)),
-            _PINGPONG_TERMS,
-            lower=dict.fromkeys(_PINGPONG_TERMS, 0.0),
-            units={},
-        ).values
-        cost = float(np.sum((design @ x - (times - overheads) * weight) ** 2))
-        if best is None or cost < best[0] - 1e-12:
-            best = (cost, cut, x)
-    _, cut, (latency, inverse_bandwidth, rendezvous) = best
+
+    def best_beside(fixed: list) -> tuple:
+        candidates = [cut for cut in range(len(sizes) - 1) if cut not in fixed] or [len(sizes) - 1]
+        return min(((*_steps(sizes, times, overheads, fixed + [cut]), cut) for cut in candidates), key=lambda b: b[0])
+
+    *_, first = best_beside([])
+    *_, second = best_beside([first])
+    _, values, first = best_beside([second])
+    latency, inverse_bandwidth, step_second, step_first = values
+    steps = sorted([(step_first, first), (step_second, second)], reverse=True)
+    (rendezvous, cut), (other, other_cut) = steps
     seen = rendezvous > 0 and cut < len(sizes) - 1
-    upper = sizes[cut + 1] if cut + 1 < len(sizes) else sizes[cut]
     return {
         "intra_latency": latency,
         "inverse_bandwidth": inverse_bandwidth,
         "eager_threshold": int(sizes[cut]) if seen else int(sizes[-1]),
-        "eager_threshold_upper": int(upper) - 1 if seen else None,
+        "eager_threshold_upper": int(sizes[cut + 1]) - 1 if seen else None,
         "rendezvous_latency": rendezvous if seen else 0.0,
+        "other_step": [int(sizes[other_cut]), float(other)] if other > 0 else None,
     }
 
 
@@ -156,32 +164,6 @@ def _gap(rows: list, base: dict) -> float:
     return 0.0 if cost(0.0) <= cost(gap) * (1 + 1e-9) else gap
 
 
-def parameters(rows: list) -> dict:
-    """The fitted parameters of one set of rows (a launch, or the pooled
-    launches of one bootstrap draw)."""
-    small = lambda family: [row["time"] for row in _of(rows, family) if row["size"] <= SMALL]  # noqa: E731
-    send = float(np.median(small("send_overhead")))
-    receive = float(np.median(small("recv_overhead")))
-    ping = _pingpong(rows, send + receive)
-    intra_bandwidth = 1.0 / ping["inverse_bandwidth"] if ping["inverse_bandwidth"] > 0 else float("inf")
-    largest = max(row["size"] for row in _of(rows, "mbw_mr"))
-    aggregate = max(row["pairs"] * row["size"] / row["time"] for row in _of(rows, "mbw_mr", size=largest))
-    if not math.isfinite(intra_bandwidth):
-        intra_bandwidth = aggregate
-    found = {
-        "send_overhead": send,
-        "recv_overhead": receive,
-        "intra_latency": ping["intra_latency"],
-        "intra_bandwidth": intra_bandwidth,
-        "host_bandwidth": max(aggregate, intra_bandwidth),
-        "eager_threshold": ping["eager_threshold"],
-        "rendezvous_latency": ping["rendezvous_latency"],
-    }
-    found["gap"] = _gap(rows, found)
-    found["eager_threshold_upper"] = ping["eager_threshold_upper"]
-    return found
-
-
 SATURATED = 1.1  # mbw_mr's time per message at its most pairs over one pair's: at or above this, the bus was seen
 
 
@@ -194,6 +176,36 @@ def bus_saturation(rows: list) -> tuple[float, int]:
     times = {row["pairs"]: row["time"] for row in _of(rows, "mbw_mr", size=largest)}
     most = max(times)
     return times[most] / times[min(times)], most
+
+
+def parameters(rows: list) -> dict:
+    """The fitted parameters of one set of rows (a launch, or the pooled
+    launches of one bootstrap draw)."""
+    small = lambda family: [row["time"] for row in _of(rows, family) if row["size"] <= SMALL]  # noqa: E731
+    send = float(np.median(small("send_overhead")))
+    receive = float(np.median(small("recv_overhead")))
+    ping = _pingpong(rows, send + receive)
+    intra_bandwidth = 1.0 / ping["inverse_bandwidth"] if ping["inverse_bandwidth"] > 0 else float("inf")
+    largest = max(row["size"] for row in _of(rows, "mbw_mr"))
+    aggregate = max(row["pairs"] * row["size"] / row["time"] for row in _of(rows, "mbw_mr", size=largest))
+    if not math.isfinite(intra_bandwidth):
+        intra_bandwidth = aggregate
+    if bus_saturation(rows)[0] < SATURATED:
+        # mbw_mr's pairs never slowed each other: the bus is what all cores copy at once, where measured.
+        aggregate = max([aggregate] + [row["pairs"] * row["size"] / row["time"] for row in _of(rows, "host_copy")])
+    found = {
+        "send_overhead": send,
+        "recv_overhead": receive,
+        "intra_latency": ping["intra_latency"],
+        "intra_bandwidth": intra_bandwidth,
+        "host_bandwidth": max(aggregate, intra_bandwidth),
+        "eager_threshold": ping["eager_threshold"],
+        "rendezvous_latency": ping["rendezvous_latency"],
+    }
+    found["gap"] = _gap(rows, found)
+    found["eager_threshold_upper"] = ping["eager_threshold_upper"]
+    found["other_step"] = ping["other_step"]
+    return found
 
 
 def platform_arguments(found: dict, ranks_per_host: int, library: str = mpi_rules.OPEN_MPI_41) -> dict:
@@ -308,13 +320,28 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         )
     rows = pooled(found_launches)
     central = parameters(rows)
+    if central["other_step"]:
+        threshold, step = central["other_step"]
+        said.append(
+            f"the ping-pong steps twice: by {step * 1e9:.0f} ns past {threshold} B and by "
+            f"{central['rendezvous_latency'] * 1e9:.0f} ns past {central['eager_threshold']} B; the simulator has "
+            f"one protocol switch and takes the larger"
+        )
     slowdown, most = bus_saturation(rows)
-    if slowdown < SATURATED:
+    copies = _of(rows, "host_copy")
+    if slowdown < SATURATED and copies:
+        threads = max(row["pairs"] for row in copies)
+        said.append(
+            f"host_bandwidth {central['host_bandwidth'] / 1e9:.3g} GB/s: mbw_mr's {most} pairs took {slowdown:.2f} "
+            f"times one pair's time per message, so they did not saturate the host's bus; its bandwidth is the "
+            f"most that up to {threads} cores copied at once (host_copy)"
+        )
+    elif slowdown < SATURATED:
         said.append(
             f"host_bandwidth {central['host_bandwidth'] / 1e9:.3g} GB/s is a lower bound: mbw_mr's {most} pairs took "
             f"{slowdown:.2f} times one pair's time per message, so the host's shared bandwidth was not seen "
-            f"saturating, and the simulator caps the bus there; measure mbw_mr with more pairs (up to the host's "
-            f"cores) to see it"
+            f"saturating, and the simulator caps the bus there; these launches have no host_copy ("
+            f"{FAMILIES['host_copy']}): add launches of calibrate run, which measures it"
         )
     arguments = platform_arguments(central, ranks_per_host, mpi_library(found_launches, said))
 

@@ -1,0 +1,71 @@
+"""The host's copy rate with 1 .. all of its cores copying at once.
+
+A message between two ranks of one host is, in the end, a copy of its bytes
+in memory by the receiver (docs/FABRIC.md, the cluster preset), so the most
+the ranks of a host move together is what all its cores copy together. The
+campaign's mbw_mr has K/2 pairs at most, often too few to see that bus
+saturate; this measures it at every core, with threads of the rank that runs
+it (NumPy's copy releases the GIL), each copying a block of its own larger
+than the caches."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+
+BLOCK = 32 << 20  # bytes each thread copies per copy: its two blocks outgrow a core's share of the caches
+SECONDS = 0.2  # how long every thread copies, at each thread count
+MEMORY_SHARE = 4  # use at most 1/MEMORY_SHARE of the memory free at the start
+
+
+def thread_counts(cores: int) -> list[int]:
+    """1, 2, 4 .. and `cores` itself."""
+    return sorted({cores} | {1 << k for k in range(cores.bit_length()) if 1 << k <= cores})
+
+
+def _copying(block: int, seconds: float, start: threading.Barrier, rates: list, index: int) -> None:
+    source = np.ones(block, np.uint8)
+    target = np.empty_like(source)
+    np.copyto(target, source)  # the pages touched by this thread, before the clock starts
+    start.wait()
+    copies, began = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - began) < seconds:
+        np.copyto(target, source)
+        copies += 1
+    rates[index] = copies * block / elapsed
+
+
+def rate(threads: int, block: int = BLOCK, seconds: float = SECONDS) -> float:
+    """Bytes per second copied by `threads` threads at once, each its own block."""
+    rates = [0.0] * threads
+    start = threading.Barrier(threads)
+    workers = [
+        threading.Thread(target=_copying, args=(block, seconds, start, rates, i), daemon=True) for i in range(threads)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return sum(rates)
+
+
+def measure(block: int = BLOCK, seconds: float = SECONDS) -> list[tuple[int, float]]:
+    """(threads, seconds per block and thread) at every thread count up to
+    the host's cores (the process's affinity widened to all of them for the
+    while, where the launcher bound it to fewer and the system allows),
+    fewer where the free memory could not hold two blocks a thread."""
+    bound = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    except OSError:  # a cpuset (Slurm's cgroup) that forbids it: the cores this process may use
+        pass
+    try:
+        cores = len(os.sched_getaffinity(0))
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        cores = max(1, min(cores, free // MEMORY_SHARE // (2 * block)))
+        return [(threads, threads * block / rate(threads, block, seconds)) for threads in thread_counts(cores)]
+    finally:
+        os.sched_setaffinity(0, bound)
