@@ -7,7 +7,8 @@
 # measured always comes back; each launch's wall time goes to the log.
 #
 #   bench/heldout_campaign.sh OUT_DIR [ROUNDS] [DEADLINE_S] [FIRST_ROUND]
-# Environment: CAL_RANKS (default 8), HELDOUT_RANKS (default "16 32"),
+# Environment: CAL_RANKS (default 8), HELDOUT_RANKS (default "16 32"), BEFF_RANKS (b_eff's
+# held-out rank counts, default HELDOUT_RANKS: b_eff is cheap where a 64-rank gather is not),
 # SIZES (held-out gathers, bytes per node, MIN:MAX doubling: default 64K:16M), CAL_SIZES (the
 # calibration's gathers, default 64K,256K,1M,4M,16M), BEFF_M (b_eff's largest log2,
 # default 20), FPGACOMM (the command, default .venv/bin/fpgacomm).
@@ -18,6 +19,7 @@ deadline=${3:-480}
 first_round=${4:-1}
 cal_ranks=${CAL_RANKS:-8}
 heldout_ranks=${HELDOUT_RANKS:-"16 32"}
+beff_ranks=${BEFF_RANKS:-$heldout_ranks}
 sizes=${SIZES:-64K:16M}
 cal_sizes=${CAL_SIZES:-64K,256K,1M,4M,16M}
 beff_m=${BEFF_M:-20}
@@ -26,7 +28,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$out/calibration" "$out/heldout"
 log="$out/campaign.log"
 start=$SECONDS
-{ date -u; uname -a; nproc; lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket' ; uptime; } > "$out/machine.txt"
+{ date -u; uname -a; nproc; lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|NUMA|L3' ; free -g; uptime; } > "$out/machine.txt"
 
 declare -A took  # the last wall time of each kind of launch (its name up to the first dash, and np)
 launch() {  # NAME NP ARGS...: one launch, unless it would end past the deadline
@@ -49,6 +51,8 @@ for round in $(seq "$first_round" $((first_round + rounds - 1))); do
             launch "gather-$schedule-n$n-r$round" "$n" gather --schedule "$schedule" --mem H --sizes "$sizes" \
                 --json "$out/heldout/gather-$schedule-n$n-r$round.json"
         done
+    done
+    for n in $beff_ranks; do
         launch "beff-n$n-r$round" "$n" beff -m "$beff_m" -n 2 --loop-rule adaptive --target-time 0.02 --json "$out/heldout/beff-n$n-r$round.json"
     done
 done
