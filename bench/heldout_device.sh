@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One call on a lent host (the run tool): build, then bench/heldout_campaign.sh
-# until DEADLINE_S seconds after the call began, written straight into
-# $OUT/heldout-rFIRST_ROUND (so that a call cut off at its time limit still
-# brings back every launch that ended).
+# until DEADLINE_S seconds after the call began, into a folder tarred to
+# $OUT/heldout-rFIRST_ROUND.tar.gz every 10 s and at the end: the run tool
+# brings back only a few files of $OUT (a campaign's fifty were cut to eight
+# once), and a call cut off at its time limit still brings back every launch
+# that ended.
 #   bench/heldout_device.sh ROUNDS DEADLINE_S FIRST_ROUND
 set -u
 rounds=${1:-3}
@@ -14,6 +16,12 @@ export FPGACOMM=$(dirname "$FPGACOMM_PYTHON")/fpgacomm  # setup.sh installs into
 scripts/setup.sh > "$out/setup.log" 2>&1 \
     || { tail -40 "$out/setup.log"; exit 1; }
 echo "built after $SECONDS s"
-work=$out/heldout-r$first_round
+work=/tmp/heldout-r$first_round
+tarred=$out/heldout-r$first_round.tar.gz
+mkdir -p "$work"
+(while sleep 10; do tar czf "$tarred.part" -C "$work" . && mv "$tarred.part" "$tarred"; done) &
+saver=$!
 bench/heldout_campaign.sh "$work" "$rounds" $((deadline - SECONDS)) "$first_round"
+kill $saver
+tar czf "$tarred" -C "$work" .
 cat "$work/campaign.log"

@@ -4,6 +4,7 @@ parameters within 5 % and predict 32 and 64 ranks within 5 % of the
 simulated truth, inside the 95 % intervals."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -153,6 +154,18 @@ def test_platform_prints_saves_and_reads_back(fitted, tmp_path):
         ("scatter", -0.5, "calibration of gather/tree: parameter scatter is -0.5; give a finite number of 0 or more"),
         ("model_form", [1], "calibration of gather/tree: parameter model_form is [1]; give a number"),
         ("factor", 0, "calibration of gather/tree: factor 0; write it again with calibrate fit"),
+        (
+            "size_factors",
+            [[65536, -1.0]],
+            "calibration of gather/tree: size_factors is [[65536, -1.0]], not a list of [size in bytes, factor] "
+            "with both above 0; write it again with calibrate fit",
+        ),
+        (
+            "size_factors",
+            [],
+            "calibration of gather/tree: size_factors is [], not a list of [size in bytes, factor] with both above "
+            "0; write it again with calibrate fit",
+        ),
     ],
 )
 def test_a_damaged_calibration_record_is_refused_by_predict_with_one_message(fitted, tmp_path, term, value, message):
@@ -186,7 +199,54 @@ def test_a_bus_the_pairs_never_saturate_is_what_every_core_copies_at_once(tmp_pa
     found = fab.arguments["host_bandwidth"]
     if copies:
         assert found == pytest.approx(80e9, rel=0.05)
-        assert any("the most that up to 64 cores copied at once (host_copy)" in line for line in said)
+        assert any("what up to 64 cores copied at once (host_copy)" in line for line in said)
     else:  # the pairs' aggregate, said to be only a lower bound, with what to measure
         assert found < 40e9
         assert any("is a lower bound" in line and "these launches have no host_copy" in line for line in said)
+
+
+def test_the_factor_of_a_size_is_interpolated_in_log_size_between_the_calibrated_ones():
+    pairs = [[1024, 1.0], [4096, 4.0]]
+    assert fit.factor_at(pairs, 2048) == pytest.approx(2.0)  # half way in log size: half way in log factor
+    assert fit.factor_at(pairs, 1) == pytest.approx(1.0) and fit.factor_at(pairs, 1 << 30) == pytest.approx(4.0)
+
+
+def test_each_experiment_is_cross_validated_on_its_own_rank_counts(fitted):
+    experiments = fitted[1]["experiments"]
+    assert experiments["gather/tree"]["cv_trained_on"] == [2, 4] and experiments["gather/tree"]["cv_checked_on"] == 8
+    assert experiments["mbw_mr"]["cv_trained_on"] == [2, 4, 6] and experiments["mbw_mr"]["cv_checked_on"] == 8
+
+
+@pytest.mark.parametrize("nodes, steps", [(8, 1.0), (16, 1.0), (32, 2.0), (1024, 7.0)])
+def test_the_model_form_term_grows_with_the_steps_past_the_calibrated_rank_counts(nodes, steps):
+    """Cross-validation checked one step (4 -> 8 ranks, a doubling): a
+    prediction two doublings past the calibration takes the term twice."""
+    terms = {"cv_trained_on": [2, 4], "cv_checked_on": 8}
+    assert predict.reach(terms, {"ranks": 8}, nodes) == pytest.approx(steps)
+
+
+def test_the_ping_pong_fit_finds_both_protocol_steps_and_gives_the_simulator_the_larger():
+    """Open MPI over shared memory steps twice (a few hundred ns past its
+    inline sizes, microseconds past its eager limit): a one-step fit put its
+    step at the small one and bent the bandwidth to absorb the large."""
+    sizes = campaign.drawn_sizes(np.random.default_rng(7), 40, campaign.PINGPONG_LARGEST)
+    latency, bandwidth, overheads = 0.3e-6, 10e9, 0.2e-6
+
+    def one_way(size):
+        return overheads + latency + size / bandwidth + 0.3e-6 * (size > 200) + 3e-6 * (size > 3000)
+
+    rows = [_row("pingpong", 2, size, one_way(size)) for size in sizes]
+    found = fit._pingpong(rows, overheads)
+    assert found["eager_threshold"] < 3000 < found["eager_threshold_upper"] + 1
+    assert found["rendezvous_latency"] == pytest.approx(3e-6, rel=0.02)
+    assert 1 / found["inverse_bandwidth"] == pytest.approx(bandwidth, rel=0.02)
+    threshold, step = found["other_step"]
+    assert threshold < 200 and step == pytest.approx(0.3e-6, rel=0.05)
+
+
+def test_host_copy_measures_every_thread_count_up_to_the_cores_with_data_moving():
+    measured = host_copy.measure(block=1 << 20, seconds=0.05)
+    assert [threads for threads, _ in measured] == host_copy.thread_counts(os.cpu_count())
+    for threads, seconds in measured:
+        rate = (1 << 20) / seconds  # bytes a second of one thread
+        assert 1e8 < rate < 1e12, (threads, rate)

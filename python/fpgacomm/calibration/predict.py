@@ -1,13 +1,17 @@
 """`fpgacomm predict`: a platform's predicted times at any rank count, each
 with its 95 % interval (docs/PREDICTION.md, "The interval")::
 
-    time = simulated(fitted parameters) * discrepancy factor
+    time = simulated(fitted parameters) * discrepancy factor at the size
     log-sd = sqrt(sd of log simulated over the parameter draws ^ 2
-                  + residual scatter ^ 2 + model-form term ^ 2)
+                  + residual scatter ^ 2 + (model-form term * reach) ^ 2)
     low, high = time * exp(-/+ 1.96 log-sd)
 
-The factor, scatter and model-form term come from the platform file's
-calibration record (calibrate fit), per experiment and schedule.
+The factor (per size), scatter and model-form term come from the platform
+file's calibration record (calibrate fit), per experiment and schedule;
+reach counts how far past the calibrated rank counts the prediction lies,
+in steps of the cross-validation (fit on the smaller counts, check the
+largest): 1 up to one such step, 2 at two (8 ranks calibrated, 4 -> 8
+checked: 2 at 32 ranks).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ..results import kinds
 from ..results.result import Result
 from ..simulation import fabric as fabrics
 from .experiments import check, record_key, simulate
-from .fit import Z95
+from .fit import Z95, factor_at
 
 DRAWS = 200
 BUDGET = 50.0  # seconds the draws may take before they are propagated linearly
@@ -119,8 +123,8 @@ def predict(
         samples = _draws(base, drawn, experiment, schedule, n, sizes, collective, name, took, budget, central, say)
         for index, size in enumerate(sizes):
             spread = float(np.std(np.log([s[index] for s in samples]))) if len(samples) > 1 else 0.0
-            sd = math.sqrt(spread**2 + scatter**2 + model_form**2)
-            value = central[index] * factor
+            sd = math.sqrt(spread**2 + scatter**2 + (model_form * reach(terms, record, n)) ** 2)
+            value = central[index] * (factor_at(terms["size_factors"], size) if "size_factors" in terms else factor)
             rows.append(
                 {
                     "experiment": experiment,
@@ -149,6 +153,18 @@ def predict(
         "arguments": base,
     }
     return Result(kinds.PREDICTION, params, fabrics._env(), rows, UNITS)
+
+
+def reach(terms: dict, record: dict, nodes: int) -> float:
+    """How many of the cross-validation's steps a prediction at `nodes`
+    extrapolates past the calibrated rank counts, counted in log rank count
+    (1 at most one step out, as far as cross-validation checked): a model's
+    error at rank counts it never saw grows with the distance to them."""
+    trained, checked = terms.get("cv_trained_on"), terms.get("cv_checked_on")
+    calibrated = record.get("ranks")
+    if not trained or not checked or not calibrated or checked <= max(trained) or nodes <= calibrated:
+        return 1.0
+    return max(1.0, math.log(nodes / calibrated) / math.log(checked / max(trained)))
 
 
 def _draws(

@@ -188,6 +188,21 @@ def check_calibration(where: str, record) -> None:
             check_value(f"{where}: calibration of {key}", term, value)
         if terms.get("factor", 1.0) == 0:
             raise UsageError(f"{where}: calibration of {key}: factor 0; write it again with calibrate fit")
+        pairs = terms.get("size_factors", [[1, 1.0]])
+        if not isinstance(pairs, list) or not pairs or any(not _size_factor(pair) for pair in pairs):
+            raise UsageError(
+                f"{where}: calibration of {key}: size_factors is {pairs!r}, not a list of [size in bytes, factor] "
+                f"with both above 0; write it again with calibrate fit"
+            )
+
+
+def _size_factor(pair) -> bool:
+    return (
+        isinstance(pair, list)
+        and len(pair) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)
+        and all(math.isfinite(v) and v > 0 for v in pair)
+    )
 
 
 def check_value(where: str, key: str, value):
