@@ -231,20 +231,6 @@ def mpi_library(results: list[Result], said: list) -> str:
     return mpi_rules.CONCURRENT
 
 
-def simulated_rows(arguments: dict, rows: list) -> dict:
-    """The simulator's time of each row of an experiment (experiments.of_row), with `arguments`."""
-    wanted = {}
-    for row in rows:
-        if of_row(row):
-            wanted.setdefault((*of_row(row), row["ranks"]), set()).add(row["size"])
-    times = {}
-    for (experiment, schedule, ranks), sizes in wanted.items():
-        sizes = sorted(sizes)
-        for size, time in zip(sizes, simulate(arguments, experiment, schedule, ranks, sizes)):
-            times[(experiment, schedule, ranks, size)] = time
-    return times
-
-
 def factor_at(size_factors: list, size: int) -> float:
     """The discrepancy factor at `size` from [[size, factor], ...] (sorted by
     size): interpolated linearly in log size and log factor between the
@@ -254,30 +240,58 @@ def factor_at(size_factors: list, size: int) -> float:
     return float(np.exp(np.interp(math.log(size), sizes, logs)))
 
 
-def discrepancy(arguments: dict, rows: list, counts=None) -> dict:
-    """Per (experiment, schedule): the median of log(measured / simulated)
-    over the experiments' rows (at the rank counts `counts`, or all), the
-    same per size (a model's error depends on the regime: latency or
-    bandwidth, eager or rendezvous, as SimGrid's piecewise factors do), and
-    the residuals (log) left after the factor of each size."""
-    times = simulated_rows(arguments, [r for r in rows if counts is None or r["ranks"] in counts])
+def simulated_rows(arguments: dict, rows: list, factors: dict | None = None) -> dict:
+    """The simulator's time of each row of an experiment (experiments.of_row),
+    with `arguments`, and each experiment's discrepancy factors per size
+    ({(experiment, schedule): [[size, factor], ...]}) where given."""
+    wanted = {}
+    for row in rows:
+        if of_row(row):
+            wanted.setdefault((*of_row(row), row["ranks"]), set()).add(row["size"])
+    times = {}
+    for (experiment, schedule, ranks), sizes in wanted.items():
+        sizes = sorted(sizes)
+        pairs = (factors or {}).get((experiment, schedule))
+        factor_of = (lambda size, pairs=pairs: factor_at(pairs, size)) if pairs else None
+        for size, time in zip(sizes, simulate(arguments, experiment, schedule, ranks, sizes, factor_of=factor_of)):
+            times[(experiment, schedule, ranks, size)] = time
+    return times
+
+
+def _log_ratios(rows: list, times: dict) -> dict:
+    """{(experiment, schedule): {size: [log(measured / simulated) per rank count]}}."""
     logs = {}
     for row in rows:
-        if not of_row(row) or (counts is not None and row["ranks"] not in counts):
-            continue
-        experiment, schedule = of_row(row)
-        simulated = times[(experiment, schedule, row["ranks"], row["size"])]
-        logs.setdefault((experiment, schedule), {}).setdefault(row["size"], []).append(
-            math.log(row["time"] / simulated)
+        key = of_row(row)
+        logs.setdefault(key, {}).setdefault(row["size"], []).append(
+            math.log(row["time"] / times[(*key, row["ranks"], row["size"])])
         )
+    return logs
+
+
+def discrepancy(arguments: dict, rows: list, counts=None) -> dict:
+    """Per (experiment, schedule): the median of log(measured / simulated)
+    over the experiments' rows (at the rank counts `counts`, or all); the
+    factor per size (a model's error depends on the regime: latency or
+    bandwidth, eager or rendezvous, as SimGrid's piecewise factors do),
+    which scales a rank's own terms (experiments.scaled), found in two
+    steps: the measured/simulated ratio, then again with it applied, since
+    where the host's bus binds the time moves less than the factor; and the
+    residuals (log) left."""
+    chosen = [row for row in rows if of_row(row) and (counts is None or row["ranks"] in counts)]
+    first = _log_ratios(chosen, simulated_rows(arguments, chosen))
+    factors = {
+        key: [[size, math.exp(float(np.median(values)))] for size, values in sorted(by_size.items())]
+        for key, by_size in first.items()
+    }
+    again = _log_ratios(chosen, simulated_rows(arguments, chosen, factors))
     found = {}
-    for key, by_size in logs.items():
-        everything = [value for values in by_size.values() for value in values]
-        size_logs = {size: float(np.median(values)) for size, values in sorted(by_size.items())}
+    for key, by_size in again.items():
+        left = {size: float(np.median(values)) for size, values in by_size.items()}
         found[key] = {
-            "log_factor": float(np.median(everything)),
-            "size_factors": [[size, math.exp(value)] for size, value in size_logs.items()],
-            "residuals": [v - size_logs[size] for size, values in by_size.items() for v in values],
+            "log_factor": float(np.median([v for values in first[key].values() for v in values])),
+            "size_factors": [[size, factor * math.exp(left[size])] for size, factor in factors[key]],
+            "residuals": [v - left[size] for size, values in by_size.items() for v in values],
         }
     return found
 
@@ -298,15 +312,9 @@ def cross_validation(arguments: dict, rows: list) -> dict:
             continue
         mine = [row for row in rows if of_row(row) == key]
         trained = discrepancy(arguments, mine, set(measured[:-1]))[key]
-        held = simulated_rows(arguments, [row for row in mine if row["ranks"] == measured[-1]])
-        errors = [
-            math.log(
-                row["time"]
-                / (held[(*key, row["ranks"], row["size"])] * factor_at(trained["size_factors"], row["size"]))
-            )
-            for row in mine
-            if row["ranks"] == measured[-1]
-        ]
+        checked = [row for row in mine if row["ranks"] == measured[-1]]
+        held = simulated_rows(arguments, checked, {key: trained["size_factors"]})
+        errors = [math.log(row["time"] / held[(*key, row["ranks"], row["size"])]) for row in checked]
         found[key] = {"trained_on": measured[:-1], "checked_on": measured[-1], "log_errors": errors}
     return found
 

@@ -1,7 +1,8 @@
 """`fpgacomm predict`: a platform's predicted times at any rank count, each
 with its 95 % interval (docs/PREDICTION.md, "The interval")::
 
-    time = simulated(fitted parameters) * discrepancy factor at the size
+    time = simulated(fitted parameters, a rank's own terms scaled by the
+                     discrepancy factor of the size)
     log-sd = sqrt(sd of log simulated over the parameter draws ^ 2
                   + residual scatter ^ 2 + (model-form term * reach) ^ 2)
     low, high = time * exp(-/+ 1.96 log-sd)
@@ -115,16 +116,21 @@ def predict(
     if len(fab.draws) < draws:
         say(f"predict: the platform holds {len(fab.draws)} parameter draws; using them all")
 
+    pairs = terms.get("size_factors") or [[1, factor]]
+    factor_of = lambda size: factor_at(pairs, size)  # noqa: E731
     rows = []
     for n in nodes:
+        raw = simulate(base, experiment, schedule, n, sizes, collective, name)
         began = clock.perf_counter()
-        central = simulate(base, experiment, schedule, n, sizes, collective, name)
+        central = simulate(base, experiment, schedule, n, sizes, collective, name, factor_of)
         took = clock.perf_counter() - began
-        samples = _draws(base, drawn, experiment, schedule, n, sizes, collective, name, took, budget, central, say)
+        samples = _draws(
+            base, drawn, experiment, schedule, n, sizes, collective, name, took, budget, central, factor_of, say
+        )
         for index, size in enumerate(sizes):
             spread = float(np.std(np.log([s[index] for s in samples]))) if len(samples) > 1 else 0.0
             sd = math.sqrt(spread**2 + scatter**2 + (model_form * reach(terms, record, n)) ** 2)
-            value = central[index] * (factor_at(terms["size_factors"], size) if "size_factors" in terms else factor)
+            value = central[index]
             rows.append(
                 {
                     "experiment": experiment,
@@ -135,7 +141,7 @@ def predict(
                     "time": value,
                     "low": value * math.exp(-Z95 * sd),
                     "high": value * math.exp(Z95 * sd),
-                    "simulated": central[index],
+                    "simulated": raw[index],
                     "draws": len(samples),
                 }
             )
@@ -179,6 +185,7 @@ def _draws(
     took: float,
     budget: float,
     central: list,
+    factor_of,
     say,
 ) -> list[list[float]]:
     """Each draw's simulated times: simulated in full where the central
@@ -187,7 +194,9 @@ def _draws(
     if not drawn:
         return []
     if took * len(drawn) <= budget:
-        return [simulate({**base, **draw}, experiment, schedule, n, sizes, collective, name) for draw in drawn]
+        return [
+            simulate({**base, **draw}, experiment, schedule, n, sizes, collective, name, factor_of) for draw in drawn
+        ]
     keys = [key for key in drawn[0] if np.std([d[key] for d in drawn]) > 0 and not isinstance(base[key], str)]
     say(
         f"predict: {len(drawn)} draws at {n} ranks would take about {took * len(drawn):.0f} s (one simulation "
@@ -200,7 +209,7 @@ def _draws(
         moved = {**base, key: base[key] + step}
         if key == "eager_threshold":
             moved[key] = int(round(moved[key]))
-        shifted = simulate(moved, experiment, schedule, n, sizes, collective, name)
+        shifted = simulate(moved, experiment, schedule, n, sizes, collective, name, factor_of)
         slopes[key] = [(s - c) / (moved[key] - base[key]) for s, c in zip(shifted, central)]
     return [
         [max(c + sum(slopes[k][i] * (d[k] - base[k]) for k in keys), c * 1e-3) for i, c in enumerate(central)]
