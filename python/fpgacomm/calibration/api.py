@@ -87,8 +87,8 @@ class Platform:
         for name, item in self.record.get("experiments", {}).items():
             form = "none (one rank count)" if item["model_form"] is None else f"{item['model_form']:.3g}"
             lines.append(
-                f"# {name}: discrepancy factor {item['factor']:.3g}, scatter {item['scatter']:.3g}, "
-                f"model-form {form}"
+                f"# {name}: discrepancy factor {item['factor']:.3g} (median; per size "
+                f"{fit.factor_range(item.get('size_factors'))}), scatter {item['scatter']:.3g}, model-form {form}"
             )
         return "\n".join(lines)
 

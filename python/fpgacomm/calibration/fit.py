@@ -240,6 +240,12 @@ def factor_at(size_factors: list, size: int) -> float:
     return float(np.exp(np.interp(math.log(size), sizes, logs)))
 
 
+def factor_range(size_factors) -> str:
+    """The least and largest discrepancy factor over the sizes, in words."""
+    factors = [factor for _, factor in size_factors or []]
+    return f"{min(factors):.3g} .. {max(factors):.3g}" if factors else "none"
+
+
 def simulated_rows(arguments: dict, rows: list, factors: dict | None = None) -> dict:
     """The simulator's time of each row of an experiment (experiments.of_row),
     with `arguments`, and each experiment's discrepancy factors per size

@@ -123,12 +123,14 @@ def run_fit(args) -> int:
     for family, item in record["residuals"].items():
         print(f"{family:<16} {item['points']:>6} {item['median']:>+16.1%} {item['largest']:>+9.1%}")
     print(
-        f"{'experiment':<16} {'factor':>7} {'scatter':>8} {'model-form':>11}  (cross-validation: fit on the "
-        f"smaller rank counts, check the largest)"
+        f"{'experiment':<16} {'factor':>7} {'per size':>16} {'scatter':>8} {'model-form':>11}  (factor: the "
+        f"median; per size: what scales a rank's own terms; model-form: cross-validation, fit on the smaller rank "
+        f"counts, check the largest)"
     )
     for name, item in record["experiments"].items():
         form = "none" if item["model_form"] is None else f"{item['model_form']:.3f}"
-        print(f"{name:<16} {item['factor']:>7.3f} {item['scatter']:>8.3f} {form:>11}")
+        per_size = fit.factor_range(item["size_factors"])
+        print(f"{name:<16} {item['factor']:>7.3f} {per_size:>16} {item['scatter']:>8.3f} {form:>11}")
     fit.write(fab, record, args.output)
     print(f"# written to {args.output}")
     return 0

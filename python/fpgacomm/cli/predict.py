@@ -76,7 +76,8 @@ def run(args) -> int:
     print(
         result.table(
             f"# predicted {args.experiment} on {args.fabric}: time with its 95 % interval (low, high); "
-            f"simulated: before the discrepancy factor {result.params['factor']:.3g}"
+            f"simulated: before the discrepancy factors (median {result.params['factor']:.3g}), which scale a "
+            f"rank's own terms per size"
         ),
         flush=True,
     )
