@@ -19,8 +19,7 @@ import pytest
 from fpgacomm import Result, _core
 from fpgacomm.runtime.devices import describe, kernel_dir
 from loaded import without_load_warning
-from processes import fpgacomm
-from test_mpi import HERE, mpirun
+from processes import HERE, fpgacomm, mpirun
 
 pytestmark = pytest.mark.mpi
 

@@ -1,31 +1,14 @@
 """Starts the MPI test modules under mpirun, once per rank count, and the
 fault scenarios where one rank fails or hangs while the others wait."""
 
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from processes import HERE, mpirun
 
 pytestmark = pytest.mark.mpi
 
-HERE = Path(__file__).resolve().parent
 PYTHON = sys.executable
-
-
-def mpirun(np_: int, *command, timeout: float, env: dict | None = None) -> subprocess.CompletedProcess:
-    full_env = dict(
-        os.environ,
-        OMPI_ALLOW_RUN_AS_ROOT="1",
-        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-        OMPI_MCA_rmaps_base_oversubscribe="1",
-        **(env or {}),
-    )
-    return subprocess.run(
-        ["mpirun", "-np", str(np_), *command], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=HERE
-    )
-
 
 # Each module of tests/mpi and the rank counts it runs under (one mpirun each).
 # b_eff runs on rings of every size: one rank exchanges with itself, three make an odd ring.

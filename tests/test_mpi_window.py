@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_mpi import mpirun
+from processes import mpirun
 
 pytestmark = pytest.mark.mpi
 

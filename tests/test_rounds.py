@@ -368,7 +368,7 @@ def test_an_interrupt_keeps_every_round_measured_and_says_how_far_it_got(tmp_pat
     8 MiB late: SIGINT to rank 0 once the first row is printed leaves
     round 2 part done."""
     sys.path.insert(0, HERE)
-    from test_interrupts import GONE_WITHIN, Job, rows_coming
+    from processes import GONE_WITHIN, Job, rows_coming
 
     job = Job(
         "osu",
