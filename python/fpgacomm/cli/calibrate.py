@@ -22,7 +22,8 @@ def register(subparsers) -> None:
         "run",
         help="add one launch of the campaign to DIR (under mpirun)",
         description="Adds one launch of the calibration campaign to DIR: ping-pong at log-uniformly drawn sizes, "
-        "send and receive overheads, bandwidth, osu mbw_mr at 1 .. K/2 pairs, a k-to-1 incast, "
+        "send and receive overheads, bandwidth, osu mbw_mr at 1 .. K/2 pairs, the host's copy rate with "
+        "1 .. all its cores copying at once, a k-to-1 incast, "
         "barrier at 2 .. K ranks, the gather schedules ring, tree, vlink and mpi and b_eff's ring at "
         "three or more rank counts up to K, in an order drawn per launch, the load recorded. Each "
         "launch is one Result file in DIR, listed in DIR/index.json; run it again (interleaved with "
