@@ -250,3 +250,13 @@ def test_host_copy_measures_every_thread_count_up_to_the_cores_with_data_moving(
     for threads, seconds in measured:
         rate = (1 << 20) / seconds  # bytes a second of one thread
         assert 1e8 < rate < 1e12, (threads, rate)
+
+
+def test_a_prediction_with_every_core_of_a_host_running_a_rank_says_what_it_cannot_hold(fitted):
+    said = []
+    predict.predict(fitted[3], "beff", "ring", [32, 64, 128], [1024], draws=2, say=said.append)
+    assert [line for line in said if "every core of a host runs a rank" in line] == [
+        "predict: at 64, 128 ranks every core of a host runs a rank: measured runs there wait on the operating "
+        "system's scheduler (on a 64-core host b_eff at 64 ranks took 0.5-2.3 ms an exchange, at 32 ranks 1 us "
+        "at 1 B), which the simulated network does not hold; leave cores free"
+    ]

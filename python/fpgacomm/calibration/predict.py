@@ -112,6 +112,13 @@ def predict(
             f"predict: the platform has no calibration record of {experiment} {schedule}: the interval holds the "
             f"parameter draws only (no discrepancy factor, residual scatter or model-form term)"
         )
+    full = [n for n in nodes if record.get("cores") and min(n, base.get("ranks_per_host", n)) >= record["cores"]]
+    if full:
+        say(
+            f"predict: at {', '.join(map(str, full))} ranks every core of a host runs a rank: measured runs there "
+            f"wait on the operating system's scheduler (on a 64-core host b_eff at 64 ranks took 0.5-2.3 ms an "
+            f"exchange, at 32 ranks 1 us at 1 B), which the simulated network does not hold; leave cores free"
+        )
     drawn = fab.draws[:draws]
     if len(fab.draws) < draws:
         say(f"predict: the platform holds {len(fab.draws)} parameter draws; using them all")
