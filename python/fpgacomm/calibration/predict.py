@@ -123,14 +123,15 @@ def predict(
     if len(fab.draws) < draws:
         say(f"predict: the platform holds {len(fab.draws)} parameter draws; using them all")
 
+    # Without a calibration record there is no factor: the simulation as it is, once.
     pairs = terms.get("size_factors") or [[1, factor]]
-    factor_of = lambda size: factor_at(pairs, size)  # noqa: E731
+    factor_of = (lambda size: factor_at(pairs, size)) if terms else None
     rows = []
     for n in nodes:
-        raw = simulate(base, experiment, schedule, n, sizes, collective, name)
         began = clock.perf_counter()
         central = simulate(base, experiment, schedule, n, sizes, collective, name, factor_of)
         took = clock.perf_counter() - began
+        raw = simulate(base, experiment, schedule, n, sizes, collective, name) if factor_of else central
         samples = _draws(
             base, drawn, experiment, schedule, n, sizes, collective, name, took, budget, central, factor_of, say
         )
