@@ -508,7 +508,15 @@ def test_a_link_that_goes_down_mid_run_ends_the_job_on_both_hosts(two_hosts, tmp
         deadline = time.monotonic() + 60
         while len(_ranks_of(marker)) < 2 and time.monotonic() < deadline and job.poll() is None:
             time.sleep(0.1)
-        assert len(_ranks_of(marker)) == 2, f"the job's ranks did not both start: {_ranks_of(marker)}"
+        if len(_ranks_of(marker)) < 2:  # say why: mpirun ended (its status and words), or is still starting them
+            status = job.poll()
+            if status is None:
+                os.killpg(job.pid, signal.SIGKILL)
+            _, said = job.communicate(timeout=60)
+            pytest.fail(
+                f"the job's ranks did not both start: {_ranks_of(marker)}; mpirun "
+                f"{'had not started them after 60 s' if status is None else f'ended with status {status}'}: {said}"
+            )
         started = time.monotonic()
         time.sleep(4)
         subprocess.run(["ip", "link", "set", f"{name}hb", "down"], check=True)
