@@ -8,7 +8,7 @@
 #include "bench/agreed_run.hpp"
 #include "bench/collective_table.hpp"
 #include "bench/host_memory.hpp"
-#include "bench/pt2pt.hpp"
+#include "bench/pattern.hpp"
 #include "bench/staged_buffer.hpp"
 #include "comm/receive_fault.hpp"
 #include "comm/transfer.hpp"
@@ -176,8 +176,9 @@ class Runner {
         for (std::uint64_t e = 0; e < elements(size); ++e)
           encode_element(options_.datatype, summand(e, size, iteration, me_), &data[e * element_bytes()]);
       } else {
-        for (std::uint64_t i = 0; i < bytes; ++i)
-          data[i] = pattern_byte(i % block, size, iteration, send_stream(static_cast<int>(i / block)));
+        for (std::uint64_t start = 0; start < bytes; start += block)
+          write_pattern(&data[start], std::min(block, bytes - start), 0, size, iteration,
+                        send_stream(static_cast<int>(start / block)));
       }
       send_->buffer().write(data.data(), bytes);
     }
@@ -204,8 +205,9 @@ class Runner {
       }
     } else {
       const std::uint64_t block = block_bytes(size);
-      for (std::uint64_t i = 0; i < bytes; ++i)
-        errors += data[i] != pattern_byte(i % block, size, iteration, recv_stream(static_cast<int>(i / block)));
+      for (std::uint64_t start = 0; start < bytes; start += block)
+        errors += pattern_errors(&data[start], std::min(block, bytes - start), 0, size, iteration,
+                                 recv_stream(static_cast<int>(start / block)));
     }
     return errors;
   }

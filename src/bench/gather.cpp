@@ -7,7 +7,7 @@
 
 #include "bench/agreed_run.hpp"
 #include "bench/host_memory.hpp"
-#include "bench/pt2pt.hpp"
+#include "bench/pattern.hpp"
 #include "comm/receive_fault.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -164,7 +164,7 @@ class Runner {
     std::vector<std::uint8_t> piece(std::min(size, kPiece));
     for (std::uint64_t offset = 0; offset < size; offset += piece.size()) {
       const std::uint64_t n = std::min<std::uint64_t>(piece.size(), size - offset);
-      for (std::uint64_t i = 0; i < n; ++i) piece[i] = pattern_byte(offset + i, size, iteration, owner(position));
+      write_pattern(piece.data(), n, offset, size, iteration, owner(position));
       buffer_->write(piece.data(), n, position * size + offset);
     }
   }
@@ -175,8 +175,7 @@ class Runner {
     for (std::uint64_t offset = 0; offset < size; offset += piece.size()) {
       const std::uint64_t n = std::min<std::uint64_t>(piece.size(), size - offset);
       buffer_->read(piece.data(), n, position * size + offset);
-      for (std::uint64_t i = 0; i < n; ++i)
-        errors += piece[i] != pattern_byte(offset + i, size, iteration, owner(position));
+      errors += pattern_errors(piece.data(), n, offset, size, iteration, owner(position));
     }
     return errors;
   }
@@ -285,7 +284,6 @@ class Runner {
     for (int i = 0; i < total; ++i) {
       check_interrupt();
       if (options_.validation) {
-        buffer_->fill_zero();
         for (std::uint64_t p : options_.holds) fill(p, size, i);
         if (device_) device_->finish();
       }

@@ -9,7 +9,7 @@
 
 #include "bench/agreed_run.hpp"
 #include "bench/host_memory.hpp"
-#include "bench/pt2pt.hpp"
+#include "bench/pattern.hpp"
 #include "bench/staged_buffer.hpp"
 #include "comm/receive_fault.hpp"
 #include "comm/transfer.hpp"
@@ -364,8 +364,7 @@ class Runner {
     const std::uint64_t bytes = size * slots_;
     std::vector<std::uint8_t> pattern(bytes);
     for (int slot = 0; slot < slots_; ++slot)
-      for (std::uint64_t i = 0; i < size; ++i)
-        pattern[slot * size + i] = pattern_byte(i, size, iteration, stream(me_, slot));
+      write_pattern(&pattern[slot * size], size, 0, size, iteration, stream(me_, slot));
     if (spec_.put) {
       local_->buffer().write(pattern.data(), bytes);
       with_own_window([&] { std::memset(window_memory_, 0, bytes); });
@@ -380,8 +379,7 @@ class Runner {
   std::uint64_t count_errors(const std::uint8_t* data, std::uint64_t size, int iteration) const {
     std::uint64_t errors = 0;
     for (int slot = 0; slot < slots_; ++slot)
-      for (std::uint64_t i = 0; i < size; ++i)
-        errors += data[slot * size + i] != pattern_byte(i, size, iteration, stream(peer_, slot));
+      errors += pattern_errors(&data[slot * size], size, 0, size, iteration, stream(peer_, slot));
     return errors;
   }
 

@@ -5,6 +5,7 @@
 
 #include "bench/agreed_run.hpp"
 #include "bench/host_memory.hpp"
+#include "bench/pattern.hpp"
 #include "comm/receive_fault.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
@@ -69,7 +70,7 @@ void fill_pattern(Buffer& buffer, std::uint64_t size, int iteration, int stream)
   std::vector<std::uint8_t> piece(std::min(size, kValidationPiece));
   for (std::uint64_t offset = 0; offset < size; offset += piece.size()) {
     const std::uint64_t n = std::min<std::uint64_t>(piece.size(), size - offset);
-    for (std::uint64_t i = 0; i < n; ++i) piece[i] = pattern_byte(offset + i, size, iteration, stream);
+    write_pattern(piece.data(), n, offset, size, iteration, stream);
     buffer.write(piece.data(), n, offset);
   }
 }
@@ -83,7 +84,7 @@ std::uint64_t count_errors(const Buffer& buffer, std::uint64_t size, int iterati
   for (std::uint64_t offset = 0; offset < size; offset += staging.size()) {
     const std::uint64_t n = std::min<std::uint64_t>(staging.size(), size - offset);
     buffer.read(staging.data(), n, offset);
-    for (std::uint64_t i = 0; i < n; ++i) errors += staging[i] != pattern_byte(offset + i, size, iteration, stream);
+    errors += pattern_errors(staging.data(), n, offset, size, iteration, stream);
   }
   return errors;
 }

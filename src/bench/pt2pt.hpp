@@ -86,22 +86,4 @@ struct Pt2ptRun {
 Pt2ptRun run_pt2pt(const Communicator& comm, DeviceOps* device, const Pt2ptOptions& options,
                    const SizeHook<SizeTiming>& on_size = {});
 
-// The validation pattern: byte `index` of a message of `size` bytes sent in
-// `iteration` on `stream` (the window slot, or the direction of a reply).
-// Inline, so that the loops filling and checking every byte of a block can
-// be vectorised: called out of line, once a byte, it made a 32-rank gather's
-// untimed validation take most of a minute.
-inline std::uint8_t pattern_byte(std::uint64_t index, std::uint64_t size, int iteration, int stream) {
-  // A mix of the byte's index with the message size, iteration and stream:
-  // a chunk landing at the wrong offset, or data from another iteration,
-  // slot or direction, does not match (a linear pattern would repeat every
-  // 256 bytes and let a misplaced chunk pass).
-  std::uint64_t x = index * 0x9E3779B97F4A7C15ull ^
-                    (size + (static_cast<std::uint64_t>(iteration) << 24) + (static_cast<std::uint64_t>(stream) << 48));
-  x ^= x >> 31;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 29;
-  return static_cast<std::uint8_t>(x);
-}
-
 }  // namespace fpgacomm

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "bench/beff.hpp"
-#include "bench/pt2pt.hpp"
+#include "bench/pattern.hpp"
 #include "bindings/bindings.hpp"
 #include "comm/receive_fault.hpp"
 
