@@ -9,10 +9,12 @@
 #   before     this tree against BEFORE_TAR (a git archive of the base): D D bw,
 #              allreduce H, put_bw H: no size may be "slower"
 #   hhdd       H-H against D-D bandwidth on the GPU, 4 to 64 MiB
+#   aa         OMB against itself (osu_latency, osu_bw): the verdicts that
+#              launch-to-launch noise alone gives, beside which omb's are read
 #
 #   git archive main -o .dev/before.tar && cp ../shared/peers/omb-7.4.tar.gz .dev/
 #   OUT=DIR OCL_ICD_FILENAMES=libnvidia-opencl.so.1 FPGACOMM_PYTHON=/opt/torch/.venv/bin/python \
-#       bench/lent_speed.sh [build|builds] [omb] [before] [hhdd]     # builds: this tree and the base at once
+#       bench/lent_speed.sh [build|builds] [aa] [omb] [before] [hhdd]     # builds: this tree and the base at once
 #
 # LAUNCHES (default 10) launches a side; BEFORE_LAUNCHES (default LAUNCHES) for
 # before and hhdd; DEADLINE (default 560) seconds after which no comparison starts. Writes $OUT/speed.log (every step),
@@ -97,6 +99,13 @@ omb() {
   compare mbw_mr 3% "mpirun -np 4 --bind-to core $OMB/osu_mbw_mr -m 1:4194304" "$(fc 4 osu mbw_mr H H -m 1:4M)"
   compare multi_lat 3% "mpirun -np 4 --bind-to core $OMB/osu_multi_lat -m 1:4194304" \
     "$(fc 4 osu multi_lat H H -m 1:4M)"
+}
+
+aa() {
+  compare aa_latency 3% "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304" \
+    "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304"
+  compare aa_bw 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:4194304" \
+    "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:4194304"
 }
 
 # Both builds at once, before anything is timed.
