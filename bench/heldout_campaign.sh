@@ -3,7 +3,7 @@
 # ranks (fpgacomm calibrate run: its gathers and b_eff at 2, 4 and K ranks) and,
 # in separate launches interleaved with them, the held-out points: the four
 # gather schedules and b_eff's ring at each held-out rank count, one launch per
-# point and round. Launches stop being started past the deadline, so what is
+# point and round, each started once the load average has settled. Launches stop being started past the deadline, so what is
 # measured always comes back; each launch's wall time goes to the log.
 #
 #   bench/heldout_campaign.sh OUT_DIR [ROUNDS] [DEADLINE_S] [FIRST_ROUND]
@@ -30,10 +30,23 @@ log="$out/campaign.log"
 start=$SECONDS
 { date -u; uname -a; nproc; lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|NUMA|L3' ; free -g; uptime; } > "$out/machine.txt"
 
+# validate refuses launches that started with the 1-minute load average above the
+# cores, and that average still holds the launch just before (a 64-rank b_eff left
+# 115 on 64 cores): wait, at most 90 s, until it is below half the cores.
+cores=$(nproc)
+settle() {
+    local waited=0
+    while (( waited < 90 )) && awk -v c="$cores" '{exit !($1 >= c / 2)}' /proc/loadavg; do
+        sleep 5; waited=$((waited + 5))
+    done
+    (( waited == 0 )) || echo "waited $waited s for the load average to fall below $((cores / 2))" >> "$log"
+}
+
 declare -A took  # the last wall time of each kind of launch (its name up to the first dash, and np)
 launch() {  # NAME NP ARGS...: one launch, unless it would end past the deadline
     local name=$1 np=$2; shift 2
     local kind="${name%%-*}-$np"
+    settle
     if (( SECONDS - start + ${took[$kind]:-0} > deadline )); then
         echo "skipped $name: it would end past the deadline of ${deadline} s" >> "$log"; return
     fi
