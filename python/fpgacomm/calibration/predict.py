@@ -10,9 +10,9 @@ with its 95 % interval (docs/PREDICTION.md, "The interval")::
 The factor (per size), scatter and model-form term come from the platform
 file's calibration record (calibrate fit), per experiment and schedule;
 reach counts how far past the calibrated rank counts the prediction lies,
-in steps of the cross-validation (fit on the smaller counts, check the
-largest): 1 up to one such step, 2 at two (8 ranks calibrated, 4 -> 8
-checked: 2 at 32 ranks).
+in steps of the cross-validation (the factors at the next-to-largest count
+checked at the largest): 1 up to one such step, 2 at two (8 ranks
+calibrated, 4 -> 8 checked: 2 at 32 ranks).
 """
 
 from __future__ import annotations

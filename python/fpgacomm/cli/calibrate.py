@@ -125,8 +125,8 @@ def run_fit(args) -> int:
         print(f"{family:<16} {item['points']:>6} {item['median']:>+16.1%} {item['largest']:>+9.1%}")
     print(
         f"{'experiment':<16} {'factor':>7} {'per size':>16} {'scatter':>8} {'model-form':>11}  (factor: the "
-        f"median; per size: what scales a rank's own terms; model-form: cross-validation, fit on the smaller rank "
-        f"counts, check the largest)"
+        f"median; per size: at the largest rank count, what scales a rank's own terms; model-form: "
+        f"cross-validation, the factors at the next-to-largest rank count checked at the largest)"
     )
     for name, item in record["experiments"].items():
         form = "none" if item["model_form"] is None else f"{item['model_form']:.3f}"
