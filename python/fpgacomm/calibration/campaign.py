@@ -132,8 +132,9 @@ def _measure(
         ]
     if family == "host_copy":
         return [
-            _row(family, 1, host_copy.BLOCK, time, None, None, load, pairs=threads)
-            for threads, time in host_copy.measure()
+            _row(family, 1, block, time, None, None, load, pairs=threads)
+            for block in (host_copy.BLOCK, *host_copy.CACHED_BLOCKS)
+            for threads, time in host_copy.measure(block)
         ]
     if family in ("incast", "barrier"):
         run = collectives.gather if family == "incast" else collectives.barrier

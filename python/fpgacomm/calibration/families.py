@@ -11,7 +11,8 @@ FAMILIES = {
     "recv_overhead": "the CPU time of receiving a message already arrived (LogGP's o_r)",
     "bandwidth": "streaming time per message of one pair (osu bw)",
     "mbw_mr": "time per message per pair with 1 .. K/2 pairs at once (osu mbw_mr: contention)",
-    "host_copy": "memory copies by 1 .. all cores of rank 0's host at once (the host's bus past mbw_mr's pairs)",
+    "host_copy": "memory copies by 1 .. all cores of rank 0's host at once, blocks in memory (the host's bus past "
+    "mbw_mr's pairs) and in the caches",
     "incast": "k ranks sending to one at once (MPI_Gather, osu gather)",
     "barrier": "MPI_Barrier at 2 .. K ranks",
     "gather": "the gather schedules ring, tree, vlink and mpi at three or more rank counts",

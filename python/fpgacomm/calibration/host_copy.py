@@ -6,7 +6,10 @@ the ranks of a host move together is what all its cores copy together. The
 campaign's mbw_mr has K/2 pairs at most, often too few to see that bus
 saturate; this measures it at every core, with threads of the rank that runs
 it (NumPy's copy releases the GIL), each copying a block of its own larger
-than the caches."""
+than the caches (BLOCK); and with blocks that stay in a core's own cache
+and in the caches the cores share (CACHED_BLOCKS), since messages that live
+there are not held to the memory's rate (b_eff's at 16-256 KiB on 32 ranks
+of a 64-core host moved more than all its cores copying 32 MiB blocks)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ import time
 import numpy as np
 
 BLOCK = 32 << 20  # bytes each thread copies per copy: its two blocks outgrow a core's share of the caches
+# Two blocks of 256 KiB fit a core's L2 (1-2 MiB on current x86 servers); two of 2 MiB outgrow it, and 64
+# cores' of them (256 MiB) fit a large shared L3 (300 MiB on the 64-core Xeon of bench/RESULTS.md).
+CACHED_BLOCKS = (256 << 10, 2 << 20)
 SECONDS = 0.2  # how long every thread copies, at each thread count
 MEMORY_SHARE = 4  # use at most 1/MEMORY_SHARE of the memory free at the start
 
