@@ -395,7 +395,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         said.append(
             f"the ping-pong steps twice: by {step * 1e9:.0f} ns past {threshold} B and by "
             f"{central['rendezvous_latency'] * 1e9:.0f} ns past {central['eager_threshold']} B; the simulator has "
-            f"one protocol switch and takes the larger"
+            f"one protocol switch and takes the latter, larger against the time it adds to"
         )
     slowdown, most = bus_saturation(rows)
     copies = _of(rows, "host_copy", size=host_copy.BLOCK)
