@@ -3,8 +3,9 @@
 # ranks (fpgacomm calibrate run: its gathers and b_eff at 2, 4 and K ranks) and,
 # in separate launches interleaved with them, the held-out points: the four
 # gather schedules and b_eff's ring at each held-out rank count, one launch per
-# point and round, each started once the load average has settled. Launches stop being started past the deadline, so what is
-# measured always comes back; each launch's wall time goes to the log.
+# point and round, each started once the load average has settled. Launches
+# stop being started past the deadline, so what is measured always comes back;
+# each launch's wall time goes to the log.
 #
 #   bench/heldout_campaign.sh OUT_DIR [ROUNDS] [DEADLINE_S] [FIRST_ROUND]
 # Environment: CAL_RANKS (default 8), HELDOUT_RANKS (default "16 32"), BEFF_RANKS (b_eff's

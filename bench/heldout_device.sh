@@ -19,9 +19,14 @@ echo "built after $SECONDS s"
 work=/tmp/heldout-r$first_round
 tarred=$out/heldout-r$first_round.tar.gz
 mkdir -p "$work"
-(while sleep 10; do tar czf "$tarred.part" -C "$work" . && mv "$tarred.part" "$tarred"; done) &
+# The saver stops on its own, between two copies, once the campaign has ended:
+# killed, it would leave a half-written copy beside the last one.
+ended=/tmp/heldout-r$first_round.ended
+rm -f "$ended"
+(until [[ -e $ended ]]; do sleep 10; tar czf "$tarred.part" -C "$work" . && mv "$tarred.part" "$tarred"; done) &
 saver=$!
 bench/heldout_campaign.sh "$work" "$rounds" $((deadline - SECONDS)) "$first_round"
-kill $saver
+touch "$ended"
+wait $saver
 tar czf "$tarred" -C "$work" .
 cat "$work/campaign.log"
