@@ -406,11 +406,12 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
             f"moved (they took {slowdown:.2f} times one pair's time per message) and what up to {threads} cores "
             f"copied at once (host_copy)"
         )
+        # The pooled rows hold one point per block size and thread count.
         cached = [_of(rows, "host_copy", size=block, pairs=threads) for block in host_copy.CACHED_BLOCKS]
         if all(cached):
             rates = ", ".join(
                 f"{units.human_bytes(row['size'])} blocks {row['pairs'] * row['size'] / row['time'] / 1e9:.3g}"
-                for row, *_ in cached
+                for row in (found[0] for found in cached)
             )
             said.append(
                 f"not modelled: copies that stay in the caches go faster ({threads} cores copying {rates} GB/s), "
