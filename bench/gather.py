@@ -88,7 +88,7 @@ def main() -> int:
     parser.add_argument("--part", choices=("control", "table"), help=argparse.SUPPRESS)
     parser.add_argument("--part-output", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    from fpgacomm.benchmarks.osu import parse_size
+    from fpgacomm.params import parse_size
 
     sizes = [parse_size(text) for text in args.sizes.split(",")]
     if args.part == "control":
