@@ -20,9 +20,10 @@ import time
 import numpy as np
 
 BLOCK = 32 << 20  # bytes each thread copies per copy: its two blocks outgrow a core's share of the caches
-# Two blocks of 256 KiB fit a core's L2 (1-2 MiB on current x86 servers); two of 2 MiB outgrow it, and 64
-# cores' of them (256 MiB) fit a large shared L3 (300 MiB on the 64-core Xeon of bench/RESULTS.md).
-CACHED_BLOCKS = (256 << 10, 2 << 20)
+# Blocks from a core's own cache to the caches the cores share, each twice as deep as the last but one:
+# two of 64 KiB or 256 KiB fit a core's L2 (1-2 MiB on current x86 servers); 64 cores' two of 1 MiB (128 MiB)
+# fit a large shared L3 (300 MiB on the 64-core Xeon of bench/RESULTS.md), two of 4 MiB (512 MiB) do not.
+CACHED_BLOCKS = (64 << 10, 256 << 10, 1 << 20, 4 << 20)
 SECONDS = 0.2  # how long every thread copies, at each thread count
 MEMORY_SHARE = 4  # use at most 1/MEMORY_SHARE of the memory free at the start
 
