@@ -5,6 +5,8 @@ import subprocess
 import sys
 
 import fpgacomm
+import processes
+import pytest
 
 
 def _in_fresh_interpreter(code: str) -> dict:
@@ -68,3 +70,15 @@ def test_an_unknown_name_is_an_attribute_error():
         assert "has no attribute 'nosuch'" in str(error)
     else:
         raise AssertionError("fpgacomm.nosuch resolved")
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("given", [None, "3"], ids=["unset", "user's"])
+def test_a_launched_rank_starts_no_blas_threads_unless_the_user_says_how_many(given):
+    # NumPy's OpenBLAS starts one thread per core in each rank otherwise (runtime/launched.py).
+    code = "import json, os, fpgacomm; print(json.dumps(os.environ.get('OPENBLAS_NUM_THREADS')))"
+    run = processes.mpirun(
+        2, sys.executable, "-c", code, timeout=120, env={} if given is None else {"OPENBLAS_NUM_THREADS": given}
+    )
+    assert run.returncode == 0, run.stderr
+    assert [json.loads(line) for line in run.stdout.split()] == [given or "1"] * 2

@@ -10,11 +10,17 @@ simulation, benchmarks, figures, suite, cli. The modules users reach for
 are attributes of the package by short names (``fpgacomm.osu``,
 ``from fpgacomm import plot``), each imported when first used, so that
 ``import fpgacomm`` stays quick and loads neither MPI nor Matplotlib.
-Importing it changes nothing outside the package: the OpenCL registry is
-chosen where fpgacomm opens OpenCL (runtime.devices.configure_runtime).
+Importing it changes nothing outside the package (the OpenCL registry is
+chosen where fpgacomm opens OpenCL, runtime.devices.configure_runtime),
+except in a rank that an MPI launcher started, where OpenBLAS is told to
+start no threads unless the user said how many (runtime.launched).
 """
 
 import importlib
+
+from .runtime.launched import one_blas_thread_per_rank
+
+one_blas_thread_per_rank()  # before anything loads NumPy
 
 from ._core import __version__
 from .benchmarks.launch import launch

@@ -17,6 +17,7 @@ void bind_fabric(pybind11::module_& m);
 void bind_beff(pybind11::module_& m);
 void bind_gather(pybind11::module_& m);
 void bind_overhead(pybind11::module_& m);
+void bind_host_copy(pybind11::module_& m);
 void bind_testing(pybind11::module_& m);
 
 // The MPI_Comm inside an mpi4py communicator (mpi4py owns it).

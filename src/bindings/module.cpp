@@ -19,5 +19,6 @@ PYBIND11_MODULE(_core, m) {
   fpgacomm::bindings::bind_beff(m);
   fpgacomm::bindings::bind_gather(m);
   fpgacomm::bindings::bind_overhead(m);
+  fpgacomm::bindings::bind_host_copy(m);
   fpgacomm::bindings::bind_testing(m);
 }

@@ -5,7 +5,7 @@ in memory by the receiver (docs/FABRIC.md, the cluster preset), so the most
 the ranks of a host move together is what all its cores copy together. The
 campaign's mbw_mr has K/2 pairs at most, often too few to see that bus
 saturate; this measures it at every core, with threads of the rank that runs
-it (NumPy's copy releases the GIL), each copying a block of its own larger
+it (C++ threads, src/bench/host_copy.cpp), each copying a block of its own larger
 than the caches (BLOCK); and with blocks that stay in a core's own cache
 and in the caches the cores share (CACHED_BLOCKS), since messages that live
 there are not held to the memory's rate (b_eff's at 16-256 KiB on 32 ranks
@@ -14,10 +14,8 @@ of a 64-core host moved more than all its cores copying 32 MiB blocks)."""
 from __future__ import annotations
 
 import os
-import threading
-import time
 
-import numpy as np
+from .. import _core
 
 BLOCK = 32 << 20  # bytes each thread copies per copy: its two blocks outgrow a core's share of the caches
 # Blocks from a core's own cache to the caches the cores share, each twice as deep as the last but one:
@@ -33,30 +31,9 @@ def thread_counts(cores: int) -> list[int]:
     return sorted({cores} | {1 << k for k in range(cores.bit_length()) if 1 << k <= cores})
 
 
-def _copying(block: int, seconds: float, start: threading.Barrier, rates: list, index: int) -> None:
-    source = np.ones(block, np.uint8)
-    target = np.empty_like(source)
-    np.copyto(target, source)  # the pages touched by this thread, before the clock starts
-    start.wait()
-    copies, began = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - began) < seconds:
-        np.copyto(target, source)
-        copies += 1
-    rates[index] = copies * block / elapsed
-
-
 def rate(threads: int, block: int = BLOCK, seconds: float = SECONDS) -> float:
     """Bytes per second copied by `threads` threads at once, each its own block."""
-    rates = [0.0] * threads
-    start = threading.Barrier(threads)
-    workers = [
-        threading.Thread(target=_copying, args=(block, seconds, start, rates, i), daemon=True) for i in range(threads)
-    ]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    return sum(rates)
+    return _core.host_copy_rate(threads, block, seconds)
 
 
 def measure(block: int = BLOCK, seconds: float = SECONDS) -> list[tuple[int, float]]:

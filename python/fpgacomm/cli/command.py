@@ -23,9 +23,10 @@ from ..params import MEMORY_KINDS
 from ..results.result import WriteError
 from ..runtime import interrupts, launcher
 from ..runtime.files import ResultError
+from ..runtime.launched import launch_rank
 from . import habits, outputs
 from .live import SCREEN, on_a_clean_line, silence_stdout
-from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit, launch_rank
+from .options import EXIT_TIMEOUT, EXIT_USAGE, Parser, apply_memory_limit
 
 DEFAULT_TIMEOUT = 1800.0
 

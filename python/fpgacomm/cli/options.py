@@ -9,27 +9,12 @@ import os
 import sys
 
 from ..params import DEFAULT_SIZES, parse_size, usage_error
+from ..runtime.launched import launch_rank
 from . import habits
 
 EXIT_USAGE = 2
 EXIT_VALIDATION = 1
 EXIT_TIMEOUT = 124
-
-
-def launch_rank() -> int:
-    """This process's rank as the MPI launcher says, without starting MPI."""
-    for variable in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"):
-        if variable in os.environ:
-            return int(os.environ[variable])
-    return 0
-
-
-def launch_size() -> int:
-    """The number of ranks the MPI launcher started, without starting MPI."""
-    for variable in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"):
-        if variable in os.environ:
-            return int(os.environ[variable])
-    return 1
 
 
 class Parser(argparse.ArgumentParser):

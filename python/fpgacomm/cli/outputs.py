@@ -18,7 +18,7 @@ import tempfile
 
 from ..params import usage_error
 from ..results.result import WriteError
-from .options import launch_rank, launch_size
+from ..runtime.launched import launch_rank, launch_size
 
 # The options that name a file to write, and the suffix the file must have.
 FILES = {"json": ".json", "csv": ".csv", "timeline": ".json"}

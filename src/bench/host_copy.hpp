@@ -1,0 +1,18 @@
+// The host's copy rate with `threads` threads copying at once, each its own
+// block (calibrate run's host_copy family, docs/PREDICTION.md). Threads of
+// C++, not of Python: a NumPy copy of a block that stays in the caches takes
+// a few microseconds, and Python threads then queue for the interpreter
+// lock instead of copying (64 of them moved 6 GB/s with 64 KiB blocks where
+// one moved 20).
+#pragma once
+#include <cstdint>
+
+namespace fpgacomm {
+
+// Bytes per second copied by `threads` threads together, each copying a
+// `block` of its own (allocated and first touched by that thread) into
+// another for `seconds`. Throws std::runtime_error where a copy did not
+// arrive intact.
+double host_copy_rate(int threads, std::uint64_t block, double seconds);
+
+}  // namespace fpgacomm
