@@ -5,7 +5,8 @@
 #
 #   omb        OMB 7.4 (built from its release tarball) against fpgacomm, 1 B
 #              to 4 MiB: osu latency, bw, bibw, mbw_mr (2 pairs) and multi_lat
-#              (2 pairs), OMB's default iterations on both sides
+#              (2 pairs), OMB's default iterations on both sides; each alone as
+#              omb_latency, omb_bw, omb_bibw, omb_mbw_mr, omb_multi_lat
 #   before     this tree against BEFORE_TAR (a git archive of the base): D D bw,
 #              allreduce H, put_bw H: no size may be "slower"
 #   hhdd       H-H against D-D bandwidth on the GPU, 4 to 64 MiB
@@ -92,14 +93,23 @@ fc() {
   fi
 }
 
-omb() {
+omb_latency() {
   compare latency 3% "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304" "$(fc 2 osu latency H H -m 1:4M)"
+}
+omb_bw() {
   compare bw 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:4194304" "$(fc 2 osu bw H H -m 1:4M)"
+}
+omb_bibw() {
   compare bibw 3% "mpirun -np 2 --bind-to core $OMB/osu_bibw -m 1:4194304" "$(fc 2 osu bibw H H -m 1:4M)"
+}
+omb_mbw_mr() {
   compare mbw_mr 3% "mpirun -np 4 --bind-to core $OMB/osu_mbw_mr -m 1:4194304" "$(fc 4 osu mbw_mr H H -m 1:4M)"
+}
+omb_multi_lat() {
   compare multi_lat 3% "mpirun -np 4 --bind-to core $OMB/osu_multi_lat -m 1:4194304" \
     "$(fc 4 osu multi_lat H H -m 1:4M)"
 }
+omb() { omb_latency && omb_bw && omb_bibw && omb_mbw_mr && omb_multi_lat; }
 
 aa() {
   compare aa_latency 3% "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304" \
