@@ -5,11 +5,6 @@ that the fit's discrepancy and the prediction take the same times."""
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from .. import schedules
 from ..params import usage_error
 from ..schedules import COLLECTIVES
 from ..schedules import NAMES as SCHEDULES
@@ -62,50 +57,6 @@ RANK_TIMES = ("send_overhead", "recv_overhead", "gap", "intra_latency", "rendezv
 RANK_RATES = ("intra_bandwidth",)
 
 
-# The key under which a cluster's arguments may carry host_copy's rates,
-# [[block, threads, bytes per second], ...] (calibrate fit's record): the
-# bus of each simulated point is then the rate host_copy measured with as
-# many threads as the host has ranks, copying blocks as large as each rank's
-# share of what the point moves (`host_bus`). One bus for every point could
-# not be right for both a 32-rank gather of 1 MiB blocks (bytes in memory:
-# 32 threads copied 69-77 GB/s on a 64-core host) and b_eff's 64 KiB
-# messages at 32 ranks (in the caches: 32 threads copied 750-840 GB/s).
-COPY_RATES = "host_copy_rates"
-
-
-def without_copy_rates(arguments: dict) -> dict:
-    """A cluster's arguments as the preset takes them: without COPY_RATES."""
-    return {key: value for key, value in arguments.items() if key != COPY_RATES}
-
-
-def moved_per_rank(experiment: str, schedule: str, ranks: int, size: int, collective: str = "gather") -> float:
-    """Bytes one operation of the experiment moves, over its ranks: a
-    gather's every message (a block forwarded twice counts twice), b_eff's
-    two messages a rank, mbw_mr's window of messages a pair."""
-    if experiment == "gather":
-        built = schedules.schedule(schedule, ranks, size, collective=collective)
-        moved = size * sum(run.count * run.span for stage in built.stages for run in stage.runs)
-    elif experiment == "beff":
-        moved = 2 * ranks * size
-    else:
-        moved = ranks // 2 * WINDOW * size
-    return moved / ranks
-
-
-def host_bus(rates: list, threads: int, block: float) -> float:
-    """The host's copy rate (B/s) from host_copy's [[block, threads, rate],
-    ...]: its smallest block at least `block` (a step, not a slope: a
-    working set that outgrows a cache falls off it at once), at `threads`
-    (interpolated in log threads and log rate between those measured, the
-    nearest count's beyond them)."""
-    blocks = sorted({row[0] for row in rates})
-    chosen = next((b for b in blocks if b >= block), blocks[-1])
-    points = sorted((t, r) for b, t, r in rates if b == chosen)
-    return float(
-        np.exp(np.interp(math.log(threads), [math.log(t) for t, _ in points], [math.log(r) for _, r in points]))
-    )
-
-
 def scaled(arguments: dict, factor: float) -> dict:
     """`arguments` with a rank's own terms scaled by the discrepancy `factor`."""
     found = dict(arguments)
@@ -132,20 +83,12 @@ def simulate(
     message and neighbour (every rank sends to both neighbours at once);
     mbw_mr's time per message and pair (ranks/2 pairs, WINDOW messages each).
     factor_of(size): the discrepancy factor of each size, which scales a
-    rank's own terms (`scaled`); None: the arguments as given. Where the
-    arguments carry COPY_RATES, each size's bus is host_bus's."""
-    rates = arguments.get(COPY_RATES)
-    if factor_of is not None or rates:
-        found = []
-        for size in sizes:
-            own = without_copy_rates(arguments)
-            own = scaled(own, factor_of(size)) if factor_of is not None else own
-            if rates:
-                threads = min(ranks, own.get("ranks_per_host", ranks))
-                block = moved_per_rank(experiment, schedule, ranks, size, collective)
-                own["host_bandwidth"] = max(host_bus(rates, threads, block), own["intra_bandwidth"])
-            found += simulate(own, experiment, schedule, ranks, [size], collective, name)
-        return found
+    rank's own terms (`scaled`); None: the arguments as given."""
+    if factor_of is not None:
+        return [
+            simulate(scaled(arguments, factor_of(size)), experiment, schedule, ranks, [size], collective, name)[0]
+            for size in sizes
+        ]
     fab = fabrics.preset(name, ranks, **arguments)
     if experiment == "gather":
         result = gather_sim.run(

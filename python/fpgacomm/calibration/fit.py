@@ -30,7 +30,7 @@ from ..simulation import fabric as fabrics
 from ..simulation import mpi_library as mpi_rules
 from ..simulation import patterns
 from . import host_copy
-from .experiments import COPY_RATES, WINDOW, of_row, one_way, record_key, simulate, without_copy_rates
+from .experiments import WINDOW, of_row, one_way, record_key, simulate
 from .families import BENCHMARK, FAMILIES
 
 # What the fit cannot do without (the others refine the check).
@@ -406,16 +406,18 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
             f"moved (they took {slowdown:.2f} times one pair's time per message) and what up to {threads} cores "
             f"copied at once (host_copy)"
         )
-        rates = ", ".join(
-            f"{units.human_bytes(block)} blocks {rate / 1e9:.3g}"
-            for block, most_threads, rate in copy_rates(rows)
-            if most_threads == threads
-        )
-        said.append(
-            f"the bus of each simulated gather, b_eff and mbw_mr point is host_copy's rate with as many threads as "
-            f"the host has ranks, at the smallest block as large as each rank's share of what the point moves "
-            f"({threads} cores copying {rates} GB/s)"
-        )
+        # The pooled rows hold one point per block size and thread count.
+        cached = [_of(rows, "host_copy", size=block, pairs=threads) for block in host_copy.CACHED_BLOCKS]
+        if all(cached):
+            rates = ", ".join(
+                f"{units.human_bytes(row['size'])} blocks {row['pairs'] * row['size'] / row['time'] / 1e9:.3g}"
+                for row in (found[0] for found in cached)
+            )
+            said.append(
+                f"not modelled: copies that stay in the caches go faster ({threads} cores copying {rates} GB/s), "
+                f"so where many ranks' messages stay there the bus holds them back too much (docs/PREDICTION.md, "
+                f"Limits)"
+            )
     elif slowdown < SATURATED:
         said.append(
             f"host_bandwidth {central['host_bandwidth'] / 1e9:.3g} GB/s is a lower bound: mbw_mr's {most} pairs took "
@@ -447,12 +449,9 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
                 continue
     draw_arguments = [{key: d[key] for key in FITTED} for d in draws]
 
-    # The simulations of the gathers, b_eff and mbw_mr take their bus per point from host_copy (experiments.py).
-    rates = copy_rates(rows)
-    model = {**arguments, COPY_RATES: rates} if rates else arguments
-    factors = discrepancy(model, rows)
-    nearest = nearest_factors(model, rows)
-    cv = cross_validation(model, rows)
+    factors = discrepancy(arguments, rows)
+    nearest = nearest_factors(arguments, rows)
+    cv = cross_validation(arguments, rows)
     record = {
         "directory": os.fspath(directory),
         "launches": [r.params.get("started") for r in found_launches],
@@ -477,9 +476,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
             "cv_checked_on": checked.get("checked_on"),
             "cv_median_error": float(np.median(np.abs(np.expm1(errors)))) if errors else None,
         }
-    if rates:
-        record[COPY_RATES] = rates
-    record["residuals"] = family_residuals(model, rows)
+    record["residuals"] = family_residuals(arguments, rows)
 
     fab = fabrics.cluster(ranks, **arguments)
     provenance = {"source": "fit", "calibration": os.fspath(directory)}
@@ -498,19 +495,9 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
     return fab, record, said
 
 
-def copy_rates(rows: list) -> list:
-    """host_copy's [[block, threads, bytes per second], ...] of pooled rows
-    (one row per block and thread count); [] where the launches have none."""
-    return sorted(
-        [row["size"], row["pairs"], row["pairs"] * row["size"] / row["time"]] for row in _of(rows, "host_copy")
-    )
-
-
-def family_residuals(model: dict, rows: list) -> dict:
+def family_residuals(arguments: dict, rows: list) -> dict:
     """Per family: the median and largest relative residual (simulated -
-    measured) / measured of the fitted platform (`model`: its arguments, with
-    host_copy's rates where it has them)."""
-    arguments = without_copy_rates(model)
+    measured) / measured of the fitted platform."""
     fab2 = fabrics.cluster(2, **arguments)
     residuals = {}
 
@@ -535,7 +522,7 @@ def family_residuals(model: dict, rows: list) -> dict:
     for row in _of(rows, "incast"):
         fab = fabrics.cluster(row["ranks"], **arguments)
         add("incast", row["time"], patterns.incast(fab, senders=row["ranks"] - 1, size=row["size"]).rows[0]["time"])
-    times = simulated_rows(model, rows)
+    times = simulated_rows(arguments, rows)
     for row in rows:
         if of_row(row):
             experiment, schedule = of_row(row)

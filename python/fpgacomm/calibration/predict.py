@@ -26,7 +26,7 @@ from ..params import byte_sizes, usage_error
 from ..results import kinds
 from ..results.result import Result
 from ..simulation import fabric as fabrics
-from .experiments import COPY_RATES, check, record_key, simulate
+from .experiments import check, record_key, simulate
 from .fit import Z95, factor_at
 
 DRAWS = 200
@@ -94,8 +94,6 @@ def predict(
     name = fab.name
     node_keys = fabrics.PRESETS[name].node_arguments
     base = {key: value for key, value in fab.arguments.items() if key not in node_keys}
-    if record.get(COPY_RATES):  # the bus of each point (experiments.host_bus)
-        base[COPY_RATES] = record[COPY_RATES]
     terms = record.get("experiments", {}).get(record_key(experiment, schedule), {})
     factor, scatter = terms.get("factor", 1.0), terms.get("scatter", 0.0)
     model_form = terms.get("model_form") or 0.0
