@@ -25,9 +25,9 @@ LAYERS = [
     "suite",
     "cli",
 ]
-# params, schedules and the catalog of benchmarks depend on nothing but the core: one floor.
+# params, schedules, units and the catalog of benchmarks depend on nothing but the core: one floor.
 FLOOR = {layer: index for index, layer in enumerate(LAYERS)}
-FLOOR["schedules"] = FLOOR["catalog"] = FLOOR["params"]
+FLOOR["schedules"] = FLOOR["catalog"] = FLOOR["units"] = FLOOR["params"]
 # The compiled modules: the core, and the SYCL devices beside it (loaded only for -d sycl).
 COMPILED = ("fpgacomm._core", "fpgacomm._sycl")
 FLOOR["_sycl"] = FLOOR["_core"]

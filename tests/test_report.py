@@ -1,7 +1,7 @@
 import pytest
 from fpgacomm.results.report import format_pt2pt, format_table, format_text, formatter, summary_line
 from fpgacomm.results.result import Result
-from fpgacomm.results.units import human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
+from fpgacomm.units import human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
 
 ENV = {"fpgacomm_version": "0.1.0", "hosts": ["n01"]}
 LAT_STATS = ("avg", "min", "max", "stdev", "p50", "p90", "p99")
@@ -287,7 +287,7 @@ def test_plain_table_columns_never_run_together():
 
 
 def test_model_figures_carry_four_digits_and_ratios_are_percentages():
-    from fpgacomm.results.units import MODEL_DIGITS
+    from fpgacomm.units import MODEL_DIGITS
 
     assert (
         human_bandwidth(12.02e9, MODEL_DIGITS) == "12.02 GB/s"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..results.result import Result
-from ..results.units import with_unit
 from ..simulation import fabric as fabrics
+from ..units import with_unit
 from . import campaign, fit
 from .predict import predict as _predict
 

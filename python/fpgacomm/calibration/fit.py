@@ -22,9 +22,9 @@ import os
 
 import numpy as np
 
+from .. import units
 from ..models.least_squares import constrained_linear
 from ..params import usage_error
-from ..results import units
 from ..results.result import Result
 from ..simulation import fabric as fabrics
 from ..simulation import mpi_library as mpi_rules

@@ -96,7 +96,7 @@ def run_fit(args) -> int:
 
     from ..calibration import fit
     from ..params import usage_error
-    from ..results.units import with_unit as format_value
+    from ..units import with_unit as format_value
 
     if args.draws is not None and args.draws < 1:
         raise usage_error(f"calibrate fit: --draws {args.draws}; give 1 or more")

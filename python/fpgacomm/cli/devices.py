@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..results.units import human_bytes
+from ..units import human_bytes
 
 
 def register(subparsers) -> None:

@@ -132,8 +132,8 @@ def write_platform(fab, path: str | None) -> int:
 
 
 def run(args) -> int:
-    from ..results.units import MODEL_DIGITS
     from ..simulation import fabric
+    from ..units import MODEL_DIGITS
 
     args.preset = fabric.platform_or_preset(preset_of(args), args.nodes)
 

@@ -42,7 +42,7 @@ def run(args) -> int:
 def format_figures(result) -> str:
     """One line per figure: its name, then its value with the unit, to
     four significant digits (a model's figures are exact for its inputs)."""
-    from ..results.units import MODEL_DIGITS, with_unit
+    from ..units import MODEL_DIGITS, with_unit
 
     width = max((len(row["figure"]) for row in result.rows), default=0)
     lines = [f"# fpgacomm {result.benchmark.replace('_', ' ')}"]

@@ -32,10 +32,10 @@ from ..models.base import Fit, Model
 from ..params import usage_error
 from ..results import kinds, series
 from ..results.result import Result, atomic_write, runs
-from ..results.units import human_bandwidth, human_bytes, with_unit
 from ..results.validation import POINT as VALIDATION_POINT
 from ..results.validation import what_ran
 from ..runtime.environment import topology
+from ..units import human_bandwidth, human_bytes, with_unit
 
 # Result unit -> (unit on the axis, factor from the Result's value).
 _DISPLAY_UNITS = {"s": ("µs", 1e6), "B/s": ("GB/s", 1e-9), "B": ("bytes", 1.0), "1/s": ("1/s", 1.0)}

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..params import usage_error
 from ..results.result import Result
-from ..results.units import with_unit
+from ..units import with_unit
 from .least_squares import UNDETERMINED, Solution, constrained_linear, levenberg_marquardt
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..results.units import with_unit
+from ..units import with_unit
 
 UNDETERMINED = "undetermined"
 AT_BOUND = "at bound"

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ..results.result import Result
-from ..results.units import with_unit
+from ..units import with_unit
 from .base import Fit, Model, figures, r_squared, usage_error
 from .least_squares import AT_BOUND
 

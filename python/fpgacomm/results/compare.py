@@ -21,11 +21,11 @@ import numpy as np
 
 from ..params import usage_error
 from ..runtime import files
+from ..units import human_bytes, with_unit
 from . import kinds, launch_record, launches, peers, series
 from .compare_stats import LEVEL, holm, launches_to_decide, shift
 from .inputs import expand
 from .result import SCHEMA, Result
-from .units import human_bytes, with_unit
 
 NAME = kinds.COMPARISON
 # Launches a compare --run campaign makes of each command unless told.

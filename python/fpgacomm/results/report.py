@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from ..params import HOST_KINDS
 from ..runtime.environment import topology
+from ..units import MODEL_DIGITS, human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
 from . import kinds, stats
 from .compare import format_comparison
 from .omb_columns import (
@@ -30,7 +31,6 @@ from .omb_columns import (
     US,
 )
 from .result import ROUNDS, Result
-from .units import MODEL_DIGITS, human_bandwidth, human_bytes, human_rate, human_seconds, with_unit
 from .validation import format_validation
 
 # ------------------------------------------------------------ placement

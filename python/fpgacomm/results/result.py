@@ -23,9 +23,9 @@ import numpy as np
 
 from ..runtime import files
 from ..runtime.files import ResultError
+from ..units import NUMBER_UNITS, with_unit
 from . import kinds, peers
 from .inputs import expand
-from .units import NUMBER_UNITS, with_unit
 
 SCHEMA = "fpgacomm.result/1"
 

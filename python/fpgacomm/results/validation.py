@@ -32,11 +32,11 @@ import numpy as np
 from ..params import usage_error
 from ..runtime import files
 from ..runtime.environment import topology
+from ..units import human_bytes, with_unit
 from . import kinds
 from .inputs import files_of
 from .result import SCHEMA, Result
 from .stats import median, median_ci
-from .units import human_bytes, with_unit
 
 NAME = kinds.VALIDATION
 # The Result `fpgacomm predict --json` writes, and the keys of its rows this

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import _core
+from ..units import human_bytes
 from . import files
 
 KiB, MiB = 1 << 10, 1 << 20
@@ -127,7 +128,7 @@ def choose_chunk(seconds: dict) -> tuple[int, list]:
     """The chunk whose pipeline moved PIPELINE_MESSAGE fastest."""
     best = min(seconds, key=lambda chunk: (seconds[chunk], chunk))
     why = [
-        f"chunk {_size(chunk)} ({CHUNK_SLOTS} slots): {PIPELINE_WINDOW} x {_size(PIPELINE_MESSAGE)} in "
+        f"chunk {human_bytes(chunk)} ({CHUNK_SLOTS} slots): {PIPELINE_WINDOW} x {human_bytes(PIPELINE_MESSAGE)} in "
         f"{t * 1e6:.0f} us, {WINDOW_BYTES / t / 1e9:.2f} GB/s" + ("  <- fastest" if chunk == best else "")
         for chunk, t in sorted(seconds.items())
     ]
@@ -139,7 +140,7 @@ def choose_slots(seconds: dict, chunk: int) -> tuple[int, list]:
     fastest = min(seconds.values())
     chosen = min(slots for slots, t in seconds.items() if fastest / t >= SLOT_SHARE)
     why = [
-        f"{slots} slots (chunk {_size(chunk)}): {WINDOW_BYTES / t / 1e9:.2f} GB/s"
+        f"{slots} slots (chunk {human_bytes(chunk)}): {WINDOW_BYTES / t / 1e9:.2f} GB/s"
         + (f"  <- fewest within {SLOT_SHARE:.0%} of the fastest" if slots == chosen else "")
         for slots, t in sorted(seconds.items())
     ]
@@ -152,13 +153,13 @@ def choose(small: list, chunks: dict, slots: dict, chunk: int) -> Sizing:
     count, slot_why = choose_slots(slots, chunk)
     to_device, to_host = fastest_small(small, "to_device"), fastest_small(small, "to_host")
     why = [
-        f"copies {_size(row['bytes'])}: to device {row['to_device'] * 1e6:.1f} us, to host "
+        f"copies {human_bytes(row['bytes'])}: to device {row['to_device'] * 1e6:.1f} us, to host "
         f"{row['to_host'] * 1e6:.1f} us"
         for row in small
     ]
     why += [
-        f"smallest fast copy (within {FAST_MARGIN}x of the fastest up to {_size(SMALL_SIZES[-1])}): to device "
-        f"{_size(to_device)}, to host {_size(to_host)}"
+        f"smallest fast copy (within {FAST_MARGIN}x of the fastest up to {human_bytes(SMALL_SIZES[-1])}): to device "
+        f"{human_bytes(to_device)}, to host {human_bytes(to_host)}"
     ]
     return Sizing(
         chunk_bytes=chunk,
@@ -168,13 +169,6 @@ def choose(small: list, chunks: dict, slots: dict, chunk: int) -> Sizing:
         source="measured",
         why=why + chunk_why + slot_why,
     )
-
-
-def _size(n: int) -> str:
-    for suffix, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {suffix}"
-    return f"{n} B"
 
 
 # ------------------------------------------------------------------ the cache
@@ -433,7 +427,7 @@ def resolve(comm, device, hosts: list, chunk_bytes: int | None, slots: int | Non
         )
     if chunk_bytes is not None:
         sizing.chunk_bytes = chunk_bytes
-        sizing.why.append(f"chunk {_size(chunk_bytes)} given (--chunk)")
+        sizing.why.append(f"chunk {human_bytes(chunk_bytes)} given (--chunk)")
     if slots is not None:
         sizing.slots = slots
         sizing.why.append(f"{slots} slots given (--slots)")
@@ -485,8 +479,8 @@ def format_report(reports: list) -> str:
             f"{sizing['measured_at']}"
         )
         lines.append(
-            f"  chose: chunk {_size(sizing['chunk_bytes'])}, {sizing['slots']} slots, smallest fast copy "
-            f"to device {_size(sizing['fast_to_device'])}, to host {_size(sizing['fast_to_host'])}"
+            f"  chose: chunk {human_bytes(sizing['chunk_bytes'])}, {sizing['slots']} slots, smallest fast copy "
+            f"to device {human_bytes(sizing['fast_to_device'])}, to host {human_bytes(sizing['fast_to_host'])}"
         )
         lines.append("  why:")
         lines += [f"    {line}" for line in sizing["why"]]
