@@ -1,6 +1,7 @@
 """The package's front door: what `import fpgacomm` gives and what it leaves alone."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -8,9 +9,14 @@ import fpgacomm
 import processes
 import pytest
 
+LAUNCHER_PREFIXES = ("OMPI_", "PMIX_", "PMI_", "SLURM_")
+
 
 def _in_fresh_interpreter(code: str) -> dict:
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # A plain process: not a rank, though this one may be (MPI started as a singleton puts a launcher's
+    # variables into its environment, which its children inherit).
+    plain = {key: value for key, value in os.environ.items() if not key.startswith(LAUNCHER_PREFIXES)}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=plain)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 
