@@ -165,10 +165,10 @@ class GatherOptions:
     )
     validate: bool = schema.option(
         _CORE.validation,
-        "check every block at the end of every iteration (the default)",
+        "check every block, in an untimed iteration after the timed ones (the default)",
         "-c",
         "--validation",
-        doc="check every block at the end of every iteration",
+        doc="check every block, in an untimed iteration after the timed ones",
         negative=("--no-validation", "do not check the blocks"),
         applies=REAL,
         action="store_true",
