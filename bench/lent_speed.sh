@@ -6,7 +6,8 @@
 #   omb        OMB 7.4 (built from its release tarball) against fpgacomm, 1 B
 #              to 4 MiB: osu latency, bw, bibw, mbw_mr (2 pairs) and multi_lat
 #              (2 pairs), OMB's default iterations on both sides; each alone as
-#              omb_latency, omb_bw, omb_bibw, omb_mbw_mr, omb_multi_lat
+#              omb_latency, omb_bw, omb_bibw, omb_mbw_mr, omb_multi_lat; omb_bw_from_16: osu_bw's
+#              sweep from 16 to 32 B only
 #   before     this tree against BEFORE_TAR (a git archive of the base): D D bw,
 #              allreduce H, put_bw H: no size may be "slower"
 #   hhdd       H-H against D-D bandwidth on the GPU, 4 to 64 MiB
@@ -110,6 +111,12 @@ omb_multi_lat() {
     "$(fc 4 osu multi_lat H H -m 1:4M)"
 }
 omb() { omb_latency && omb_bw && omb_bibw && omb_mbw_mr && omb_multi_lat; }
+# osu_bw's sweep started at 16 B on both sides: on the 32- and 64-core hosts OMB ran 16 and 32 B in one of
+# two modes and fpgacomm only in the slower; whether the mode follows the messages the pair exchanged
+# before (fpgacomm adds two MPI_Allreduce per size) shows when nothing comes before.
+omb_bw_from_16() {
+  compare bw_from_16 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 16:32" "$(fc 2 osu bw H H -m 16:32)"
+}
 
 aa() {
   compare aa_latency 3% "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304" \
