@@ -83,6 +83,20 @@ def test_corrupted_blocks_fail_validation(comm, name, fault):
     assert gather.failed_sizes(result) == [SIZES[0]]
 
 
+@pytest.mark.parametrize("name", gather.NAMES)
+def test_validation_reads_the_blocks_once_per_size_after_the_timed_iterations(comm, name):
+    # Validation is one untimed iteration of its own (src/bench/gather.cpp): the timed iterations leave the
+    # blocks alone, so that a validated run is timed as a plain one.
+    read = []
+    with receive_fault(comm, lambda buffer, offset, nbytes: read.append((offset, nbytes))) as watched:
+        result = gather.run(watched, schedule=name, mem="H", sizes=SIZES, iterations=3, warmup=1)
+    _, checks = gather.expected_blocks("gather", comm.Get_size(), 0, comm.Get_rank())
+    expected = [(position * size, size) for size in SIZES for position in checks]
+    assert_all(comm, read == expected, f"the validation read {read}, expected {expected}")
+    assert [row["iterations"] for row in result.rows] == [3, 3]
+    assert all(row["validation"] == "pass" for row in result.rows)
+
+
 def test_zero_byte_stages_and_the_barrier_reference(comm):
     result = gather.run(comm, schedule="ring", mem="D", sizes=[0], iterations=5, warmup=1, barrier_reference=7)
     row = result.rows[0]
