@@ -7,7 +7,7 @@
 #              to 4 MiB: osu latency, bw, bibw, mbw_mr (2 pairs) and multi_lat
 #              (2 pairs), OMB's default iterations on both sides; each alone as
 #              omb_latency, omb_bw, omb_bibw, omb_mbw_mr, omb_multi_lat; omb_bw_from_16: osu_bw's
-#              sweep from 16 to 32 B only
+#              sweep from 16 to 32 B only; omb_bw_small: 1-64 B, OMB, fpgacomm and OMB again
 #   before     this tree against BEFORE_TAR (a git archive of the base): D D bw,
 #              allreduce H, put_bw H: no size may be "slower"
 #   hhdd       H-H against D-D bandwidth on the GPU, 4 to 64 MiB
@@ -66,16 +66,20 @@ build_before() {
     { tail -n 20 "$WORK/build-before.log"; return 1; }
 }
 
-# compare NAME THRESHOLD COMMAND_A COMMAND_B [LAUNCHES]: A is the reference.
+# compare NAME THRESHOLD COMMAND_A COMMAND_B [COMMAND_C ...]: A is the reference; ROUNDS (default LAUNCHES)
+# launches of each, taking turns.
 compare() {
-  local name=$1 threshold=$2 a=$3 b=$4 launches=${5:-$LAUNCHES}
+  local name=$1 threshold=$2 launches=${ROUNDS:-$LAUNCHES}
+  shift 2
+  local runs=()
+  for command in "$@"; do runs+=(--run "$command"); done
   local left=$(( DEADLINE - ($(date +%s) - START) ))
   if (( left < 30 )); then
     stamp "SKIPPED (deadline) $name"
     return 0
   fi
   stamp "compare $name: $launches launches a side"
-  timeout -k 5 "$left" "$PY" -m fpgacomm --timeout 0 compare --run "$a" --run "$b" --rounds "$launches" \
+  timeout -k 5 "$left" "$PY" -m fpgacomm --timeout 0 compare "${runs[@]}" --rounds "$launches" \
     --out "$WORK/compare/$name" --threshold "$threshold" --json "$WORK/compare/$name.json" \
     > "$WORK/compare/$name.txt" 2>&1
   local status=$?
@@ -118,6 +122,13 @@ omb_bw_from_16() {
   compare bw_from_16 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 16:32" "$(fc 2 osu bw H H -m 16:32)"
 }
 
+# osu_bw at 1-64 B, A OMB, B fpgacomm, C OMB again, taking turns: fpgacomm's ratio and OMB's against itself
+# from the same campaign (on the 32-core hosts OMB against itself was 0.85-0.87 and undecided there).
+omb_bw_small() {
+  compare bw_small 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:64" "$(fc 2 osu bw H H -m 1:64)" \
+    "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:64"
+}
+
 aa() {
   compare aa_latency 3% "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304" \
     "mpirun -np 2 --bind-to core $OMB/osu_latency -m 1:4194304"
@@ -136,17 +147,18 @@ builds() {
 before() {
   [[ -d $BEFORE_SITE/fpgacomm ]] || build_before || return 1
   local gpu="--platform NVIDIA"
-  local n=$BEFORE_LAUNCHES
-  compare before_bw_D_D 3% "$(SITE=$BEFORE_SITE fc 2 osu bw D D -m 1:4M $gpu)" "$(fc 2 osu bw D D -m 1:4M $gpu)" $n
+  local ROUNDS=$BEFORE_LAUNCHES
+  compare before_bw_D_D 3% "$(SITE=$BEFORE_SITE fc 2 osu bw D D -m 1:4M $gpu)" "$(fc 2 osu bw D D -m 1:4M $gpu)"
   compare before_allreduce_H 3% "$(SITE=$BEFORE_SITE fc 2 osu allreduce --mem H -m 1:4M)" \
-    "$(fc 2 osu allreduce --mem H -m 1:4M)" $n
+    "$(fc 2 osu allreduce --mem H -m 1:4M)"
   compare before_put_bw_H 3% "$(SITE=$BEFORE_SITE fc 2 osu put_bw --mem H -m 1:4M)" \
-    "$(fc 2 osu put_bw --mem H -m 1:4M)" $n
+    "$(fc 2 osu put_bw --mem H -m 1:4M)"
 }
 
 hhdd() {
   local sweep="-m 4M:64M -i 10 -x 2 -W 16 -b multiple"
-  compare hh_dd 3% "$(fc 2 osu bw H H $sweep)" "$(fc 2 osu bw D D $sweep --platform NVIDIA)" $BEFORE_LAUNCHES
+  local ROUNDS=$BEFORE_LAUNCHES
+  compare hh_dd 3% "$(fc 2 osu bw H H $sweep)" "$(fc 2 osu bw D D $sweep --platform NVIDIA)"
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
