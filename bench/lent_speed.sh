@@ -8,7 +8,8 @@
 #              (2 pairs), OMB's default iterations on both sides; each alone as
 #              omb_latency, omb_bw, omb_bibw, omb_mbw_mr, omb_multi_lat; omb_bw_from_16: osu_bw's
 #              sweep from 16 to 32 B only; omb_bw_small: 1-64 B, OMB, fpgacomm and OMB again;
-#              omb_bw_fbox: 16-32 B with a window of 32, and with fast boxes of 8 KiB
+#              omb_bw_fbox: 16-32 B with a window of 32, and with fast boxes of 8 KiB;
+#              omb_bw_native: 1-64 B, OMB, fpgacomm and fpgacomm's loop in a C++ process
 #   before     this tree against BEFORE_TAR (a git archive of the base): D D bw,
 #              allreduce H, put_bw H: no size may be "slower"
 #   hhdd       H-H against D-D bandwidth on the GPU, 4 to 64 MiB
@@ -137,6 +138,17 @@ omb_bw_fbox() {
   compare bw_w32 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 16:32 -W 32" "$(fc 2 osu bw H H -m 16:32 -W 32)"
   OMPI_MCA_btl_vader_fbox_size=8192 compare bw_fbox8k 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 16:32" \
     "$(fc 2 osu bw H H -m 16:32)"
+}
+
+# The same at 1-64 B with fpgacomm's loop also in a plain C++ process (bench/pt2pt_native.cpp): A OMB, B
+# fpgacomm, C the native loop. Whether a difference lies in the loop or in the Python process around it.
+omb_bw_native() {
+  local native=$WORK/pt2pt_native
+  mpicxx -O2 -std=c++17 -Isrc -DCL_TARGET_OPENCL_VERSION=300 -DOMPI_SKIP_MPICXX=1 bench/pt2pt_native.cpp \
+    build/*/libfpgacomm_core.a -lOpenCL -lpthread -o "$native" || return 1
+  stamp "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+  compare bw_native 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:64" "$(fc 2 osu bw H H -m 1:64)" \
+    "mpirun -np 2 --bind-to core $native 1 64"
 }
 
 aa() {
