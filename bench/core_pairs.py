@@ -56,5 +56,15 @@ for peer in range(1, size):
             bandwidth = max(stream(peer, 10) for _ in range(3))
         comm.Barrier()
         if rank == 0:
-            print(json.dumps({"peer": peer, "repeat": repeat, "cores": [cores[0], cores[peer]],
-                              "latency_s": latency, "bandwidth_Bps": bandwidth}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "peer": peer,
+                        "repeat": repeat,
+                        "cores": [cores[0], cores[peer]],
+                        "latency_s": latency,
+                        "bandwidth_Bps": bandwidth,
+                    }
+                ),
+                flush=True,
+            )
