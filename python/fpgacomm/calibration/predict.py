@@ -116,8 +116,9 @@ def predict(
     if full:
         say(
             f"predict: at {', '.join(map(str, full))} ranks every core of a host runs a rank: measured runs there "
-            f"wait on the operating system's scheduler (on a 64-core host b_eff at 64 ranks took 0.5-2.3 ms an "
-            f"exchange, at 32 ranks 1 us at 1 B), which the simulated network does not hold; leave cores free"
+            f"may wait on the operating system's scheduler, which the simulated network does not hold (b_eff at "
+            f"1 B: 0.5-2.3 ms an exchange with 64 ranks on a 64-core host, 1 us with 32; 1.1 us with 32 ranks on "
+            f"a 32-core host); leave cores free"
         )
     drawn = fab.draws[:draws]
     if len(fab.draws) < draws:
