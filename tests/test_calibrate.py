@@ -3,11 +3,12 @@ launch on 2 real ranks, the fit from that one launch, a prediction from the
 fit, and the bad input that must stop with status 2 and one message."""
 
 import json
+import os
 
 import numpy as np
 import pytest
 from fpgacomm import Result
-from fpgacomm.calibration import campaign
+from fpgacomm.calibration import campaign, host_copy
 from fpgacomm.calibration.families import FAMILIES
 from processes import fpgacomm
 
@@ -52,6 +53,10 @@ def test_a_launch_is_one_result_with_every_family_and_an_index(launched):
     gathers = {(row["schedule"], row["ranks"], row["size"]) for row in result.rows if row["family"] == "gather"}
     assert gathers == {(schedule, 2, 65536) for schedule in ("ring", "tree", "vlink", "mpi")}
     assert all(row["time"] > 0 and row["load"] is not None for row in result.rows)
+    # Blocks passed on from core to core: each cached block at every thread count up to the cores.
+    passes = {(row["size"], row["pairs"]) for row in result.rows if row["family"] == "host_pass"}
+    threads = host_copy.thread_counts(os.cpu_count())
+    assert passes == {(block, count) for block in host_copy.CACHED_BLOCKS for count in threads}
     assert len(result.params["order"]) == len(result.params["task_seconds"])
     assert f"written to {folder}" in run.stdout
 
@@ -63,6 +68,7 @@ def test_fit_from_one_launch_says_it_cannot_bootstrap_and_predict_reads_it(launc
     assert run.returncode == 0, run.stderr
     assert "too few launches to bootstrap (1)" in run.stdout
     assert "residual: (simulated - measured) / measured" in run.stdout
+    assert "not modelled: blocks passed on from core to core as a ring gather forwards them (host_pass)" in run.stdout
     document = json.loads(platform.read_text())
     assert document["schema"] == "fpgacomm.platform/1" and document["preset"] == "cluster"
     assert all(item["value"] >= 0 for item in document["parameters"].values() if not isinstance(item["value"], str))

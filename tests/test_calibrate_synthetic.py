@@ -85,6 +85,10 @@ def _launch(generator, truth=TRUTH, copies=True) -> Result:
             for threads in host_copy.thread_counts(truth["ranks_per_host"]):
                 cached = min(threads * truth["intra_bandwidth"], 3 * truth["host_bandwidth"])
                 rows.append(_row("host_copy", 1, block, noisy(block * threads / cached), pairs=threads))
+        for block in host_copy.CACHED_BLOCKS:  # passed from core to core: a core's rate halves from 1 to 64 cores
+            for threads in host_copy.thread_counts(truth["ranks_per_host"]):
+                per_core = truth["intra_bandwidth"] * 64 / (63 + threads)
+                rows.append(_row("host_pass", 1, block, noisy(block / per_core), pairs=threads))
     params = {"ranks": RANKS, "cores": 64, "ranks_per_host": RANKS, "started": "synthetic"}
     env = {"hosts": ["synthetic"] * RANKS, "mpi_library": "Open MPI v4.1.6, package: synthetic"}
     return Result(BENCHMARK, params, env, rows, UNITS)
@@ -212,9 +216,16 @@ def test_a_bus_the_pairs_never_saturate_is_what_every_core_copies_at_once(tmp_pa
         rates = re.findall(r"(\d+ [KM]iB) blocks ([\d.]+)", cached[0])
         assert [block for block, _ in rates] == ["64 KiB", "256 KiB", "1 MiB", "4 MiB"], cached
         assert [float(rate) for _, rate in rates] == pytest.approx([240] * 4, rel=0.05), cached  # three times the bus
+        passed = [line for line in said if "(host_pass)" in line]
+        assert passed[0].startswith("not modelled: blocks passed on from core to core"), passed
+        found = re.findall(r"(\d+ [KM]iB) ([\d.]+) and ([\d.]+)", passed[0])
+        assert [block for block, _, _ in found] == ["64 KiB", "256 KiB", "1 MiB", "4 MiB"], passed
+        one, every = TRUTH["intra_bandwidth"] / 1e9, TRUTH["intra_bandwidth"] / 1e9 * 64 / 127
+        assert [float(rate) for _, a, b in found for rate in (a, b)] == pytest.approx([one, every] * 4, rel=0.05)
     else:  # the pairs' aggregate, said to be only a lower bound, with what to measure
         assert found < 40e9
         assert any("is a lower bound" in line and "these launches have no host_copy" in line for line in said)
+        assert not any("(host_pass)" in line for line in said)
 
 
 @pytest.mark.parametrize("seed", [30, 35, 44])

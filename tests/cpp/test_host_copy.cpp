@@ -14,5 +14,16 @@ int main() {
     CHECK(rate > 1e8 && rate < 1e13);
   }
   CHECK_THROWS(std::invalid_argument, host_copy_rate(0, 4096, 0.01), "threads must be at least 1");
+
+  // Passing blocks along a chain of threads, core to core: a rate a host can
+  // have, and each thread's last block is the one thread 0 stamped as many
+  // rounds before as the thread stands from it (host_pass_rate checks it).
+  for (int threads : {1, 2, 3})
+    for (std::uint64_t block : {64u << 10, 1u << 20}) {
+      const double rate = host_pass_rate(threads, block, 0.02);
+      CHECK(rate > 1e8 && rate < 1e13);
+    }
+  CHECK_THROWS(std::invalid_argument, host_pass_rate(0, 4096, 0.01), "threads must be at least 1");
+  CHECK_THROWS(std::invalid_argument, host_pass_rate(2, 8, 0.01), "at least 16 bytes");
   return check::failures;
 }

@@ -74,7 +74,7 @@ def _tasks(ranks: int, gather_sizes: list) -> list[tuple]:
     counts = rank_counts(ranks)
     tasks = [("pingpong", 2, None), ("overhead", 2, None), ("bandwidth", 2, None)]
     tasks += [("mbw_mr", 2 * pairs, pairs) for pairs in range(1, ranks // 2 + 1)]
-    tasks += [("host_copy", 1, None)]
+    tasks += [("host_copy", 1, None), ("host_pass", 1, None)]
     tasks += [("incast", n, None) for n in counts]
     tasks += [("barrier", n, None) for n in range(2, ranks + 1)]
     tasks += [("gather", n, schedule) for n in counts for schedule in SCHEDULES]
@@ -135,6 +135,12 @@ def _measure(
             _row(family, 1, block, time, None, None, load, pairs=threads)
             for block in (host_copy.BLOCK, *host_copy.CACHED_BLOCKS)
             for threads, time in host_copy.measure(block)
+        ]
+    if family == "host_pass":
+        return [
+            _row(family, 1, block, time, None, None, load, pairs=threads)
+            for block in host_copy.CACHED_BLOCKS
+            for threads, time in host_copy.measure(block, passed=True)
         ]
     if family in ("incast", "barrier"):
         run = collectives.gather if family == "incast" else collectives.barrier

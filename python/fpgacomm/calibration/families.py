@@ -13,6 +13,8 @@ FAMILIES = {
     "mbw_mr": "time per message per pair with 1 .. K/2 pairs at once (osu mbw_mr: contention)",
     "host_copy": "memory copies by 1 .. all cores of rank 0's host at once, blocks in memory (the host's bus past "
     "mbw_mr's pairs) and in the caches",
+    "host_pass": "blocks passed on from core to core by a chain of 1 .. all cores of rank 0's host at once, each "
+    "copying what its neighbour wrote (as a ring gather forwards)",
     "incast": "k ranks sending to one at once (MPI_Gather, osu gather)",
     "barrier": "MPI_Barrier at 2 .. K ranks",
     "gather": "the gather schedules ring, tree, vlink and mpi at three or more rank counts",
@@ -23,7 +25,7 @@ UNITS = {
     "family": "",
     "ranks": "",
     "schedule": "",
-    "pairs": "",  # mbw_mr's pairs; host_copy's threads
+    "pairs": "",  # mbw_mr's pairs; host_copy's and host_pass's threads
     "size": "B",
     "time": "s",
     "spread": "s",

@@ -9,7 +9,12 @@ it (C++ threads, src/bench/host_copy.cpp), each copying a block of its own large
 than the caches (BLOCK); and with blocks that stay in a core's own cache
 and in the caches the cores share (CACHED_BLOCKS), since messages that live
 there are not held to the memory's rate (b_eff's at 16-256 KiB on 32 ranks
-of a 64-core host moved more than all its cores copying 32 MiB blocks)."""
+of a 64-core host moved more than all its cores copying 32 MiB blocks).
+The host_pass family measures the copies that cross cores: a chain of
+threads, each copying the block its neighbour wrote the round before, as a
+ring gather forwards (a ring gather's 1 MiB blocks at 32 ranks of a 32-core
+host took each 1.7-2.1 times as long as at 8 ranks, more than copies within
+a core slow down)."""
 
 from __future__ import annotations
 
@@ -31,16 +36,20 @@ def thread_counts(cores: int) -> list[int]:
     return sorted({cores} | {1 << k for k in range(cores.bit_length()) if 1 << k <= cores})
 
 
-def rate(threads: int, block: int = BLOCK, seconds: float = SECONDS) -> float:
-    """Bytes per second copied by `threads` threads at once, each its own block."""
-    return _core.host_copy_rate(threads, block, seconds)
+def rate(threads: int, block: int = BLOCK, seconds: float = SECONDS, passed: bool = False) -> float:
+    """Bytes per second copied by `threads` threads at once, each its own
+    block; passed: each the block its neighbour wrote the round before (the
+    host_pass family)."""
+    copy = _core.host_pass_rate if passed else _core.host_copy_rate
+    return copy(threads, block, seconds)
 
 
-def measure(block: int = BLOCK, seconds: float = SECONDS) -> list[tuple[int, float]]:
+def measure(block: int = BLOCK, seconds: float = SECONDS, passed: bool = False) -> list[tuple[int, float]]:
     """(threads, seconds per block and thread) at every thread count up to
     the host's cores (the process's affinity widened to all of them for the
     while, where the launcher bound it to fewer and the system allows),
-    fewer where the free memory could not hold two blocks a thread."""
+    fewer where the free memory could not hold two blocks a thread; passed:
+    as `rate`."""
     bound = os.sched_getaffinity(0)
     try:
         os.sched_setaffinity(0, range(os.cpu_count() or 1))
@@ -50,6 +59,6 @@ def measure(block: int = BLOCK, seconds: float = SECONDS) -> list[tuple[int, flo
         cores = len(os.sched_getaffinity(0))
         free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         cores = max(1, min(cores, free // MEMORY_SHARE // (2 * block)))
-        return [(threads, threads * block / rate(threads, block, seconds)) for threads in thread_counts(cores)]
+        return [(threads, threads * block / rate(threads, block, seconds, passed)) for threads in thread_counts(cores)]
     finally:
         os.sched_setaffinity(0, bound)
