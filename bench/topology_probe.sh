@@ -4,7 +4,8 @@
 # latency and bandwidth with every other core (bench/core_pairs.py), then
 # b_eff and the mpi gather at 16 ranks on three placements (the first 16
 # cores, every other core, the last 16) beside the campaign's unbound ranks,
-# interleaved, 2 launches each. Results under $OUT.
+# interleaved, 2 launches each. Results under $OUT (the launches' in
+# placement.tar.gz: the run tool returns a few files only).
 #   bench/topology_probe.sh
 set -u
 out=${OUT:-/tmp/out}
@@ -25,11 +26,11 @@ cores=$(nproc)
 } > "$out/topology.txt"
 timeout 200 mpirun -np "$cores" --bind-to core --map-by core "$FPGACOMM_PYTHON" bench/core_pairs.py > "$out/core_pairs.jsonl" 2> "$out/core_pairs.err"
 echo "core pairs: rc $? after $SECONDS s"
-half=$((cores / 2))
 first=$(seq -s, 0 15)
 every=$(seq -s, 0 $((cores / 16)) $((cores - 1)) | cut -d, -f1-16)
 last=$(seq -s, $((cores - 16)) $((cores - 1)))
-mkdir -p "$out/placement"
+saved=/tmp/placement
+mkdir -p "$saved"
 for round in 1 2; do
     for placement in first every last unbound; do
         case $placement in
@@ -39,11 +40,12 @@ for round in 1 2; do
             last) where=(--cpu-set "$last" --bind-to core) ;;
         esac
         timeout 60 mpirun --oversubscribe -np 16 "${where[@]}" "$fpgacomm" beff -m 20 -n 2 --loop-rule adaptive \
-            --target-time 0.02 --json "$out/placement/beff-$placement-r$round.json" > /dev/null 2>&1
+            --target-time 0.02 --json "$saved/beff-$placement-r$round.json" > /dev/null 2>&1
         echo "beff $placement r$round rc $?"
         timeout 60 mpirun --oversubscribe -np 16 "${where[@]}" "$fpgacomm" gather --schedule mpi --mem H --sizes 256K:4M \
-            --json "$out/placement/gather-$placement-r$round.json" > /dev/null 2>&1
+            --json "$saved/gather-$placement-r$round.json" > /dev/null 2>&1
         echo "gather $placement r$round rc $?"
     done
 done
-echo "done after $SECONDS s (half $half)"
+tar czf "$out/placement.tar.gz" -C "$saved" .
+echo "done after $SECONDS s"
