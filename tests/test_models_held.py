@@ -120,7 +120,12 @@ def test_the_covariance_of_a_gather_fit_is_finite_over_what_it_estimated(tmp_pat
 
 
 def gathers_under_mpirun(tmp_path) -> list:
-    """Real tree gathers of host buffers at 3 and 4 ranks, each one launch."""
+    """Real tree gathers of host buffers at 2 and 4 ranks, each one launch.
+    Not 3: on the 2-core machine 3 ranks share the cores so that the
+    receiving rank finds each block's request already waiting when it posts,
+    and Open MPI copies the block inside the posting call, so the set-up
+    grows with the size and the transfer does not (a fit of the transfers
+    then finds no bandwidth)."""
     env = dict(
         os.environ,
         OMPI_ALLOW_RUN_AS_ROOT="1",
@@ -128,7 +133,7 @@ def gathers_under_mpirun(tmp_path) -> list:
         OMPI_MCA_rmaps_base_oversubscribe="1",
     )
     paths = []
-    for ranks in (3, 4):
+    for ranks in (2, 4):
         path = tmp_path / f"tree{ranks}.json"
         launch = subprocess.run(
             [
