@@ -282,6 +282,19 @@ def test_a_side_takes_each_file_as_a_launch_reduced_to_its_median(tmp_path):
     assert result.params["files"] == {"A": 3, "B": 5}
 
 
+def test_every_pairwise_difference_is_found_by_its_rank_where_the_sets_touch():
+    # Logs of microsecond latencies (about -14) where the smallest difference b_j - a_i is 0: the searches
+    # round at the values' magnitude, and a rank past the differences counted once stopped the comparison.
+    generator = np.random.default_rng(5)
+    for _ in range(50):
+        a = np.log(generator.choice([1.9e-7, 2.0e-7, 2.1e-7, 2.2e-7], size=3))
+        b = np.log(generator.choice([2.2e-7, 2.3e-7, 2.4e-7], size=3))
+        b[0] = a.max()  # the sets touch: the smallest difference is exactly 0
+        every = np.sort((b[None, :] - a[:, None]).ravel())
+        found = [compare_stats._difference(a, b, rank) for rank in range(len(every))]
+        np.testing.assert_allclose(found, every, rtol=0, atol=1e-12)
+
+
 def test_no_difference_only_where_the_interval_lies_inside_the_threshold(tmp_path):
     rng = np.random.default_rng(7)
     sizes = [8, 16]

@@ -171,9 +171,12 @@ def _difference(a: np.ndarray, b: np.ndarray, rank: int) -> float:
     def at_most(t: float) -> int:  # how many b_j - a_i <= t, i.e. a_i >= b_j - t
         return int(len(a) * len(b) - np.searchsorted(a, b - t, side="left").sum())
 
-    low, high = float(b.min() - a.max()), float(b.max() - a.min())
-    low -= abs(low) * 1e-9 + 1e-300  # strictly below the smallest difference
-    below = 0
+    # Strictly below the smallest difference and at or above the largest, as the searches compute them: the
+    # margin scales with the values (b_j - t rounds at their magnitude, not the difference's; where the
+    # smallest difference was 0, a margin of its size let it count as below and the rank run past the end).
+    margin = 1e-9 * (float(np.abs(a).max()) + float(np.abs(b).max())) + 1e-300
+    low, high = float(b.min() - a.max()) - margin, float(b.max() - a.min()) + margin
+    below = at_most(low)  # 0; counted, so that the ranks below the bracket are the searches' own
     for _ in range(200):
         if at_most(high) - below <= 32768:
             break
