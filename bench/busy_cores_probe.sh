@@ -7,12 +7,7 @@
 # 32 ranks will meet. Results in $OUT/busy.tar.gz.
 #   bench/busy_cores_probe.sh
 set -u
-out=${OUT:-/tmp/out}
-export FPGACOMM_PYTHON=${FPGACOMM_PYTHON:-/opt/torch/.venv/bin/python}
-fpgacomm=$(dirname "$FPGACOMM_PYTHON")/fpgacomm
-scripts/setup.sh > "$out/setup.log" 2>&1 || { tail -40 "$out/setup.log"; exit 1; }
-echo "built after $SECONDS s"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source bench/lent_build.sh
 cores=$(nproc)
 work=/tmp/busy
 mkdir -p "$work"
@@ -24,11 +19,11 @@ for round in 1 2; do
             taskset -c "$c" sh -c 'while :; do :; done' & spinners+=($!)
         done
         sleep 1
-        timeout 60 mpirun -np 2 --cpu-set 0,1 --bind-to core "$fpgacomm" osu bw H H -m 64K:4M \
+        timeout 60 mpirun -np 2 --cpu-set 0,1 --bind-to core "$FPGACOMM" osu bw H H -m 64K:4M \
             --json "$work/bw-busy$busy-r$round.json" > /dev/null 2>&1; echo "bw busy $busy r$round rc $?"
-        timeout 60 mpirun -np 8 --cpu-set 0-7 --bind-to core "$fpgacomm" gather --schedule mpi --mem H --sizes 256K:4M \
+        timeout 60 mpirun -np 8 --cpu-set 0-7 --bind-to core "$FPGACOMM" gather --schedule mpi --mem H --sizes 256K:4M \
             --json "$work/gather-busy$busy-r$round.json" > /dev/null 2>&1; echo "gather busy $busy r$round rc $?"
-        timeout 60 mpirun -np 8 --cpu-set 0-7 --bind-to core "$fpgacomm" beff -m 20 -n 2 --loop-rule adaptive \
+        timeout 60 mpirun -np 8 --cpu-set 0-7 --bind-to core "$FPGACOMM" beff -m 20 -n 2 --loop-rule adaptive \
             --target-time 0.02 --json "$work/beff-busy$busy-r$round.json" > /dev/null 2>&1; echo "beff busy $busy r$round rc $?"
         ((${#spinners[@]})) && kill "${spinners[@]}"
         wait 2> /dev/null

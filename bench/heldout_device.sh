@@ -10,12 +10,7 @@ set -u
 rounds=${1:-3}
 deadline=${2:-470}
 first_round=${3:-1}
-out=${OUT:-/tmp/out}
-export FPGACOMM_PYTHON=${FPGACOMM_PYTHON:-/opt/torch/.venv/bin/python}
-export FPGACOMM=$(dirname "$FPGACOMM_PYTHON")/fpgacomm  # setup.sh installs into that Python's environment
-scripts/setup.sh > "$out/setup.log" 2>&1 \
-    || { tail -40 "$out/setup.log"; exit 1; }
-echo "built after $SECONDS s"
+source bench/lent_build.sh
 work=/tmp/heldout-r$first_round
 tarred=$out/heldout-r$first_round.tar.gz
 mkdir -p "$work"

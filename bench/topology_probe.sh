@@ -8,12 +8,7 @@
 # placement.tar.gz: the run tool returns a few files only).
 #   bench/topology_probe.sh
 set -u
-out=${OUT:-/tmp/out}
-export FPGACOMM_PYTHON=${FPGACOMM_PYTHON:-/opt/torch/.venv/bin/python}
-fpgacomm=$(dirname "$FPGACOMM_PYTHON")/fpgacomm
-scripts/setup.sh > "$out/setup.log" 2>&1 || { tail -40 "$out/setup.log"; exit 1; }
-echo "built after $SECONDS s"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source bench/lent_build.sh
 cores=$(nproc)
 {
     lscpu; lscpu -e
@@ -39,10 +34,10 @@ for round in 1 2; do
             every) where=(--cpu-set "$every" --bind-to core) ;;
             last) where=(--cpu-set "$last" --bind-to core) ;;
         esac
-        timeout 60 mpirun --oversubscribe -np 16 "${where[@]}" "$fpgacomm" beff -m 20 -n 2 --loop-rule adaptive \
+        timeout 60 mpirun --oversubscribe -np 16 "${where[@]}" "$FPGACOMM" beff -m 20 -n 2 --loop-rule adaptive \
             --target-time 0.02 --json "$saved/beff-$placement-r$round.json" > /dev/null 2>&1
         echo "beff $placement r$round rc $?"
-        timeout 60 mpirun --oversubscribe -np 16 "${where[@]}" "$fpgacomm" gather --schedule mpi --mem H --sizes 256K:4M \
+        timeout 60 mpirun --oversubscribe -np 16 "${where[@]}" "$FPGACOMM" gather --schedule mpi --mem H --sizes 256K:4M \
             --json "$saved/gather-$placement-r$round.json" > /dev/null 2>&1
         echo "gather $placement r$round rc $?"
     done

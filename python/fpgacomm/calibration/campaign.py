@@ -130,17 +130,13 @@ def _measure(
             _row(family, ranks, r["size"], pairs * r["size"] / r["bandwidth"], None, r["iterations"], load, pairs=pairs)
             for r in result.rows
         ]
-    if family == "host_copy":
+    if family in ("host_copy", "host_pass"):
+        passed = family == "host_pass"  # passing measures the cached blocks only: the ring forwards from caches
+        blocks = host_copy.CACHED_BLOCKS if passed else (host_copy.BLOCK, *host_copy.CACHED_BLOCKS)
         return [
             _row(family, 1, block, time, None, None, load, pairs=threads)
-            for block in (host_copy.BLOCK, *host_copy.CACHED_BLOCKS)
-            for threads, time in host_copy.measure(block)
-        ]
-    if family == "host_pass":
-        return [
-            _row(family, 1, block, time, None, None, load, pairs=threads)
-            for block in host_copy.CACHED_BLOCKS
-            for threads, time in host_copy.measure(block, passed=True)
+            for block in blocks
+            for threads, time in host_copy.measure(block, passed=passed)
         ]
     if family in ("incast", "barrier"):
         run = collectives.gather if family == "incast" else collectives.barrier
