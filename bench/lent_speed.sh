@@ -9,7 +9,8 @@
 #              omb_latency, omb_bw, omb_bibw, omb_mbw_mr, omb_multi_lat; omb_bw_from_16: osu_bw's
 #              sweep from 16 to 32 B only; omb_bw_small: 1-64 B, OMB, fpgacomm and OMB again;
 #              omb_bw_fbox: 16-32 B with a window of 32, and with fast boxes of 8 KiB;
-#              omb_bw_native: 1-64 B, OMB, fpgacomm and fpgacomm's loop in a C++ process
+#              omb_bw_native: 1-64 B, OMB, fpgacomm and fpgacomm's loop in a C++ process;
+#              omb_bw_aslr: 16-32 B, OMB and fpgacomm with and without address-space randomization
 #   before     this tree against BEFORE_TAR (a git archive of the base): D D bw,
 #              allreduce H, put_bw H: no size may be "slower"
 #   hhdd       H-H against D-D bandwidth on the GPU, 4 to 64 MiB
@@ -149,6 +150,16 @@ omb_bw_native() {
   stamp "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
   compare bw_native 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 1:64" "$(fc 2 osu bw H H -m 1:64)" \
     "mpirun -np 2 --bind-to core $native 1 64"
+}
+
+# Whether address-space randomization puts OMB's launches in the fast mode at 16 and 32 B: A OMB, B OMB
+# with it off for the whole job (setarch -R: mpirun's children inherit it), C fpgacomm with it off, D fpgacomm.
+# If the mode follows the launch's addresses, B's launches all fall in one mode, and C's show whether
+# fpgacomm's loop reaches the fast one at some addresses.
+omb_bw_aslr() {
+  compare bw_aslr 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 16:32" \
+    "setarch -R mpirun -np 2 --bind-to core $OMB/osu_bw -m 16:32" \
+    "setarch -R $(fc 2 osu bw H H -m 16:32)" "$(fc 2 osu bw H H -m 16:32)"
 }
 
 aa() {
