@@ -88,7 +88,8 @@ class Platform:
             form = "none (one rank count)" if item["model_form"] is None else f"{item['model_form']:.3g}"
             lines.append(
                 f"# {name}: discrepancy factor {item['factor']:.3g} (median; per size "
-                f"{fit.factor_range(item.get('size_factors'))}), scatter {item['scatter']:.3g}, model-form {form}"
+                f"{fit.factor_range(item.get('size_factors'))}; growth per doubling of the ranks "
+                f"{fit.factor_range(item.get('size_growth'))}), scatter {item['scatter']:.3g}, model-form {form}"
             )
         return "\n".join(lines)
 

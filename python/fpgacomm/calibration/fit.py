@@ -332,7 +332,7 @@ def cross_validation(arguments: dict, rows: list) -> dict:
     """Per (experiment, schedule): the discrepancy factors taken at its
     next-to-largest rank count (as the prediction takes them at the largest,
     the nearest to the counts it predicts), checked at its largest:
-    {"trained_on", "checked_on", "log_errors"} (each experiment's own
+    {"trained_on", "checked_on", "log_errors", "trained_factors"} (each experiment's own
     counts: mbw_mr has one per pair count, the gathers and b_eff the
     campaign's rank counts)."""
     counts = {}
@@ -349,8 +349,21 @@ def cross_validation(arguments: dict, rows: list) -> dict:
         checked = [row for row in mine if row["ranks"] == measured[-1]]
         held = simulated_rows(arguments, checked, {key: trained["size_factors"]})
         errors = [math.log(row["time"] / held[(*key, row["ranks"], row["size"])]) for row in checked]
-        found[key] = {"trained_on": measured[:-1], "checked_on": measured[-1], "log_errors": errors}
+        found[key] = {
+            "trained_on": measured[:-1],
+            "checked_on": measured[-1],
+            "log_errors": errors,
+            "trained_factors": trained["size_factors"],
+        }
     return found
+
+
+def factor_growth(largest: list, next_largest: list, ranks: int, next_ranks: int) -> list:
+    """[[size, growth], ...]: per size, how much the discrepancy factor grew
+    per doubling of the rank count from the next-to-largest calibrated
+    count to the largest (predict carries part of it past them)."""
+    doublings = math.log2(ranks / next_ranks)
+    return [[size, (factor / factor_at(next_largest, size)) ** (1 / doublings)] for size, factor in largest]
 
 
 def pooled(results: list[Result]) -> list:
@@ -481,9 +494,20 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         checked = cv.get((experiment, schedule), {})
         errors = checked.get("log_errors", [])
         model_form = float(np.sqrt(np.mean(np.square(errors)))) if errors else None
+        growth = (
+            factor_growth(
+                nearest[(experiment, schedule)],
+                checked["trained_factors"],
+                checked["checked_on"],
+                checked["trained_on"][-1],
+            )
+            if checked
+            else None
+        )
         record["experiments"][record_key(experiment, schedule)] = {
             "factor": math.exp(item["log_factor"]),
             "size_factors": nearest[(experiment, schedule)],
+            "size_growth": growth,
             "scatter": scatter,
             "model_form": model_form,
             "cv_trained_on": checked.get("trained_on"),

@@ -188,12 +188,16 @@ def check_calibration(where: str, record) -> None:
             check_value(f"{where}: calibration of {key}", term, value)
         if terms.get("factor", 1.0) == 0:
             raise UsageError(f"{where}: calibration of {key}: factor 0; write it again with calibrate fit")
-        pairs = terms.get("size_factors", [[1, 1.0]])
-        if not isinstance(pairs, list) or not pairs or any(not _size_factor(pair) for pair in pairs):
-            raise UsageError(
-                f"{where}: calibration of {key}: size_factors is {pairs!r}, not a list of [size in bytes, factor] "
-                f"with both above 0; write it again with calibrate fit"
-            )
+        # size_growth is null where the calibration had one rank count, and absent from older files.
+        for term, pairs in (
+            ("size_factors", terms.get("size_factors", [[1, 1.0]])),
+            ("size_growth", terms.get("size_growth") or [[1, 1.0]]),
+        ):
+            if not isinstance(pairs, list) or not pairs or any(not _size_factor(pair) for pair in pairs):
+                raise UsageError(
+                    f"{where}: calibration of {key}: {term} is {pairs!r}, not a list of [size in bytes, factor] "
+                    f"with both above 0; write it again with calibrate fit"
+                )
 
 
 def _size_factor(pair) -> bool:
