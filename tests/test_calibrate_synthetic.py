@@ -172,6 +172,8 @@ def test_platform_prints_saves_and_reads_back(fitted, tmp_path):
             "calibration of gather/tree: size_factors is [[65536, -1.0]], not a list of [size in bytes, factor] "
             "with both above 0; write it again with calibrate fit",
         ),
+        ("growth", 0, "calibration of gather/tree: growth 0; write it again with calibrate fit"),
+        ("growth", -1.1, "calibration of gather/tree: parameter growth is -1.1; give a finite number of 0 or more"),
         (
             "size_factors",
             [],
@@ -249,6 +251,30 @@ def test_each_experiment_is_cross_validated_on_its_own_rank_counts(fitted):
     experiments = fitted[1]["experiments"]
     assert experiments["gather/tree"]["cv_trained_on"] == [2, 4] and experiments["gather/tree"]["cv_checked_on"] == 8
     assert experiments["mbw_mr"]["cv_trained_on"] == [2, 4, 6] and experiments["mbw_mr"]["cv_checked_on"] == 8
+
+
+def test_the_growth_is_the_factor_s_per_doubling_between_the_two_largest_counts_median_over_sizes():
+    largest, next_largest = (
+        [[65536, 1.5], [1 << 20, 2.0], [4 << 20, 2.6]],
+        [[65536, 1.0], [1 << 20, 2.0], [4 << 20, 2.0]],
+    )
+    assert fit.factor_growth(largest, next_largest, 8, 4) == pytest.approx(1.3)  # of 1.5, 1.0, 1.3
+    assert fit.factor_growth(largest, next_largest, 8, 2) == pytest.approx(1.3**0.5)  # two doublings
+
+
+@pytest.mark.parametrize("nodes, grown", [(4, 1.0), (8, 1.0), (16, 1.21**0.5), (32, 1.21), (128, 1.21**2)])
+def test_past_the_calibrated_rank_counts_the_factor_grows_by_half_its_growth_per_doubling(nodes, grown):
+    terms = {"size_factors": [[1 << 20, 1.2]], "growth": 1.21, "cv_checked_on": 8}
+    assert predict.GROWTH_CARRIED == 0.5
+    assert predict._factors(terms, 1.2, nodes)(1 << 20) == pytest.approx(1.2 * grown)
+
+
+def test_a_record_without_growth_keeps_the_factor_of_the_largest_count():
+    """Platform files written before the growth was recorded, and experiments calibrated at one rank count."""
+    for growth in ({}, {"growth": None}):
+        terms = {"size_factors": [[1 << 20, 1.2]], "cv_checked_on": 8, **growth}
+        assert predict._factors(terms, 1.2, 1024)(1 << 20) == pytest.approx(1.2)
+    assert predict._factors({}, 1.0, 1024) is None
 
 
 @pytest.mark.parametrize("nodes, steps", [(8, 1.0), (16, 1.0), (32, 2.0), (1024, 7.0)])

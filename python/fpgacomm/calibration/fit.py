@@ -358,12 +358,13 @@ def cross_validation(arguments: dict, rows: list) -> dict:
     return found
 
 
-def factor_growth(largest: list, next_largest: list, ranks: int, next_ranks: int) -> list:
-    """[[size, growth], ...]: per size, how much the discrepancy factor grew
-    per doubling of the rank count from the next-to-largest calibrated
-    count to the largest (predict carries part of it past them)."""
+def factor_growth(largest: list, next_largest: list, ranks: int, next_ranks: int) -> float:
+    """How much an experiment's discrepancy factor grew per doubling of the
+    rank count from the next-to-largest calibrated count to the largest:
+    the median over its sizes (one size's growth is the ratio of two noisy
+    factors, which predict raises to a power past the calibrated counts)."""
     doublings = math.log2(ranks / next_ranks)
-    return [[size, (factor / factor_at(next_largest, size)) ** (1 / doublings)] for size, factor in largest]
+    return float(np.median([(factor / factor_at(next_largest, size)) ** (1 / doublings) for size, factor in largest]))
 
 
 def pooled(results: list[Result]) -> list:
@@ -507,7 +508,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         record["experiments"][record_key(experiment, schedule)] = {
             "factor": math.exp(item["log_factor"]),
             "size_factors": nearest[(experiment, schedule)],
-            "size_growth": growth,
+            "growth": growth,
             "scatter": scatter,
             "model_form": model_form,
             "cv_trained_on": checked.get("trained_on"),

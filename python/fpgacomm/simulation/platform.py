@@ -163,8 +163,9 @@ def parse(text: str, registry: dict, where: str = "platform") -> Platform:
 
 
 # The terms of one experiment in a calibration record that a prediction computes with (calibration/predict.py),
-# each a finite number of 0 or more; model_form may be null (one rank count: nothing was held out).
-CALIBRATION_TERMS = ("factor", "scatter", "model_form")
+# each a finite number of 0 or more; model_form and growth may be null (one rank count: nothing was held
+# out, nothing to grow from), and growth is absent from files written before it was recorded.
+CALIBRATION_TERMS = ("factor", "scatter", "model_form", "growth")
 
 
 def check_calibration(where: str, record) -> None:
@@ -181,23 +182,20 @@ def check_calibration(where: str, record) -> None:
             raise UsageError(f"{where}: calibration of {key} is {terms!r}; write it again with calibrate fit")
         for term in CALIBRATION_TERMS:
             value = terms.get(term, 0.0)
-            if term == "model_form" and value is None:
+            if term in ("model_form", "growth") and value is None:
                 continue
             if isinstance(value, str):  # check_value lets names through, which a term is not
                 raise UsageError(f"{where}: calibration of {key}: parameter {term} is {value!r}; give a number")
             check_value(f"{where}: calibration of {key}", term, value)
-        if terms.get("factor", 1.0) == 0:
-            raise UsageError(f"{where}: calibration of {key}: factor 0; write it again with calibrate fit")
-        # size_growth is null where the calibration had one rank count, and absent from older files.
-        for term, pairs in (
-            ("size_factors", terms.get("size_factors", [[1, 1.0]])),
-            ("size_growth", terms.get("size_growth") or [[1, 1.0]]),
-        ):
-            if not isinstance(pairs, list) or not pairs or any(not _size_factor(pair) for pair in pairs):
-                raise UsageError(
-                    f"{where}: calibration of {key}: {term} is {pairs!r}, not a list of [size in bytes, factor] "
-                    f"with both above 0; write it again with calibrate fit"
-                )
+        for term in ("factor", "growth"):  # each multiplies a rank's terms
+            if terms.get(term) == 0:
+                raise UsageError(f"{where}: calibration of {key}: {term} 0; write it again with calibrate fit")
+        pairs = terms.get("size_factors", [[1, 1.0]])
+        if not isinstance(pairs, list) or not pairs or any(not _size_factor(pair) for pair in pairs):
+            raise UsageError(
+                f"{where}: calibration of {key}: size_factors is {pairs!r}, not a list of [size in bytes, factor] "
+                f"with both above 0; write it again with calibrate fit"
+            )
 
 
 def _size_factor(pair) -> bool:
