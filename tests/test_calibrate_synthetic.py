@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from fpgacomm.calibration import campaign, fit, host_copy, predict
+from fpgacomm.calibration import campaign, experiments, fit, host_copy, predict
 from fpgacomm.calibration.experiments import WINDOW, one_way, simulate
 from fpgacomm.calibration.families import BENCHMARK, UNITS
 from fpgacomm.results.result import Result
@@ -48,6 +48,20 @@ def _row(family, ranks, size, time, schedule="", pairs=0):
     }
 
 
+def _caches(truth) -> list:
+    """The synthetic host's copy rates (host_copy's table): in memory no faster than the bus, in the caches
+    three times the bus (which must not become it)."""
+    return [
+        [
+            threads,
+            block,
+            min(threads * truth["intra_bandwidth"], (1 if block == host_copy.BLOCK else 3) * truth["host_bandwidth"]),
+        ]
+        for threads in host_copy.thread_counts(truth["ranks_per_host"])
+        for block in (*host_copy.CACHED_BLOCKS, host_copy.BLOCK)
+    ]
+
+
 def _launch(generator, truth=TRUTH, copies=True) -> Result:
     noisy = lambda t: t * math.exp(generator.normal(0.0, NOISE))  # noqa: E731
     rows = []
@@ -67,24 +81,23 @@ def _launch(generator, truth=TRUTH, copies=True) -> Result:
             _row("mbw_mr", 2 * pairs, r["size"], noisy(r["time"] / WINDOW), pairs=pairs)
             for r in patterns.mbw_mr(fab, pairs=pairs, size=list(campaign.CONTENTION_SIZES), window=WINDOW).rows
         ]
+    caches = _caches(truth) if copies else None
     if copies:  # every core copying at once: each as fast as one pair's copy, all together no faster than the bus
-        for threads in host_copy.thread_counts(truth["ranks_per_host"]):
-            rate = min(threads * truth["intra_bandwidth"], truth["host_bandwidth"])
-            rows.append(_row("host_copy", 1, host_copy.BLOCK, noisy(host_copy.BLOCK * threads / rate), pairs=threads))
+        for threads, block, rate in caches:
+            if block == host_copy.BLOCK:
+                rows.append(_row("host_copy", 1, block, noisy(block * threads / rate), pairs=threads))
+    # The gathers and b_eff as the simulator runs them on this host: its bus raised where their blocks stay in
+    # the caches.
     for n in campaign.rank_counts(RANKS):
         for schedule in ("ring", "tree", "vlink", "mpi"):
-            times = simulate(truth, "gather", schedule, n, GATHER_SIZES)
+            times = simulate(truth, "gather", schedule, n, GATHER_SIZES, caches=caches)
             rows += [_row("gather", n, s, noisy(t), schedule) for s, t in zip(GATHER_SIZES, times)]
-        rows += [
-            _row("beff", n, s, noisy(t)) for s, t in zip([1024, 65536], simulate(truth, "beff", "", n, [1024, 65536]))
-        ]
-    if (
-        copies
-    ):  # in the caches: three times the bus, which must not become it (drawn last: the rows above keep their noise)
-        for block in host_copy.CACHED_BLOCKS:
-            for threads in host_copy.thread_counts(truth["ranks_per_host"]):
-                cached = min(threads * truth["intra_bandwidth"], 3 * truth["host_bandwidth"])
-                rows.append(_row("host_copy", 1, block, noisy(block * threads / cached), pairs=threads))
+        beff_times = simulate(truth, "beff", "", n, [1024, 65536], caches=caches)
+        rows += [_row("beff", n, s, noisy(t)) for s, t in zip([1024, 65536], beff_times)]
+    if copies:  # in the caches (drawn last: the rows above keep their noise)
+        for threads, block, rate in caches:
+            if block != host_copy.BLOCK:
+                rows.append(_row("host_copy", 1, block, noisy(block * threads / rate), pairs=threads))
         for block in host_copy.CACHED_BLOCKS:  # passed from core to core: a core's rate halves from 1 to 64 cores
             for threads in host_copy.thread_counts(truth["ranks_per_host"]):
                 per_core = truth["intra_bandwidth"] * 64 / (63 + threads)
@@ -137,7 +150,7 @@ def test_predictions_at_32_and_64_ranks_within_five_percent_and_covered(fitted, 
     sizes = [64 << 10, 1 << 20]
     predicted = predict.predict(fitted[3], "gather", schedule, [32, 64], sizes, draws=30, say=lambda _: None)
     for row in predicted.rows:
-        truth = simulate(TRUTH, "gather", schedule, row["nodes"], [row["size"]])[0]
+        truth = simulate(TRUTH, "gather", schedule, row["nodes"], [row["size"]], caches=_caches(TRUTH))[0]
         assert row["time"] == pytest.approx(truth, rel=0.05), row
         assert row["low"] <= truth <= row["high"], row
 
@@ -253,6 +266,36 @@ def test_each_experiment_is_cross_validated_on_its_own_rank_counts(fitted):
     experiments = fitted[1]["experiments"]
     assert experiments["gather/tree"]["cv_trained_on"] == [2, 4] and experiments["gather/tree"]["cv_checked_on"] == 8
     assert experiments["mbw_mr"]["cv_trained_on"] == [2, 4, 6] and experiments["mbw_mr"]["cv_checked_on"] == 8
+
+
+def test_the_copy_rate_is_interpolated_in_log_threads_and_log_block():
+    table = [[1, 65536, 10e9], [1, 1 << 20, 5e9], [4, 65536, 40e9], [4, 1 << 20, 20e9]]
+    assert experiments.copy_rate(table, 2, 1 << 18) == pytest.approx(18.75e9)  # half way in both logs
+    assert experiments.copy_rate(table, 64, 1 << 30) == pytest.approx(20e9)  # the nearest beyond
+
+
+@pytest.mark.parametrize(
+    "experiment, ranks, size, block",
+    [("beff", 8, 16384, 65536), ("gather", 16, 65536, 1 << 20), ("mbw_mr", 8, 65536, None)],
+)
+def test_the_bus_of_a_point_is_at_least_the_copy_rate_of_what_each_rank_works_on(experiment, ranks, size, block):
+    """b_eff's rank sends two messages and takes two in; a gather's holds every rank's block; mbw_mr's pairs
+    measured the bus itself."""
+    assert experiments.held_per_rank(experiment, ranks, size) == block
+    table = [[threads, b, 100e9 * threads / 64] for threads in (1, 64) for b in (65536, 1 << 20, 32 << 20)]
+    arguments = {"host_bandwidth": 20e9, "ranks_per_host": 64}
+    raised = experiments.with_caches(arguments, table, experiment, ranks, size)["host_bandwidth"]
+    expected = 20e9 if block is None else max(20e9, experiments.copy_rate(table, ranks, block))
+    assert raised == pytest.approx(expected)
+    assert experiments.with_caches(arguments, None, experiment, ranks, size) == arguments
+    slow = [[threads, b, 1e9] for threads, b, _ in table]  # never below the bus the fit found
+    assert experiments.with_caches(arguments, slow, experiment, ranks, size)["host_bandwidth"] == 20e9
+
+
+def test_the_fit_records_host_copy_s_rates_for_the_bus(fitted):
+    table = {(threads, block): rate for threads, block, rate in fitted[1]["host_copy"]}
+    assert table[(64, 65536)] == pytest.approx(3 * TRUTH["host_bandwidth"], rel=0.05)
+    assert table[(64, host_copy.BLOCK)] == pytest.approx(TRUTH["host_bandwidth"], rel=0.05)
 
 
 def test_the_growth_is_the_factor_s_per_doubling_between_the_two_largest_counts_median_over_sizes():

@@ -5,6 +5,10 @@ that the fit's discrepancy and the prediction take the same times."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ..params import usage_error
 from ..schedules import COLLECTIVES
 from ..schedules import NAMES as SCHEDULES
@@ -69,6 +73,39 @@ def scaled(arguments: dict, factor: float) -> dict:
     return found
 
 
+def held_per_rank(experiment: str, ranks: int, size: int) -> int | None:
+    """The bytes a rank works on while `experiment` runs, the block whose
+    copies the host's caches hold or not: b_eff's two messages out and two
+    in; a gather's buffer of every rank's block. None for mbw_mr, whose
+    pairs measured the bus the fit takes."""
+    return {"beff": 4 * size, "gather": ranks * size}.get(experiment)
+
+
+def copy_rate(caches: list, threads: int, block: int) -> float:
+    """The host's copy rate (B/s, all threads together) from host_copy's
+    [[threads, block, rate], ...], interpolated in log threads and log block
+    between the measured ones, the nearest beyond them."""
+    counts = sorted({row[0] for row in caches})
+    blocks = sorted({row[1] for row in caches})
+    table = {(row[0], row[1]): row[2] for row in caches}
+
+    def at(count: int) -> float:
+        return float(np.interp(math.log(block), np.log(blocks), [table[(count, b)] for b in blocks]))
+
+    return float(np.interp(math.log(threads), np.log(counts), [at(count) for count in counts]))
+
+
+def with_caches(arguments: dict, caches: list | None, experiment: str, ranks: int, size: int) -> dict:
+    """`arguments` with the host's bus at least what its cores copy at once
+    in blocks of what each rank works on (host_copy): where that stays in
+    the caches, the bus of memory would hold the ranks back too much."""
+    block = held_per_rank(experiment, ranks, size)
+    if not caches or block is None:
+        return arguments
+    threads = min(ranks, arguments.get("ranks_per_host", ranks))
+    return {**arguments, "host_bandwidth": max(arguments["host_bandwidth"], copy_rate(caches, threads, block))}
+
+
 def simulate(
     arguments: dict,
     experiment: str,
@@ -78,15 +115,28 @@ def simulate(
     collective: str = "gather",
     name: str = "cluster",
     factor_of=None,
+    caches: list | None = None,
 ) -> list[float]:
     """The simulated time of each size: a gather's time; b_eff's time per
     message and neighbour (every rank sends to both neighbours at once);
     mbw_mr's time per message and pair (ranks/2 pairs, WINDOW messages each).
     factor_of(size): the discrepancy factor of each size, which scales a
-    rank's own terms (`scaled`); None: the arguments as given."""
-    if factor_of is not None:
+    rank's own terms (`scaled`); None: the arguments as given. caches: the
+    host's copy rates (`copy_rate`), which raise its bus where the ranks'
+    blocks stay in the caches (`with_caches`); None: the bus as given."""
+    if factor_of is not None or caches:
         return [
-            simulate(scaled(arguments, factor_of(size)), experiment, schedule, ranks, [size], collective, name)[0]
+            simulate(
+                with_caches(
+                    scaled(arguments, factor_of(size)) if factor_of else arguments, caches, experiment, ranks, size
+                ),
+                experiment,
+                schedule,
+                ranks,
+                [size],
+                collective,
+                name,
+            )[0]
             for size in sizes
         ]
     fab = fabrics.preset(name, ranks, **arguments)

@@ -253,10 +253,11 @@ def factor_range(size_factors) -> str:
     return f"{min(factors):.3g} .. {max(factors):.3g}" if factors else "none"
 
 
-def simulated_rows(arguments: dict, rows: list, factors: dict | None = None) -> dict:
+def simulated_rows(arguments: dict, rows: list, factors: dict | None = None, caches: list | None = None) -> dict:
     """The simulator's time of each row of an experiment (experiments.of_row),
     with `arguments`, and each experiment's discrepancy factors per size
-    ({(experiment, schedule): [[size, factor], ...]}) where given."""
+    ({(experiment, schedule): [[size, factor], ...]}) and the host's copy
+    rates (experiments.with_caches) where given."""
     wanted = {}
     for row in rows:
         if of_row(row):
@@ -266,7 +267,9 @@ def simulated_rows(arguments: dict, rows: list, factors: dict | None = None) -> 
         sizes = sorted(sizes)
         pairs = (factors or {}).get((experiment, schedule))
         factor_of = (lambda size, pairs=pairs: factor_at(pairs, size)) if pairs else None
-        for size, time in zip(sizes, simulate(arguments, experiment, schedule, ranks, sizes, factor_of=factor_of)):
+        for size, time in zip(
+            sizes, simulate(arguments, experiment, schedule, ranks, sizes, factor_of=factor_of, caches=caches)
+        ):
             times[(experiment, schedule, ranks, size)] = time
     return times
 
@@ -282,7 +285,7 @@ def _log_ratios(rows: list, times: dict) -> dict:
     return logs
 
 
-def discrepancy(arguments: dict, rows: list, counts=None) -> dict:
+def discrepancy(arguments: dict, rows: list, counts=None, caches: list | None = None) -> dict:
     """Per (experiment, schedule): the median of log(measured / simulated)
     over the experiments' rows (at the rank counts `counts`, or all); the
     factor per size (a model's error depends on the regime: latency or
@@ -292,12 +295,12 @@ def discrepancy(arguments: dict, rows: list, counts=None) -> dict:
     where the host's bus binds the time moves less than the factor; and the
     residuals (log) left."""
     chosen = [row for row in rows if of_row(row) and (counts is None or row["ranks"] in counts)]
-    first = _log_ratios(chosen, simulated_rows(arguments, chosen))
+    first = _log_ratios(chosen, simulated_rows(arguments, chosen, caches=caches))
     factors = {
         key: [[size, math.exp(float(np.median(values)))] for size, values in sorted(by_size.items())]
         for key, by_size in first.items()
     }
-    again = _log_ratios(chosen, simulated_rows(arguments, chosen, factors))
+    again = _log_ratios(chosen, simulated_rows(arguments, chosen, factors, caches))
     found = {}
     for key, by_size in again.items():
         left = {size: float(np.median(values)) for size, values in by_size.items()}
@@ -309,7 +312,7 @@ def discrepancy(arguments: dict, rows: list, counts=None) -> dict:
     return found
 
 
-def nearest_factors(arguments: dict, rows: list) -> dict:
+def nearest_factors(arguments: dict, rows: list, caches: list | None = None) -> dict:
     """Per (experiment, schedule): its discrepancy factors per size at its
     largest rank count, the nearest to the counts a prediction asks for:
     the discrepancy grows with the ranks that share a host. On the
@@ -323,12 +326,12 @@ def nearest_factors(arguments: dict, rows: list) -> dict:
         if of_row(row):
             mine.setdefault(of_row(row), []).append(row)
     return {
-        key: discrepancy(arguments, chosen, {max(row["ranks"] for row in chosen)})[key]["size_factors"]
+        key: discrepancy(arguments, chosen, {max(row["ranks"] for row in chosen)}, caches)[key]["size_factors"]
         for key, chosen in mine.items()
     }
 
 
-def cross_validation(arguments: dict, rows: list) -> dict:
+def cross_validation(arguments: dict, rows: list, caches: list | None = None) -> dict:
     """Per (experiment, schedule): the discrepancy factors taken at its
     next-to-largest rank count (as the prediction takes them at the largest,
     the nearest to the counts it predicts), checked at its largest:
@@ -345,9 +348,9 @@ def cross_validation(arguments: dict, rows: list) -> dict:
         if len(measured) < 2:
             continue
         mine = [row for row in rows if of_row(row) == key]
-        trained = discrepancy(arguments, mine, {measured[-2]})[key]
+        trained = discrepancy(arguments, mine, {measured[-2]}, caches)[key]
         checked = [row for row in mine if row["ranks"] == measured[-1]]
-        held = simulated_rows(arguments, checked, {key: trained["size_factors"]})
+        held = simulated_rows(arguments, checked, {key: trained["size_factors"]}, caches)
         errors = [math.log(row["time"] / held[(*key, row["ranks"], row["size"])]) for row in checked]
         found[key] = {
             "trained_on": measured[:-1],
@@ -365,6 +368,24 @@ def factor_growth(largest: list, next_largest: list, ranks: int, next_ranks: int
     factors, which predict raises to a power past the calibrated counts)."""
     doublings = math.log2(ranks / next_ranks)
     return float(np.median([(factor / factor_at(next_largest, size)) ** (1 / doublings) for size, factor in largest]))
+
+
+def copy_rates(rows: list) -> list | None:
+    """host_copy's rates, [[threads, block, B/s of all threads], ...], from
+    the pooled rows: what the simulator's bus takes where the ranks' blocks
+    stay in the caches (experiments.with_caches); None without the cached
+    blocks (launches made before host_copy measured them)."""
+    blocks = {host_copy.BLOCK, *host_copy.CACHED_BLOCKS}
+    copies = [row for row in _of(rows, "host_copy") if row["size"] in blocks]
+    # Thread counts with every block measured: the table copy_rate interpolates over.
+    complete = {n for n in {row["pairs"] for row in copies} if {r["size"] for r in copies if r["pairs"] == n} == blocks}
+    if not complete:
+        return None
+    return [
+        [row["pairs"], row["size"], row["pairs"] * row["size"] / row["time"]]
+        for row in copies
+        if row["pairs"] in complete
+    ]
 
 
 def pooled(results: list[Result]) -> list:
@@ -480,9 +501,10 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
                 continue
     draw_arguments = [{key: d[key] for key in FITTED} for d in draws]
 
-    factors = discrepancy(arguments, rows)
-    nearest = nearest_factors(arguments, rows)
-    cv = cross_validation(arguments, rows)
+    caches = copy_rates(rows)
+    factors = discrepancy(arguments, rows, caches=caches)
+    nearest = nearest_factors(arguments, rows, caches)
+    cv = cross_validation(arguments, rows, caches)
     record = {
         "directory": os.fspath(directory),
         "launches": [r.params.get("started") for r in found_launches],
@@ -518,7 +540,8 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
             "cv_checked_on": checked.get("checked_on"),
             "cv_median_error": float(np.median(np.abs(np.expm1(errors)))) if errors else None,
         }
-    record["residuals"] = family_residuals(arguments, rows)
+    record["host_copy"] = caches
+    record["residuals"] = family_residuals(arguments, rows, caches)
 
     fab = fabrics.cluster(ranks, **arguments)
     provenance = {"source": "fit", "calibration": os.fspath(directory)}
@@ -537,7 +560,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
     return fab, record, said
 
 
-def family_residuals(arguments: dict, rows: list) -> dict:
+def family_residuals(arguments: dict, rows: list, caches: list | None = None) -> dict:
     """Per family: the median and largest relative residual (simulated -
     measured) / measured of the fitted platform."""
     fab2 = fabrics.cluster(2, **arguments)
@@ -564,7 +587,7 @@ def family_residuals(arguments: dict, rows: list) -> dict:
     for row in _of(rows, "incast"):
         fab = fabrics.cluster(row["ranks"], **arguments)
         add("incast", row["time"], patterns.incast(fab, senders=row["ranks"] - 1, size=row["size"]).rows[0]["time"])
-    times = simulated_rows(arguments, rows)
+    times = simulated_rows(arguments, rows, caches=caches)
     for row in rows:
         if of_row(row):
             experiment, schedule = of_row(row)

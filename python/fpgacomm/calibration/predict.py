@@ -132,15 +132,16 @@ def predict(
     if len(fab.draws) < draws:
         say(f"predict: the platform holds {len(fab.draws)} parameter draws; using them all")
 
+    caches = record.get("host_copy")
     rows = []
     for n in nodes:
         factor_of = _factors(terms, factor, n)
         began = clock.perf_counter()
-        central = simulate(base, experiment, schedule, n, sizes, collective, name, factor_of)
+        central = simulate(base, experiment, schedule, n, sizes, collective, name, factor_of, caches)
         took = clock.perf_counter() - began
-        raw = simulate(base, experiment, schedule, n, sizes, collective, name) if factor_of else central
+        raw = simulate(base, experiment, schedule, n, sizes, collective, name, caches=caches) if factor_of else central
         samples = _draws(
-            base, drawn, experiment, schedule, n, sizes, collective, name, took, budget, central, factor_of, say
+            base, drawn, experiment, schedule, n, sizes, collective, name, took, budget, central, factor_of, caches, say
         )
         for index, size in enumerate(sizes):
             spread = float(np.std(np.log([s[index] for s in samples]))) if len(samples) > 1 else 0.0
@@ -215,6 +216,7 @@ def _draws(
     budget: float,
     central: list,
     factor_of,
+    caches,
     say,
 ) -> list[list[float]]:
     """Each draw's simulated times: simulated in full where the central
@@ -224,7 +226,8 @@ def _draws(
         return []
     if took * len(drawn) <= budget:
         return [
-            simulate({**base, **draw}, experiment, schedule, n, sizes, collective, name, factor_of) for draw in drawn
+            simulate({**base, **draw}, experiment, schedule, n, sizes, collective, name, factor_of, caches)
+            for draw in drawn
         ]
     keys = [key for key in drawn[0] if np.std([d[key] for d in drawn]) > 0 and not isinstance(base[key], str)]
     say(
@@ -238,7 +241,7 @@ def _draws(
         moved = {**base, key: base[key] + step}
         if key == "eager_threshold":
             moved[key] = int(round(moved[key]))
-        shifted = simulate(moved, experiment, schedule, n, sizes, collective, name, factor_of)
+        shifted = simulate(moved, experiment, schedule, n, sizes, collective, name, factor_of, caches)
         slopes[key] = [(s - c) / (moved[key] - base[key]) for s, c in zip(shifted, central)]
     return [
         [max(c + sum(slopes[k][i] * (d[k] - base[k]) for k in keys), c * 1e-3) for i, c in enumerate(central)]

@@ -177,6 +177,12 @@ def check_calibration(where: str, record) -> None:
     experiments = record.get("experiments", {})
     if not isinstance(experiments, dict):
         raise UsageError(f'{where}: calibration "experiments" is not an object; write it again with calibrate fit')
+    caches = record.get("host_copy")  # null where the launches did not measure the cached blocks
+    if caches is not None and not _copy_table(caches):
+        raise UsageError(
+            f'{where}: calibration "host_copy" is not a table of [threads, block in bytes, B/s] above 0 with every '
+            f"block at every thread count; write it again with calibrate fit"
+        )
     for key, terms in experiments.items():
         if not isinstance(terms, dict):
             raise UsageError(f"{where}: calibration of {key} is {terms!r}; write it again with calibrate fit")
@@ -198,13 +204,20 @@ def check_calibration(where: str, record) -> None:
             )
 
 
-def _size_factor(pair) -> bool:
+def _size_factor(pair, length: int = 2) -> bool:
     return (
         isinstance(pair, list)
-        and len(pair) == 2
+        and len(pair) == length
         and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)
         and all(math.isfinite(v) and v > 0 for v in pair)
     )
+
+
+def _copy_table(rows) -> bool:
+    if not isinstance(rows, list) or not rows or not all(_size_factor(row, 3) for row in rows):
+        return False
+    cells = {(row[0], row[1]) for row in rows}
+    return len(cells) == len(rows) == len({row[0] for row in rows}) * len({row[1] for row in rows})
 
 
 def check_value(where: str, key: str, value):
