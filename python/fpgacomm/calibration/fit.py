@@ -449,9 +449,9 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
                 for row in (found[0] for found in cached)
             )
             said.append(
-                f"not modelled: copies that stay in the caches go faster ({threads} cores copying {rates} GB/s), "
-                f"so where many ranks' messages stay there the bus holds them back too much (docs/PREDICTION.md, "
-                f"Limits)"
+                f"copies that stay in the caches go faster ({threads} cores copying {rates} GB/s): a point's bus is "
+                f"at least what its ranks' cores copy at once in blocks of what each rank works on (b_eff's four "
+                f"messages, a gather's buffer of every block; docs/PREDICTION.md)"
             )
     passes = _of(rows, "host_pass")
     if passes:
