@@ -10,7 +10,8 @@
 #              sweep from 16 to 32 B only; omb_bw_small: 1-64 B, OMB, fpgacomm and OMB again;
 #              omb_bw_fbox: 16-32 B with a window of 32, and with fast boxes of 8 KiB;
 #              omb_bw_native: 1-64 B, OMB, fpgacomm and fpgacomm's loop in a C++ process;
-#              omb_bw_aslr: 16-32 B, OMB and fpgacomm with and without address-space randomization
+#              omb_bw_aslr: 16-32 B, OMB and fpgacomm with and without address-space randomization;
+#              omb_perf: perf's counters on each rank of osu_bw at 16-32 B, launch by launch
 #   before     this tree against BEFORE_TAR (a git archive of the base): D D bw,
 #              allreduce H, put_bw H: no size may be "slower"
 #   hhdd       H-H against D-D bandwidth on the GPU, 4 to 64 MiB
@@ -160,6 +161,21 @@ omb_bw_aslr() {
   compare bw_aslr 3% "mpirun -np 2 --bind-to core $OMB/osu_bw -m 16:32" \
     "setarch -R mpirun -np 2 --bind-to core $OMB/osu_bw -m 16:32" \
     "setarch -R $(fc 2 osu bw H H -m 16:32)" "$(fc 2 osu bw H H -m 16:32)"
+}
+
+# perf's counters on each rank of OMB's osu_bw at 16-32 B, launch by launch (PERF_LAUNCHES, default 40): what
+# differs between its launches in the fast mode and in the slow one. Each launch's output and both ranks'
+# counters go to compare/perf/.
+omb_perf() {
+  local dir=$WORK/compare/perf events=cycles,instructions,cache-misses,LLC-load-misses,dTLB-load-misses
+  events+=,context-switches,cpu-migrations,page-faults
+  mkdir -p "$dir"
+  perf stat -e cycles true > "$dir/check.txt" 2>&1 || { stamp "perf does not work here"; cat "$dir/check.txt"; return 1; }
+  stamp "perf: ${PERF_LAUNCHES:-40} launches of osu_bw -m 16:32"
+  for i in $(seq 1 "${PERF_LAUNCHES:-40}"); do
+    mpirun -np 2 --bind-to core sh -c "perf stat -x, -e $events -o $dir/$i.rank\$OMPI_COMM_WORLD_RANK.csv \
+      $OMB/osu_bw -m 16:32" > "$dir/$i.txt" 2>&1
+  done
 }
 
 aa() {
