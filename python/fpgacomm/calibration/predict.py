@@ -169,6 +169,7 @@ def predict(
         "sizes": sizes,
         "platform": platform if isinstance(platform, str) else name,
         "factor": factor,
+        "growth": terms.get("growth"),
         "scatter": scatter,
         "model_form": model_form,
         "interval": 0.95,
