@@ -433,6 +433,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
             f"one protocol switch and takes the latter, larger against the time it adds to"
         )
     slowdown, most = bus_saturation(rows)
+    caches = copy_rates(rows)
     copies = _of(rows, "host_copy", size=host_copy.BLOCK)
     if copies:
         threads = max(row["pairs"] for row in copies)
@@ -441,12 +442,10 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
             f"moved (they took {slowdown:.2f} times one pair's time per message) and what up to {threads} cores "
             f"copied at once (host_copy)"
         )
-        # The pooled rows hold one point per block size and thread count.
-        cached = [_of(rows, "host_copy", size=block, pairs=threads) for block in host_copy.CACHED_BLOCKS]
-        if all(cached):
+        at_most = {block: rate for count, block, rate in caches or [] if count == threads}
+        if all(block in at_most for block in host_copy.CACHED_BLOCKS):
             rates = ", ".join(
-                f"{units.human_bytes(row['size'])} blocks {row['pairs'] * row['size'] / row['time'] / 1e9:.3g}"
-                for row in (found[0] for found in cached)
+                f"{units.human_bytes(block)} blocks {at_most[block] / 1e9:.3g}" for block in host_copy.CACHED_BLOCKS
             )
             said.append(
                 f"copies that stay in the caches go faster ({threads} cores copying {rates} GB/s): a point's bus is "
@@ -501,7 +500,6 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
                 continue
     draw_arguments = [{key: d[key] for key in FITTED} for d in draws]
 
-    caches = copy_rates(rows)
     factors = discrepancy(arguments, rows, caches=caches)
     nearest = nearest_factors(arguments, rows, caches)
     cv = cross_validation(arguments, rows, caches)

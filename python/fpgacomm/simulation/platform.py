@@ -197,24 +197,24 @@ def check_calibration(where: str, record) -> None:
             if terms.get(term) == 0:
                 raise UsageError(f"{where}: calibration of {key}: {term} 0; write it again with calibrate fit")
         pairs = terms.get("size_factors", [[1, 1.0]])
-        if not isinstance(pairs, list) or not pairs or any(not _size_factor(pair) for pair in pairs):
+        if not isinstance(pairs, list) or not pairs or any(not _positive_numbers(pair, 2) for pair in pairs):
             raise UsageError(
                 f"{where}: calibration of {key}: size_factors is {pairs!r}, not a list of [size in bytes, factor] "
                 f"with both above 0; write it again with calibrate fit"
             )
 
 
-def _size_factor(pair, length: int = 2) -> bool:
+def _positive_numbers(values, length: int) -> bool:
     return (
-        isinstance(pair, list)
-        and len(pair) == length
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)
-        and all(math.isfinite(v) and v > 0 for v in pair)
+        isinstance(values, list)
+        and len(values) == length
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+        and all(math.isfinite(v) and v > 0 for v in values)
     )
 
 
 def _copy_table(rows) -> bool:
-    if not isinstance(rows, list) or not rows or not all(_size_factor(row, 3) for row in rows):
+    if not isinstance(rows, list) or not rows or not all(_positive_numbers(row, 3) for row in rows):
         return False
     cells = {(row[0], row[1]) for row in rows}
     return len(cells) == len(rows) == len({row[0] for row in rows}) * len({row[1] for row in rows})
