@@ -307,10 +307,9 @@ def test_the_growth_is_the_factor_s_per_doubling_between_the_two_largest_counts_
     assert fit.factor_growth(largest, next_largest, 8, 2) == pytest.approx(1.3**0.5)  # two doublings
 
 
-@pytest.mark.parametrize("nodes, grown", [(4, 1.0), (8, 1.0), (16, 1.21**0.5), (32, 1.21), (128, 1.21**2)])
-def test_past_the_calibrated_rank_counts_the_factor_grows_by_half_its_growth_per_doubling(nodes, grown):
-    terms = {"size_factors": [[1 << 20, 1.2]], "growth": 1.21, "cv_checked_on": 8}
-    assert predict.GROWTH_CARRIED == 0.5
+@pytest.mark.parametrize("nodes, grown", [(4, 1.0), (8, 1.0), (16, 1.1), (32, 1.21), (128, 1.4641)])
+def test_past_the_calibrated_rank_counts_the_factor_grows_by_its_growth_per_doubling(nodes, grown):
+    terms = {"size_factors": [[1 << 20, 1.2]], "growth": 1.1, "cv_checked_on": 8}
     assert predict._factors(terms, 1.2, nodes)(1 << 20) == pytest.approx(1.2 * grown)
 
 

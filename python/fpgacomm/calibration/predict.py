@@ -3,7 +3,8 @@ with its 95 % interval (docs/PREDICTION.md, "The interval")::
 
     time = simulated(fitted parameters, a rank's own terms scaled by the
                      discrepancy factor of the size, grown past the
-                     calibrated rank counts by part of its growth)
+                     calibrated rank counts as it grew between the two
+                     largest of them)
     log-sd = sqrt(sd of log simulated over the parameter draws ^ 2
                   + residual scatter ^ 2 + (model-form term * reach) ^ 2)
     low, high = time * exp(-/+ 1.96 log-sd)
@@ -31,13 +32,6 @@ from .experiments import check, record_key, simulate
 from .fit import Z95, factor_at
 
 DRAWS = 200
-# The share of an experiment's factor growth per doubling of the rank count (between the two largest
-# calibrated counts, the median over sizes) carried past them, per doubling. On nine archived held-out
-# campaigns of 32- and 64-core hosts (8 ranks calibrated, 16 and 32 predicted, 1026 points) the gathers and
-# b_eff came out too fast with the factor held flat (median |error| 12.0 %); half the growth: 9.9 % (better on
-# all nine, the largest error within 2 points of before), all of it: 9.6 % but worse on some (12.1 -> 14.1 %
-# on one). The growth from 2 to 4 ranks (one pair to two) does not carry to 8 (docs/PREDICTION.md).
-GROWTH_CARRIED = 0.5
 BUDGET = 50.0  # seconds the draws may take before they are propagated linearly
 UNITS = {
     "experiment": "",
@@ -181,14 +175,15 @@ def predict(
 def _factors(terms: dict, factor: float, nodes: int):
     """The discrepancy factor per size at `nodes` ranks, or None without a
     calibration record (the simulation as it is): the factor at the largest
-    calibrated count, times GROWTH_CARRIED of the growth per doubling for
-    each doubling past that count."""
+    calibrated count, times the experiment's growth per doubling for each
+    doubling past that count (docs/PREDICTION.md, "Growth past the
+    calibrated counts", says why all of it)."""
     if not terms:
         return None
     pairs = terms.get("size_factors") or [[1, factor]]
     growth, calibrated = terms.get("growth"), terms.get("cv_checked_on")
     doublings = math.log2(nodes / calibrated) if growth and calibrated and nodes > calibrated else 0.0
-    grown = growth ** (GROWTH_CARRIED * doublings) if doublings else 1.0
+    grown = growth**doublings if doublings else 1.0
     return lambda size: factor_at(pairs, size) * grown
 
 

@@ -78,7 +78,7 @@ def run(args) -> int:
         result.table(
             f"# predicted {args.experiment} on {args.fabric}: time with its 95 % interval (low, high); "
             f"simulated: before the discrepancy factors (median {result.params['factor']:.3g}), which scale a "
-            f"rank's own terms per size, grown past the calibrated rank counts by half their growth per doubling "
+            f"rank's own terms per size, grown past the calibrated rank counts by their growth per doubling "
             f"({'none' if growth is None else f'{growth:.3g}'})"
         ),
         flush=True,
