@@ -127,7 +127,7 @@ def run_fit(args) -> int:
         f"{'experiment':<16} {'factor':>7} {'per size':>16} {'growth':>7} {'scatter':>8} {'model-form':>11}  "
         f"(factor: the median; per size: at the largest rank count, what scales a rank's own terms; growth: the "
         f"factor's per doubling of the rank count, from the next-to-largest count to the largest (the median "
-        f"over sizes), of which predict carries half past them; model-form: cross-validation, the factors at the next-to-largest rank "
+        f"over sizes), which predict carries on past them; model-form: cross-validation, the factors at the next-to-largest rank "
         f"count checked at the largest)"
     )
     for name, item in record["experiments"].items():
