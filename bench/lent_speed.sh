@@ -11,6 +11,7 @@
 #              omb_bw_fbox: 16-32 B with a window of 32, and with fast boxes of 8 KiB;
 #              omb_bw_native: 1-64 B, OMB, fpgacomm and fpgacomm's loop in a C++ process;
 #              omb_bw_aslr: 16-32 B, OMB and fpgacomm with and without address-space randomization;
+#              omb_mbw_mr_small: mbw_mr at 1-128 B, OMB, fpgacomm and OMB again;
 #              omb_perf: perf's counters on each rank of osu_bw at 16-32 B, launch by launch
 #   before     this tree against BEFORE_TAR (a git archive of the base): D D bw,
 #              allreduce H, put_bw H: no size may be "slower"
@@ -119,6 +120,12 @@ omb_multi_lat() {
     "$(fc 4 osu multi_lat H H -m 1:4M)"
 }
 omb() { omb_latency && omb_bw && omb_bibw && omb_mbw_mr && omb_multi_lat; }
+# osu mbw_mr at 1-128 B, A OMB, B fpgacomm, C OMB again, taking turns: 10 launches a side left fpgacomm's
+# ratio at 0.87-0.996 there with intervals of +-20 %, and OMB against itself shows the noise beside it.
+omb_mbw_mr_small() {
+  compare mbw_mr_small 3% "mpirun -np 4 --bind-to core $OMB/osu_mbw_mr -m 1:128" "$(fc 4 osu mbw_mr H H -m 1:128)" \
+    "mpirun -np 4 --bind-to core $OMB/osu_mbw_mr -m 1:128"
+}
 # osu_bw's sweep started at 16 B on both sides: on the 32- and 64-core hosts OMB ran 16 and 32 B in one of
 # two modes and fpgacomm only in the slower; whether the mode follows the messages the pair exchanged
 # before (fpgacomm adds two MPI_Allreduce per size) shows when nothing comes before.
