@@ -286,20 +286,32 @@ class Runner {
   // message of the largest window), else the one buffer.
   static Buffer& slot(const Buffers& buffers, int j) { return *buffers[buffers.size() == 1 ? 0 : j]; }
 
-  void post_send(int j, std::uint64_t size) {
-    Buffer& buffer = slot(send_, j);
-    if (plain_)
-      transfers_.post_plain_send(buffer.host_data(), static_cast<int>(size), role_.peer, kDataTag);
-    else
-      transfers_.post_send(buffer, 0, size, role_.peer, kDataTag, peer_route_);
+  // Where each message of a plain window lives, looked up once per row
+  // rather than per message.
+  std::vector<std::uint8_t*> window_data(const Buffers& buffers) const {
+    std::vector<std::uint8_t*> data;
+    if (!buffers.empty())
+      for (int j = 0; j < window_; ++j) data.push_back(slot(buffers, j).host_data());
+    return data;
   }
 
-  void post_recv(int j, std::uint64_t size) {
-    Buffer& buffer = slot(recv_, j);
-    if (plain_)
-      transfers_.post_plain_recv(buffer.host_data(), static_cast<int>(size), role_.peer, kDataTag);
-    else
+  void post_sends(std::uint64_t size) {
+    if (plain_) {
+      transfers_.post_plain_send(send_data_.data(), window_, static_cast<int>(size), role_.peer, kDataTag);
+      return;
+    }
+    for (int j = 0; j < window_; ++j) transfers_.post_send(slot(send_, j), 0, size, role_.peer, kDataTag, peer_route_);
+  }
+
+  void post_recvs(std::uint64_t size) {
+    if (plain_) {
+      transfers_.post_plain_recv(recv_data_.data(), window_, static_cast<int>(size), role_.peer, kDataTag);
+      return;
+    }
+    for (int j = 0; j < window_; ++j) {
+      Buffer& buffer = slot(recv_, j);
       transfers_.post_recv(buffer, 0, size, role_.peer, kDataTag, peer_route_, buffer.bytes());
+    }
   }
 
   void send_one(std::uint64_t size) {
@@ -332,20 +344,20 @@ class Runner {
       case Shape::Window: {
         char ack = 0;
         if (role_.first_half) {
-          for (int j = 0; j < window_; ++j) post_send(j, size);
+          post_sends(size);
           transfers_.wait_all();
           comm_.check(MPI_Recv(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw(), MPI_STATUS_IGNORE), "MPI_Recv",
                       "waiting for the window's acknowledgement");
         } else {
-          for (int j = 0; j < window_; ++j) post_recv(j, size);
+          post_recvs(size);
           transfers_.wait_all();
           comm_.check(MPI_Send(&ack, 1, MPI_CHAR, peer, kAckTag, comm_.raw()), "MPI_Send", "acknowledging the window");
         }
         break;
       }
       case Shape::BiWindow:
-        for (int j = 0; j < window_; ++j) post_recv(j, size);
-        for (int j = 0; j < window_; ++j) post_send(j, size);
+        post_recvs(size);
+        post_sends(size);
         transfers_.wait_all();
         break;
     }
@@ -359,6 +371,10 @@ class Runner {
     std::uint64_t errors = 0;
     Timeline timeline;
     plain_ = all_plain(bytes);
+    if (plain_) {
+      send_data_ = window_data(send_);
+      recv_data_ = window_data(recv_);
+    }
     comm_.barrier();
     for (int i = 0; i < warmup + iterations; ++i) {
       check_interrupt();
@@ -421,7 +437,8 @@ class Runner {
   int window_ = 0;            // the window of the row being measured
   Route my_route_ = Route::Direct, peer_route_ = Route::Direct;
   Buffers send_, recv_;
-  bool plain_ = false;  // all_plain() of the size being measured
+  bool plain_ = false;                                // all_plain() of the size being measured
+  std::vector<std::uint8_t*> send_data_, recv_data_;  // with plain_: window_data() of the row being measured
 };
 
 }  // namespace

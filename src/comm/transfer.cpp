@@ -109,11 +109,11 @@ void Transfers::post(std::vector<Step>& steps, Buffer& buffer, std::uint64_t off
   // at once; after that it queues behind the engine's steps, because MPI
   // matches messages in the order they are posted.
   if (sends_.empty() && recvs_.empty() && is_plain(buffer, bytes, peer_route)) {
-    const int count = static_cast<int>(bytes);
+    std::uint8_t* data = buffer.host_data() + offset;
     if (for_send)
-      post_plain_send(buffer.host_data() + offset, count, peer, tag);
+      post_plain_send(&data, 1, static_cast<int>(bytes), peer, tag);
     else
-      post_plain_recv(buffer.host_data() + offset, count, peer, tag);
+      post_plain_recv(&data, 1, static_cast<int>(bytes), peer, tag);
     return;
   }
   const Route route = route_of(buffer);
@@ -155,6 +155,26 @@ void Transfers::post_send(Buffer& buffer, std::uint64_t offset, std::uint64_t by
 void Transfers::post_recv(Buffer& buffer, std::uint64_t offset, std::uint64_t bytes, int peer, int tag,
                           Route peer_route, std::uint64_t room) {
   post(recvs_, buffer, offset, bytes, peer, tag, peer_route, false, room);
+}
+
+void Transfers::post_plain_send(const std::uint8_t* const* data, int messages, int count, int peer, int tag) {
+  const std::size_t first = direct_sends_.size();
+  direct_sends_.resize(first + messages, MPI_REQUEST_NULL);
+  MPI_Request* requests = direct_sends_.data() + first;
+  const MPI_Comm comm = comm_.raw();  // held in a register across the calls
+  for (int i = 0; i < messages; ++i)
+    comm_.check(MPI_Isend(data[i], count, MPI_BYTE, peer, tag, comm, &requests[i]), "MPI_Isend",
+                [&] { return wire_context(true, count, peer); });
+}
+
+void Transfers::post_plain_recv(std::uint8_t* const* data, int messages, int count, int peer, int tag) {
+  const std::size_t first = direct_recvs_.size();
+  direct_recvs_.resize(first + messages, MPI_REQUEST_NULL);
+  MPI_Request* requests = direct_recvs_.data() + first;
+  const MPI_Comm comm = comm_.raw();  // held in a register across the calls
+  for (int i = 0; i < messages; ++i)
+    comm_.check(MPI_Irecv(data[i], count, MPI_BYTE, peer, tag, comm, &requests[i]), "MPI_Irecv",
+                [&] { return wire_context(false, count, peer); });
 }
 
 std::string Transfers::wire_context(bool send, std::uint64_t bytes, int peer) {

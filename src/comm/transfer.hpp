@@ -116,18 +116,12 @@ class Transfers {
   bool is_plain(const Buffer& buffer, std::uint64_t bytes, Route peer_route) const;
   // The same hand-off for a loop that decided is_plain once per message size
   // rather than once per message, as OMB's window loops decide nothing per
-  // message: one MPI call and a request kept for wait_all(). Only while the
-  // batch holds no engine step (MPI matches in posting order).
-  void post_plain_send(const std::uint8_t* data, int count, int peer, int tag) {
-    MPI_Request& request = direct_sends_.emplace_back(MPI_REQUEST_NULL);
-    comm_.check(MPI_Isend(data, count, MPI_BYTE, peer, tag, comm_.raw(), &request), "MPI_Isend",
-                [&] { return wire_context(true, count, peer); });
-  }
-  void post_plain_recv(std::uint8_t* data, int count, int peer, int tag) {
-    MPI_Request& request = direct_recvs_.emplace_back(MPI_REQUEST_NULL);
-    comm_.check(MPI_Irecv(data, count, MPI_BYTE, peer, tag, comm_.raw(), &request), "MPI_Irecv",
-                [&] { return wire_context(false, count, peer); });
-  }
+  // message: `messages` messages of `count` bytes, message i at data[i], one
+  // MPI call each, the requests kept for wait_all(). A whole window per call,
+  // so its request storage grows once, not per message. Only while the batch
+  // holds no engine step (MPI matches in posting order).
+  void post_plain_send(const std::uint8_t* const* data, int messages, int count, int peer, int tag);
+  void post_plain_recv(std::uint8_t* const* data, int messages, int count, int peer, int tag);
 
   // Blocking, the same way: one MPI_Send or MPI_Recv, as OMB's ping-pong.
   void send_plain(const std::uint8_t* data, int count, int peer, int tag) const {
