@@ -161,7 +161,7 @@ void Transfers::post_plain_send(const std::uint8_t* const* data, int messages, i
   const std::size_t first = direct_sends_.size();
   direct_sends_.resize(first + messages, MPI_REQUEST_NULL);
   MPI_Request* requests = direct_sends_.data() + first;
-  const MPI_Comm comm = comm_.raw();  // held in a register across the calls
+  const MPI_Comm comm = comm_.raw();  // read once, not through comm_ at every call
   for (int i = 0; i < messages; ++i)
     comm_.check(MPI_Isend(data[i], count, MPI_BYTE, peer, tag, comm, &requests[i]), "MPI_Isend",
                 [&] { return wire_context(true, count, peer); });
@@ -171,7 +171,7 @@ void Transfers::post_plain_recv(std::uint8_t* const* data, int messages, int cou
   const std::size_t first = direct_recvs_.size();
   direct_recvs_.resize(first + messages, MPI_REQUEST_NULL);
   MPI_Request* requests = direct_recvs_.data() + first;
-  const MPI_Comm comm = comm_.raw();  // held in a register across the calls
+  const MPI_Comm comm = comm_.raw();  // read once, not through comm_ at every call
   for (int i = 0; i < messages; ++i)
     comm_.check(MPI_Irecv(data[i], count, MPI_BYTE, peer, tag, comm, &requests[i]), "MPI_Irecv",
                 [&] { return wire_context(false, count, peer); });
