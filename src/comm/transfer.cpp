@@ -157,10 +157,19 @@ void Transfers::post_recv(Buffer& buffer, std::uint64_t offset, std::uint64_t by
   post(recvs_, buffer, offset, bytes, peer, tag, peer_route, false, room);
 }
 
+// `messages` new requests at the end of `requests`, grown once for a whole
+// window, each MPI_REQUEST_NULL until its post fills it (a failed post
+// leaves no request undefined for wait_all).
+namespace {
+MPI_Request* more_requests(std::vector<MPI_Request>& requests, int messages) {
+  const std::size_t first = requests.size();
+  requests.resize(first + messages, MPI_REQUEST_NULL);
+  return requests.data() + first;
+}
+}  // namespace
+
 void Transfers::post_plain_send(const std::uint8_t* const* data, int messages, int count, int peer, int tag) {
-  const std::size_t first = direct_sends_.size();
-  direct_sends_.resize(first + messages, MPI_REQUEST_NULL);
-  MPI_Request* requests = direct_sends_.data() + first;
+  MPI_Request* requests = more_requests(direct_sends_, messages);
   const MPI_Comm comm = comm_.raw();  // read once, not through comm_ at every call
   for (int i = 0; i < messages; ++i)
     comm_.check(MPI_Isend(data[i], count, MPI_BYTE, peer, tag, comm, &requests[i]), "MPI_Isend",
@@ -168,9 +177,7 @@ void Transfers::post_plain_send(const std::uint8_t* const* data, int messages, i
 }
 
 void Transfers::post_plain_recv(std::uint8_t* const* data, int messages, int count, int peer, int tag) {
-  const std::size_t first = direct_recvs_.size();
-  direct_recvs_.resize(first + messages, MPI_REQUEST_NULL);
-  MPI_Request* requests = direct_recvs_.data() + first;
+  MPI_Request* requests = more_requests(direct_recvs_, messages);
   const MPI_Comm comm = comm_.raw();  // read once, not through comm_ at every call
   for (int i = 0; i < messages; ++i)
     comm_.check(MPI_Irecv(data[i], count, MPI_BYTE, peer, tag, comm, &requests[i]), "MPI_Irecv",
