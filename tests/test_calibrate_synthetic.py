@@ -31,6 +31,7 @@ TRUTH = {
 }
 NOISE = 0.01
 RANKS = 8
+COPIES = 2  # each message copied into shared fragments and out (Open MPI without single copy)
 GATHER_SIZES = [64 << 10, 1 << 20, 4 << 20]
 
 
@@ -82,17 +83,18 @@ def _launch(generator, truth=TRUTH, copies=True) -> Result:
             for r in patterns.mbw_mr(fab, pairs=pairs, size=list(campaign.CONTENTION_SIZES), window=WINDOW).rows
         ]
     caches = _caches(truth) if copies else None
+    buses = experiments.bus_rates(caches, COPIES)
     if copies:  # every core copying at once: each as fast as one pair's copy, all together no faster than the bus
         for threads, block, rate in caches:
             if block == host_copy.BLOCK:
                 rows.append(_row("host_copy", 1, block, noisy(block * threads / rate), pairs=threads))
-    # The gathers and b_eff as the simulator runs them on this host: its bus raised where their blocks stay in
-    # the caches.
+    # The gathers and b_eff as the simulator runs them on this host: each point's bus what its cores copy at
+    # once in blocks of what each rank works on, over the two copies of a message.
     for n in campaign.rank_counts(RANKS):
         for schedule in ("ring", "tree", "vlink", "mpi"):
-            times = simulate(truth, "gather", schedule, n, GATHER_SIZES, caches=caches)
+            times = simulate(truth, "gather", schedule, n, GATHER_SIZES, buses=buses)
             rows += [_row("gather", n, s, noisy(t), schedule) for s, t in zip(GATHER_SIZES, times)]
-        beff_times = simulate(truth, "beff", "", n, [1024, 65536], caches=caches)
+        beff_times = simulate(truth, "beff", "", n, [1024, 65536], buses=buses)
         rows += [_row("beff", n, s, noisy(t)) for s, t in zip([1024, 65536], beff_times)]
     if copies:  # in the caches (drawn last: the rows above keep their noise)
         for threads, block, rate in caches:
@@ -103,7 +105,11 @@ def _launch(generator, truth=TRUTH, copies=True) -> Result:
                 per_core = truth["intra_bandwidth"] * 64 / (63 + threads)
                 rows.append(_row("host_pass", 1, block, noisy(block / per_core), pairs=threads))
     params = {"ranks": RANKS, "cores": 64, "ranks_per_host": RANKS, "started": "synthetic"}
-    env = {"hosts": ["synthetic"] * RANKS, "mpi_library": "Open MPI v4.1.6, package: synthetic"}
+    env = {
+        "hosts": ["synthetic"] * RANKS,
+        "mpi_library": "Open MPI v4.1.6, package: synthetic",
+        "shared_memory_single_copy": "none",  # as on the lent hosts: every message copied in and out
+    }
     return Result(BENCHMARK, params, env, rows, UNITS)
 
 
@@ -150,7 +156,8 @@ def test_predictions_at_32_and_64_ranks_within_five_percent_and_covered(fitted, 
     sizes = [64 << 10, 1 << 20]
     predicted = predict.predict(fitted[3], "gather", schedule, [32, 64], sizes, draws=30, say=lambda _: None)
     for row in predicted.rows:
-        truth = simulate(TRUTH, "gather", schedule, row["nodes"], [row["size"]], caches=_caches(TRUTH))[0]
+        buses = experiments.bus_rates(_caches(TRUTH), COPIES)
+        truth = simulate(TRUTH, "gather", schedule, row["nodes"], [row["size"]], buses=buses)[0]
         assert row["time"] == pytest.approx(truth, rel=0.05), row
         assert row["low"] <= truth <= row["high"], row
 
@@ -278,21 +285,43 @@ def test_the_copy_rate_is_interpolated_in_log_threads_and_log_block():
     "experiment, ranks, size, block",
     [("beff", 8, 16384, 65536), ("gather", 16, 65536, 1 << 20), ("mbw_mr", 8, 65536, None)],
 )
-def test_the_bus_of_a_point_is_at_least_the_copy_rate_of_what_each_rank_works_on(experiment, ranks, size, block):
+def test_the_bus_of_a_point_is_what_its_cores_copy_of_what_each_rank_works_on(experiment, ranks, size, block):
     """b_eff's rank sends two messages and takes two in; a gather's holds every rank's block; mbw_mr's pairs
-    measured the bus itself."""
+    measured the bus itself. Each message copied twice halves the bus in bytes of messages."""
     assert experiments.held_per_rank(experiment, ranks, size) == block
     table = [[threads, b, 100e9 * threads / 64] for threads in (1, 64) for b in (65536, 1 << 20, 32 << 20)]
     arguments = {"host_bandwidth": 20e9, "ranks_per_host": 64}
-    raised = experiments.with_caches(arguments, table, experiment, ranks, size)["host_bandwidth"]
-    expected = 20e9 if block is None else max(20e9, experiments.copy_rate(table, ranks, block))
-    assert raised == pytest.approx(expected)
-    assert experiments.with_caches(arguments, None, experiment, ranks, size) == arguments
-    slow = [[threads, b, 1e9] for threads, b, _ in table]  # never below the bus the fit found
-    assert experiments.with_caches(arguments, slow, experiment, ranks, size)["host_bandwidth"] == 20e9
+    for copies in (1, 2):
+        buses = experiments.bus_rates(table, copies)
+        found = experiments.with_bus(arguments, buses, experiment, ranks, size)["host_bandwidth"]
+        expected = 20e9 if block is None else experiments.copy_rate(table, ranks, block) / copies
+        assert found == pytest.approx(expected)
+    assert experiments.with_bus(arguments, None, experiment, ranks, size) == arguments
+    slow = [[threads, b, 1e9] for threads, b, _ in table]  # below the fitted bus too: a few cores' memory
+    assert experiments.with_bus(arguments, slow, experiment, ranks, size)["host_bandwidth"] == (
+        20e9 if block is None else pytest.approx(1e9)
+    )
+
+
+@pytest.mark.parametrize(
+    "mechanisms, copies",
+    [(["none"], 2), (["emulated"], 2), (["cma"], 1), (["xpmem"], 1), ([None], 1), (["none", "cma"], 1)],
+)
+def test_a_message_is_copied_twice_where_open_mpi_has_no_single_copy(mechanisms, copies):
+    launches = [
+        Result(BENCHMARK, {}, {} if m is None else {"shared_memory_single_copy": m}, [], UNITS) for m in mechanisms
+    ]
+    said = []
+    assert fit.message_copies(launches, said) == copies
+    assert said and said[0].startswith("messages inside a host:"), said
+    if mechanisms == [None]:
+        assert "taken as copied once" in said[0] and "no shared-memory single copy" in said[0], said
+    if len(mechanisms) > 1:
+        assert "different shared-memory single copies ('cma', 'none')" in said[0], said
 
 
 def test_the_fit_records_host_copy_s_rates_for_the_bus(fitted):
+    assert fitted[1]["message_copies"] == COPIES
     table = {(threads, block): rate for threads, block, rate in fitted[1]["host_copy"]}
     assert table[(64, 65536)] == pytest.approx(3 * TRUTH["host_bandwidth"], rel=0.05)
     assert table[(64, host_copy.BLOCK)] == pytest.approx(TRUTH["host_bandwidth"], rel=0.05)

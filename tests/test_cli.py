@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fpgacomm import Result, _core, collectives, onesided
-from processes import ENV, fpgacomm
+from processes import ENV, command, fpgacomm
 
 
 def test_devices_lists_every_device_with_its_kinds(tmp_path):
@@ -511,3 +511,18 @@ def test_tune_needs_two_ranks():
     assert run.returncode == 2
     assert run.stderr.count("this run has 1 rank; start it as the benchmarks run") == 1
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mechanism", [None, "none", "emulated"])
+def test_the_shared_memory_copy_open_mpi_ran_is_recorded(tmp_path, mechanism):
+    """What a message costs the host's memory (calibrate fit's bus): the value
+    Open MPI's vader transport ran with, from its tool interface, whether set
+    (as the lent containers set none) or chosen by Open MPI itself."""
+    target = tmp_path / "bw.json"
+    options = () if mechanism is None else ("--mca", "btl_vader_single_copy_mechanism", mechanism)
+    line = command("osu", "bw", "-m", "8", "-i", "3", "--json", str(target), ranks=2, mpirun_options=options)
+    run = subprocess.run(line, capture_output=True, text=True, timeout=300, env=ENV)
+    assert run.returncode == 0, run.stderr
+    found = Result.read_json(target).env["shared_memory_single_copy"]
+    assert found == mechanism if mechanism else found in ("cma", "xpmem", "knem", "emulated", "none")

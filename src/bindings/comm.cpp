@@ -60,6 +60,8 @@ class PyTransfers {
 
 void bind_comm(py::module_& m) {
   m.def("mpi_library_version", &mpi_library_version, "MPI_Get_library_version's text, without its terminator.");
+  m.def("mpi_control_variable", &mpi_control_variable, py::arg("name"),
+        "An integer MPI_T control variable as text (an enumeration's by its value's name); '' where there is none.");
   m.def("run_it_with", &run_it_with, py::arg("ranks"),
         "'run it with mpirun -np RANKS', with srun's form where Slurm is present (a job, or srun on the PATH).");
   m.def(

@@ -1,5 +1,7 @@
 #include "comm/communicator.hpp"
 
+#include <cstring>
+
 #include "core/c_text.hpp"
 #include "core/error.hpp"
 
@@ -11,6 +13,41 @@ std::string mpi_library_version() {
   if (MPI_Get_library_version(text, &length) != MPI_SUCCESS)
     throw MpiError("MPI_Get_library_version", MPI_ERR_OTHER, "");
   return c_text(text, static_cast<std::size_t>(length));
+}
+
+std::string mpi_control_variable(const std::string& name) {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "";
+  std::string value;
+  int index = 0;
+  if (MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS) {
+    char cvar_name[256], description[1024];
+    int name_length = sizeof cvar_name, description_length = sizeof description, verbosity = 0, bind = 0, scope = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_T_enum enumtype = MPI_T_ENUM_NULL;
+    MPI_T_cvar_handle handle;
+    int count = 0, number = 0;
+    if (MPI_T_cvar_get_info(index, cvar_name, &name_length, &verbosity, &type, &enumtype, description,
+                            &description_length, &bind, &scope) == MPI_SUCCESS &&
+        type == MPI_INT && MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+      if (count == 1 && MPI_T_cvar_read(handle, &number) == MPI_SUCCESS) {
+        value = std::to_string(number);
+        // An enumeration's value by its name ("none", "cma"), as ompi_info prints it.
+        int items = 0, enum_name_length = sizeof cvar_name;
+        if (enumtype != MPI_T_ENUM_NULL &&
+            MPI_T_enum_get_info(enumtype, &items, cvar_name, &enum_name_length) == MPI_SUCCESS) {
+          for (int i = 0; i < items; ++i) {
+            int item = 0, item_length = sizeof cvar_name;
+            if (MPI_T_enum_get_item(enumtype, i, &item, cvar_name, &item_length) == MPI_SUCCESS && item == number)
+              value = c_text(cvar_name, std::strlen(cvar_name));
+          }
+        }
+      }
+      MPI_T_cvar_handle_free(&handle);
+    }
+  }
+  MPI_T_finalize();
+  return value;
 }
 
 MpiError::MpiError(const std::string& routine, int code, const std::string& context)

@@ -53,4 +53,9 @@ class Communicator {
 // MPI_Get_library_version's text, without a terminator (core/c_text.hpp).
 std::string mpi_library_version();
 
+// An integer control variable of the MPI library's tool interface (MPI_T) as
+// text, an enumeration's by the name of its value ("none" for Open MPI's
+// btl_vader_single_copy_mechanism); "" where the library has none by that name.
+std::string mpi_control_variable(const std::string& name);
+
 }  // namespace fpgacomm

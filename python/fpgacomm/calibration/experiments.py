@@ -81,29 +81,41 @@ def held_per_rank(experiment: str, ranks: int, size: int) -> int | None:
     return {"beff": 4 * size, "gather": ranks * size}.get(experiment)
 
 
-def copy_rate(caches: list, threads: int, block: int) -> float:
-    """The host's copy rate (B/s, all threads together) from host_copy's
+def copy_rate(table: list, threads: int, block: int) -> float:
+    """A rate (B/s, all threads together) from a table of host_copy's kind,
     [[threads, block, rate], ...], interpolated in log threads and log block
     between the measured ones, the nearest beyond them."""
-    counts = sorted({row[0] for row in caches})
-    blocks = sorted({row[1] for row in caches})
-    table = {(row[0], row[1]): row[2] for row in caches}
+    counts = sorted({row[0] for row in table})
+    blocks = sorted({row[1] for row in table})
+    rates = {(row[0], row[1]): row[2] for row in table}
 
     def at(count: int) -> float:
-        return float(np.interp(math.log(block), np.log(blocks), [table[(count, b)] for b in blocks]))
+        return float(np.interp(math.log(block), np.log(blocks), [rates[(count, b)] for b in blocks]))
 
     return float(np.interp(math.log(threads), np.log(counts), [at(count) for count in counts]))
 
 
-def with_caches(arguments: dict, caches: list | None, experiment: str, ranks: int, size: int) -> dict:
-    """`arguments` with the host's bus at least what its cores copy at once
-    in blocks of what each rank works on (host_copy): where that stays in
-    the caches, the bus of memory would hold the ranks back too much."""
+def bus_rates(copy_rates: list | None, message_copies: int) -> list | None:
+    """The host's bus in bytes of messages, [[threads, block, B/s], ...]:
+    host_copy's rates (what its cores copy at once) over the times the MPI
+    copies each message inside a host (fit.message_copies: once by the
+    receiver with a single-copy mechanism, twice through shared fragments
+    without one). None without host_copy's table."""
+    if not copy_rates:
+        return None
+    return [[threads, block, rate / message_copies] for threads, block, rate in copy_rates]
+
+
+def with_bus(arguments: dict, buses: list | None, experiment: str, ranks: int, size: int) -> dict:
+    """`arguments` with the point's host bus (`bus_rates`) at as many cores
+    as it has ranks on a host, copying blocks of what each rank works on:
+    from the caches where those stay there, from memory where they do not,
+    and the less, the fewer cores share the memory."""
     block = held_per_rank(experiment, ranks, size)
-    if not caches or block is None:
+    if not buses or block is None:
         return arguments
     threads = min(ranks, arguments.get("ranks_per_host", ranks))
-    return {**arguments, "host_bandwidth": max(arguments["host_bandwidth"], copy_rate(caches, threads, block))}
+    return {**arguments, "host_bandwidth": copy_rate(buses, threads, block)}
 
 
 def simulate(
@@ -115,20 +127,20 @@ def simulate(
     collective: str = "gather",
     name: str = "cluster",
     factor_of=None,
-    caches: list | None = None,
+    buses: list | None = None,
 ) -> list[float]:
     """The simulated time of each size: a gather's time; b_eff's time per
     message and neighbour (every rank sends to both neighbours at once);
     mbw_mr's time per message and pair (ranks/2 pairs, WINDOW messages each).
     factor_of(size): the discrepancy factor of each size, which scales a
-    rank's own terms (`scaled`); None: the arguments as given. caches: the
-    host's copy rates (`copy_rate`), which raise its bus where the ranks'
-    blocks stay in the caches (`with_caches`); None: the bus as given."""
-    if factor_of is not None or caches:
+    rank's own terms (`scaled`); None: the arguments as given. buses: the
+    host's bus per cores and block (`bus_rates`), from which each point
+    takes its own (`with_bus`); None: the bus as given."""
+    if factor_of is not None or buses:
         return [
             simulate(
-                with_caches(
-                    scaled(arguments, factor_of(size)) if factor_of else arguments, caches, experiment, ranks, size
+                with_bus(
+                    scaled(arguments, factor_of(size)) if factor_of else arguments, buses, experiment, ranks, size
                 ),
                 experiment,
                 schedule,

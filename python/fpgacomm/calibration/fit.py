@@ -30,7 +30,7 @@ from ..simulation import fabric as fabrics
 from ..simulation import mpi_library as mpi_rules
 from ..simulation import patterns
 from . import host_copy
-from .experiments import WINDOW, of_row, one_way, record_key, simulate
+from .experiments import WINDOW, bus_rates, of_row, one_way, record_key, simulate
 from .families import BENCHMARK, FAMILIES
 
 # What the fit cannot do without (the others refine the check).
@@ -238,6 +238,38 @@ def mpi_library(results: list[Result], said: list) -> str:
     return mpi_rules.CONCURRENT
 
 
+# Open MPI's shared-memory single-copy mechanisms (btl_vader_single_copy_mechanism) that copy a message
+# twice, into shared fragments and out of them; cma, xpmem and knem copy it once, the receiver reading the
+# sender's pages.
+COPIED_TWICE = ("none", "emulated")
+
+
+def message_copies(results: list[Result], said: list) -> int:
+    """How many times the launches' MPI copied a message between two ranks
+    of a host (their env["shared_memory_single_copy"]): 2 without a
+    single-copy mechanism, else 1; 1 where the launches do not record it,
+    and `said` tells."""
+    mechanisms = sorted({result.env.get("shared_memory_single_copy") or "" for result in results})
+    if len(mechanisms) == 1 and mechanisms[0]:
+        copies = 2 if mechanisms[0] in COPIED_TWICE else 1
+        said.append(
+            f"messages inside a host: Open MPI's shared-memory single copy {mechanisms[0]!r}, so each message is "
+            f"copied {'twice (into shared fragments and out)' if copies == 2 else 'once (by the receiver)'}: the "
+            f"bus of a point is host_copy's rate over {copies}"
+        )
+        return copies
+    found = ", ".join(repr(m) for m in mechanisms if m)
+    said.append(
+        "messages inside a host: taken as copied once; the launches record "
+        + (
+            f"different shared-memory single copies ({found})"
+            if found
+            else "no shared-memory single copy (not Open MPI, or launches made before fpgacomm recorded it)"
+        )
+    )
+    return 1
+
+
 def factor_at(size_factors: list, size: int) -> float:
     """The discrepancy factor at `size` from [[size, factor], ...] (sorted by
     size): interpolated linearly in log size and log factor between the
@@ -253,11 +285,11 @@ def factor_range(size_factors) -> str:
     return f"{min(factors):.3g} .. {max(factors):.3g}" if factors else "none"
 
 
-def simulated_rows(arguments: dict, rows: list, factors: dict | None = None, caches: list | None = None) -> dict:
+def simulated_rows(arguments: dict, rows: list, factors: dict | None = None, buses: list | None = None) -> dict:
     """The simulator's time of each row of an experiment (experiments.of_row),
     with `arguments`, and each experiment's discrepancy factors per size
     ({(experiment, schedule): [[size, factor], ...]}) and the host's copy
-    rates (experiments.with_caches) where given."""
+    bus per point (experiments.with_bus) where given."""
     wanted = {}
     for row in rows:
         if of_row(row):
@@ -268,7 +300,7 @@ def simulated_rows(arguments: dict, rows: list, factors: dict | None = None, cac
         pairs = (factors or {}).get((experiment, schedule))
         factor_of = (lambda size, pairs=pairs: factor_at(pairs, size)) if pairs else None
         for size, time in zip(
-            sizes, simulate(arguments, experiment, schedule, ranks, sizes, factor_of=factor_of, caches=caches)
+            sizes, simulate(arguments, experiment, schedule, ranks, sizes, factor_of=factor_of, buses=buses)
         ):
             times[(experiment, schedule, ranks, size)] = time
     return times
@@ -285,7 +317,7 @@ def _log_ratios(rows: list, times: dict) -> dict:
     return logs
 
 
-def discrepancy(arguments: dict, rows: list, counts=None, caches: list | None = None) -> dict:
+def discrepancy(arguments: dict, rows: list, counts=None, buses: list | None = None) -> dict:
     """Per (experiment, schedule): the median of log(measured / simulated)
     over the experiments' rows (at the rank counts `counts`, or all); the
     factor per size (a model's error depends on the regime: latency or
@@ -295,12 +327,12 @@ def discrepancy(arguments: dict, rows: list, counts=None, caches: list | None = 
     where the host's bus binds the time moves less than the factor; and the
     residuals (log) left."""
     chosen = [row for row in rows if of_row(row) and (counts is None or row["ranks"] in counts)]
-    first = _log_ratios(chosen, simulated_rows(arguments, chosen, caches=caches))
+    first = _log_ratios(chosen, simulated_rows(arguments, chosen, buses=buses))
     factors = {
         key: [[size, math.exp(float(np.median(values)))] for size, values in sorted(by_size.items())]
         for key, by_size in first.items()
     }
-    again = _log_ratios(chosen, simulated_rows(arguments, chosen, factors, caches))
+    again = _log_ratios(chosen, simulated_rows(arguments, chosen, factors, buses))
     found = {}
     for key, by_size in again.items():
         left = {size: float(np.median(values)) for size, values in by_size.items()}
@@ -312,7 +344,7 @@ def discrepancy(arguments: dict, rows: list, counts=None, caches: list | None = 
     return found
 
 
-def nearest_factors(arguments: dict, rows: list, caches: list | None = None) -> dict:
+def nearest_factors(arguments: dict, rows: list, buses: list | None = None) -> dict:
     """Per (experiment, schedule): its discrepancy factors per size at its
     largest rank count, the nearest to the counts a prediction asks for:
     the discrepancy grows with the ranks that share a host. On the
@@ -326,12 +358,12 @@ def nearest_factors(arguments: dict, rows: list, caches: list | None = None) -> 
         if of_row(row):
             mine.setdefault(of_row(row), []).append(row)
     return {
-        key: discrepancy(arguments, chosen, {max(row["ranks"] for row in chosen)}, caches)[key]["size_factors"]
+        key: discrepancy(arguments, chosen, {max(row["ranks"] for row in chosen)}, buses)[key]["size_factors"]
         for key, chosen in mine.items()
     }
 
 
-def cross_validation(arguments: dict, rows: list, caches: list | None = None) -> dict:
+def cross_validation(arguments: dict, rows: list, buses: list | None = None) -> dict:
     """Per (experiment, schedule): the discrepancy factors taken at its
     next-to-largest rank count (as the prediction takes them at the largest,
     the nearest to the counts it predicts), checked at its largest:
@@ -348,9 +380,9 @@ def cross_validation(arguments: dict, rows: list, caches: list | None = None) ->
         if len(measured) < 2:
             continue
         mine = [row for row in rows if of_row(row) == key]
-        trained = discrepancy(arguments, mine, {measured[-2]}, caches)[key]
+        trained = discrepancy(arguments, mine, {measured[-2]}, buses)[key]
         checked = [row for row in mine if row["ranks"] == measured[-1]]
-        held = simulated_rows(arguments, checked, {key: trained["size_factors"]}, caches)
+        held = simulated_rows(arguments, checked, {key: trained["size_factors"]}, buses)
         errors = [math.log(row["time"] / held[(*key, row["ranks"], row["size"])]) for row in checked]
         found[key] = {
             "trained_on": measured[:-1],
@@ -372,9 +404,9 @@ def factor_growth(largest: list, next_largest: list, ranks: int, next_ranks: int
 
 def copy_rates(rows: list) -> list | None:
     """host_copy's rates, [[threads, block, B/s of all threads], ...], from
-    the pooled rows: what the simulator's bus takes where the ranks' blocks
-    stay in the caches (experiments.with_caches); None without the cached
-    blocks (launches made before host_copy measured them)."""
+    the pooled rows: what the simulator's bus of each point is taken from
+    (experiments.bus_rates, with_bus); None without the cached blocks
+    (launches made before host_copy measured them)."""
     blocks = {host_copy.BLOCK, *host_copy.CACHED_BLOCKS}
     copies = [row for row in _of(rows, "host_copy") if row["size"] in blocks]
     # Thread counts with every block measured: the table copy_rate interpolates over.
@@ -434,6 +466,8 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         )
     slowdown, most = bus_saturation(rows)
     caches = copy_rates(rows)
+    copies_per_message = message_copies(found_launches, said)
+    buses = bus_rates(caches, copies_per_message)
     copies = _of(rows, "host_copy", size=host_copy.BLOCK)
     if copies:
         threads = max(row["pairs"] for row in copies)
@@ -449,8 +483,9 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
             )
             said.append(
                 f"copies that stay in the caches go faster ({threads} cores copying {rates} GB/s): a point's bus is "
-                f"at least what its ranks' cores copy at once in blocks of what each rank works on (b_eff's four "
-                f"messages, a gather's buffer of every block; docs/PREDICTION.md)"
+                f"what as many cores as it has ranks copy at once in blocks of what each rank works on (b_eff's four "
+                f"messages, a gather's buffer of every block), over the copies of a message; mbw_mr keeps "
+                f"host_bandwidth (docs/PREDICTION.md)"
             )
     passes = _of(rows, "host_pass")
     if passes:
@@ -500,9 +535,9 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
                 continue
     draw_arguments = [{key: d[key] for key in FITTED} for d in draws]
 
-    factors = discrepancy(arguments, rows, caches=caches)
-    nearest = nearest_factors(arguments, rows, caches)
-    cv = cross_validation(arguments, rows, caches)
+    factors = discrepancy(arguments, rows, buses=buses)
+    nearest = nearest_factors(arguments, rows, buses)
+    cv = cross_validation(arguments, rows, buses)
     record = {
         "directory": os.fspath(directory),
         "launches": [r.params.get("started") for r in found_launches],
@@ -539,7 +574,8 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
             "cv_median_error": float(np.median(np.abs(np.expm1(errors)))) if errors else None,
         }
     record["host_copy"] = caches
-    record["residuals"] = family_residuals(arguments, rows, caches)
+    record["message_copies"] = copies_per_message
+    record["residuals"] = family_residuals(arguments, rows, buses)
 
     fab = fabrics.cluster(ranks, **arguments)
     provenance = {"source": "fit", "calibration": os.fspath(directory)}
@@ -558,7 +594,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
     return fab, record, said
 
 
-def family_residuals(arguments: dict, rows: list, caches: list | None = None) -> dict:
+def family_residuals(arguments: dict, rows: list, buses: list | None = None) -> dict:
     """Per family: the median and largest relative residual (simulated -
     measured) / measured of the fitted platform."""
     fab2 = fabrics.cluster(2, **arguments)
@@ -585,7 +621,7 @@ def family_residuals(arguments: dict, rows: list, caches: list | None = None) ->
     for row in _of(rows, "incast"):
         fab = fabrics.cluster(row["ranks"], **arguments)
         add("incast", row["time"], patterns.incast(fab, senders=row["ranks"] - 1, size=row["size"]).rows[0]["time"])
-    times = simulated_rows(arguments, rows, caches=caches)
+    times = simulated_rows(arguments, rows, buses=buses)
     for row in rows:
         if of_row(row):
             experiment, schedule = of_row(row)

@@ -28,7 +28,7 @@ from ..params import byte_sizes, usage_error
 from ..results import kinds
 from ..results.result import Result
 from ..simulation import fabric as fabrics
-from .experiments import check, record_key, simulate
+from .experiments import bus_rates, check, record_key, simulate
 from .fit import Z95, factor_at
 
 DRAWS = 200
@@ -126,16 +126,16 @@ def predict(
     if len(fab.draws) < draws:
         say(f"predict: the platform holds {len(fab.draws)} parameter draws; using them all")
 
-    caches = record.get("host_copy")
+    buses = bus_rates(record.get("host_copy"), record.get("message_copies", 1))
     rows = []
     for n in nodes:
         factor_of = _factors(terms, factor, n)
         began = clock.perf_counter()
-        central = simulate(base, experiment, schedule, n, sizes, collective, name, factor_of, caches)
+        central = simulate(base, experiment, schedule, n, sizes, collective, name, factor_of, buses)
         took = clock.perf_counter() - began
-        raw = simulate(base, experiment, schedule, n, sizes, collective, name, caches=caches) if factor_of else central
+        raw = simulate(base, experiment, schedule, n, sizes, collective, name, buses=buses) if factor_of else central
         samples = _draws(
-            base, drawn, experiment, schedule, n, sizes, collective, name, took, budget, central, factor_of, caches, say
+            base, drawn, experiment, schedule, n, sizes, collective, name, took, budget, central, factor_of, buses, say
         )
         for index, size in enumerate(sizes):
             spread = float(np.std(np.log([s[index] for s in samples]))) if len(samples) > 1 else 0.0
@@ -212,7 +212,7 @@ def _draws(
     budget: float,
     central: list,
     factor_of,
-    caches,
+    buses,
     say,
 ) -> list[list[float]]:
     """Each draw's simulated times: simulated in full where the central
@@ -222,7 +222,7 @@ def _draws(
         return []
     if took * len(drawn) <= budget:
         return [
-            simulate({**base, **draw}, experiment, schedule, n, sizes, collective, name, factor_of, caches)
+            simulate({**base, **draw}, experiment, schedule, n, sizes, collective, name, factor_of, buses)
             for draw in drawn
         ]
     keys = [key for key in drawn[0] if np.std([d[key] for d in drawn]) > 0 and not isinstance(base[key], str)]
@@ -237,7 +237,7 @@ def _draws(
         moved = {**base, key: base[key] + step}
         if key == "eager_threshold":
             moved[key] = int(round(moved[key]))
-        shifted = simulate(moved, experiment, schedule, n, sizes, collective, name, factor_of, caches)
+        shifted = simulate(moved, experiment, schedule, n, sizes, collective, name, factor_of, buses)
         slopes[key] = [(s - c) / (moved[key] - base[key]) for s, c in zip(shifted, central)]
     return [
         [max(c + sum(slopes[k][i] * (d[k] - base[k]) for k in keys), c * 1e-3) for i, c in enumerate(central)]

@@ -236,6 +236,12 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
         "machine": machine(),
         "launcher": launcher(),
     }
+    # How the MPI copies a message between two ranks of a host (Open MPI's shared-memory transport: once by
+    # the receiver with cma, xpmem or knem; twice, in and out of shared fragments, with none or emulated):
+    # what a message costs the host's memory (docs/PREDICTION.md). Absent where the MPI has no such variable.
+    single_copy = _core.mpi_control_variable("btl_vader_single_copy_mechanism")
+    if single_copy:
+        env["shared_memory_single_copy"] = single_copy
     if slurm_job is not None:
         env["slurm"] = slurm_job
     if any(variables != rank_variables[0] for variables in host_variables.values()):
