@@ -12,7 +12,9 @@
 # held-out rank counts, default HELDOUT_RANKS: b_eff is cheap where a 64-rank gather is not),
 # SIZES (held-out gathers, bytes per node, MIN:MAX doubling: default 64K:16M), CAL_SIZES (the
 # calibration's gathers, default 64K,256K,1M,4M,16M), BEFF_M (b_eff's largest log2,
-# default 20), FPGACOMM (the command, default .venv/bin/fpgacomm).
+# default 20), FPGACOMM (the command, default .venv/bin/fpgacomm), BIND (mpirun's --bind-to, default core:
+# unbound ranks share cores until the scheduler spreads them, and b_eff's first size took 0.7-5.3 ms an
+# exchange so where bound ranks took 1 us, bench/RESULTS.md; campaigns up to blind 16 ran with none).
 set -u
 out=${1:?give the output folder}
 rounds=${2:-3}
@@ -52,7 +54,7 @@ launch() {  # NAME NP ARGS...: one launch, unless it would end past the deadline
         echo "skipped $name: it would end past the deadline of ${deadline} s" >> "$log"; return
     fi
     local t0=$SECONDS
-    mpirun --oversubscribe --bind-to none -np "$np" "$fpgacomm" "$@" > "$out/heldout/$name.txt" 2>&1
+    mpirun --oversubscribe --bind-to "${BIND:-core}" -np "$np" "$fpgacomm" "$@" > "$out/heldout/$name.txt" 2>&1
     local rc=$?
     took[$kind]=$((SECONDS - t0))
     echo "$name np=$np rc=$rc wall=${took[$kind]} s load=$(cut -d' ' -f1 /proc/loadavg)" >> "$log"

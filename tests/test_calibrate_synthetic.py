@@ -394,3 +394,28 @@ def test_a_prediction_with_every_core_of_a_host_running_a_rank_says_what_it_cann
         "exchange with 64 ranks on a 64-core host, 1 us with 32; 1.1 us with 32 ranks on a 32-core host); leave "
         "cores free"
     ]
+
+
+def test_launches_whose_ranks_were_not_bound_are_said(tmp_path):
+    generator = np.random.default_rng(43)
+    for index, cores in enumerate((32, 1)):
+        launch = _launch(generator)
+        launch.env["machine"] = {"affinity_cores": cores}
+        launch.write_json(tmp_path / f"launch-synthetic-{index}.json")
+    said = fit.fit(tmp_path, bootstrap=4)[2]
+    found = [line for line in said if "not bound to cores" in line]
+    assert found == [
+        "the launches' ranks were not bound to cores (rank 0 could run on 32): b_eff's first sizes can take "
+        "milliseconds an exchange so (docs/PREDICTION.md, Limits); launch calibrate run with mpirun --bind-to core"
+    ]
+
+
+@pytest.mark.parametrize("cores, ranks, warned", [(1, 8, False), (32, 2, False), (32, 8, True)])
+def test_calibrate_run_warns_where_its_ranks_are_not_bound(cores, ranks, warned):
+    """Two ranks are bound to cores by Open MPI's default; more are bound to the package, which lets two
+    polling ranks share a core until the scheduler spreads them."""
+    warning = campaign.unbound_warning(cores, ranks)
+    assert bool(warning) == warned
+    if warned:
+        assert warning.startswith(f"fpgacomm: warning: calibrate run: rank 0 may run on {cores} cores, not bound")
+        assert warning.endswith("launch with mpirun --bind-to core")

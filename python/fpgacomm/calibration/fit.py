@@ -467,6 +467,13 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
     slowdown, most = bus_saturation(rows)
     caches = copy_rates(rows)
     copies_per_message = message_copies(found_launches, said)
+    unbound = [r.env.get("machine", {}).get("affinity_cores") or 1 for r in found_launches]
+    if ranks > 2 and max(unbound) > 1:
+        said.append(
+            f"the launches' ranks were not bound to cores (rank 0 could run on {max(unbound)}): b_eff's first "
+            f"sizes can take milliseconds an exchange so (docs/PREDICTION.md, Limits); launch calibrate run with "
+            f"mpirun --bind-to core"
+        )
     buses = bus_rates(caches, copies_per_message)
     copies = _of(rows, "host_copy", size=host_copy.BLOCK)
     if copies:
