@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One call on a lent host (the run tool): whether b_eff's first sizes (1-2 B)
 # take milliseconds an exchange only when the ranks are not bound to cores.
-# The held-out campaign and calibrate run launch with --bind-to none (host_copy
-# widens rank 0 to every core), and b_eff at 1 B has taken 44 us-8 ms an
-# exchange there where 4 B took 1 us. ROUNDS launches a side of b_eff at 1-16 B
+# The held-out campaign launched with --bind-to none up to blind 16 (host_copy
+# widens rank 0 to every core anyway), and b_eff at 1 B took 44 us-8 ms an
+# exchange there where 4 B took 1 us; it binds to cores since. ROUNDS launches a side of b_eff at 1-16 B
 # with RANKS ranks (default: the host's cores, then 8), --bind-to none and
 # --bind-to core taking turns; each launch's Result in $OUT/beff-RANKS-MODE-I.json.
 #   bench/beff_binding_probe.sh [ROUNDS]
