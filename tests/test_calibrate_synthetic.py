@@ -13,6 +13,7 @@ from fpgacomm.calibration import campaign, experiments, fit, host_copy, predict
 from fpgacomm.calibration.experiments import WINDOW, one_way, simulate
 from fpgacomm.calibration.families import BENCHMARK, UNITS
 from fpgacomm.results.result import Result
+from fpgacomm.runtime import environment
 from fpgacomm.simulation import fabric as fabrics
 from fpgacomm.simulation import patterns
 
@@ -410,12 +411,15 @@ def test_launches_whose_ranks_were_not_bound_are_said(tmp_path):
     ]
 
 
-@pytest.mark.parametrize("cores, ranks, warned", [(1, 8, False), (32, 2, False), (32, 8, True)])
-def test_calibrate_run_warns_where_its_ranks_are_not_bound(cores, ranks, warned):
+@pytest.mark.parametrize(
+    "allowed, ranks, warned", [(1, 8, False), (32, 2, False), (32, 8, True), (32, 32, True), (2, 4, False)]
+)
+def test_a_measured_run_warns_where_its_ranks_are_not_bound(allowed, ranks, warned):
     """Two ranks are bound to cores by Open MPI's default; more are bound to the package, which lets two
-    polling ranks share a core until the scheduler spreads them."""
-    warning = campaign.unbound_warning(cores, ranks)
+    polling ranks share a core until the scheduler spreads them. Ranks that outnumber the cores (the 2-core
+    machine's four) cannot all be bound: no warning there."""
+    warning = environment.unbound_warning(allowed, ranks, 32 if allowed > 2 else 2)
     assert bool(warning) == warned
     if warned:
-        assert warning.startswith(f"fpgacomm: warning: calibrate run: rank 0 may run on {cores} cores, not bound")
+        assert warning.startswith(f"fpgacomm: warning: rank 0 may run on {allowed} cores, not bound to one")
         assert warning.endswith("launch with mpirun --bind-to core")

@@ -114,8 +114,8 @@ class Rounds:
     round, and the machine's state around the run (env["machine"]).
     Collective (the seed is broadcast where drawn; the host memory of the
     rounds is checked); call at the start of the measuring, after the
-    options are checked: it prints the warning of a loaded machine
-    (environment.warn_if_loaded)."""
+    options are checked: it prints the warnings of a loaded machine and of
+    unbound ranks (environment.warn_if_loaded, warn_if_unbound)."""
 
     def __init__(self, comm, sizes: list, rounds: int = 1, round_seed: int | None = None):
         check_rounds(rounds, round_seed)
@@ -128,6 +128,7 @@ class Rounds:
         self.count = int(rounds)
         self.check_memory()
         self.load_before = environment.warn_if_loaded(comm)
+        environment.warn_if_unbound(comm)
         if self.count > 1 and round_seed is None:
             round_seed = comm.bcast(secrets.randbits(63) if comm.Get_rank() == 0 else None, root=0)
         self.seed = None if round_seed is None else int(round_seed)

@@ -17,7 +17,6 @@ import datetime
 import json
 import os
 import secrets
-import sys
 import time
 
 import numpy as np
@@ -232,7 +231,7 @@ def run(
     generator = np.random.default_rng(seed)
     started = datetime.datetime.now(datetime.timezone.utc)
     load_before = environment.warn_if_loaded(comm)
-    _warn_if_unbound(comm)
+    environment.warn_if_unbound(comm)
     ping_sizes = drawn_sizes(generator, pingpong_sizes, PINGPONG_LARGEST)
     tasks = _tasks(ranks, list(sizes))
     order = [tasks[i] for i in generator.permutation(len(tasks))]
@@ -277,26 +276,6 @@ def run(
         _add_to_index(directory, name, result)
     comm.Barrier()
     return result
-
-
-def unbound_warning(cores: int, ranks: int) -> str:
-    """The warning of a campaign whose rank 0 may run on `cores` cores with
-    `ranks` ranks on its host, or "" where it is bound (or alone with one
-    peer, which Open MPI binds to cores by default)."""
-    if cores <= 1 or ranks <= 2:
-        return ""
-    return (
-        f"fpgacomm: warning: calibrate run: rank 0 may run on {cores} cores, not bound to one: unbound ranks "
-        f"share cores until the scheduler spreads them, and b_eff's first size took 0.7-5.3 ms an exchange so "
-        f"where bound ranks took 1 us (32 ranks of a 32-core host); launch with mpirun --bind-to core"
-    )
-
-
-def _warn_if_unbound(comm) -> None:
-    hosts = _core.host_names(comm)
-    warning = unbound_warning(environment.affinity_cores(), hosts.count(hosts[comm.Get_rank()]))
-    if warning and comm.Get_rank() == 0:
-        print(warning, file=sys.stderr, flush=True)
 
 
 def _wait_for_all(comm) -> None:
