@@ -120,3 +120,16 @@ def test_reduce_scatter_blocks_cover_the_vector(comm):
     size = 4 * (3 * ranks + 1)
     result = collectives.reduce_scatter(comm, sizes=[size], mem="D", iterations=2, warmup=0, validate=True)
     assert_all(comm, result.rows[0]["validation"] == "pass", "reduce_scatter of an uneven vector")
+
+
+def test_the_binding_check_of_one_rank_alone_leaves_no_rank_out_of_the_next(comm):
+    """environment.warn_if_unbound is collective on every call: a run on
+    rank 0 alone first must not let rank 0 skip the next run's check while
+    the others wait in it."""
+    from fpgacomm.runtime import environment
+    from mpi4py import MPI
+
+    if comm.Get_rank() == 0:
+        environment.warn_if_unbound(MPI.COMM_SELF)
+    environment.warn_if_unbound(comm)
+    assert_all(comm, True)

@@ -26,6 +26,7 @@ from .. import units
 from ..models.least_squares import constrained_linear
 from ..params import usage_error
 from ..results.result import Result
+from ..runtime import environment
 from ..simulation import fabric as fabrics
 from ..simulation import mpi_library as mpi_rules
 from ..simulation import patterns
@@ -270,6 +271,14 @@ def message_copies(results: list[Result], said: list) -> int:
     return 1
 
 
+def unbound_cores(launch: Result) -> int:
+    """The cores rank 0 of a calibration launch could run on where it was
+    unbound (environment.unbound, the rule of the run's own warning), else 0."""
+    allowed = launch.env.get("machine", {}).get("affinity_cores") or 1
+    here = launch.params.get("ranks_per_host", launch.params["ranks"])
+    return allowed if environment.unbound(allowed, here, launch.params.get("cores") or 1) else 0
+
+
 def factor_at(size_factors: list, size: int) -> float:
     """The discrepancy factor at `size` from [[size, factor], ...] (sorted by
     size): interpolated linearly in log size and log factor between the
@@ -467,14 +476,14 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
     slowdown, most = bus_saturation(rows)
     caches = copy_rates(rows)
     copies_per_message = message_copies(found_launches, said)
-    unbound = [r.env.get("machine", {}).get("affinity_cores") or 1 for r in found_launches]
-    if ranks > 2 and max(unbound) > 1:
+    buses = bus_rates(caches, copies_per_message)
+    free = max(unbound_cores(result) for result in found_launches)
+    if free:
         said.append(
-            f"the launches' ranks were not bound to cores (rank 0 could run on {max(unbound)}): b_eff's first "
+            f"the launches' ranks were not bound to cores (rank 0 could run on {free}): b_eff's first "
             f"sizes can take milliseconds an exchange so (docs/PREDICTION.md, Limits); launch calibrate run with "
             f"mpirun --bind-to core"
         )
-    buses = bus_rates(caches, copies_per_message)
     copies = _of(rows, "host_copy", size=host_copy.BLOCK)
     if copies:
         threads = max(row["pairs"] for row in copies)

@@ -27,7 +27,7 @@ _RUNTIME_VARIABLES = (
 )
 GOVERNOR_FILE = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"
 _warned_of_load = False  # the load warning is printed once per process
-_checked_binding = False  # the binding is checked once per process, on every rank alike
+_warned_of_binding = False  # the binding warning too
 EMULATION_NOTE = (
     "software emulation: kernels and copies run on the host's cores, so these timings are the "
     "emulator's, not an FPGA's performance"
@@ -126,13 +126,17 @@ def warn_if_loaded(comm) -> float | None:
     return load
 
 
+def unbound(allowed: int, ranks_here: int, cores: int) -> bool:
+    """Whether rank 0, free to run on `allowed` of its host's `cores`, is
+    unbound where binding would keep the host's `ranks_here` ranks apart:
+    more than two of them (Open MPI binds two to cores by default), and no
+    more than the cores (no binding helps ranks that outnumber them)."""
+    return allowed > 1 and 2 < ranks_here <= cores
+
+
 def unbound_warning(allowed: int, ranks_here: int, cores: int) -> str:
-    """The one warning line of a run whose rank 0 may run on `allowed` of
-    its host's `cores` with `ranks_here` ranks on that host, or "" where it
-    is bound to one core, where two ranks share the host (Open MPI binds
-    them to cores by default) or where the ranks outnumber the cores (no
-    binding helps then)."""
-    if allowed <= 1 or ranks_here <= 2 or ranks_here > cores:
+    """The one warning line of a run whose rank 0 is `unbound`, or ""."""
+    if not unbound(allowed, ranks_here, cores):
         return ""
     return (
         f"fpgacomm: warning: rank 0 may run on {allowed} cores, not bound to one: ranks that are not bound share "
@@ -143,18 +147,17 @@ def unbound_warning(allowed: int, ranks_here: int, cores: int) -> str:
 
 
 def warn_if_unbound(comm) -> None:
-    """At the start of a measured run, collectively: on rank 0,
-    unbound_warning's line on stderr where it applies, once per process (a
-    suite of many runs checks once)."""
-    global _checked_binding
-    if _checked_binding:
-        return
-    _checked_binding = True
+    """At the start of a measured run, collectively (every call, so that a
+    run on a sub-communicator first cannot leave ranks out of a later one):
+    on rank 0, unbound_warning's line on stderr where it applies, once per
+    process (a suite of many runs warns once)."""
+    global _warned_of_binding
     hosts = _core.host_names(comm)
-    if comm.Get_rank() == 0:
+    if comm.Get_rank() == 0 and not _warned_of_binding:
         warning = unbound_warning(affinity_cores(), hosts.count(hosts[0]), os.cpu_count() or 1)
         if warning:
             print(warning, file=sys.stderr, flush=True)
+            _warned_of_binding = True
 
 
 def launcher() -> dict:
