@@ -82,7 +82,11 @@ def test_an_unknown_name_is_an_attribute_error():
 @pytest.mark.parametrize("given", [None, "3"], ids=["unset", "user's"])
 def test_a_launched_rank_starts_no_blas_threads_unless_the_user_says_how_many(given):
     # NumPy's OpenBLAS starts one thread per core in each rank otherwise (runtime/launched.py).
-    code = "import json, os, fpgacomm; print(json.dumps(os.environ.get('OPENBLAS_NUM_THREADS')))"
+    # One write per rank: unbuffered (PYTHONUNBUFFERED), print writes its text and its newline apart, and the
+    # two ranks' lines came interleaved ('"3""3"').
+    code = (
+        "import json, os, sys, fpgacomm; sys.stdout.write(json.dumps(os.environ.get('OPENBLAS_NUM_THREADS')) + '\\n')"
+    )
     run = processes.mpirun(
         2, sys.executable, "-c", code, timeout=120, env={} if given is None else {"OPENBLAS_NUM_THREADS": given}
     )
