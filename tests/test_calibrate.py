@@ -96,8 +96,7 @@ def test_fit_from_one_launch_says_it_cannot_bootstrap_and_predict_reads_it(launc
         str(prediction),
     )
     assert run.returncode == 0, run.stderr
-    # One rank count calibrated: no growth to carry past it, and the header says so.
-    assert "grown past the calibrated rank counts by their growth per doubling (none)" in run.stdout
+    assert "per size as at the largest calibrated rank count" in run.stdout
     rows = Result.read_json(prediction).rows
     assert [(row["nodes"], row["size"]) for row in rows] == [(4, 65536), (4, 1 << 20), (16, 65536), (16, 1 << 20)]
     assert all(row["low"] < row["time"] < row["high"] and row["experiment"] == "gather" for row in rows)

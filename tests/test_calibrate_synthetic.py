@@ -32,6 +32,7 @@ TRUTH = {
 }
 NOISE = 0.01
 RANKS = 8
+CORE_SLOWING = 0.005  # a core's speed lost per busy core of its host (ten lent hosts: 0.0066-0.0098)
 COPIES = 2  # each message copied into shared fragments and out (Open MPI without single copy)
 GATHER_SIZES = [64 << 10, 1 << 20, 4 << 20]
 
@@ -51,17 +52,18 @@ def _row(family, ranks, size, time, schedule="", pairs=0):
 
 
 def _caches(truth) -> list:
-    """The synthetic host's copy rates (host_copy's table): in memory no faster than the bus, in the caches
-    three times the bus (which must not become it)."""
-    return [
-        [
-            threads,
-            block,
-            min(threads * truth["intra_bandwidth"], (1 if block == host_copy.BLOCK else 3) * truth["host_bandwidth"]),
-        ]
-        for threads in host_copy.thread_counts(truth["ranks_per_host"])
-        for block in (*host_copy.CACHED_BLOCKS, host_copy.BLOCK)
-    ]
+    """The synthetic host's copy rates (host_copy's table): in memory no faster than the bus; in the caches
+    each core three times as fast as a message's copy, slower the more cores are busy (CORE_SLOWING), and in
+    the larger cached blocks all together no faster than three times the bus (which must not become it)."""
+    table = []
+    for threads in host_copy.thread_counts(truth["ranks_per_host"]):
+        cores = threads * 3 * truth["intra_bandwidth"] * (1 - CORE_SLOWING * (threads - 1))
+        for block in host_copy.CACHED_BLOCKS:
+            table.append(
+                [threads, block, cores if block in experiments.CORE_BLOCKS else min(cores, 3 * truth["host_bandwidth"])]
+            )
+        table.append([threads, host_copy.BLOCK, min(threads * truth["intra_bandwidth"], truth["host_bandwidth"])])
+    return table
 
 
 def _launch(generator, truth=TRUTH, copies=True) -> Result:
@@ -193,8 +195,6 @@ def test_platform_prints_saves_and_reads_back(fitted, tmp_path):
             "calibration of gather/tree: size_factors is [[65536, -1.0]], not a list of [size in bytes, factor] "
             "with both above 0; write it again with calibrate fit",
         ),
-        ("growth", 0, "calibration of gather/tree: growth 0; write it again with calibrate fit"),
-        ("growth", -1.1, "calibration of gather/tree: parameter growth is -1.1; give a finite number of 0 or more"),
         (
             "size_factors",
             [],
@@ -238,7 +238,8 @@ def test_a_bus_the_pairs_never_saturate_is_what_every_core_copies_at_once(tmp_pa
         cached = [line for line in said if line.startswith("copies that stay in the caches go faster")]
         rates = re.findall(r"(\d+ [KM]iB) blocks ([\d.]+)", cached[0])
         assert [block for block, _ in rates] == ["64 KiB", "256 KiB", "1 MiB", "4 MiB"], cached
-        assert [float(rate) for _, rate in rates] == pytest.approx([240] * 4, rel=0.05), cached  # three times the bus
+        every_core = 64 * 3 * TRUTH["intra_bandwidth"] / 1e9 * (1 - CORE_SLOWING * 63)  # in a core's own cache
+        assert [float(rate) for _, rate in rates] == pytest.approx([every_core] * 2 + [240] * 2, rel=0.05), cached
         passed = [line for line in said if "(host_pass)" in line]
         assert passed[0].startswith("not modelled: blocks passed on from core to core"), passed
         assert "GB/s a core with 1/32/64 cores passing at once" in passed[0], passed  # beside all, one step fewer
@@ -294,12 +295,12 @@ def test_the_bus_of_a_point_is_what_its_cores_copy_of_what_each_rank_works_on(ex
     arguments = {"host_bandwidth": 20e9, "ranks_per_host": 64}
     for copies in (1, 2):
         buses = experiments.bus_rates(table, copies)
-        found = experiments.with_bus(arguments, buses, experiment, ranks, size)["host_bandwidth"]
+        found = experiments.with_host(arguments, buses, experiment, ranks, size)["host_bandwidth"]
         expected = 20e9 if block is None else experiments.copy_rate(table, ranks, block) / copies
         assert found == pytest.approx(expected)
-    assert experiments.with_bus(arguments, None, experiment, ranks, size) == arguments
+    assert experiments.with_host(arguments, None, experiment, ranks, size) == arguments
     slow = [[threads, b, 1e9] for threads, b, _ in table]  # below the fitted bus too: a few cores' memory
-    assert experiments.with_bus(arguments, slow, experiment, ranks, size)["host_bandwidth"] == (
+    assert experiments.with_host(arguments, slow, experiment, ranks, size)["host_bandwidth"] == (
         20e9 if block is None else pytest.approx(1e9)
     )
 
@@ -324,31 +325,44 @@ def test_a_message_is_copied_twice_where_open_mpi_has_no_single_copy(mechanisms,
 def test_the_fit_records_host_copy_s_rates_for_the_bus(fitted):
     assert fitted[1]["message_copies"] == COPIES
     table = {(threads, block): rate for threads, block, rate in fitted[1]["host_copy"]}
-    assert table[(64, 65536)] == pytest.approx(3 * TRUTH["host_bandwidth"], rel=0.05)
+    assert table[(64, 65536)] == pytest.approx(64 * 3 * TRUTH["intra_bandwidth"] * (1 - CORE_SLOWING * 63), rel=0.05)
+    assert table[(64, 1 << 20)] == pytest.approx(3 * TRUTH["host_bandwidth"], rel=0.05)
     assert table[(64, host_copy.BLOCK)] == pytest.approx(TRUTH["host_bandwidth"], rel=0.05)
 
 
-def test_the_growth_is_the_factor_s_per_doubling_between_the_two_largest_counts_median_over_sizes():
-    largest, next_largest = (
-        [[65536, 1.5], [1 << 20, 2.0], [4 << 20, 2.6]],
-        [[65536, 1.0], [1 << 20, 2.0], [4 << 20, 2.0]],
-    )
-    assert fit.factor_growth(largest, next_largest, 8, 4) == pytest.approx(1.3)  # of 1.5, 1.0, 1.3
-    assert fit.factor_growth(largest, next_largest, 8, 2) == pytest.approx(1.3**0.5)  # two doublings
+def test_the_factor_of_the_largest_calibrated_count_is_kept_past_it():
+    terms = {"size_factors": [[65536, 1.5], [1 << 20, 1.2]], "cv_checked_on": 8}
+    factor_of = predict._factors(terms, 1.3)
+    assert factor_of(65536) == pytest.approx(1.5) and factor_of(1 << 20) == pytest.approx(1.2)
+    assert predict._factors({}, 1.0) is None
 
 
-@pytest.mark.parametrize("nodes, grown", [(4, 1.0), (8, 1.0), (16, 1.1), (32, 1.21), (128, 1.4641)])
-def test_past_the_calibrated_rank_counts_the_factor_grows_by_its_growth_per_doubling(nodes, grown):
-    terms = {"size_factors": [[1 << 20, 1.2]], "growth": 1.1, "cv_checked_on": 8}
-    assert predict._factors(terms, 1.2, nodes)(1 << 20) == pytest.approx(1.2 * grown)
+def test_the_fit_finds_how_a_core_slows_with_its_host_s_busy_cores(fitted):
+    buses = experiments.bus_rates(fitted[1]["host_copy"], COPIES)
+    for threads in (1, 8, 32, 64):
+        assert experiments.core_speed(buses, threads) == pytest.approx(1 - CORE_SLOWING * (threads - 1), rel=0.02)
 
 
-def test_a_record_without_growth_keeps_the_factor_of_the_largest_count():
-    """Platform files written before the growth was recorded, and experiments calibrated at one rank count."""
-    for growth in ({}, {"growth": None}):
-        terms = {"size_factors": [[1 << 20, 1.2]], "cv_checked_on": 8, **growth}
-        assert predict._factors(terms, 1.2, 1024)(1 << 20) == pytest.approx(1.2)
-    assert predict._factors({}, 1.0, 1024) is None
+def test_a_core_s_speed_is_a_line_through_one_alone_fitted_over_every_thread_count():
+    """Rates per core of 1, 0.9 and 0.8 at 1, 11 and 21 threads in both core blocks, one count off the line:
+    the line through 1 at one thread fits them all; far past the table it stops at SLOWEST; no table, no slowing."""
+    per_core = {1: 1.0, 11: 0.9, 21: 0.8, 16: 0.85 * 0.98}
+    table = [[n, b, n * 10e9 * speed] for n, speed in per_core.items() for b in (*experiments.CORE_BLOCKS, 1 << 20)]
+    lost = (10 * -0.1 + 20 * -0.2 + 15 * (0.85 * 0.98 - 1)) / (10**2 + 20**2 + 15**2)  # least squares through 1
+    assert experiments.core_speed(table, 31) == pytest.approx(1 + 30 * lost)
+    assert experiments.core_speed(table, 1) == 1.0
+    assert experiments.core_speed(table, 1000) == experiments.SLOWEST
+    assert experiments.core_speed(None, 64) == 1.0
+
+
+def test_a_point_s_rank_terms_slow_with_its_host_s_busy_cores_and_the_bus_is_untouched():
+    table = [[n, b, n * 10e9 * (1 - 0.01 * (n - 1))] for n in (1, 64) for b in (*experiments.CORE_BLOCKS, 1 << 20)]
+    arguments = {"send_overhead": 1e-6, "intra_bandwidth": 8e9, "host_bandwidth": 20e9, "ranks_per_host": 32}
+    found = experiments.with_host(arguments, table, "mbw_mr", 64, 65536)  # as many busy cores as the host holds
+    speed = 1 - 0.01 * 31
+    assert found["send_overhead"] == pytest.approx(1e-6 / speed)
+    assert found["intra_bandwidth"] == pytest.approx(8e9 * speed)
+    assert found["host_bandwidth"] == 20e9 and found["ranks_per_host"] == 32
 
 
 @pytest.mark.parametrize("nodes, steps", [(8, 1.0), (16, 1.0), (32, 2.0), (1024, 7.0)])

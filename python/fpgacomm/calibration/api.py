@@ -86,10 +86,9 @@ class Platform:
         lines.append(self.residuals.table("# residuals per family: (simulated - measured) / measured"))
         for name, item in self.record.get("experiments", {}).items():
             form = "none (one rank count)" if item["model_form"] is None else f"{item['model_form']:.3g}"
-            growth = "none" if item.get("growth") is None else f"{item['growth']:.3g}"
             lines.append(
                 f"# {name}: discrepancy factor {item['factor']:.3g} (median; per size "
-                f"{fit.factor_range(item.get('size_factors'))}; growth per doubling of the ranks {growth}), "
+                f"{fit.factor_range(item.get('size_factors'))}), "
                 f"scatter {item['scatter']:.3g}, model-form {form}"
             )
         return "\n".join(lines)

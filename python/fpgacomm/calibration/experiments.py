@@ -106,16 +106,52 @@ def bus_rates(copy_rates: list | None, message_copies: int) -> list | None:
     return [[threads, block, rate / message_copies] for threads, block, rate in copy_rates]
 
 
-def with_bus(arguments: dict, buses: list | None, experiment: str, ranks: int, size: int) -> dict:
-    """`arguments` with the point's host bus (`bus_rates`) at as many cores
-    as it has ranks on a host, copying blocks of what each rank works on:
-    from the caches where those stay there, from memory where they do not,
-    and the less, the fewer cores share the memory."""
-    block = held_per_rank(experiment, ranks, size)
-    if not buses or block is None:
+# host_copy's blocks that stay in a core's own cache (two of them fit its L2):
+# copied there, a core goes as fast as its clock, whatever the memory does.
+CORE_BLOCKS = (64 << 10, 256 << 10)
+SLOWEST = 0.1  # a core's speed never taken below this, however far past the table a line reaches
+
+
+def core_speed(buses: list | None, threads: int) -> float:
+    """A core's speed with `threads` cores of its host busy, over its speed
+    alone: host_copy's rate per core in the blocks that stay in a core's
+    cache (CORE_BLOCKS), which falls as servers clock their cores down the
+    more of them run, taken as a straight line in the busy cores through 1
+    at one (least squares over the table's thread counts: a single count's
+    rate is noisy, and predict carries the speed's change between the
+    calibrated counts far past them). Ten lent hosts of 32 and 64 cores
+    lost 0.66-0.98 % of a core's speed per busy core. 1.0 without host_copy's
+    table."""
+    if not buses:
+        return 1.0
+    alone = {block: copy_rate(buses, 1, block) for block in CORE_BLOCKS}
+    points = [
+        (count - 1, rate / count / alone[block] - 1)
+        for count, block, rate in buses
+        if block in CORE_BLOCKS and count > 1
+    ]
+    if not points:
+        return 1.0
+    busy, lost = np.array(points).T
+    per_core = float(busy @ lost / (busy @ busy))
+    return max(1.0 + per_core * (threads - 1), SLOWEST)
+
+
+def with_host(arguments: dict, buses: list | None, experiment: str, ranks: int, size: int) -> dict:
+    """`arguments` as the point's host runs it, with as many of its cores
+    busy as it has ranks there: a rank's own terms slowed by the cores'
+    speed (`core_speed`), and the host's bus (`bus_rates`) what as many
+    cores copy at once in blocks of what each rank works on: from the
+    caches where those stay there, from memory where they do not, and the
+    less, the fewer cores share the memory."""
+    if not buses:
         return arguments
     threads = min(ranks, arguments.get("ranks_per_host", ranks))
-    return {**arguments, "host_bandwidth": copy_rate(buses, threads, block)}
+    found = scaled(arguments, 1.0 / core_speed(buses, threads))
+    block = held_per_rank(experiment, ranks, size)
+    if block is None:
+        return found
+    return {**found, "host_bandwidth": copy_rate(buses, threads, block)}
 
 
 def simulate(
@@ -135,11 +171,12 @@ def simulate(
     factor_of(size): the discrepancy factor of each size, which scales a
     rank's own terms (`scaled`); None: the arguments as given. buses: the
     host's bus per cores and block (`bus_rates`), from which each point
-    takes its own (`with_bus`); None: the bus as given."""
+    takes its own bus and its cores' speed (`with_host`); None: the
+    arguments as given."""
     if factor_of is not None or buses:
         return [
             simulate(
-                with_bus(
+                with_host(
                     scaled(arguments, factor_of(size)) if factor_of else arguments, buses, experiment, ranks, size
                 ),
                 experiment,

@@ -402,15 +402,6 @@ def cross_validation(arguments: dict, rows: list, buses: list | None = None) -> 
     return found
 
 
-def factor_growth(largest: list, next_largest: list, ranks: int, next_ranks: int) -> float:
-    """How much an experiment's discrepancy factor grew per doubling of the
-    rank count from the next-to-largest calibrated count to the largest:
-    the median over its sizes (one size's growth is the ratio of two noisy
-    factors, which predict raises to a power past the calibrated counts)."""
-    doublings = math.log2(ranks / next_ranks)
-    return float(np.median([(factor / factor_at(next_largest, size)) ** (1 / doublings) for size, factor in largest]))
-
-
 def copy_rates(rows: list) -> list | None:
     """host_copy's rates, [[threads, block, B/s of all threads], ...], from
     the pooled rows: what the simulator's bus of each point is taken from
@@ -495,7 +486,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         at_most = {block: rate for count, block, rate in caches or [] if count == threads}
         if all(block in at_most for block in host_copy.CACHED_BLOCKS):
             rates = ", ".join(
-                f"{units.human_bytes(block)} blocks {at_most[block] / 1e9:.3g}" for block in host_copy.CACHED_BLOCKS
+                f"{units.human_bytes(block)} blocks {at_most[block] / 1e9:.4g}" for block in host_copy.CACHED_BLOCKS
             )
             said.append(
                 f"copies that stay in the caches go faster ({threads} cores copying {rates} GB/s): a point's bus is "
@@ -569,20 +560,9 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         checked = cv.get((experiment, schedule), {})
         errors = checked.get("log_errors", [])
         model_form = float(np.sqrt(np.mean(np.square(errors)))) if errors else None
-        growth = (
-            factor_growth(
-                nearest[(experiment, schedule)],
-                checked["trained_factors"],
-                checked["checked_on"],
-                checked["trained_on"][-1],
-            )
-            if checked
-            else None
-        )
         record["experiments"][record_key(experiment, schedule)] = {
             "factor": math.exp(item["log_factor"]),
             "size_factors": nearest[(experiment, schedule)],
-            "growth": growth,
             "scatter": scatter,
             "model_form": model_form,
             "cv_trained_on": checked.get("trained_on"),

@@ -2,9 +2,9 @@
 with its 95 % interval (docs/PREDICTION.md, "The interval")::
 
     time = simulated(fitted parameters, a rank's own terms scaled by the
-                     discrepancy factor of the size, grown past the
-                     calibrated rank counts as it grew between the two
-                     largest of them)
+                     discrepancy factor of the size at the largest
+                     calibrated rank count and slowed by its host's busy
+                     cores, experiments.core_speed)
     log-sd = sqrt(sd of log simulated over the parameter draws ^ 2
                   + residual scatter ^ 2 + (model-form term * reach) ^ 2)
     low, high = time * exp(-/+ 1.96 log-sd)
@@ -127,9 +127,9 @@ def predict(
         say(f"predict: the platform holds {len(fab.draws)} parameter draws; using them all")
 
     buses = bus_rates(record.get("host_copy"), record.get("message_copies", 1))
+    factor_of = _factors(terms, factor)
     rows = []
     for n in nodes:
-        factor_of = _factors(terms, factor, n)
         began = clock.perf_counter()
         central = simulate(base, experiment, schedule, n, sizes, collective, name, factor_of, buses)
         took = clock.perf_counter() - began
@@ -163,7 +163,6 @@ def predict(
         "sizes": sizes,
         "platform": platform if isinstance(platform, str) else name,
         "factor": factor,
-        "growth": terms.get("growth"),
         "scatter": scatter,
         "model_form": model_form,
         "interval": 0.95,
@@ -172,19 +171,15 @@ def predict(
     return Result(kinds.PREDICTION, params, fabrics._env(), rows, UNITS)
 
 
-def _factors(terms: dict, factor: float, nodes: int):
-    """The discrepancy factor per size at `nodes` ranks, or None without a
-    calibration record (the simulation as it is): the factor at the largest
-    calibrated count, times the experiment's growth per doubling for each
-    doubling past that count (docs/PREDICTION.md, "Growth past the
-    calibrated counts", says why all of it)."""
+def _factors(terms: dict, factor: float):
+    """The discrepancy factor per size, or None without a calibration record
+    (the simulation as it is): the factor at the largest calibrated count,
+    kept past it (docs/PREDICTION.md, "Past the calibrated counts", says why
+    it is not grown)."""
     if not terms:
         return None
     pairs = terms.get("size_factors") or [[1, factor]]
-    growth, calibrated = terms.get("growth"), terms.get("cv_checked_on")
-    doublings = math.log2(nodes / calibrated) if growth and calibrated and nodes > calibrated else 0.0
-    grown = growth**doublings if doublings else 1.0
-    return lambda size: factor_at(pairs, size) * grown
+    return lambda size: factor_at(pairs, size)
 
 
 def reach(terms: dict, record: dict, nodes: int) -> float:

@@ -124,17 +124,15 @@ def run_fit(args) -> int:
     for family, item in record["residuals"].items():
         print(f"{family:<16} {item['points']:>6} {item['median']:>+16.1%} {item['largest']:>+9.1%}")
     print(
-        f"{'experiment':<16} {'factor':>7} {'per size':>16} {'growth':>7} {'scatter':>8} {'model-form':>11}  "
-        f"(factor: the median; per size: at the largest rank count, what scales a rank's own terms; growth: the "
-        f"factor's per doubling of the rank count, from the next-to-largest count to the largest (the median "
-        f"over sizes), which predict carries on past them; model-form: cross-validation, the factors at the next-to-largest rank "
+        f"{'experiment':<16} {'factor':>7} {'per size':>16} {'scatter':>8} {'model-form':>11}  "
+        f"(factor: the median; per size: at the largest rank count, what scales a rank's own terms, "
+        f"which predict keeps past them; model-form: cross-validation, the factors at the next-to-largest rank "
         f"count checked at the largest)"
     )
     for name, item in record["experiments"].items():
         form = "none" if item["model_form"] is None else f"{item['model_form']:.3f}"
         per_size = fit.factor_range(item["size_factors"])
-        growth = "none" if item["growth"] is None else f"{item['growth']:.3f}"
-        print(f"{name:<16} {item['factor']:>7.3f} {per_size:>16} {growth:>7} {item['scatter']:>8.3f} {form:>11}")
+        print(f"{name:<16} {item['factor']:>7.3f} {per_size:>16} {item['scatter']:>8.3f} {form:>11}")
     fit.write(fab, record, args.output)
     print(f"# written to {args.output}")
     return 0

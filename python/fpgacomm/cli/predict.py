@@ -73,13 +73,12 @@ def run(args) -> int:
         draws=args.draws,
         say=lambda line: print(line, file=sys.stderr, flush=True),
     )
-    growth = result.params["growth"]
     print(
         result.table(
             f"# predicted {args.experiment} on {args.fabric}: time with its 95 % interval (low, high); "
             f"simulated: before the discrepancy factors (median {result.params['factor']:.3g}), which scale a "
-            f"rank's own terms per size, grown past the calibrated rank counts by their growth per doubling "
-            f"({'none' if growth is None else f'{growth:.3g}'})"
+            f"rank's own terms per size as at the largest calibrated rank count; a rank's own terms also slow with "
+            f"the cores its host keeps busy (docs/PREDICTION.md, A core's speed)"
         ),
         flush=True,
     )

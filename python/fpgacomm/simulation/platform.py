@@ -163,9 +163,8 @@ def parse(text: str, registry: dict, where: str = "platform") -> Platform:
 
 
 # The terms of one experiment in a calibration record that a prediction computes with (calibration/predict.py),
-# each a finite number of 0 or more; model_form and growth may be null (one rank count: nothing was held
-# out, nothing to grow from), and growth is absent from files written before it was recorded.
-CALIBRATION_TERMS = ("factor", "scatter", "model_form", "growth")
+# each a finite number of 0 or more; model_form may be null (one rank count: nothing was held out).
+CALIBRATION_TERMS = ("factor", "scatter", "model_form")
 
 
 def check_calibration(where: str, record) -> None:
@@ -188,14 +187,13 @@ def check_calibration(where: str, record) -> None:
             raise UsageError(f"{where}: calibration of {key} is {terms!r}; write it again with calibrate fit")
         for term in CALIBRATION_TERMS:
             value = terms.get(term, 0.0)
-            if term in ("model_form", "growth") and value is None:
+            if term == "model_form" and value is None:
                 continue
             if isinstance(value, str):  # check_value lets names through, which a term is not
                 raise UsageError(f"{where}: calibration of {key}: parameter {term} is {value!r}; give a number")
             check_value(f"{where}: calibration of {key}", term, value)
-        for term in ("factor", "growth"):  # each multiplies a rank's terms
-            if terms.get(term) == 0:
-                raise UsageError(f"{where}: calibration of {key}: {term} 0; write it again with calibrate fit")
+        if terms.get("factor") == 0:  # it multiplies a rank's terms
+            raise UsageError(f"{where}: calibration of {key}: factor 0; write it again with calibrate fit")
         pairs = terms.get("size_factors", [[1, 1.0]])
         if not isinstance(pairs, list) or not pairs or any(not _positive_numbers(pair, 2) for pair in pairs):
             raise UsageError(
