@@ -240,6 +240,12 @@ def test_a_bus_the_pairs_never_saturate_is_what_every_core_copies_at_once(tmp_pa
         assert [block for block, _ in rates] == ["64 KiB", "256 KiB", "1 MiB", "4 MiB"], cached
         every_core = 64 * 3 * TRUTH["intra_bandwidth"] / 1e9 * (1 - CORE_SLOWING * 63)  # in a core's own cache
         assert [float(rate) for _, rate in rates] == pytest.approx([every_core] * 2 + [240] * 2, rel=0.05), cached
+        slowing = [line for line in said if line.startswith("a core slows with its host's busy cores")]
+        lost = float(re.search(r"\(([\d.]+)% of its speed lost per busy core", slowing[0]).group(1))
+        assert lost == pytest.approx(100 * CORE_SLOWING, rel=0.1), slowing
+        assert re.search(
+            r"run at 0\.6[89] of one core's speed with 64 busy, 0\.96 with 8 ", slowing[0]
+        ), slowing  # 0.685
         passed = [line for line in said if "(host_pass)" in line]
         assert passed[0].startswith("not modelled: blocks passed on from core to core"), passed
         assert "GB/s a core with 1/32/64 cores passing at once" in passed[0], passed  # beside all, one step fewer

@@ -31,7 +31,7 @@ from ..simulation import fabric as fabrics
 from ..simulation import mpi_library as mpi_rules
 from ..simulation import patterns
 from . import host_copy
-from .experiments import WINDOW, bus_rates, of_row, one_way, record_key, simulate
+from .experiments import WINDOW, bus_rates, core_speed, of_row, one_way, record_key, simulate
 from .families import BENCHMARK, FAMILIES
 
 # What the fit cannot do without (the others refine the check).
@@ -493,6 +493,13 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
                 f"what as many cores as it has ranks copy at once in blocks of what each rank works on (b_eff's four "
                 f"messages, a gather's buffer of every block), over the copies of a message; mbw_mr keeps "
                 f"host_bandwidth (docs/PREDICTION.md)"
+            )
+            lost = 1 - core_speed(buses, 2)
+            said.append(
+                f"a core slows with its host's busy cores ({lost:.2%} of its speed lost per busy core, the line through "
+                f"host_copy's rates per core in blocks that stay in its cache): a point's ranks run at "
+                f"{core_speed(buses, threads):.2f} of one core's speed with {threads} busy, "
+                f"{core_speed(buses, min(8, threads)):.2f} with {min(8, threads)} (docs/PREDICTION.md)"
             )
     passes = _of(rows, "host_pass")
     if passes:
