@@ -410,10 +410,10 @@ def test_a_prediction_with_every_core_of_a_host_running_a_rank_says_what_it_cann
     said = []
     predict.predict(fitted[3], "beff", "ring", [32, 64, 128], [1024], draws=2, say=said.append)
     assert [line for line in said if "every core of a host runs a rank" in line] == [
-        "predict: at 64, 128 ranks every core of a host runs a rank: measured runs there may wait on the "
+        "predict: at 64, 128 ranks every core of a host runs a rank: ranks not bound to cores there wait on the "
         "operating system's scheduler, which the simulated network does not hold (b_eff at 1 B: 0.5-2.3 ms an "
-        "exchange with 64 ranks on a 64-core host, 1 us with 32; 1.1 us with 32 ranks on a 32-core host); leave "
-        "cores free"
+        "exchange with 64 unbound ranks on a 64-core host; 1.0-1.2 us with 16 and 32 bound ranks on hosts of as "
+        "many cores); measure them with mpirun --bind-to core"
     ]
 
 

@@ -117,10 +117,10 @@ def predict(
     full = [n for n in nodes if record.get("cores") and min(n, base.get("ranks_per_host", n)) >= record["cores"]]
     if full:
         say(
-            f"predict: at {', '.join(map(str, full))} ranks every core of a host runs a rank: measured runs there "
-            f"may wait on the operating system's scheduler, which the simulated network does not hold (b_eff at "
-            f"1 B: 0.5-2.3 ms an exchange with 64 ranks on a 64-core host, 1 us with 32; 1.1 us with 32 ranks on "
-            f"a 32-core host); leave cores free"
+            f"predict: at {', '.join(map(str, full))} ranks every core of a host runs a rank: ranks not bound to "
+            f"cores there wait on the operating system's scheduler, which the simulated network does not hold "
+            f"(b_eff at 1 B: 0.5-2.3 ms an exchange with 64 unbound ranks on a 64-core host; 1.0-1.2 us with 16 "
+            f"and 32 bound ranks on hosts of as many cores); measure them with mpirun --bind-to core"
         )
     drawn = fab.draws[:draws]
     if len(fab.draws) < draws:
