@@ -117,11 +117,10 @@ def core_speed(buses: list | None, threads: int) -> float:
     alone: host_copy's rate per core in the blocks that stay in a core's
     cache (CORE_BLOCKS), which falls as servers clock their cores down the
     more of them run, taken as a straight line in the busy cores through 1
-    at one (least squares over the table's thread counts: a single count's
-    rate is noisy, and predict carries the speed's change between the
-    calibrated counts far past them). Ten lent hosts of 32 and 64 cores
-    lost 0.66-0.98 % of a core's speed per busy core. 1.0 without host_copy's
-    table."""
+    at one (least squares over the table's thread counts and both blocks:
+    a single count's rate is noisy, 0.87-1.07 of one core's at 2 threads).
+    Lent hosts of 16, 32 and 64 cores lost 0.66-0.98 % of a core's speed per
+    busy core. 1.0 without host_copy's table."""
     if not buses:
         return 1.0
     alone = {block: copy_rate(buses, 1, block) for block in CORE_BLOCKS}
