@@ -68,7 +68,7 @@ def test_fit_from_one_launch_says_it_cannot_bootstrap_and_predict_reads_it(launc
     assert run.returncode == 0, run.stderr
     assert "too few launches to bootstrap (1)" in run.stdout
     assert "residual: (simulated - measured) / measured" in run.stdout
-    assert "not modelled: blocks passed on from core to core as a ring gather forwards them (host_pass)" in run.stdout
+    assert "b_eff's messages past 128 KiB pass through the caches the cores share" in run.stdout
     document = json.loads(platform.read_text())
     assert document["schema"] == "fpgacomm.platform/1" and document["preset"] == "cluster"
     assert all(item["value"] >= 0 for item in document["parameters"].values() if not isinstance(item["value"], str))

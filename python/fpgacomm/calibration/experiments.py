@@ -6,6 +6,7 @@ that the fit's discrepancy and the prediction take the same times."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -95,15 +96,30 @@ def copy_rate(table: list, threads: int, block: int) -> float:
     return float(np.interp(math.log(threads), np.log(counts), [at(count) for count in counts]))
 
 
-def bus_rates(copy_rates: list | None, message_copies: int) -> list | None:
-    """The host's bus in bytes of messages, [[threads, block, B/s], ...]:
-    host_copy's rates (what its cores copy at once) over the times the MPI
-    copies each message inside a host (fit.message_copies: once by the
-    receiver with a single-copy mechanism, twice through shared fragments
-    without one). None without host_copy's table."""
+@dataclass(frozen=True)
+class Buses:
+    """The host's buses in bytes of messages, each [[threads, block, B/s of
+    all threads], ...]: what its cores copy at once, each its own block
+    (host_copy), and what they pass on at once, each the block its neighbour
+    wrote (host_pass, None where the launches did not measure it), over the
+    times the MPI copies each message inside a host."""
+
+    copied: list
+    passed: list | None = None
+
+
+def bus_rates(copy_rates: list | None, message_copies: int, pass_rates: list | None = None) -> Buses | None:
+    """The host's buses (`Buses`): host_copy's and host_pass's rates over the
+    times the MPI copies each message inside a host (fit.message_copies: once
+    by the receiver with a single-copy mechanism, twice through shared
+    fragments without one). None without host_copy's table."""
     if not copy_rates:
         return None
-    return [[threads, block, rate / message_copies] for threads, block, rate in copy_rates]
+
+    def over_copies(table):
+        return [[threads, block, rate / message_copies] for threads, block, rate in table] if table else None
+
+    return Buses(over_copies(copy_rates), over_copies(pass_rates))
 
 
 # host_copy's blocks that stay in a core's own cache (two of them fit its L2):
@@ -112,7 +128,7 @@ CORE_BLOCKS = (64 << 10, 256 << 10)
 SLOWEST = 0.1  # a core's speed never taken below this, however far past the table a line reaches
 
 
-def core_speed(buses: list | None, threads: int) -> float:
+def core_speed(buses: Buses | None, threads: int) -> float:
     """A core's speed with `threads` cores of its host busy, over its speed
     alone: host_copy's rate per core in the blocks that stay in a core's
     cache (CORE_BLOCKS), which falls as servers clock their cores down the
@@ -123,10 +139,10 @@ def core_speed(buses: list | None, threads: int) -> float:
     busy core. 1.0 without host_copy's table."""
     if not buses:
         return 1.0
-    alone = {block: copy_rate(buses, 1, block) for block in CORE_BLOCKS}
+    alone = {block: copy_rate(buses.copied, 1, block) for block in CORE_BLOCKS}
     points = [
         (count - 1, rate / count / alone[block] - 1)
-        for count, block, rate in buses
+        for count, block, rate in buses.copied
         if block in CORE_BLOCKS and count > 1
     ]
     if not points:
@@ -136,21 +152,37 @@ def core_speed(buses: list | None, threads: int) -> float:
     return max(1.0 + per_core * (threads - 1), SLOWEST)
 
 
-def with_host(arguments: dict, buses: list | None, experiment: str, ranks: int, size: int) -> dict:
+def passed_per_rank(experiment: str, size: int) -> int | None:
+    """The bytes a rank takes in from other cores at once, where that
+    outgrows the blocks that stay in a core's own cache (CORE_BLOCKS), so
+    that they pass through the caches the cores share: b_eff's two messages
+    in. None where the experiment has none such (a gather's ranks take in
+    one block at a time, mbw_mr's pairs measured the bus the fit takes)."""
+    if experiment != "beff" or 2 * size <= max(CORE_BLOCKS):
+        return None
+    return 2 * size
+
+
+def with_host(arguments: dict, buses: Buses | None, experiment: str, ranks: int, size: int) -> dict:
     """`arguments` as the point's host runs it, with as many of its cores
     busy as it has ranks there: a rank's own terms slowed by the cores'
-    speed (`core_speed`), and the host's bus (`bus_rates`) what as many
-    cores copy at once in blocks of what each rank works on: from the
-    caches where those stay there, from memory where they do not, and the
-    less, the fewer cores share the memory."""
+    speed (`core_speed`), and the host's bus what as many cores copy at once
+    in blocks of what each rank works on: from the caches where those stay
+    there, from memory where they do not, and the less, the fewer cores
+    share the memory; where the ranks take in more from other cores than a
+    core's own cache holds (`passed_per_rank`), what as many cores pass on
+    from core to core at once (host_pass)."""
     if not buses:
         return arguments
     threads = min(ranks, arguments.get("ranks_per_host", ranks))
     found = scaled(arguments, 1.0 / core_speed(buses, threads))
+    passed = passed_per_rank(experiment, size)
+    if passed and buses.passed:
+        return {**found, "host_bandwidth": copy_rate(buses.passed, threads, passed)}
     block = held_per_rank(experiment, ranks, size)
     if block is None:
         return found
-    return {**found, "host_bandwidth": copy_rate(buses, threads, block)}
+    return {**found, "host_bandwidth": copy_rate(buses.copied, threads, block)}
 
 
 def simulate(
@@ -162,7 +194,7 @@ def simulate(
     collective: str = "gather",
     name: str = "cluster",
     factor_of=None,
-    buses: list | None = None,
+    buses: Buses | None = None,
 ) -> list[float]:
     """The simulated time of each size: a gather's time; b_eff's time per
     message and neighbour (every rank sends to both neighbours at once);

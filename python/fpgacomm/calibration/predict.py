@@ -126,7 +126,7 @@ def predict(
     if len(fab.draws) < draws:
         say(f"predict: the platform holds {len(fab.draws)} parameter draws; using them all")
 
-    buses = bus_rates(record.get("host_copy"), record.get("message_copies", 1))
+    buses = bus_rates(record.get("host_copy"), record.get("message_copies", 1), record.get("host_pass"))
     factor_of = _factors(terms, factor)
     rows = []
     for n in nodes:

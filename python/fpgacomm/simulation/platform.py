@@ -176,12 +176,13 @@ def check_calibration(where: str, record) -> None:
     experiments = record.get("experiments", {})
     if not isinstance(experiments, dict):
         raise UsageError(f'{where}: calibration "experiments" is not an object; write it again with calibrate fit')
-    caches = record.get("host_copy")  # null where the launches did not measure the cached blocks
-    if caches is not None and not _copy_table(caches):
-        raise UsageError(
-            f'{where}: calibration "host_copy" is not a table of [threads, block in bytes, B/s] above 0 with every '
-            f"block at every thread count; write it again with calibrate fit"
-        )
+    for table in ("host_copy", "host_pass"):  # null where the launches did not measure them
+        rates = record.get(table)
+        if rates is not None and not _copy_table(rates):
+            raise UsageError(
+                f'{where}: calibration "{table}" is not a table of [threads, block in bytes, B/s] above 0 with every '
+                f"block at every thread count; write it again with calibrate fit"
+            )
     for key, terms in experiments.items():
         if not isinstance(terms, dict):
             raise UsageError(f"{where}: calibration of {key} is {terms!r}; write it again with calibrate fit")
