@@ -12,9 +12,10 @@ there are not held to the memory's rate (b_eff's at 16-256 KiB on 32 ranks
 of a 64-core host moved more than all its cores copying 32 MiB blocks).
 The host_pass family measures the copies that cross cores: a chain of
 threads, each copying the block its neighbour wrote the round before, as a
-ring gather forwards (a ring gather's 1 MiB blocks at 32 ranks of a 32-core
-host took each 1.7-2.1 times as long as at 8 ranks, more than copies within
-a core slow down)."""
+ring gather forwards and as b_eff's ranks take their neighbours' messages in
+(b_eff's bus past a core's own cache is taken from it: experiments.with_host;
+a ring gather's 1 MiB blocks at 32 ranks of a 32-core host took each 1.7-2.1
+times as long as at 8 ranks, more than copies within a core slow down)."""
 
 from __future__ import annotations
 
