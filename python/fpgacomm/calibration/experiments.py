@@ -126,6 +126,8 @@ def bus_rates(copy_rates: list | None, message_copies: int, pass_rates: list | N
 # copied there, a core goes as fast as its clock, whatever the memory does.
 CORE_BLOCKS = (64 << 10, 256 << 10)
 SLOWEST = 0.1  # a core's speed never taken below this, however far past the table a line reaches
+# b_eff's messages past this size: a rank's two in outgrow the blocks that stay in a core's own cache.
+PASSED_PAST = max(CORE_BLOCKS) // 2
 
 
 def core_speed(buses: Buses | None, threads: int) -> float:
@@ -154,11 +156,11 @@ def core_speed(buses: Buses | None, threads: int) -> float:
 
 def passed_per_rank(experiment: str, size: int) -> int | None:
     """The bytes a rank takes in from other cores at once, where that
-    outgrows the blocks that stay in a core's own cache (CORE_BLOCKS), so
+    outgrows the blocks that stay in a core's own cache (PASSED_PAST), so
     that they pass through the caches the cores share: b_eff's two messages
     in. None where the experiment has none such (a gather's ranks take in
     one block at a time, mbw_mr's pairs measured the bus the fit takes)."""
-    if experiment != "beff" or 2 * size <= max(CORE_BLOCKS):
+    if experiment != "beff" or size <= PASSED_PAST:
         return None
     return 2 * size
 

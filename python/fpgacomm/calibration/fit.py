@@ -32,7 +32,7 @@ from ..simulation import mpi_library as mpi_rules
 from ..simulation import patterns
 from . import host_copy
 from .experiments import (
-    CORE_BLOCKS,
+    PASSED_PAST,
     WINDOW,
     Buses,
     bus_rates,
@@ -534,7 +534,7 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
     if buses and buses.passed:
         threads = max(count for count, _, _ in buses.passed)
         said.append(
-            f"b_eff's messages past {units.human_bytes(max(CORE_BLOCKS) // 2)} pass through the caches the cores "
+            f"b_eff's messages past {units.human_bytes(PASSED_PAST)} pass through the caches the cores "
             f"share: their bus is what as many cores pass on from core to core at once (host_pass, the fastest "
             f"launch; {threads} cores passing 1 MiB blocks {copy_rate(buses.passed, threads, 1 << 20) / 1e9:.4g} GB/s "
             f"of messages, copying their own {copy_rate(buses.copied, threads, 1 << 20) / 1e9:.4g}; docs/PREDICTION.md)"
