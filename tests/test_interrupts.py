@@ -14,7 +14,7 @@ temporary file left beside it.
 | SIGINT to mpirun    | mpirun    | 1 (Open MPI's)  | SIGTERM   | incomplete, "SIGTERM from mpirun", N sizes |
 | Ctrl-C, a big run   | mpirun's group | 1          | SIGTERM   | every sample so far (a process of its own writes) |
 | SIGTERM to every rank at once | each rank | 143   | each rank | incomplete, 10 trials of 10    |
-| --timeout           | the ranks' own | 124        | the time limit | --json and --csv, "time limit (--timeout)" |
+| --timeout           | rank 0's own | 124          | rank 0    | --json and --csv, "time limit (--timeout)" |
 | SIGHUP to rank 0    | rank 0    | 129             | rank 0    | incomplete, "SIGHUP", N sizes  |
 | SIGTERM, peer SIGSTOPped | either rank | 143         | the watcher | rank 0 signalled: incomplete, "SIGTERM" |
 | suite, rank 0 SIGINT| rank 0    | 130             | rank 0    | its run folder: finished Results, marked incomplete |
@@ -161,8 +161,9 @@ def test_sigterm_to_a_rank_whose_peer_is_stopped_ends_the_job_within_seconds(tmp
 
 
 def test_the_time_limit_stops_the_sweep_and_saves_the_sizes_measured_in_json_and_csv(tmp_path):
-    """--timeout asks every rank to stop and save, as an interrupt does: the
-    sizes measured are in --json and --csv, marked incomplete, status 124."""
+    """--timeout asks rank 0 to stop and save, as an interrupt does, and the
+    other ranks wait for its end: the sizes measured are in --json and
+    --csv, marked incomplete, status 124."""
     limit = 8
     job = Job("--timeout", str(limit), *SWEEP, "--json", "bw.json", "--csv", "bw.csv", cwd=tmp_path)
     started = time.monotonic()
@@ -185,6 +186,7 @@ def test_the_time_limit_stops_the_sweep_and_saves_the_sizes_measured_in_json_and
     assert f"rank 0: time limit of {limit} s exceeded (--timeout); stopping, saving what was measured" in job.stderr
     assert f"{saved.incomplete}; saved in bw.json and bw.csv, marked incomplete" in job.stderr
     assert "aborting" not in job.stderr  # ended by itself within the grace
+    assert "rank 1: time limit" not in job.stderr  # rank 0's limit alone stops the run
     assert sorted(os.listdir(tmp_path)) == ["bw.csv", "bw.json"]
 
 

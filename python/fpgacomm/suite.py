@@ -220,10 +220,12 @@ def _stopped(run: RunFolder, stop: BaseException) -> None:
     where it all is said on stderr."""
     why = str(stop) if isinstance(stop, KeyboardInterrupt) else f"failed: {type(stop).__name__}: {stop}"
     try:
+        # The marker says why first: making and writing the Result so far takes a while, and the job may be
+        # ended meanwhile (mpirun's SIGKILL a second after its SIGTERM, another rank's abort).
+        run.close(why)
         partial = getattr(stop, "result", None)
         if partial is not None and partial.rows:
             run.keep(run.running, partial)
-        run.close(why)
     except OSError as error:  # a full disk: what was written stands, and the marker still says incomplete
         print(f"suite: {error}", file=sys.stderr, flush=True)
     print(
@@ -258,27 +260,31 @@ class RunFolder:
         self.folder, self.files = folder, []
         self.running = ""  # the entry being measured: an interrupt's Result so far takes its name
         self.started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        self._mark("incomplete: running (a run that ends with this status was killed)")
+        self.status = "incomplete: running (a run that ends with this status was killed)"
+        self._mark()
 
     def keep(self, name: str, result) -> None:
         """NAME.json of the Result, listed in the marker."""
         self.write(f"{name}.json", result.write_json)
 
     def write(self, name: str, write) -> None:
-        """write(path) makes the file `name` in the folder, then the marker lists it."""
+        """write(path) makes the file `name` in the folder, then the marker
+        lists it; its status stays (a closed folder's too)."""
         write(os.path.join(self.folder, name))
         if name not in self.files:
             self.files.append(name)
-        self._mark("incomplete: running (a run that ends with this status was killed)")
+        self._mark()
 
     def close(self, why: str | None) -> None:
-        """The final marker: complete, or incomplete and why."""
-        self._mark(f"incomplete: {why}" if why else "complete")
+        """The final status: complete, or incomplete and why; a file written
+        after it (a stopped run's Result so far) keeps it."""
+        self.status = f"incomplete: {why}" if why else "complete"
+        self._mark()
 
-    def _mark(self, status: str) -> None:
+    def _mark(self) -> None:
         lines = [
             f"written by fpgacomm {_core.__version__} suite on {socket.gethostname()}",
-            f"status: {status}",
+            f"status: {self.status}",
             f"started: {self.started}",
             f"updated: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
             "files:",

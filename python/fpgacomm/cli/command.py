@@ -103,26 +103,32 @@ def _seconds(text) -> float:
 
 
 def start_watchdog(seconds: float) -> None:
-    """At `seconds`, asks the run to stop and save what it measured, as an
-    interrupt does (interrupts.stop); ends the process only when it is
-    still running interrupts.TIME_LIMIT_GRACE seconds later. mpirun then
-    ends the other ranks (or, where a host stopped answering,
-    runtime/launcher.py ends mpirun's wait)."""
+    """At `seconds`, asks rank 0 to stop, save what it measured and end
+    every rank, as an interrupt does (interrupts.stop); ends any rank
+    outright that is still running interrupts.TIME_LIMIT_GRACE seconds
+    after its own limit. mpirun then ends the other ranks (or, where a host
+    stopped answering, runtime/launcher.py ends mpirun's wait).
+
+    Rank 0's limit alone stops the run; the other ranks wait for its end.
+    Each rank counts from its own start, and one stopped by its own limit
+    would end the job (interrupts.PEER_WAIT later, as on a signal) while a
+    rank 0 that started later was still saving what it measured."""
     if seconds <= 0:
         return
     interrupts.set_time_limit(seconds)
 
     def expire():
-        SCREEN.hide()
-        print(
-            on_a_clean_line(
-                f"fpgacomm: rank {launch_rank()}: time limit of {seconds:g} s exceeded (--timeout); "
-                "stopping, saving what was measured"
-            ),
-            file=sys.stderr,
-            flush=True,
-        )
-        interrupts.stop()
+        if launch_rank() == 0:
+            SCREEN.hide()
+            print(
+                on_a_clean_line(
+                    f"fpgacomm: rank 0: time limit of {seconds:g} s exceeded (--timeout); stopping, saving what "
+                    "was measured"
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
+            interrupts.stop()
         time.sleep(interrupts.TIME_LIMIT_GRACE)
         print(
             f"fpgacomm: rank {launch_rank()}: still running {interrupts.TIME_LIMIT_GRACE:g} s after its time "

@@ -17,9 +17,10 @@ may too. Other ranks learn of it only when the front end ends the job
 (fpgacomm's command aborts every rank), since a collective run cannot go on
 without one of its ranks.
 
-The time limit (--timeout) takes the same path: stop() sends SIGALRM to
-the main thread, so the run stops and saves as on SIGTERM, and only a run
-that has not ended TIME_LIMIT_GRACE seconds later is ended outright.
+The time limit (--timeout) takes the same path on rank 0: stop() sends
+SIGALRM to the main thread, so the run stops and saves as on SIGTERM, and
+only a rank that has not ended TIME_LIMIT_GRACE seconds after its limit is
+ended outright (cli/command.py, start_watchdog).
 
 Writing what was measured may take longer than the launcher allows:
 Open MPI's mpirun, interrupted, sends its ranks SIGTERM and SIGKILL one
@@ -94,11 +95,12 @@ def _set_result(stop, result) -> None:
 Interrupted.result = property(_get_result, _set_result)
 # The exit status of a run ended by its time limit, as timeout(1) gives.
 TIME_LIMIT_STATUS = 124
-# Seconds a run has from its time limit to end by itself (having saved
-# what it measured) before the time limit ends it outright: above
-# PEER_WAIT, and small enough that a job whose launcher must still be
-# ended (runtime/launcher.py: its WAIT and KILL_AFTER) ends within the
-# time limit + 10 s.
+# Seconds a run has from its time limit to end by itself (rank 0 having
+# saved what it measured) before the time limit ends each rank outright:
+# rank 0's time to save, less how much later it started than the others;
+# small enough that a job whose launcher must still be ended
+# (runtime/launcher.py: its WAIT and KILL_AFTER) ends within the time
+# limit + 10 s.
 TIME_LIMIT_GRACE = 5.0
 # Seconds a rank other than 0, interrupted, waits for rank 0 to save and
 # end the job before it ends the job itself. Under Slurm a signal reaches
