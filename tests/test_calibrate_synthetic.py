@@ -381,6 +381,30 @@ def test_a_message_is_copied_twice_where_open_mpi_has_no_single_copy(mechanisms,
         assert "taken as copied once" in said[0] and "no shared-memory single copy" in said[0], said
     if len(mechanisms) > 1:
         assert "different shared-memory single copies ('cma', 'none')" in said[0], said
+    # Copied twice, b_eff's large messages run at one of two speeds from launch to launch (lent hosts).
+    assert ("b_eff's messages of 256 KiB-1 MiB then run at one of two speeds" in said[0]) == (copies == 2), said
+
+
+def test_the_fit_names_the_variable_that_chose_no_single_copy():
+    """A container image that sets Open MPI's single copy to none: the fit
+    says where the two copies come from."""
+    variables = {"OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+    launches = [
+        Result(BENCHMARK, {}, {"shared_memory_single_copy": "none", "variables": variables}, [], UNITS)
+        for _ in range(2)
+    ]
+    said = []
+    assert fit.message_copies(launches, said) == 2
+    assert said[0].startswith(
+        "messages inside a host: Open MPI's shared-memory single copy 'none' (set by "
+        "OMPI_MCA_btl_vader_single_copy_mechanism=none in the launches' environment), so each message is copied "
+        "twice"
+    ), said
+    # One launch without it: the environment did not choose it in every launch, and nothing is claimed.
+    launches[1] = Result(BENCHMARK, {}, {"shared_memory_single_copy": "none", "variables": {}}, [], UNITS)
+    said = []
+    fit.message_copies(launches, said)
+    assert "set by" not in said[0], said
 
 
 def test_the_fit_records_host_copy_s_rates_for_the_bus(fitted):

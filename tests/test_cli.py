@@ -524,5 +524,8 @@ def test_the_shared_memory_copy_open_mpi_ran_is_recorded(tmp_path, mechanism):
     line = command("osu", "bw", "-m", "8", "-i", "3", "--json", str(target), ranks=2, mpirun_options=options)
     run = subprocess.run(line, capture_output=True, text=True, timeout=300, env=ENV)
     assert run.returncode == 0, run.stderr
-    found = Result.read_json(target).env["shared_memory_single_copy"]
+    env = Result.read_json(target).env
+    found = env["shared_memory_single_copy"]
     assert found == mechanism if mechanism else found in ("cma", "xpmem", "knem", "emulated", "none")
+    # mpirun's --mca reaches the ranks as an OMPI_MCA_ variable: the Result keeps what chose the copy.
+    assert env["variables"].get("OMPI_MCA_btl_vader_single_copy_mechanism") == mechanism

@@ -265,9 +265,16 @@ def message_copies(results: list[Result], said: list) -> int:
     if len(mechanisms) == 1 and mechanisms[0]:
         copies = 2 if mechanisms[0] in COPIED_TWICE else 1
         said.append(
-            f"messages inside a host: Open MPI's shared-memory single copy {mechanisms[0]!r}, so each message is "
-            f"copied {'twice (into shared fragments and out)' if copies == 2 else 'once (by the receiver)'}: the "
-            f"bus of a point is host_copy's rate over {copies}"
+            f"messages inside a host: Open MPI's shared-memory single copy {mechanisms[0]!r}{_set_by(results)}, so "
+            f"each message is copied {'twice (into shared fragments and out)' if copies == 2 else 'once (by the receiver)'}"
+            f": the bus of a point is host_copy's rate over {copies}"
+            + (
+                "; b_eff's messages of 256 KiB-1 MiB then run at one of two speeds up to 1.5 times apart, "
+                "changing from launch to launch, which the prediction cannot foresee; single copy by cma, where "
+                "the host allows it, ran at one (docs/PREDICTION.md)"
+                if copies == 2
+                else ""
+            )
         )
         return copies
     found = ", ".join(repr(m) for m in mechanisms if m)
@@ -280,6 +287,15 @@ def message_copies(results: list[Result], said: list) -> int:
         )
     )
     return 1
+
+
+def _set_by(results: list[Result]) -> str:
+    """Where the launches' environment chose the single copy (a container
+    image may set it to none), the words that say so; else ""."""
+    values = {(result.env.get("variables") or {}).get(environment.SINGLE_COPY_VARIABLE) for result in results}
+    if len(values) != 1 or None in values:
+        return ""
+    return f" (set by {environment.SINGLE_COPY_VARIABLE}={values.pop()} in the launches' environment)"
 
 
 def unbound_cores(launch: Result) -> int:

@@ -16,6 +16,8 @@ from .._core import __version__
 from . import mpi
 from .launcher import DAEMON_NAMES, MPIRUN_NAMES, process_arguments, process_name
 
+# Open MPI's choice of how its shared memory copies a message between two ranks of a host.
+SINGLE_COPY_VARIABLE = "OMPI_MCA_btl_vader_single_copy_mechanism"
 _RUNTIME_VARIABLES = (
     "FPGA_MAPPING",
     "POCL_MAX_PTHREAD_COUNT",
@@ -24,6 +26,11 @@ _RUNTIME_VARIABLES = (
     "OPENBLAS_NUM_THREADS",
     "OCL_ICD_VENDORS",
     "OCL_ICD_FILENAMES",
+    # Open MPI's transports and how its shared memory copies a message, where the launch's environment or
+    # mpirun's --mca chooses them: a container image may set single copy to none (docs/PREDICTION.md).
+    "OMPI_MCA_pml",
+    "OMPI_MCA_btl",
+    SINGLE_COPY_VARIABLE,
 )
 GOVERNOR_FILE = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"
 _warned_of_load = False  # the load warning is printed once per process
