@@ -16,8 +16,11 @@ from .._core import __version__
 from . import mpi
 from .launcher import DAEMON_NAMES, MPIRUN_NAMES, process_arguments, process_name
 
-# Open MPI's choice of how its shared memory copies a message between two ranks of a host.
-SINGLE_COPY_VARIABLE = "OMPI_MCA_btl_vader_single_copy_mechanism"
+# Open MPI's choice of how its shared memory copies a message between two ranks of a host: the
+# parameter (read back through MPI's tool interface) and the variable that sets it (the environment's,
+# or mpirun's --mca, which reaches the ranks as it).
+SINGLE_COPY_PARAMETER = "btl_vader_single_copy_mechanism"
+SINGLE_COPY_VARIABLE = f"OMPI_MCA_{SINGLE_COPY_PARAMETER}"
 _RUNTIME_VARIABLES = (
     "FPGA_MAPPING",
     "POCL_MAX_PTHREAD_COUNT",
@@ -281,7 +284,7 @@ def collect(comm, device=None, hosts: list[str] | None = None) -> dict:
     # How the MPI copies a message between two ranks of a host (Open MPI's shared-memory transport: once by
     # the receiver with cma, xpmem or knem; twice, in and out of shared fragments, with none or emulated):
     # what a message costs the host's memory (docs/PREDICTION.md). Absent where the MPI has no such variable.
-    single_copy = _core.mpi_control_variable("btl_vader_single_copy_mechanism")
+    single_copy = _core.mpi_control_variable(SINGLE_COPY_PARAMETER)
     if single_copy:
         env["shared_memory_single_copy"] = single_copy
     if slurm_job is not None:
