@@ -407,11 +407,34 @@ def test_the_fit_names_the_variable_that_chose_no_single_copy():
     assert "set by" not in said[0], said
 
 
-def test_the_scatter_is_that_about_the_factors_of_the_largest_count(tmp_path):
-    """A discrepancy that changes from count to count (the ring gather 30 %
-    slower below the largest count) is the model-form term's, which the
-    cross-validation measures; the scatter is that of the measurements the
-    prediction's factors come from, the noise at the largest count."""
+def test_the_scatter_is_the_pooled_spread_of_log_time_between_launches_at_the_largest_count():
+    """Two launches a point at 8 ranks, 0.2 apart in log time: each lies 0.1
+    from their mean, one degree of freedom a point, so the pooled standard
+    deviation is 0.2 / sqrt(2); the smaller count's far larger spread is not
+    the scatter's (the change between counts is the model-form term's)."""
+
+    def launch(shift):
+        rows = [_row("gather", 8, size, 1e-3 * math.exp(shift), "ring") for size in (1 << 16, 1 << 20)]
+        rows += [_row("gather", 4, 1 << 16, 1e-3 * math.exp(10 * shift), "ring")]
+        return Result(BENCHMARK, {"ranks": 8}, {}, rows, UNITS)
+
+    found = fit.launch_scatter([launch(0.0), launch(0.2)])
+    assert found == {("gather", "ring"): pytest.approx(0.2 / math.sqrt(2))}
+    assert fit.launch_scatter([launch(0.0)]) == {("gather", "ring"): 0.0}
+
+
+def test_the_scatter_is_the_noise_of_each_launch(fitted):
+    """Each launch's times carry their own noise (NOISE, the log's standard
+    deviation): the scatter is that spread, as a user's own launch of a point
+    would vary (pooled over the experiments: each has 4-6 degrees of freedom)."""
+    scatters = [item["scatter"] for key, item in fitted[1]["experiments"].items() if key != "mbw_mr"]
+    assert 0.6 * NOISE < math.sqrt(np.mean(np.square(scatters))) < 1.5 * NOISE, scatters
+
+
+def test_a_discrepancy_that_changes_between_counts_is_the_model_form_term_s_not_the_scatter(tmp_path):
+    """The ring gather 30 % slower below the largest count, the same in every
+    launch: the change between counts is what the cross-validation measures;
+    the launches still differ only by their noise."""
     generator = np.random.default_rng(7)
     for index in range(2):
         launch = _launch(generator)
@@ -420,8 +443,15 @@ def test_the_scatter_is_that_about_the_factors_of_the_largest_count(tmp_path):
                 row["time"] *= 1.3
         launch.write_json(tmp_path / f"launch-synthetic-{index}.json")
     ring = fit.fit(tmp_path, bootstrap=5)[1]["experiments"]["gather/ring"]
-    assert ring["scatter"] < 3 * NOISE, ring
+    assert 0.4 * NOISE < ring["scatter"] < 2 * NOISE, ring
     assert ring["model_form"] > 0.15, ring  # far above the noise: the change between the counts
+
+
+def test_one_launch_has_no_scatter_between_launches_and_says_so(tmp_path):
+    _launch(np.random.default_rng(5)).write_json(tmp_path / "launch-synthetic-0.json")
+    _, record, said = fit.fit(tmp_path, bootstrap=4)
+    assert {item["scatter"] for item in record["experiments"].values()} == {0.0}
+    assert any("the intervals have no scatter between launches" in line for line in said), said
 
 
 def test_the_fit_records_host_copy_s_rates_for_the_bus(fitted):

@@ -23,7 +23,7 @@ PARAMETER_UNITS = {"parameter": "", "value": "", "low": "", "high": "", "unit": 
 
 class Platform:
     """A fitted platform: the Fabric (with its parameter draws) and the
-    calibration record (discrepancy factors, residual scatter, model-form
+    calibration record (discrepancy factors, scatter between launches, model-form
     terms, residuals per family). str() prints it, save() writes the
     platform file, `parameters` and `residuals` are Results."""
 
@@ -87,9 +87,9 @@ class Platform:
         for name, item in self.record.get("experiments", {}).items():
             form = "none (one rank count)" if item["model_form"] is None else f"{item['model_form']:.3g}"
             lines.append(
-                f"# {name}: discrepancy factor {item['factor']:.3g} (median; per size "
+                f"# {name}: discrepancy factor {item['factor']:.3g} (median at the largest rank count; per size "
                 f"{fit.factor_range(item.get('size_factors'))}), "
-                f"scatter {item['scatter']:.3g}, model-form {form}"
+                f"scatter between launches {item['scatter']:.3g}, model-form {form}"
             )
         return "\n".join(lines)
 

@@ -11,7 +11,8 @@ messages), the host's shared bandwidth (mbw_mr's most pairs). The gathers and
 b_eff are not fitted parameter by parameter: their measured/simulated ratio at
 the calibrated rank counts is the model's discrepancy factor, and
 cross-validation over rank counts (factors at the next-to-largest, checked
-at the largest) gives the model-form term of the prediction's interval.
+at the largest) gives the model-form term of the prediction's interval, and
+the spread between launches at the largest count its scatter.
 """
 
 from __future__ import annotations
@@ -353,16 +354,15 @@ def _log_ratios(rows: list, times: dict) -> dict:
     return logs
 
 
-def discrepancy(arguments: dict, rows: list, counts=None, buses: Buses | None = None) -> dict:
+def discrepancy(arguments: dict, rows: list, counts: set, buses: Buses | None = None) -> dict:
     """Per (experiment, schedule): the median of log(measured / simulated)
-    over the experiments' rows (at the rank counts `counts`, or all); the
+    over the experiments' rows at the rank counts `counts`; the
     factor per size (a model's error depends on the regime: latency or
     bandwidth, eager or rendezvous, as SimGrid's piecewise factors do),
     which scales a rank's own terms (experiments.scaled), found in two
     steps: the measured/simulated ratio, then again with it applied, since
-    where the host's bus binds the time moves less than the factor; and the
-    residuals (log) left."""
-    chosen = [row for row in rows if of_row(row) and (counts is None or row["ranks"] in counts)]
+    where the host's bus binds the time moves less than the factor."""
+    chosen = [row for row in rows if of_row(row) and row["ranks"] in counts]
     first = _log_ratios(chosen, simulated_rows(arguments, chosen, buses=buses))
     factors = {
         key: [[size, math.exp(float(np.median(values)))] for size, values in sorted(by_size.items())]
@@ -375,7 +375,6 @@ def discrepancy(arguments: dict, rows: list, counts=None, buses: Buses | None = 
         found[key] = {
             "log_factor": float(np.median([v for values in first[key].values() for v in values])),
             "size_factors": [[size, factor * math.exp(left[size])] for size, factor in factors[key]],
-            "residuals": [v - left[size] for size, values in by_size.items() for v in values],
         }
     return found
 
@@ -387,8 +386,7 @@ def at_largest_count(arguments: dict, rows: list, buses: Buses | None = None) ->
     cross-validation of three campaigns, 32- and 64-core hosts, 18
     experiments, fit at 4 ranks, check 8, against the median over 2 and 4,
     the largest error fell in 12, rose in 5 by at most 5 points; the worst
-    38 -> 37 %, b_eff's 33 -> 20 %) and the residuals about them, the
-    scatter of the measurements those factors come from."""
+    38 -> 37 %, b_eff's 33 -> 20 %)."""
     mine = {}
     for row in rows:
         if of_row(row):
@@ -397,6 +395,33 @@ def at_largest_count(arguments: dict, rows: list, buses: Buses | None = None) ->
         key: discrepancy(arguments, chosen, {max(row["ranks"] for row in chosen)}, buses)[key]
         for key, chosen in mine.items()
     }
+
+
+def launch_scatter(launches: list[Result]) -> dict:
+    """Per (experiment, schedule): how far one launch's time of a point lies
+    from another's at the experiment's largest rank count, whose factors a
+    prediction takes: the pooled standard deviation of log time over the
+    launches of each point there (0 from one launch). The factors come from
+    the launches' median, one value a point, so the spread about them is
+    this, what a user's own launch of the point also varies by."""
+    from .families import key
+
+    points = {}
+    for result in launches:
+        for row in result.rows:
+            if of_row(row):
+                points.setdefault(of_row(row), {}).setdefault(key(row), []).append(row)
+    found = {}
+    for experiment, by_point in points.items():
+        largest = max(rows[0]["ranks"] for rows in by_point.values())
+        squares, freedom = 0.0, 0
+        for rows in by_point.values():
+            if rows[0]["ranks"] == largest and len(rows) > 1:
+                logs = np.log([row["time"] for row in rows])
+                squares += float(np.sum((logs - logs.mean()) ** 2))
+                freedom += len(logs) - 1
+        found[experiment] = math.sqrt(squares / freedom) if freedom else 0.0
+    return found
 
 
 def cross_validation(arguments: dict, rows: list, buses: Buses | None = None) -> dict:
@@ -480,7 +505,7 @@ def pooled(results: list[Result]) -> list:
 def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabrics.Fabric, dict, list[str]]:
     """(the fitted platform with its draws, the calibration record, the
     lines that say what the fit did). The record holds the discrepancy
-    factors, the residual scatter and the model-form term per experiment
+    factors, the scatter between launches and the model-form term per experiment
     and schedule, and the residuals per family."""
     found_launches = launches(directory)
     rows_all = [row for result in found_launches for row in result.rows]
@@ -575,7 +600,8 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
     else:
         said.append(
             f"too few launches to bootstrap ({count}): the draws resample the points within the launch, "
-            f"which misses the spread between launches; run calibrate run again for more"
+            f"which misses the spread between launches, and the intervals have no scatter between launches; "
+            f"run calibrate run again for more"
         )
         for _ in range(bootstrap):
             chosen = [rows[i] for i in generator.integers(len(rows), size=len(rows))]
@@ -586,7 +612,6 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
                 continue
     draw_arguments = [{key: d[key] for key in FITTED} for d in draws]
 
-    factors = discrepancy(arguments, rows, buses=buses)
     nearest = at_largest_count(arguments, rows, buses)
     cv = cross_validation(arguments, rows, buses)
     record = {
@@ -598,19 +623,15 @@ def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabric
         "eager_threshold_between": [central["eager_threshold"], central["eager_threshold_upper"]],
         "experiments": {},
     }
-    for (experiment, schedule), item in factors.items():
-        # The scatter about the factors a prediction takes (those of the largest count): how the factors
-        # change from count to count is what the cross-validation's model-form term measures, and counted in
-        # the scatter too it made the intervals cover every held-out point on 16-core hosts.
-        residuals = nearest[(experiment, schedule)]["residuals"]
-        scatter = float(np.sqrt(np.mean(np.square(residuals)))) if residuals else 0.0
+    scatter = launch_scatter(found_launches)
+    for (experiment, schedule), item in nearest.items():
         checked = cv.get((experiment, schedule), {})
         errors = checked.get("log_errors", [])
         model_form = float(np.sqrt(np.mean(np.square(errors)))) if errors else None
         record["experiments"][record_key(experiment, schedule)] = {
             "factor": math.exp(item["log_factor"]),
-            "size_factors": nearest[(experiment, schedule)]["size_factors"],
-            "scatter": scatter,
+            "size_factors": item["size_factors"],
+            "scatter": scatter[(experiment, schedule)],
             "model_form": model_form,
             "cv_trained_on": checked.get("trained_on"),
             "cv_checked_on": checked.get("checked_on"),

@@ -6,7 +6,7 @@ with its 95 % interval (docs/PREDICTION.md, "The interval")::
                      calibrated rank count and slowed by its host's busy
                      cores, experiments.core_speed)
     log-sd = sqrt(sd of log simulated over the parameter draws ^ 2
-                  + residual scatter ^ 2 + (model-form term * reach) ^ 2)
+                  + scatter between launches ^ 2 + (model-form term * reach) ^ 2)
     low, high = time * exp(-/+ 1.96 log-sd)
 
 The factor (per size), scatter and model-form term come from the platform
@@ -79,7 +79,7 @@ def predict(
     (a platform file, a preset's name or a Fabric) at each rank count and
     size (bytes per node, a list, one size or "MIN:MAX" doubling), with the
     95 % interval from `draws` of the platform's parameter draws, the
-    residual scatter and the model-form term. Where the draws would take
+    scatter between launches and the model-form term. Where the draws would take
     longer than `budget` seconds, they are propagated through the
     simulator's sensitivities (one simulation per drawn parameter) and
     `say` tells why."""
@@ -112,7 +112,7 @@ def predict(
     if not terms:
         say(
             f"predict: the platform has no calibration record of {experiment} {schedule}: the interval holds the "
-            f"parameter draws only (no discrepancy factor, residual scatter or model-form term)"
+            f"parameter draws only (no discrepancy factor, scatter between launches or model-form term)"
         )
     full = [n for n in nodes if record.get("cores") and min(n, base.get("ranks_per_host", n)) >= record["cores"]]
     if full:

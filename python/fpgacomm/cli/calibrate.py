@@ -125,8 +125,8 @@ def run_fit(args) -> int:
         print(f"{family:<16} {item['points']:>6} {item['median']:>+16.1%} {item['largest']:>+9.1%}")
     print(
         f"{'experiment':<16} {'factor':>7} {'per size':>16} {'scatter':>8} {'model-form':>11}  "
-        f"(factor: the median; per size: at the largest rank count, what scales a rank's own terms, "
-        f"which predict keeps past them; model-form: cross-validation, the factors at the next-to-largest rank "
+        f"(factor and per size: at the largest rank count, the median and each size's, what scales a rank's own "
+        f"terms, which predict keeps past them; model-form: cross-validation, the factors at the next-to-largest rank "
         f"count checked at the largest)"
     )
     for name, item in record["experiments"].items():

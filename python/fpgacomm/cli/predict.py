@@ -14,7 +14,7 @@ def register(subparsers) -> None:
         help="predict times at any rank count from a platform file, with 95 %% intervals",
         description="Simulates the experiment on the platform (a platform file from calibrate fit, or a preset) at "
         "each rank count and size, and gives each point a 95 % interval from the platform's parameter "
-        "draws, the calibration's residual scatter and its model-form term (cross-validation over rank "
+        "draws, the calibration's scatter between launches and its model-form term (cross-validation over rank "
         "counts). Every point's cost is estimated before anything runs. Example: fpgacomm predict "
         "--fabric platform.json --schedule tree --nodes 16,32,1024 --sizes 64K,1M,16M --json pred.json",
     )

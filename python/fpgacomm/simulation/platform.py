@@ -46,7 +46,7 @@ class Platform:
     mac_table: list
     link_scales: list
     seed: int
-    #: What calibrate fit recorded beside the parameters (discrepancy factors, scatter, model-form terms per
+    #: What calibrate fit recorded beside the parameters (discrepancy factors, scatter between launches, model-form terms per
     #: experiment, residuals), or {} for a platform that no calibration made.
     calibration: dict = dataclasses.field(default_factory=dict)
 
