@@ -50,7 +50,6 @@ def largest_errors(scatter: dict, points: dict, calibration_launches: int, gener
 
 
 def main(folders: list) -> None:
-    generator = np.random.default_rng(0)
     print(
         "| campaign | launches (calibration, held out) | scatter: b_eff, gathers | largest, median of draws | past 25 % |"
     )
@@ -60,7 +59,7 @@ def main(folders: list) -> None:
         scatter = fit.launch_scatter(launches)
         points = held_out(folder)
         held = sorted({launches for _, launches in points.values()})
-        largest = largest_errors(scatter, points, len(launches), generator)
+        largest = largest_errors(scatter, points, len(launches), np.random.default_rng(0))  # each campaign's own draws
         gathers = [value for (experiment, _), value in scatter.items() if experiment == "gather"]
         print(
             f"| {os.path.basename(folder.rstrip('/'))} | {len(launches)}, {'/'.join(map(str, held))} "
