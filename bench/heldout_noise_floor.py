@@ -58,7 +58,7 @@ def main(folders: list) -> None:
         launches = fit.launches(os.path.join(folder, "calibration"))
         scatter = fit.launch_scatter(launches)
         points = held_out(folder)
-        held = sorted({launches for _, launches in points.values()})
+        held = sorted({count for _, count in points.values()})
         largest = largest_errors(scatter, points, len(launches), np.random.default_rng(0))  # each campaign's own draws
         gathers = [value for (experiment, _), value in scatter.items() if experiment == "gather"]
         print(

@@ -437,12 +437,6 @@ def test_one_launch_s_outlier_at_one_size_does_not_widen_the_scatter():
     assert 0.035 < fit.launch_scatter(launches)[("beff", "ring")] < 0.07
 
 
-@pytest.mark.parametrize("freedom, median", [(1, 0.4549), (2, 0.6931), (4, 0.8392), (9, 0.9265)])
-def test_the_chi_square_median_is_within_the_approximation_s_bound(freedom, median):
-    """The medians of chi-square over its degrees (tables: 0.4549, 1.3863 / 2, 3.3567 / 4, 8.3428 / 9)."""
-    assert fit.chi_square_median(freedom) == pytest.approx(median, rel=0.035)
-
-
 def test_the_scatter_is_the_noise_of_each_launch(fitted):
     """Each launch's times carry their own noise (NOISE, the log's standard
     deviation): the scatter is that spread, as a user's own launch of a point

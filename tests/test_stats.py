@@ -2,7 +2,7 @@ import math
 
 import numpy as np
 import pytest
-from fpgacomm.results.stats import summarize
+from fpgacomm.results.stats import chi_square_median, summarize
 
 
 def test_one_to_hundred():
@@ -52,3 +52,9 @@ def test_percentiles_are_nearest_rank_samples():
         s = summarize(samples)
         for key, percent in (("p50", 50), ("p90", 90), ("p99", 99)):
             assert s[key] == ordered[min(max(math.ceil(n * percent / 100) - 1, 0), n - 1)], (n, key)
+
+
+@pytest.mark.parametrize("freedom, median", [(1, 0.4549), (2, 0.6931), (4, 0.8392), (9, 0.9265)])
+def test_the_chi_square_median_is_within_the_approximation_s_bound(freedom, median):
+    """The medians of chi-square over its degrees (tables: 0.4549, 1.3863 / 2, 3.3567 / 4, 8.3428 / 9)."""
+    assert chi_square_median(freedom) == pytest.approx(median, rel=0.035)

@@ -26,6 +26,7 @@ import numpy as np
 from .. import units
 from ..models.least_squares import constrained_linear
 from ..params import usage_error
+from ..results import stats
 from ..results.result import Result
 from ..runtime import environment
 from ..simulation import fabric as fabrics
@@ -397,38 +398,28 @@ def at_largest_count(arguments: dict, rows: list, buses: Buses | None = None) ->
     }
 
 
-def chi_square_median(freedom: int) -> float:
-    """The median of a chi-square variable of `freedom` degrees over
-    `freedom` (Wilson and Hilferty's cube-root normal approximation: within
-    3.5 % at one degree, 1.3 % at two, 0.5 % at four)."""
-    return (1 - 2 / (9 * freedom)) ** 3
-
-
 def launch_scatter(launches: list[Result]) -> dict:
     """Per (experiment, schedule): how far one launch's time of a point lies
     from another's at the experiment's largest rank count, whose factors a
     prediction takes: the standard deviation of log time between the
     launches of each point there, pooled over the points as the median of
-    their variances, each over `chi_square_median` of its degrees of freedom
+    their variances, each over `stats.chi_square_median` of its degrees of freedom
     (so that normal noise gives its own variance). 0 from one launch. The
     factors come from the launches' median, one value a point, so the spread
     about them is this, what a user's own launch of the point also varies by.
     A median, not a mean: one launch's b_eff exchange at 1 B took 1.0 ms
     where its four others took 1.0-1.3 us (a 16-core host, bound ranks), and
     a pooled mean of squares made every b_eff interval 3.8 times wide."""
-    from .families import key
-
     points = {}
-    for result in launches:
-        for row in result.rows:
-            if of_row(row):
-                points.setdefault(of_row(row), {}).setdefault(key(row), []).append(row)
+    for rows in by_point(launches):
+        if of_row(rows[0]):
+            points.setdefault(of_row(rows[0]), []).append(rows)
     found = {}
-    for experiment, by_point in points.items():
-        largest = max(rows[0]["ranks"] for rows in by_point.values())
+    for experiment, measured in points.items():
+        largest = max(rows[0]["ranks"] for rows in measured)
         variances = [
-            float(np.var(np.log([row["time"] for row in rows]), ddof=1)) / chi_square_median(len(rows) - 1)
-            for rows in by_point.values()
+            float(np.var(np.log([row["time"] for row in rows]), ddof=1)) / stats.chi_square_median(len(rows) - 1)
+            for rows in measured
             if rows[0]["ranks"] == largest and len(rows) > 1
         ]
         found[experiment] = math.sqrt(float(np.median(variances))) if variances else 0.0
@@ -501,16 +492,22 @@ def _rate_table(rows: list, blocks: set) -> list | None:
     ]
 
 
-def pooled(results: list[Result]) -> list:
-    """The rows of several launches, repeated points averaged (median) so
-    that every point weighs once."""
+def by_point(results: list[Result]) -> list[list]:
+    """The rows of several launches grouped by the point they measured
+    (families.key), a list of rows per point."""
     from .families import key
 
     groups = {}
     for result in results:
         for row in result.rows:
             groups.setdefault(key(row), []).append(row)
-    return [{**rows[0], "time": float(np.median([r["time"] for r in rows]))} for rows in groups.values()]
+    return list(groups.values())
+
+
+def pooled(results: list[Result]) -> list:
+    """The rows of several launches, repeated points averaged (median) so
+    that every point weighs once."""
+    return [{**rows[0], "time": float(np.median([r["time"] for r in rows]))} for rows in by_point(results)]
 
 
 def fit(directory, *, bootstrap: int = BOOTSTRAP, seed: int = 0) -> tuple[fabrics.Fabric, dict, list[str]]:

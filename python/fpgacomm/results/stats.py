@@ -105,3 +105,11 @@ def spread(values: Iterable[float]) -> float:
         raise ValueError("spread() needs at least one value, got an empty sequence")
     middle = float(np.median(values))
     return float((values.max() - values.min()) / middle) if middle else math.nan
+
+
+def chi_square_median(freedom: int) -> float:
+    """The median of a chi-square variable of `freedom` degrees over
+    `freedom` (Wilson and Hilferty's cube-root normal approximation: within
+    3.5 % at one degree, 1.3 % at two, 0.5 % at four): what a sample
+    variance of that many degrees is, at its median, of the true one."""
+    return (1 - 2 / (9 * freedom)) ** 3
